@@ -1,0 +1,35 @@
+# Lo-Bug: `make run` serves on the embedded default, `make test` runs the whole suite.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: run test lint bench clean
+
+$(BIN)/python:
+	$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "Python 3.11+ is needed"'
+	$(PYTHON) -m venv $(VENV)
+
+# Re-installs only when a requirements file or pyproject.toml changed.
+$(STAMP): $(BIN)/python requirements.txt requirements-nodeps.txt requirements-dev.txt pyproject.toml
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -r requirements.txt -r requirements-dev.txt
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check --no-deps -r requirements-nodeps.txt
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check --no-deps -e .
+	touch $(STAMP)
+
+run: $(STAMP)
+	$(BIN)/lobug serve
+
+test: $(STAMP)
+	$(BIN)/python -m pytest
+
+lint: $(STAMP)
+	$(BIN)/ruff check server tests scripts
+	$(BIN)/ruff format --check server tests scripts
+	$(BIN)/mypy
+
+bench: $(STAMP)
+	$(BIN)/python scripts/bench_memory.py
+
+clean:
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

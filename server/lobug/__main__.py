@@ -1,0 +1,3 @@
+from lobug.cli import main
+
+raise SystemExit(main())

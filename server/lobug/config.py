@@ -1,0 +1,239 @@
+"""Settings: every tunable in one object, built once at start-up and passed in.
+
+Nothing here reads the environment at import time: `Settings.from_env(environ)` does it
+when the entry point asks.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+LLM_BACKENDS = ("auto", "ollama", "openai", "embedded")
+EMBED_BACKENDS = ("local", "ollama", "openai")
+
+DEFAULT_OLLAMA_CHAT_MODEL = "llama3.2"
+DEFAULT_EMBED_MODELS = {
+    "local": "all-MiniLM-L6-v2-onnx-int8",
+    "ollama": "nomic-embed-text",
+    "openai": "text-embedding-3-small",
+}
+
+
+class ConfigError(ValueError):
+    """A setting is missing, malformed or unsafe; the message says which and how to fix it."""
+
+
+@dataclass(frozen=True)
+class MemoryConfig:
+    """The tunables of the memory pipeline (the seed's MemoryConfig, same defaults)."""
+
+    short_term_threshold: int = 30
+    short_term_keep: int = 10
+    long_term_threshold: int = 20
+    long_term_keep: int = 10
+    retrieval_top_k: int = 5
+    retrieval_min_similarity: float = 0.3
+    duplicate_distance_threshold: float = 0.15
+    working_memory_size: int = 20
+    max_facts_per_exchange: int = 5
+
+    def __post_init__(self) -> None:
+        if self.short_term_keep >= self.short_term_threshold:
+            raise ConfigError("LOBUG_SHORT_TERM_KEEP must be below LOBUG_SHORT_TERM_THRESHOLD")
+        if self.long_term_keep >= self.long_term_threshold:
+            raise ConfigError("LOBUG_LONG_TERM_KEEP must be below LOBUG_LONG_TERM_THRESHOLD")
+        if not 0.0 <= self.retrieval_min_similarity <= 1.0:
+            raise ConfigError("LOBUG_RETRIEVAL_MIN_SIMILARITY must be between 0 and 1")
+        if not 0.0 <= self.duplicate_distance_threshold <= 2.0:
+            raise ConfigError("LOBUG_DUPLICATE_DISTANCE must be between 0 and 2")
+        for name in ("short_term_keep", "long_term_keep", "retrieval_top_k"):
+            if getattr(self, name) < 0:
+                raise ConfigError(f"{name} must not be negative")
+        if self.working_memory_size < 2:
+            raise ConfigError("LOBUG_WORKING_MEMORY_SIZE must be at least 2")
+
+
+@dataclass(frozen=True)
+class Settings:
+    host: str = "127.0.0.1"
+    port: int = 8321
+    db_path: Path = field(default_factory=lambda: default_db_path())
+    agent: str = "lobug"
+    device_agents: Mapping[str, str] = field(default_factory=dict)
+
+    llm_backend: str = "auto"
+    llm_model: str | None = None
+    llm_base_url: str | None = None
+    llm_api_key: str | None = None
+    ollama_host: str = "http://127.0.0.1:11434"
+    llm_timeout_s: float = 60.0
+    llm_connect_timeout_s: float = 3.0
+    llm_max_tokens: int = 256
+    llm_context_tokens: int = 4096
+    llm_threads: int = 2
+
+    embed_backend: str = "local"
+    embed_model: str | None = None
+    embed_dim: int | None = None
+
+    device_tokens: tuple[str, ...] = ()
+    allow_unauthenticated: bool = False
+    max_text_chars: int = 4000
+
+    memory: MemoryConfig = field(default_factory=MemoryConfig)
+
+    def __post_init__(self) -> None:
+        if self.llm_backend not in LLM_BACKENDS:
+            raise ConfigError(f"LOBUG_LLM_BACKEND must be one of {', '.join(LLM_BACKENDS)}")
+        if self.embed_backend not in EMBED_BACKENDS:
+            raise ConfigError(f"LOBUG_EMBED_BACKEND must be one of {', '.join(EMBED_BACKENDS)}")
+        if not 0 < self.port < 65536:
+            raise ConfigError("LOBUG_PORT must be between 1 and 65535")
+        if self.max_text_chars < 1:
+            raise ConfigError("LOBUG_MAX_TEXT_CHARS must be positive")
+
+    @property
+    def embed_model_name(self) -> str:
+        return self.embed_model or DEFAULT_EMBED_MODELS[self.embed_backend]
+
+    def agent_for_device(self, device_id: str) -> str:
+        return self.device_agents.get(device_id, self.agent)
+
+    def with_overrides(self, **changes: Any) -> Settings:
+        return replace(self, **changes)
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str]) -> Settings:
+        """Build settings from environment variables (see the README for the list)."""
+        env = _Env(environ)
+        memory = MemoryConfig(
+            short_term_threshold=env.int("LOBUG_SHORT_TERM_THRESHOLD", 30),
+            short_term_keep=env.int("LOBUG_SHORT_TERM_KEEP", 10),
+            long_term_threshold=env.int("LOBUG_LONG_TERM_THRESHOLD", 20),
+            long_term_keep=env.int("LOBUG_LONG_TERM_KEEP", 10),
+            retrieval_top_k=env.int("LOBUG_RETRIEVAL_TOP_K", 5),
+            retrieval_min_similarity=env.float("LOBUG_RETRIEVAL_MIN_SIMILARITY", 0.3),
+            duplicate_distance_threshold=env.float("LOBUG_DUPLICATE_DISTANCE", 0.15),
+            working_memory_size=env.int("LOBUG_WORKING_MEMORY_SIZE", 20),
+            max_facts_per_exchange=env.int("LOBUG_MAX_FACTS_PER_EXCHANGE", 5),
+        )
+        db_path = env.str("LOBUG_DB_PATH")
+        return cls(
+            host=env.str("LOBUG_HOST") or "127.0.0.1",
+            port=env.int("LOBUG_PORT", 8321),
+            db_path=Path(db_path).expanduser() if db_path else default_db_path(),
+            agent=env.str("LOBUG_AGENT") or "lobug",
+            device_agents=parse_device_agents(env.str("LOBUG_DEVICE_AGENTS") or ""),
+            llm_backend=(env.str("LOBUG_LLM_BACKEND") or "auto").lower(),
+            llm_model=env.str("LOBUG_LLM_MODEL"),
+            llm_base_url=env.str("LOBUG_LLM_BASE_URL"),
+            llm_api_key=env.str("LOBUG_LLM_API_KEY"),
+            ollama_host=env.str("OLLAMA_HOST") or "http://127.0.0.1:11434",
+            llm_timeout_s=env.float("LOBUG_LLM_TIMEOUT", 60.0),
+            llm_connect_timeout_s=env.float("LOBUG_LLM_CONNECT_TIMEOUT", 3.0),
+            llm_max_tokens=env.int("LOBUG_LLM_MAX_TOKENS", 256),
+            llm_context_tokens=env.int("LOBUG_LLM_CONTEXT_TOKENS", 4096),
+            llm_threads=env.int("LOBUG_LLM_THREADS", 2),
+            embed_backend=(env.str("LOBUG_EMBED_BACKEND") or "local").lower(),
+            embed_model=env.str("LOBUG_EMBED_MODEL"),
+            embed_dim=env.optional_int("LOBUG_EMBED_DIM"),
+            device_tokens=parse_tokens(env.str("LOBUG_DEVICE_TOKENS") or ""),
+            allow_unauthenticated=env.bool("LOBUG_ALLOW_UNAUTHENTICATED", False),
+            max_text_chars=env.int("LOBUG_MAX_TEXT_CHARS", 4000),
+            memory=memory,
+        )
+
+
+def default_db_path() -> Path:
+    from platformdirs import user_data_path
+
+    return user_data_path("lobug", appauthor=False) / "memory.db"
+
+
+def parse_tokens(raw: str) -> tuple[str, ...]:
+    return tuple(token.strip() for token in raw.split(",") if token.strip())
+
+
+def parse_device_agents(raw: str) -> dict[str, str]:
+    """`kitchen=family,desk=alex` maps devices to memory namespaces (agents)."""
+    mapping: dict[str, str] = {}
+    for item in raw.split(","):
+        if not item.strip():
+            continue
+        device, sep, agent = item.partition("=")
+        if not sep or not device.strip() or not agent.strip():
+            raise ConfigError(f"LOBUG_DEVICE_AGENTS entry {item!r} is not device=agent")
+        mapping[device.strip()] = agent.strip()
+    return mapping
+
+
+def is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def check_exposure(settings: Settings) -> str | None:
+    """Refuse an unauthenticated server beyond loopback; return a warning if explicitly allowed."""
+    if is_loopback(settings.host) or settings.device_tokens:
+        return None
+    if settings.allow_unauthenticated:
+        return (
+            f"Serving on {settings.host} WITHOUT authentication "
+            "(LOBUG_ALLOW_UNAUTHENTICATED=1): anyone on the network can talk to the memory."
+        )
+    raise ConfigError(
+        f"LOBUG_HOST={settings.host} is reachable from other machines. Set LOBUG_DEVICE_TOKENS "
+        "(comma-separated bearer tokens) or, for old firmware without tokens, "
+        "LOBUG_ALLOW_UNAUTHENTICATED=1."
+    )
+
+
+class _Env:
+    """Typed reads from an environment mapping, with messages naming the variable."""
+
+    def __init__(self, environ: Mapping[str, str]) -> None:
+        self._environ = environ
+
+    def str(self, name: str) -> str | None:
+        value = self._environ.get(name, "").strip()
+        return value or None
+
+    def int(self, name: str, default: int) -> int:
+        value = self.optional_int(name)
+        return default if value is None else value
+
+    def optional_int(self, name: str) -> int | None:
+        raw = self.str(name)
+        if raw is None:
+            return None
+        try:
+            return int(raw)
+        except ValueError:
+            raise ConfigError(f"{name} must be an integer, got {raw!r}") from None
+
+    def float(self, name: str, default: float) -> float:
+        raw = self.str(name)
+        if raw is None:
+            return default
+        try:
+            return float(raw)
+        except ValueError:
+            raise ConfigError(f"{name} must be a number, got {raw!r}") from None
+
+    def bool(self, name: str, default: bool) -> bool:
+        raw = self.str(name)
+        if raw is None:
+            return default
+        if raw.lower() in ("1", "true", "yes", "on"):
+            return True
+        if raw.lower() in ("0", "false", "no", "off"):
+            return False
+        raise ConfigError(f"{name} must be 1/0, true/false, yes/no or on/off, got {raw!r}")

@@ -1,0 +1,106 @@
+"""Working memory and prompt building: each device keeps its last messages in a deque,
+warmed from the conversation log, and its latest sensor reading."""
+
+from __future__ import annotations
+
+import threading
+from collections import deque
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+from lobug.backends.base import ChatMessage
+from lobug.memory.manager import MemoryContext
+
+PERSONALITY = """You are Lo-Bug, a small friendly voice assistant living in an M5Stack device \
+on the user's desk. You remember the user across conversations. Answer in one to three short \
+spoken sentences: no lists, no markdown, no emoji. If you do not know something, say so."""
+
+AGENCY = """If the input is noise, not meant for you, or needs no answer, reply with exactly \
+[IGNORE]. If a small non-verbal reaction fits better than words, start your reply with [REACT]."""
+
+CHARS_PER_TOKEN = 3.5
+
+
+@dataclass(frozen=True)
+class SensorReading:
+    orientation: str | None = None
+    is_moving: bool | None = None
+    is_shaking: bool | None = None
+    tap_detected: bool | None = None
+    accel: tuple[float | None, float | None, float | None] = (None, None, None)
+    gyro: tuple[float | None, float | None, float | None] = (None, None, None)
+    received_at: float = 0.0
+
+    def describe(self) -> str:
+        parts = []
+        if self.orientation:
+            parts.append(f"Device orientation: {self.orientation}")
+        if self.is_moving:
+            parts.append("the device is being moved")
+        if self.is_shaking:
+            parts.append("the device is being shaken")
+        if self.tap_detected:
+            parts.append("the user just tapped the device")
+        return "; ".join(parts)
+
+
+@dataclass
+class DeviceState:
+    """One device's working memory and sensor state; `lock` serializes its turns."""
+
+    device_id: str
+    agent: str
+    history: deque[ChatMessage]
+    sensors: SensorReading | None = None
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def remember(self, role: str, content: str) -> None:
+        self.history.append({"role": role, "content": content})
+
+
+def new_device_state(
+    device_id: str, agent: str, size: int, warm_from: Iterable[tuple[str, str]]
+) -> DeviceState:
+    history: deque[ChatMessage] = deque(maxlen=size)
+    for role, content in warm_from:
+        history.append({"role": role, "content": content})
+    return DeviceState(device_id=device_id, agent=agent, history=history)
+
+
+def system_prompt(
+    memory: MemoryContext, sensors: SensorReading | None, *, agency: bool = False
+) -> str:
+    """Personality, long-term memory, relevant memories, then the physical state."""
+    sections = [PERSONALITY + (f"\n{AGENCY}" if agency else "")]
+    sections.extend(memory.prompt_sections())
+    state = sensors.describe() if sensors else ""
+    if state:
+        sections.append(f"[Current physical state: {state}]")
+    return "\n\n".join(sections)
+
+
+def build_messages(
+    system: str,
+    history: Sequence[ChatMessage],
+    *,
+    context_tokens: int,
+    reply_tokens: int,
+) -> list[ChatMessage]:
+    """The system prompt and as much recent history as fits the model's context window.
+
+    The newest message (the user's turn) is always kept; older ones go first."""
+    budget_chars = int((context_tokens - reply_tokens - 64) * CHARS_PER_TOKEN)
+    kept: list[ChatMessage] = []
+    used = len(system)
+    for message in reversed(history):
+        cost = len(message["content"]) + 16
+        if kept and used + cost > budget_chars:
+            break
+        kept.append(message)
+        used += cost
+    if used > budget_chars:
+        overflow = used - budget_chars
+        system = system[: max(len(PERSONALITY), len(system) - overflow)]
+    while kept and kept[-1]["role"] == "assistant":
+        kept.pop()  # a chat should start with the user after the system prompt
+    return [{"role": "system", "content": system}, *reversed(kept)]

@@ -1,0 +1,157 @@
+"""Turn a model's fact-extraction output into validated, grounded facts.
+
+Small models produce valid JSON with invented content (SmolLM2 turned "I'm 34 and love pizza"
+into "Italy"), so a fact is kept only when its key words occur in the exchange it came from.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from lobug.memory.store import FACT_TYPES, NewFact
+
+MAX_FACT_CHARS = 300
+MIN_GROUNDED_SHARE = 0.6
+STEM_CHARS = 5
+
+_WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9'’-]*")
+# Words that carry no claim: function words and the fact template's own framing.
+STOPWORDS = frozenset(
+    """
+    a about above after again against all also am an and any are as at be because been before
+    being below between both but by can could did do does doing down during each few for from
+    further had has have having he her here hers herself him himself his how i if in into is it
+    its itself just me more most my myself no nor not now of off on once only or other our ours
+    ourselves out over own same she should so some such than that the their theirs them
+    themselves then there these they this those through to too under until up very was we were
+    what when where which while who whom why will with would you your yours yourself yourselves
+    user user's users assistant lo-bug lobug person someone named called currently really
+    """.split()
+)
+
+
+def parse_fact_payload(raw: str) -> list[dict[str, Any]]:
+    """The list of fact objects in a model reply; [] when there is none to be found."""
+    data = _first_json_value(raw)
+    if isinstance(data, dict):
+        data = data.get("facts", [])
+    if not isinstance(data, list):
+        return []
+    return [item for item in data if isinstance(item, dict)]
+
+
+def _first_json_value(raw: str) -> Any:
+    text = raw.strip()
+    if text.startswith("```"):
+        text = text.strip("`").removeprefix("json").strip()
+    try:
+        return json.loads(text)
+    except ValueError:
+        pass
+    decoder = json.JSONDecoder()
+    for start, char in enumerate(text):
+        if char in "[{":
+            try:
+                return decoder.raw_decode(text[start:])[0]
+            except ValueError:
+                continue
+    return None
+
+
+def content_words(text: str) -> list[str]:
+    words = (w.lower().strip("'’-") for w in _WORD.findall(text))
+    return [w for w in words if len(w) >= 2 and w not in STOPWORDS]
+
+
+def _stem(word: str) -> str:
+    return word[:STEM_CHARS]
+
+
+def is_grounded(fact: str, source_texts: Iterable[str]) -> bool:
+    """True when the fact's key words occur in the source: every number and name, and most of
+    the remaining words (matched on a short prefix so "works" meets "work")."""
+    words = content_words(fact)
+    if not words:
+        return False
+    source_words = {w for text in source_texts for w in content_words(text)}
+    source_stems = {_stem(w) for w in source_words}
+    for word in _names_and_numbers(fact):
+        if word not in source_words and _stem(word) not in source_stems:
+            return False
+    found = sum(1 for w in words if w in source_words or _stem(w) in source_stems)
+    return found / len(words) >= MIN_GROUNDED_SHARE
+
+
+def _names_and_numbers(fact: str) -> set[str]:
+    tokens = _WORD.findall(fact)
+    special = set()
+    for position, token in enumerate(tokens):
+        lowered = token.lower().strip("'’-")
+        if lowered in STOPWORDS:
+            continue
+        if any(c.isdigit() for c in token) or (position > 0 and token[0].isupper()):
+            special.add(lowered)
+    return special
+
+
+def validate_facts(
+    items: Sequence[dict[str, Any]],
+    *,
+    user_text: str,
+    assistant_text: str,
+    source_message_ids: tuple[int, ...],
+    max_facts: int,
+) -> list[NewFact]:
+    """Well-formed, grounded, de-duplicated facts, at most `max_facts`."""
+    kept: list[NewFact] = []
+    seen: set[str] = set()
+    for item in items:
+        fact = _to_fact(item, source_message_ids)
+        if fact is None:
+            continue
+        key = " ".join(content_words(fact.content))
+        if key in seen or not is_grounded(fact.content, (user_text, assistant_text)):
+            continue
+        seen.add(key)
+        kept.append(fact)
+        if len(kept) >= max_facts:
+            break
+    return kept
+
+
+def _to_fact(item: dict[str, Any], source_message_ids: tuple[int, ...]) -> NewFact | None:
+    content = item.get("fact", item.get("content"))
+    if not isinstance(content, str):
+        return None
+    content = " ".join(content.split())
+    if not content or len(content) > MAX_FACT_CHARS:
+        return None
+    fact_type = item.get("type")
+    if fact_type not in FACT_TYPES:
+        fact_type = "knowledge"
+    return NewFact(
+        content=content,
+        fact_type=str(fact_type),
+        subject=_optional_text(item.get("subject")),
+        relation=_optional_text(item.get("relation")),
+        object=_optional_text(item.get("object")),
+        time_span=_optional_text(item.get("time")),
+        confidence=_confidence(item.get("confidence")),
+        source_message_ids=source_message_ids,
+    )
+
+
+def _optional_text(value: Any) -> str | None:
+    if not isinstance(value, str):
+        return None
+    value = " ".join(value.split())[:MAX_FACT_CHARS]
+    return value or None
+
+
+def _confidence(value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return 0.5
+    return min(1.0, max(0.0, float(value)))

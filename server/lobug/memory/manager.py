@@ -1,0 +1,199 @@
+"""The memory pipeline: `retrieve_context` before the LLM, `process_exchange` after it.
+
+Blocking throughout (model calls, SQLite): callers run it in worker threads.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from lobug.backends.base import BackendError, ChatBackend, Embedder
+from lobug.config import MemoryConfig
+from lobug.memory import prompts
+from lobug.memory.extraction import parse_fact_payload, validate_facts
+from lobug.memory.store import Fact, MemoryStore, Message, NewFact, ScoredFact
+
+log = logging.getLogger(__name__)
+
+EXTRACTION_MAX_TOKENS = 384
+SUMMARY_MAX_TOKENS = 300
+DISTILL_MAX_TOKENS = 600
+DISTILL_FACTS = 10
+
+
+@dataclass(frozen=True)
+class MemoryContext:
+    """What memory adds to one turn's system prompt."""
+
+    base_memory: str = ""
+    facts: tuple[ScoredFact, ...] = ()
+    timings_ms: dict[str, float] = field(default_factory=dict)
+
+    def prompt_sections(self) -> list[str]:
+        sections = []
+        if self.base_memory.strip():
+            sections.append(f"[Long-term memory]\n{self.base_memory.strip()}")
+        if self.facts:
+            lines = "\n".join(f"- {scored.fact.content}" for scored in self.facts)
+            sections.append(f"[Relevant memories]\n{lines}")
+        return sections
+
+
+@dataclass
+class ExchangeReport:
+    """What one `process_exchange` did; each step's error is recorded, not raised."""
+
+    facts_added: list[Fact] = field(default_factory=list)
+    facts_superseded: list[int] = field(default_factory=list)
+    summarized: bool = False
+    distilled: bool = False
+    errors: dict[str, str] = field(default_factory=dict)
+
+
+class MemoryManager:
+    def __init__(
+        self,
+        store: MemoryStore,
+        chat: ChatBackend,
+        embedder: Embedder,
+        config: MemoryConfig,
+    ) -> None:
+        self.store = store
+        self.chat = chat
+        self.embedder = embedder
+        self.config = config
+
+    # ------------------------------------------------------------------ before the LLM
+
+    def retrieve_context(self, agent: str, query: str) -> MemoryContext:
+        """Base memory plus the facts most similar to `query`. Never raises: a failing
+        embedder or store costs the relevant memories, not the answer."""
+        timings: dict[str, float] = {}
+        facts: tuple[ScoredFact, ...] = ()
+        try:
+            facts = self._relevant_facts(agent, query, timings)
+        except Exception:
+            log.warning("memory retrieval failed; answering without relevant facts", exc_info=True)
+        try:
+            base = self.store.base_memory(agent)
+        except Exception:
+            log.warning("reading base memory failed", exc_info=True)
+            base = ""
+        return MemoryContext(base_memory=base, facts=facts, timings_ms=timings)
+
+    def _relevant_facts(
+        self, agent: str, query: str, timings: dict[str, float]
+    ) -> tuple[ScoredFact, ...]:
+        if not query.strip() or self.config.retrieval_top_k == 0:
+            return ()
+        started = time.perf_counter()
+        vector = self.embedder.embed(query)
+        embedded = time.perf_counter()
+        hits = self.store.search_facts(agent, vector, self.config.retrieval_top_k)
+        timings["embed_query"] = (embedded - started) * 1000
+        timings["knn"] = (time.perf_counter() - embedded) * 1000
+        floor = self.config.retrieval_min_similarity
+        return tuple(hit for hit in hits if hit.similarity >= floor)
+
+    # ------------------------------------------------------------------ after the LLM
+
+    def process_exchange(
+        self,
+        agent: str,
+        user_message: Message,
+        assistant_message: Message,
+    ) -> ExchangeReport:
+        """Extract facts, then run the cascades; every step isolated from the others."""
+        report = ExchangeReport()
+        steps: list[tuple[str, Callable[[], None]]] = [
+            ("extract_facts", lambda: self._extract_facts(agent, user_message,
+                                                          assistant_message, report)),
+            ("short_term_cascade", lambda: self._short_term_cascade(agent, report)),
+            ("long_term_cascade", lambda: self._long_term_cascade(agent, report)),
+        ]
+        for name, step in steps:
+            try:
+                step()
+            except Exception as exc:
+                log.warning("memory step %s failed: %s", name, exc, exc_info=True)
+                report.errors[name] = str(exc) or type(exc).__name__
+        return report
+
+    def _extract_facts(
+        self, agent: str, user: Message, assistant: Message, report: ExchangeReport
+    ) -> None:
+        raw = self.chat.complete(
+            prompts.fact_extraction_messages(user.content, assistant.content),
+            max_tokens=EXTRACTION_MAX_TOKENS,
+            temperature=0.0,
+            json_schema=prompts.fact_schema(self.config.max_facts_per_exchange),
+        )
+        facts = validate_facts(
+            parse_fact_payload(raw),
+            user_text=user.content,
+            assistant_text=assistant.content,
+            source_message_ids=(user.id, assistant.id),
+            max_facts=self.config.max_facts_per_exchange,
+        )
+        if not facts:
+            return
+        vectors = self.embedder.embed_batch([fact.content for fact in facts])
+        for fact, vector in zip(facts, vectors, strict=True):
+            self._remember(agent, fact, vector, report)
+
+    def _remember(
+        self, agent: str, fact: NewFact, vector: object, report: ExchangeReport
+    ) -> None:
+        """Store a fact; a near-duplicate current fact becomes its history."""
+        import numpy as np
+
+        vec = np.asarray(vector, dtype=np.float32)
+        nearest = self.store.search_facts(agent, vec, 1)
+        supersedes = [
+            hit.fact.id
+            for hit in nearest
+            if hit.distance < self.config.duplicate_distance_threshold
+        ]
+        stored = self.store.add_fact(agent, fact, vec, supersedes=supersedes)
+        report.facts_added.append(stored)
+        report.facts_superseded.extend(supersedes)
+
+    def _short_term_cascade(self, agent: str, report: ExchangeReport) -> None:
+        if self.store.count_unsummarized(agent) < self.config.short_term_threshold:
+            return
+        pending = self.store.unsummarized_messages(agent)
+        to_summarize = pending[: len(pending) - self.config.short_term_keep]
+        if not to_summarize:
+            return
+        summary = self._ask(
+            prompts.summarize_conversation_messages(to_summarize), SUMMARY_MAX_TOKENS
+        )
+        self.store.add_summary(agent, summary, to_summarize)
+        report.summarized = True
+
+    def _long_term_cascade(self, agent: str, report: ExchangeReport) -> None:
+        if self.store.count_unincorporated(agent) < self.config.long_term_threshold:
+            return
+        pending = self.store.unincorporated_summaries(agent)
+        to_distill = pending[: len(pending) - self.config.long_term_keep]
+        if not to_distill:
+            return
+        document = self._ask(
+            prompts.distill_base_memory_messages(
+                self.store.base_memory(agent),
+                to_distill,
+                self.store.recent_facts(agent, DISTILL_FACTS),
+            ),
+            DISTILL_MAX_TOKENS,
+        )
+        self.store.distill_base_memory(agent, document, to_distill)
+        report.distilled = True
+
+    def _ask(self, messages: list[prompts.ChatMessage], max_tokens: int) -> str:
+        text = self.chat.complete(messages, max_tokens=max_tokens, temperature=0.3).strip()
+        if not text:
+            raise BackendError("the model returned an empty text")
+        return text

@@ -1,0 +1,97 @@
+"""Prompt builders for the memory pipeline. Pure functions: text in, chat messages out."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from lobug.backends.base import ChatMessage, JsonSchema
+from lobug.memory.store import FACT_TYPES, Fact, Message, Summary
+
+MAX_TRANSCRIPT_MESSAGE_CHARS = 400
+
+FACT_SCHEMA_ITEM: JsonSchema = {
+    "type": "object",
+    "properties": {
+        "fact": {"type": "string"},
+        "type": {"type": "string", "enum": list(FACT_TYPES)},
+        "subject": {"type": "string"},
+        "relation": {"type": "string"},
+        "object": {"type": "string"},
+        "time": {"type": "string"},
+        "confidence": {"type": "number"},
+    },
+    "required": ["fact", "type"],
+}
+
+
+def fact_schema(max_items: int) -> JsonSchema:
+    return {
+        "type": "object",
+        "properties": {"facts": {"type": "array", "maxItems": max_items, "items": FACT_SCHEMA_ITEM}},
+        "required": ["facts"],
+    }
+
+
+FACT_EXTRACTION_SYSTEM = """You extract durable facts about the user from one exchange.
+Output JSON only: {"facts": [{"fact": "...", "type": "personal|preference|knowledge|event",
+"subject": "...", "relation": "...", "object": "...", "time": "...", "confidence": 0.0-1.0}]}
+Rules:
+- Each fact is one short standalone sentence in the third person ("The user ...").
+- Only facts stated in the exchange. Never guess or add details.
+- Skip greetings, chitchat, questions and filler. No facts: {"facts": []}.
+- type: personal (identity, work, family, places), preference (likes, dislikes, habits),
+  knowledge (things the user knows or told), event (something that happened or is planned).
+- subject/relation/object, time and confidence are optional."""
+
+
+def fact_extraction_messages(user_text: str, assistant_text: str) -> list[ChatMessage]:
+    exchange = f"User: {user_text}\nAssistant: {assistant_text}"
+    return [
+        {"role": "system", "content": FACT_EXTRACTION_SYSTEM},
+        {"role": "user", "content": exchange},
+    ]
+
+
+SUMMARY_SYSTEM = """Summarize the conversation below in 3 to 5 sentences.
+Write in the third person and past tense ("The user said ...").
+Keep specifics: names, dates, numbers, places, decisions. No commentary."""
+
+
+def transcript(messages: Sequence[Message]) -> str:
+    lines = []
+    for message in messages:
+        speaker = "User" if message.role == "user" else "Assistant"
+        text = message.content
+        if len(text) > MAX_TRANSCRIPT_MESSAGE_CHARS:
+            text = text[:MAX_TRANSCRIPT_MESSAGE_CHARS] + "..."
+        lines.append(f"{speaker}: {text}")
+    return "\n".join(lines)
+
+
+def summarize_conversation_messages(messages: Sequence[Message]) -> list[ChatMessage]:
+    return [
+        {"role": "system", "content": SUMMARY_SYSTEM},
+        {"role": "user", "content": transcript(messages)},
+    ]
+
+
+DISTILL_SYSTEM = """You maintain a short document about the user: what an assistant should
+always remember. Merge the new summaries and facts into the current document.
+Sections, each a short bullet list: User Profile, Preferences, Ongoing Topics, Key History.
+Keep what is still true, update what changed, drop trivia. At most 400 words.
+Output only the document."""
+
+
+def distill_base_memory_messages(
+    current_base: str, summaries: Sequence[Summary], facts: Sequence[Fact]
+) -> list[ChatMessage]:
+    summary_lines = "\n".join(f"- {s.content}" for s in summaries) or "- (none)"
+    fact_lines = "\n".join(f"- {f.content}" for f in facts) or "- (none)"
+    body = (
+        f"Current document:\n{current_base or '(empty)'}\n\n"
+        f"New summaries:\n{summary_lines}\n\nRecent facts:\n{fact_lines}"
+    )
+    return [
+        {"role": "system", "content": DISTILL_SYSTEM},
+        {"role": "user", "content": body},
+    ]
