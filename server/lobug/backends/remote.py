@@ -70,7 +70,8 @@ def _ollama_errors() -> tuple[type[Exception], ...]:
 def ollama_has_model(host: str, model: str) -> bool:
     """True when Ollama answers at `host` and has `model` pulled (tag optional)."""
     try:
-        listing = ollama_client(host, _timeout(PROBE_TIMEOUT_S, PROBE_TIMEOUT_S)).list()
+        with ollama_client(host, _timeout(PROBE_TIMEOUT_S, PROBE_TIMEOUT_S)) as client:
+            listing = client.list()
     except Exception:
         return False
     names = {m.model or "" for m in listing.models}
@@ -124,6 +125,9 @@ class OllamaChat(ChatBackend):
     def is_available(self) -> bool:
         return ollama_has_model(self.host, self.model)
 
+    def close(self) -> None:
+        self._client.close()
+
 
 class OllamaEmbedder(Embedder):
     name = "ollama"
@@ -148,6 +152,9 @@ class OllamaEmbedder(Embedder):
         except _ollama_errors() as exc:
             raise _ollama_failure(exc, self.host) from exc
         return [normalise(v) for v in response.embeddings]
+
+    def close(self) -> None:
+        self._client.close()
 
 
 # ---------------------------------------------------------------------------- OpenAI-compatible
@@ -256,6 +263,10 @@ class OpenAIChat(ChatBackend):
             return False
         return True
 
+    def close(self) -> None:
+        self._client.close()
+        self._probe.close()
+
 
 class OpenAIEmbedder(Embedder):
     name = "openai"
@@ -291,3 +302,6 @@ class OpenAIEmbedder(Embedder):
             raise _openai_failure(exc, self.base_url) from exc
         ordered = sorted(response.data, key=lambda item: item.index)
         return [normalise(item.embedding) for item in ordered]
+
+    def close(self) -> None:
+        self._client.close()

@@ -7,6 +7,7 @@ into "Italy"), so a fact is kept only when its key words occur in the exchange i
 from __future__ import annotations
 
 import json
+import os
 import re
 from collections.abc import Iterable, Sequence
 from typing import Any
@@ -15,7 +16,7 @@ from lobug.memory.store import FACT_TYPES, NewFact
 
 MAX_FACT_CHARS = 300
 MIN_GROUNDED_SHARE = 0.6
-STEM_CHARS = 5
+MIN_STEM_CHARS = 4
 
 _WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9'’-]*")
 # Words that carry no claim: function words and the fact template's own framing.
@@ -63,25 +64,33 @@ def _first_json_value(raw: str) -> Any:
 
 def content_words(text: str) -> list[str]:
     words = (w.lower().strip("'’-") for w in _WORD.findall(text))
-    return [w for w in words if len(w) >= 2 and w not in STOPWORDS]
+    return [w for w in words if (len(w) >= 2 or w.isdigit()) and w not in STOPWORDS]
 
 
-def _stem(word: str) -> str:
-    return word[:STEM_CHARS]
+def same_word(a: str, b: str) -> bool:
+    """Equal, or the same word with another ending ("works"/"work", "loved"/"love")."""
+    if a == b:
+        return True
+    if a.isdigit() or b.isdigit():
+        return False
+    shared = len(os.path.commonprefix([a, b]))
+    return shared >= MIN_STEM_CHARS and shared >= min(len(a), len(b)) - 1
+
+
+def occurs_in(word: str, source_words: set[str]) -> bool:
+    return word in source_words or any(same_word(word, other) for other in source_words)
 
 
 def is_grounded(fact: str, source_texts: Iterable[str]) -> bool:
     """True when the fact's key words occur in the source: every number and name, and most of
-    the remaining words (matched on a short prefix so "works" meets "work")."""
+    the remaining words (allowing other endings of the same word)."""
     words = content_words(fact)
     if not words:
         return False
     source_words = {w for text in source_texts for w in content_words(text)}
-    source_stems = {_stem(w) for w in source_words}
-    for word in _names_and_numbers(fact):
-        if word not in source_words and _stem(word) not in source_stems:
-            return False
-    found = sum(1 for w in words if w in source_words or _stem(w) in source_stems)
+    if not all(occurs_in(word, source_words) for word in _names_and_numbers(fact)):
+        return False
+    found = sum(1 for w in words if occurs_in(w, source_words))
     return found / len(words) >= MIN_GROUNDED_SHARE
 
 

@@ -1,0 +1,236 @@
+from __future__ import annotations
+
+import json
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+from fastapi.testclient import TestClient
+
+from lobug.app import create_app
+from lobug.backends import Backends
+from lobug.config import ConfigError, Settings
+from lobug.memory.store import EmbeddingMismatch, MemoryStore
+from tests.fakes import FakeChat, FakeEmbedder, unreachable
+
+
+def say(client: TestClient, text: str, device: str | None = None) -> dict[str, str]:
+    headers = {"X-Device-Id": device} if device else {}
+    response = client.post("/chat/text", json={"text": text}, headers=headers)
+    assert response.status_code == 200, response.text
+    body: dict[str, str] = response.json()
+    return body
+
+
+def last_system_prompt(chat: FakeChat) -> str:
+    return chat.chat_requests()[-1][0]["content"]
+
+
+def test_health_follows_the_contract_and_adds_details(client: TestClient) -> None:
+    body = client.get("/health").json()
+    assert body["status"] == "ok"
+    assert body["ollama"] is True
+    assert isinstance(body["timestamp"], float)
+    assert body["llm"] == {"backend": "fake", "model": "fake-chat", "reachable": True}
+    assert body["embedding"] == {"backend": "fake", "model": "fake-embed", "dimension": 64}
+    assert body["db_path"].endswith("memory.db")
+    assert body["ready"] is True and body["version"]
+
+
+def test_chat_text_answers_and_logs_both_messages(
+    client: TestClient, fake_chat: FakeChat, settings: Settings
+) -> None:
+    fake_chat.enqueue("Hello Alex!")
+    assert say(client, "My name is Alex") == {"response": "Hello Alex!", "action": "respond"}
+    store = MemoryStore(settings.db_path)
+    logged = [(m.role, m.content) for m in store.recent_messages("lobug", "default", 20)]
+    store.close()
+    assert logged == [("user", "My name is Alex"), ("assistant", "Hello Alex!")]
+
+
+def test_stage_timings_are_reported(client: TestClient) -> None:
+    response = client.post("/chat/text", json={"text": "hi"})
+    stages = [part.split(";")[0] for part in response.headers["server-timing"].split(", ")]
+    assert {"persist_user", "retrieve", "llm", "persist_reply"} <= set(stages)
+
+
+def test_working_memory_carries_the_conversation(client: TestClient, fake_chat: FakeChat) -> None:
+    fake_chat.enqueue("Nice to meet you.")
+    say(client, "I am Alex")
+    say(client, "What did I just say?")
+    sent = fake_chat.chat_requests()[-1]
+    assert [m["content"] for m in sent[1:]] == [
+        "I am Alex",
+        "Nice to meet you.",
+        "What did I just say?",
+    ]
+
+
+def test_learned_facts_reach_later_prompts(client: TestClient, fake_chat: FakeChat) -> None:
+    fake_chat.enqueue(
+        "Cool!", json.dumps({"facts": [{"fact": "The user works at NASA", "type": "personal"}]})
+    )
+    say(client, "I work at NASA")
+    say(client, "Where does the user work?")
+    assert "[Relevant memories]\n- The user works at NASA" in last_system_prompt(fake_chat)
+
+
+def test_devices_have_their_own_working_memory_but_share_facts(
+    client: TestClient, fake_chat: FakeChat
+) -> None:
+    fake_chat.enqueue(
+        "Noted.", json.dumps({"facts": [{"fact": "The user plays the cello", "type": "personal"}]})
+    )
+    say(client, "I play the cello", device="kitchen")
+    say(client, "Does the user play the cello?", device="desk")
+    sent = fake_chat.chat_requests()[-1]
+    assert [m["content"] for m in sent[1:]] == ["Does the user play the cello?"]
+    assert "The user plays the cello" in sent[0]["content"]
+
+
+def test_devices_mapped_to_other_agents_do_not_share_facts(
+    settings: Settings, backends: Backends, fake_chat: FakeChat
+) -> None:
+    mapped = settings.with_overrides(device_agents={"office": "work"})
+    with TestClient(create_app(mapped, backends)) as client:
+        fake_chat.enqueue(
+            "Ok.", json.dumps({"facts": [{"fact": "The user hates mornings", "type": "personal"}]})
+        )
+        say(client, "I hate mornings", device="office")
+        say(client, "Does the user hate mornings?", device="home")
+        assert "hates mornings" not in last_system_prompt(fake_chat)
+
+
+def test_sensor_state_is_per_device_and_reaches_the_prompt(
+    client: TestClient, fake_chat: FakeChat
+) -> None:
+    reading = {"orientation": "face_down", "is_moving": False, "is_shaking": True,
+               "tap_detected": False, "accel_x": 0.1, "accel_y": -0.2, "accel_z": 9.8,
+               "gyro_x": 0, "gyro_y": 0, "gyro_z": 1}
+    response = client.post("/context/sensors", json=reading, headers={"X-Device-Id": "a"})
+    assert response.json() == {"status": "ok"}
+    assert client.post("/context/sensors", json={}).status_code == 200
+    say(client, "hi", device="a")
+    assert "Device orientation: face_down" in last_system_prompt(fake_chat)
+    assert "being shaken" in last_system_prompt(fake_chat)
+    say(client, "hi", device="b")
+    assert "physical state" not in last_system_prompt(fake_chat)
+
+
+def test_model_prefix_never_reaches_the_device(client: TestClient, fake_chat: FakeChat) -> None:
+    fake_chat.enqueue("[REACT] *blinks*")
+    assert say(client, "boop") == {"response": "*blinks*", "action": "react"}
+    fake_chat.enqueue("[IGNORE]")
+    assert say(client, "mmm") == {"response": "", "action": "ignore"}
+    assert len(fake_chat.extraction_requests()) == 0  # no facts from unanswered turns
+
+
+@pytest.mark.parametrize(
+    ("body", "status", "error"),
+    [
+        (b"{not json", 400, "invalid_json"),
+        (b"[1, 2]", 422, "invalid_request"),
+        (b"{}", 422, "missing_text"),
+        (b'{"text": 42}', 422, "invalid_text"),
+        (b'{"text": null}', 422, "invalid_text"),
+        (b'{"text": "   "}', 422, "empty_text"),
+        (json.dumps({"text": "x" * 4001}).encode(), 413, "text_too_long"),
+        (b'{"text": "' + b"x" * 70_000 + b'"}', 413, "payload_too_large"),
+        (b"\xff\xfe\x00", 400, "invalid_json"),
+    ],
+)
+def test_bad_chat_input_gets_a_clear_4xx(
+    client: TestClient, fake_chat: FakeChat, body: bytes, status: int, error: str
+) -> None:
+    response = client.post("/chat/text", content=body,
+                           headers={"Content-Type": "application/json"})
+    assert response.status_code == status
+    assert response.json()["error"] == error
+    assert fake_chat.requests == []
+
+
+@pytest.mark.parametrize(
+    "body",
+    [{"is_moving": "yes"}, {"accel_x": "fast"}, {"accel_x": 1e400}, {"gyro_z": True},
+     {"orientation": 3}, {"accel_y": 10**400}],
+)
+def test_bad_sensor_input_gets_a_422(client: TestClient, body: dict[str, object]) -> None:
+    response = client.post("/context/sensors", content=json.dumps(body).encode(),
+                           headers={"Content-Type": "application/json"})
+    assert response.status_code == 422
+    assert response.json()["error"] == "invalid_sensors"
+
+
+def test_invalid_device_id_and_unknown_paths_are_json_errors(client: TestClient) -> None:
+    response = client.post("/chat/text", json={"text": "hi"}, headers={"X-Device-Id": "a b/c"})
+    assert (response.status_code, response.json()["error"]) == (400, "invalid_device_id")
+    response = client.get("/nope")
+    assert (response.status_code, response.json()["error"]) == (404, "not_found")
+    response = client.get("/chat/text")
+    assert (response.status_code, response.json()["error"]) == (405, "method_not_allowed")
+
+
+def test_unreachable_model_gives_503_and_keeps_the_message(
+    client: TestClient, fake_chat: FakeChat, settings: Settings
+) -> None:
+    fake_chat.fail_with = unreachable()
+    response = client.post("/chat/text", json={"text": "are you there?"})
+    assert response.status_code == 503
+    assert response.json()["error"] == "llm_unavailable"
+    assert client.get("/health").json()["status"] == "ok"
+    store = MemoryStore(settings.db_path)
+    assert [m.content for m in store.recent_messages("lobug", "default", 5)] == ["are you there?"]
+    store.close()
+
+
+def test_conversation_survives_a_restart(settings: Settings, fake_embedder: FakeEmbedder) -> None:
+    first_chat = FakeChat(default="Hi Alex.")
+    with TestClient(create_app(settings, Backends(first_chat, fake_embedder))) as client:
+        say(client, "My name is Alex")
+    second_chat = FakeChat(default="You are Alex.")
+    with TestClient(create_app(settings, Backends(second_chat, FakeEmbedder()))) as client:
+        say(client, "Who am I?")
+    sent = second_chat.chat_requests()[0]
+    assert [m["content"] for m in sent[1:]] == ["My name is Alex", "Hi Alex.", "Who am I?"]
+
+
+def test_working_memory_holds_twenty_messages(client: TestClient, fake_chat: FakeChat) -> None:
+    for i in range(15):
+        say(client, f"message {i}")
+    sent = fake_chat.chat_requests()[-1]
+    assert len(sent) - 1 == 20
+
+
+def test_concurrent_devices_are_all_answered(client: TestClient) -> None:
+    with ThreadPoolExecutor(4) as pool:
+        bodies = list(pool.map(lambda i: say(client, f"hi {i}", device=f"d{i % 4}"), range(12)))
+    assert all(body["action"] == "respond" for body in bodies)
+
+
+def test_tokens_guard_everything_but_health(settings: Settings, backends: Backends) -> None:
+    guarded = settings.with_overrides(device_tokens=("s3cret", "other"))
+    with TestClient(create_app(guarded, backends)) as client:
+        assert client.get("/health").status_code == 200
+        for headers in ({}, {"Authorization": "Bearer wrong"}, {"Authorization": "s3cret"},
+                        {"Authorization": "Bearer s3crét".encode("latin-1")}):
+            response = client.post("/chat/text", json={"text": "hi"}, headers=headers)
+            assert response.status_code == 401
+            assert response.json()["error"] == "unauthorized"
+            assert client.post("/context/sensors", json={}, headers=headers).status_code == 401
+        ok = client.post("/chat/text", json={"text": "hi"},
+                         headers={"Authorization": "Bearer s3cret"})
+        assert ok.status_code == 200
+
+
+def test_exposed_server_without_tokens_refuses_to_start(
+    settings: Settings, backends: Backends
+) -> None:
+    with pytest.raises(ConfigError):
+        create_app(settings.with_overrides(host="0.0.0.0"), backends)
+
+
+def test_other_embedding_model_stops_start_up(settings: Settings, fake_chat: FakeChat) -> None:
+    with TestClient(create_app(settings, Backends(fake_chat, FakeEmbedder(dim=64)))):
+        pass
+    app = create_app(settings, Backends(fake_chat, FakeEmbedder(dim=32)))
+    with pytest.raises(EmbeddingMismatch, match="lobug reindex"), TestClient(app):
+        pass

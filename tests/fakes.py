@@ -1,0 +1,110 @@
+"""Deterministic fakes behind the real backend interfaces (unit tests only)."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import threading
+from collections import deque
+from collections.abc import Callable, Sequence
+
+import numpy as np
+
+from lobug.backends.base import (
+    BackendUnavailable,
+    ChatBackend,
+    ChatMessage,
+    Embedder,
+    JsonSchema,
+    Vector,
+)
+
+Responder = Callable[[Sequence[ChatMessage], JsonSchema | None], str]
+
+
+class FakeChat(ChatBackend):
+    """Answers from a queue of scripted replies, then from `default`; records every request.
+
+    `fail_with` makes every call raise (an unreachable backend)."""
+
+    name = "fake"
+    model = "fake-chat"
+    supports_json_schema = True
+
+    def __init__(self, default: str = "Okay.", responder: Responder | None = None) -> None:
+        self.default = default
+        self.responder = responder
+        self.replies: deque[str] = deque()
+        self.requests: list[tuple[list[ChatMessage], JsonSchema | None]] = []
+        self.fail_with: Exception | None = None
+        self._lock = threading.Lock()
+
+    def enqueue(self, *replies: str) -> None:
+        self.replies.extend(replies)
+
+    def complete(
+        self,
+        messages: Sequence[ChatMessage],
+        *,
+        max_tokens: int,
+        temperature: float = 0.7,
+        json_schema: JsonSchema | None = None,
+    ) -> str:
+        with self._lock:
+            self.requests.append((list(messages), json_schema))
+            if self.fail_with is not None:
+                raise self.fail_with
+            if self.replies:
+                return self.replies.popleft()
+        if self.responder is not None:
+            return self.responder(messages, json_schema)
+        return "{\"facts\": []}" if json_schema is not None else self.default
+
+    def is_available(self) -> bool:
+        return self.fail_with is None
+
+    def chat_requests(self) -> list[list[ChatMessage]]:
+        """Requests for a reply to the user (not extraction, summaries or distillation)."""
+        return [
+            messages
+            for messages, _ in self.requests
+            if messages and messages[0]["content"].startswith("You are Lo-Bug")
+        ]
+
+    def extraction_requests(self) -> list[list[ChatMessage]]:
+        return [messages for messages, schema in self.requests if schema is not None]
+
+
+class FakeEmbedder(Embedder):
+    """Bag-of-words hashing embedder: texts sharing words have similar vectors."""
+
+    name = "fake"
+    model = "fake-embed"
+
+    def __init__(self, dim: int = 64) -> None:
+        self._dim = dim
+        self.calls = 0
+        self.fail_with: Exception | None = None
+
+    @property
+    def dimension(self) -> int:
+        return self._dim
+
+    def embed_batch(self, texts: Sequence[str]) -> list[Vector]:
+        self.calls += 1
+        if self.fail_with is not None:
+            raise self.fail_with
+        return [self._embed_one(text) for text in texts]
+
+    def _embed_one(self, text: str) -> Vector:
+        vector = np.zeros(self._dim, dtype=np.float32)
+        for word in re.findall(r"[a-z0-9]+", text.lower()):
+            digest = hashlib.sha256(word.encode()).digest()
+            vector[int.from_bytes(digest[:4], "little") % self._dim] += 1.0
+        if not vector.any():
+            vector[0] = 1.0
+        return vector / np.linalg.norm(vector)
+
+
+def unreachable() -> BackendUnavailable:
+    return BackendUnavailable("fake backend is down")

@@ -1,0 +1,70 @@
+from __future__ import annotations
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from lobug.memory.extraction import is_grounded, parse_fact_payload, validate_facts
+
+
+def test_parses_object_list_and_fenced_json() -> None:
+    assert parse_fact_payload('{"facts": [{"fact": "a", "type": "event"}]}') == [
+        {"fact": "a", "type": "event"}
+    ]
+    assert parse_fact_payload('[{"fact": "b"}]') == [{"fact": "b"}]
+    assert parse_fact_payload('```json\n{"facts": [{"fact": "c"}]}\n```') == [{"fact": "c"}]
+    assert parse_fact_payload('Sure! {"facts": [{"fact": "d"}]} hope that helps') == [
+        {"fact": "d"}
+    ]
+
+
+@given(st.text())
+def test_parser_never_raises_on_arbitrary_text(raw: str) -> None:
+    assert isinstance(parse_fact_payload(raw), list)
+
+
+def test_grounded_facts_are_kept() -> None:
+    source = ("My name is Alex and I work at NASA", "Nice to meet you, Alex!")
+    assert is_grounded("The user's name is Alex", source)
+    assert is_grounded("The user works at NASA", source)
+
+
+def test_invented_facts_are_dropped() -> None:
+    source = ("I'm 34 and love pizza", "Pizza is great!")
+    assert not is_grounded("The user is from Italy", source)
+    assert not is_grounded("The user is 43 years old and loves pizza", source)
+    assert not is_grounded("I am a NASA astronaut, located on Mars", ("I work at NASA", "Cool"))
+
+
+def test_validation_drops_malformed_ungrounded_and_duplicate_items() -> None:
+    items = [
+        {"fact": "The user works at NASA", "type": "personal", "confidence": 3},
+        {"fact": "The user works at NASA.", "type": "personal"},
+        {"fact": "The user is an astronaut on Mars", "type": "personal"},
+        {"fact": 12, "type": "personal"},
+        {"type": "personal"},
+        {"fact": "The user's name is Alex", "type": "made-up-type", "time": "  "},
+    ]
+    facts = validate_facts(
+        items,
+        user_text="My name is Alex and I work at NASA",
+        assistant_text="Hello Alex",
+        source_message_ids=(1, 2),
+        max_facts=5,
+    )
+    assert [f.content for f in facts] == ["The user works at NASA", "The user's name is Alex"]
+    assert facts[0].confidence == 1.0
+    assert facts[1].fact_type == "knowledge"
+    assert facts[1].time_span is None
+    assert all(f.source_message_ids == (1, 2) for f in facts)
+
+
+def test_validation_respects_the_limit() -> None:
+    items = [{"fact": f"The user owns {n} cats", "type": "personal"} for n in range(1, 9)]
+    facts = validate_facts(
+        items,
+        user_text="I own 1 2 3 4 5 6 7 8 cats",
+        assistant_text="",
+        source_message_ids=(),
+        max_facts=3,
+    )
+    assert len(facts) == 3

@@ -1,0 +1,155 @@
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from lobug.config import MemoryConfig
+from lobug.memory.manager import MemoryManager
+from lobug.memory.store import MemoryStore, Message
+from tests.fakes import FakeChat, FakeEmbedder, unreachable
+
+
+def facts_reply(*facts: str) -> str:
+    return json.dumps({"facts": [{"fact": f, "type": "personal"} for f in facts]})
+
+
+def exchange(store: MemoryStore, user: str, assistant: str) -> tuple[Message, Message]:
+    return (
+        store.append_message("lobug", "default", "user", user),
+        store.append_message("lobug", "default", "assistant", assistant),
+    )
+
+
+def manager(
+    store: MemoryStore, chat: FakeChat, embedder: FakeEmbedder, **config: float
+) -> MemoryManager:
+    return MemoryManager(store, chat, embedder, MemoryConfig(**config))  # type: ignore[arg-type]
+
+
+def test_extracted_grounded_facts_are_stored_with_sources(
+    store: MemoryStore, fake_chat: FakeChat, fake_embedder: FakeEmbedder
+) -> None:
+    fake_chat.enqueue(facts_reply("The user's name is Alex", "The user was born on Mars"))
+    user, assistant = exchange(store, "My name is Alex", "Hi Alex!")
+    report = manager(store, fake_chat, fake_embedder).process_exchange("lobug", user, assistant)
+    assert [f.content for f in report.facts_added] == ["The user's name is Alex"]
+    assert store.facts("lobug")[0].source_message_ids == (user.id, assistant.id)
+    assert fake_chat.requests[0][1] is not None  # structured output was asked for
+
+
+def test_near_duplicate_supersedes_the_old_fact(
+    store: MemoryStore, fake_chat: FakeChat, fake_embedder: FakeEmbedder
+) -> None:
+    memory = manager(store, fake_chat, fake_embedder)
+    fake_chat.enqueue(facts_reply("The user works at NASA in Houston"))
+    memory.process_exchange("lobug", *exchange(store, "I work at NASA in Houston", "Cool"))
+    fake_chat.enqueue(facts_reply("The user works at NASA in Houston now"))
+    report = memory.process_exchange(
+        "lobug", *exchange(store, "I work at NASA in Houston now", "Nice")
+    )
+    history = store.facts("lobug", include_history=True)
+    assert len(history) == 2
+    assert history[0].superseded_by == history[1].id
+    assert report.facts_superseded == [history[0].id]
+    assert [f.content for f in store.facts("lobug")] == ["The user works at NASA in Houston now"]
+
+
+def test_distinct_fact_does_not_supersede(
+    store: MemoryStore, fake_chat: FakeChat, fake_embedder: FakeEmbedder
+) -> None:
+    memory = manager(store, fake_chat, fake_embedder)
+    fake_chat.enqueue(facts_reply("The user works at NASA"))
+    memory.process_exchange("lobug", *exchange(store, "I work at NASA", "Cool"))
+    fake_chat.enqueue(facts_reply("The user has a dog called Rex"))
+    memory.process_exchange("lobug", *exchange(store, "I have a dog called Rex", "Nice"))
+    assert len(store.facts("lobug")) == 2
+
+
+def test_retrieval_applies_floor_and_top_k(
+    store: MemoryStore, fake_chat: FakeChat, fake_embedder: FakeEmbedder
+) -> None:
+    memory = manager(store, fake_chat, fake_embedder, retrieval_top_k=2)
+    for text in ("The user likes green tea", "The user likes black tea", "The user likes tea",
+                 "The user owns a red bicycle"):
+        fake_chat.enqueue(facts_reply(text))
+        memory.process_exchange("lobug", *exchange(store, text.replace("The user", "I"), "ok"))
+    context = memory.retrieve_context("lobug", "does the user like tea")
+    assert len(context.facts) == 2
+    assert all("tea" in scored.fact.content for scored in context.facts)
+    assert all(scored.similarity >= 0.3 for scored in context.facts)
+    assert memory.retrieve_context("lobug", "quantum chromodynamics").facts == ()
+
+
+def test_retrieval_survives_a_failing_embedder(
+    store: MemoryStore, fake_chat: FakeChat, fake_embedder: FakeEmbedder
+) -> None:
+    store.distill_base_memory("lobug", "User Profile:\n- Alex", [])
+    fake_embedder.fail_with = unreachable()
+    context = manager(store, fake_chat, fake_embedder).retrieve_context("lobug", "hello")
+    assert context.facts == ()
+    assert context.base_memory == "User Profile:\n- Alex"
+
+
+def fill_log(store: MemoryStore, count: int) -> None:
+    for i in range(count):
+        store.append_message("lobug", "default", "user" if i % 2 == 0 else "assistant", f"m{i}")
+
+
+@pytest.mark.parametrize(("messages", "summarized"), [(29, False), (30, True)])
+def test_short_term_cascade_fires_at_its_threshold(
+    store: MemoryStore,
+    fake_chat: FakeChat,
+    fake_embedder: FakeEmbedder,
+    messages: int,
+    summarized: bool,
+) -> None:
+    fill_log(store, messages - 2)
+    user, assistant = exchange(store, "hello there", "hi")
+    fake_chat.enqueue('{"facts": []}', "The user and Lo-Bug chatted.")
+    report = manager(store, fake_chat, fake_embedder).process_exchange("lobug", user, assistant)
+    assert report.summarized is summarized
+    if summarized:
+        assert store.count_unsummarized("lobug") == 10  # short_term_keep
+        assert store.summaries("lobug")[0].content == "The user and Lo-Bug chatted."
+    else:
+        assert store.summaries("lobug") == []
+
+
+@pytest.mark.parametrize(("summaries", "distilled"), [(19, False), (20, True)])
+def test_long_term_cascade_fires_at_its_threshold(
+    store: MemoryStore,
+    fake_chat: FakeChat,
+    fake_embedder: FakeEmbedder,
+    summaries: int,
+    distilled: bool,
+) -> None:
+    for i in range(summaries):
+        message = store.append_message("lobug", "default", "user", f"old {i}")
+        store.add_summary("lobug", f"summary {i}", [message])
+    fake_chat.enqueue('{"facts": []}', "User Profile:\n- likes summaries")
+    report = manager(store, fake_chat, fake_embedder).process_exchange(
+        "lobug", *exchange(store, "hi", "hello")
+    )
+    assert report.distilled is distilled
+    if distilled:
+        assert store.base_memory("lobug") == "User Profile:\n- likes summaries"
+        assert store.count_unincorporated("lobug") == 10  # long_term_keep
+        distill_prompt = fake_chat.requests[-1][0][-1]["content"]
+        assert "summary 0" in distill_prompt and "summary 9" in distill_prompt
+        assert "summary 10" not in distill_prompt
+    else:
+        assert store.base_memory("lobug") == ""
+
+
+def test_a_failing_step_does_not_stop_the_others(
+    store: MemoryStore, fake_chat: FakeChat, fake_embedder: FakeEmbedder
+) -> None:
+    fill_log(store, 28)
+    user, assistant = exchange(store, "I live in Oslo", "Oslo is lovely")
+    fake_chat.enqueue(facts_reply("The user lives in Oslo"), "A summary.")
+    fake_embedder.fail_with = unreachable()
+    report = manager(store, fake_chat, fake_embedder).process_exchange("lobug", user, assistant)
+    assert "extract_facts" in report.errors  # embedding the fact failed
+    assert report.summarized  # the cascade still ran
+    assert store.facts("lobug") == []

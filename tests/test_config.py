@@ -1,0 +1,101 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from lobug.config import ConfigError, MemoryConfig, Settings, check_exposure, is_loopback
+
+
+def test_defaults_match_the_documentation() -> None:
+    settings = Settings.from_env({})
+    assert (settings.host, settings.port) == ("127.0.0.1", 8321)
+    assert settings.db_path.name == "memory.db"
+    assert "lobug" in str(settings.db_path)
+    assert (settings.llm_backend, settings.embed_backend) == ("auto", "local")
+    assert settings.ollama_host == "http://127.0.0.1:11434"
+    assert settings.max_text_chars == 4000
+    assert settings.memory == MemoryConfig(
+        short_term_threshold=30,
+        short_term_keep=10,
+        long_term_threshold=20,
+        long_term_keep=10,
+        retrieval_top_k=5,
+        retrieval_min_similarity=0.3,
+        duplicate_distance_threshold=0.15,
+    )
+
+
+def test_environment_overrides_every_tunable(tmp_path: Path) -> None:
+    settings = Settings.from_env(
+        {
+            "LOBUG_HOST": "0.0.0.0",
+            "LOBUG_PORT": "9000",
+            "LOBUG_DB_PATH": str(tmp_path / "x.db"),
+            "LOBUG_LLM_BACKEND": "OpenAI",
+            "LOBUG_LLM_MODEL": "qwen",
+            "LOBUG_LLM_BASE_URL": "http://127.0.0.1:8000/v1",
+            "LOBUG_LLM_API_KEY": "k",
+            "OLLAMA_HOST": "http://10.0.0.2:11434",
+            "LOBUG_EMBED_BACKEND": "ollama",
+            "LOBUG_EMBED_MODEL": "mxbai-embed-large",
+            "LOBUG_DEVICE_TOKENS": " a, b ,,",
+            "LOBUG_DEVICE_AGENTS": "kitchen=family, desk=alex",
+            "LOBUG_SHORT_TERM_THRESHOLD": "40",
+            "LOBUG_SHORT_TERM_KEEP": "5",
+            "LOBUG_LONG_TERM_THRESHOLD": "8",
+            "LOBUG_LONG_TERM_KEEP": "2",
+            "LOBUG_RETRIEVAL_TOP_K": "7",
+            "LOBUG_RETRIEVAL_MIN_SIMILARITY": "0.5",
+            "LOBUG_DUPLICATE_DISTANCE": "0.1",
+            "LOBUG_MAX_TEXT_CHARS": "100",
+        }
+    )
+    assert (settings.host, settings.port, settings.db_path) == ("0.0.0.0", 9000, tmp_path / "x.db")
+    assert (settings.llm_backend, settings.llm_model, settings.llm_api_key) == ("openai", "qwen", "k")
+    assert settings.embed_model_name == "mxbai-embed-large"
+    assert settings.device_tokens == ("a", "b")
+    assert settings.agent_for_device("kitchen") == "family"
+    assert settings.agent_for_device("bedroom") == "lobug"
+    assert settings.memory.short_term_threshold == 40
+    assert settings.memory.long_term_keep == 2
+    assert settings.memory.retrieval_top_k == 7
+    assert settings.memory.retrieval_min_similarity == 0.5
+    assert settings.memory.duplicate_distance_threshold == 0.1
+    assert settings.max_text_chars == 100
+
+
+@pytest.mark.parametrize(
+    ("env", "message"),
+    [
+        ({"LOBUG_PORT": "eighty"}, "LOBUG_PORT must be an integer"),
+        ({"LOBUG_LLM_BACKEND": "gpt"}, "LOBUG_LLM_BACKEND must be one of"),
+        ({"LOBUG_EMBED_BACKEND": "torch"}, "LOBUG_EMBED_BACKEND must be one of"),
+        ({"LOBUG_ALLOW_UNAUTHENTICATED": "maybe"}, "LOBUG_ALLOW_UNAUTHENTICATED must be"),
+        ({"LOBUG_DEVICE_AGENTS": "kitchen"}, "is not device=agent"),
+        ({"LOBUG_SHORT_TERM_KEEP": "30"}, "LOBUG_SHORT_TERM_KEEP must be below"),
+        ({"LOBUG_RETRIEVAL_MIN_SIMILARITY": "2"}, "between 0 and 1"),
+    ],
+)
+def test_bad_values_name_the_variable(env: dict[str, str], message: str) -> None:
+    with pytest.raises(ConfigError, match=message):
+        Settings.from_env(env)
+
+
+@pytest.mark.parametrize(
+    ("host", "loopback"),
+    [("127.0.0.1", True), ("localhost", True), ("::1", True), ("127.0.0.2", True),
+     ("0.0.0.0", False), ("192.168.1.5", False), ("lobug.local", False)],
+)
+def test_loopback_detection(host: str, loopback: bool) -> None:
+    assert is_loopback(host) is loopback
+
+
+def test_exposed_server_needs_tokens_or_an_explicit_opt_out(tmp_path: Path) -> None:
+    exposed = Settings(host="0.0.0.0", db_path=tmp_path / "m.db")
+    with pytest.raises(ConfigError, match="LOBUG_DEVICE_TOKENS"):
+        check_exposure(exposed)
+    assert check_exposure(exposed.with_overrides(device_tokens=("t",))) is None
+    warning = check_exposure(exposed.with_overrides(allow_unauthenticated=True))
+    assert warning is not None and "WITHOUT authentication" in warning
+    assert check_exposure(Settings(db_path=tmp_path / "m.db")) is None

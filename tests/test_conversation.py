@@ -1,0 +1,57 @@
+from __future__ import annotations
+
+from lobug.backends.base import ChatMessage
+from lobug.conversation import PERSONALITY, SensorReading, build_messages, system_prompt
+from lobug.memory.manager import MemoryContext
+from lobug.memory.store import Fact, ScoredFact
+
+
+def scored(content: str) -> ScoredFact:
+    fact = Fact(1, "lobug", content, "personal", None, None, None, None, 0.5, None, (), 0, 0,
+                None, None)
+    return ScoredFact(fact, 0.9)
+
+
+def test_system_prompt_sections_follow_the_seed_order() -> None:
+    context = MemoryContext(
+        base_memory="User Profile:\n- Name: Alex", facts=(scored("The user works at NASA"),)
+    )
+    prompt = system_prompt(context, SensorReading(orientation="face_up", is_shaking=True))
+    positions = [
+        prompt.index(PERSONALITY),
+        prompt.index("[Long-term memory]"),
+        prompt.index("- Name: Alex"),
+        prompt.index("[Relevant memories]"),
+        prompt.index("- The user works at NASA"),
+        prompt.index("[Current physical state: Device orientation: face_up"),
+    ]
+    assert positions == sorted(positions)
+    assert "being shaken" in prompt
+
+
+def test_empty_memory_sections_are_left_out() -> None:
+    prompt = system_prompt(MemoryContext(), None)
+    assert prompt == PERSONALITY
+    assert "[IGNORE]" in system_prompt(MemoryContext(), None, agency=True)
+
+
+def history(count: int, size: int) -> list[ChatMessage]:
+    return [
+        {"role": "user" if i % 2 == 0 else "assistant", "content": f"{i:03d} " + "x" * size}
+        for i in range(count)
+    ]
+
+
+def test_whole_history_is_kept_when_it_fits() -> None:
+    messages = build_messages("sys", history(20, 10), context_tokens=4096, reply_tokens=256)
+    assert messages[0] == {"role": "system", "content": "sys"}
+    assert [m["content"][:3] for m in messages[1:]] == [f"{i:03d}" for i in range(20)]
+
+
+def test_oldest_history_is_dropped_to_fit_the_context() -> None:
+    messages = build_messages("sys", history(20, 500), context_tokens=1024, reply_tokens=256)
+    kept = [m["content"][:3] for m in messages[1:]]
+    assert kept[-1] == "019"  # the newest (user) turn is always kept
+    assert len(kept) < 20
+    assert messages[1]["role"] == "user"
+    assert sum(len(m["content"]) for m in messages) <= (1024 - 256 - 64) * 3.5
