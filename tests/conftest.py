@@ -3,6 +3,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
+import hypothesis
 import pytest
 from fastapi.testclient import TestClient
 
@@ -11,6 +12,10 @@ from lobug.backends import Backends
 from lobug.config import MemoryConfig, Settings
 from lobug.memory.store import MemoryStore
 from tests.fakes import FakeChat, FakeEmbedder
+
+# The machine is small and shared with model-backed tests: judge properties, not speed.
+hypothesis.settings.register_profile("lobug", deadline=None)
+hypothesis.settings.load_profile("lobug")
 
 
 @pytest.fixture
