@@ -53,5 +53,4 @@ def test_oldest_history_is_dropped_to_fit_the_context() -> None:
     kept = [m["content"][:3] for m in messages[1:]]
     assert kept[-1] == "019"  # the newest (user) turn is always kept
     assert len(kept) < 20
-    assert messages[1]["role"] == "user"
     assert sum(len(m["content"]) for m in messages) <= (1024 - 256 - 64) * 3.5

@@ -8,6 +8,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from lobug.backends.base import ChatBackend
@@ -47,6 +48,13 @@ class Assistant:
         self.chat = chat
         self._devices: dict[str, DeviceState] = {}
         self._devices_lock = threading.Lock()
+        self._learning = 0
+        self._learning_lock = threading.Lock()
+
+    @property
+    def pending_learning(self) -> int:
+        """Answered turns whose memory processing has not finished yet."""
+        return self._learning
 
     def device(self, device_id: str) -> DeviceState:
         """The device's state, its working memory warmed from the log on first use."""
@@ -90,7 +98,11 @@ class Assistant:
             context_tokens=self.settings.llm_context_tokens,
             reply_tokens=self.settings.llm_max_tokens,
         )
-        raw = self.chat.complete(messages, max_tokens=self.settings.llm_max_tokens)
+        raw = self.chat.complete(
+            messages,
+            max_tokens=self.settings.llm_max_tokens,
+            temperature=self.settings.llm_temperature,
+        )
         clock.lap("llm")
 
         decision = parse_reply(raw)
@@ -111,22 +123,35 @@ class Assistant:
             timings_ms=timings,
         )
 
-    def remember(self, turn: Turn) -> ExchangeReport | None:
-        """Learn from an answered turn (fact extraction and cascades)."""
+    def learning_job(self, turn: Turn) -> Callable[[], ExchangeReport] | None:
+        """For an answered turn, the memory work (facts, cascades) to run in the background.
+
+        Counted in `pending_learning` from now until the job finishes."""
         if turn.action != "respond" or turn.assistant_message is None:
             return None
-        report = self.memory.process_exchange(
-            turn.agent, turn.user_message, turn.assistant_message
-        )
-        log.info(
-            "memory: +%d facts, %d superseded, summarized=%s, distilled=%s, errors=%s",
-            len(report.facts_added),
-            len(report.facts_superseded),
-            report.summarized,
-            report.distilled,
-            sorted(report.errors),
-        )
-        return report
+        assistant_message = turn.assistant_message
+        with self._learning_lock:
+            self._learning += 1
+
+        def learn() -> ExchangeReport:
+            try:
+                report = self.memory.process_exchange(
+                    turn.agent, turn.user_message, assistant_message
+                )
+            finally:
+                with self._learning_lock:
+                    self._learning -= 1
+            log.info(
+                "memory: +%d facts, %d superseded, summarized=%s, distilled=%s, errors=%s",
+                len(report.facts_added),
+                len(report.facts_superseded),
+                report.summarized,
+                report.distilled,
+                sorted(report.errors),
+            )
+            return report
+
+        return learn
 
 
 class _Stopwatch:

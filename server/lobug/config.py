@@ -73,6 +73,7 @@ class Settings:
     llm_timeout_s: float = 60.0
     llm_connect_timeout_s: float = 3.0
     llm_max_tokens: int = 256
+    llm_temperature: float = 0.7
     llm_context_tokens: int = 4096
     llm_threads: int = 2
 
@@ -136,6 +137,7 @@ class Settings:
             llm_timeout_s=env.float("LOBUG_LLM_TIMEOUT", 60.0),
             llm_connect_timeout_s=env.float("LOBUG_LLM_CONNECT_TIMEOUT", 3.0),
             llm_max_tokens=env.int("LOBUG_LLM_MAX_TOKENS", 256),
+            llm_temperature=env.float("LOBUG_LLM_TEMPERATURE", 0.7),
             llm_context_tokens=env.int("LOBUG_LLM_CONTEXT_TOKENS", 4096),
             llm_threads=env.int("LOBUG_LLM_THREADS", 2),
             embed_backend=(env.str("LOBUG_EMBED_BACKEND") or "local").lower(),

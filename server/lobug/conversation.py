@@ -101,6 +101,4 @@ def build_messages(
     if used > budget_chars:
         overflow = used - budget_chars
         system = system[: max(len(PERSONALITY), len(system) - overflow)]
-    while kept and kept[-1]["role"] == "assistant":
-        kept.pop()  # a chat should start with the user after the system prompt
     return [{"role": "system", "content": system}, *reversed(kept)]

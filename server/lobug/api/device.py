@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import math
 import re
 import time
@@ -76,6 +77,29 @@ async def health(request: Request) -> dict[str, Any]:
         "db_path": str(svc.settings.db_path),
         "agent": svc.settings.agent,
         "auth": "token" if svc.settings.device_tokens else "none",
+        "memory": await asyncio.to_thread(memory_counts, svc),
+    }
+
+
+def memory_counts(svc: Services) -> dict[str, int]:
+    agent = svc.settings.agent
+    return {
+        "messages": svc.store.count_messages(agent),
+        "facts": svc.store.count_facts(agent),
+        "summaries": svc.store.count_summaries(agent),
+        "pending_learning": svc.assistant.pending_learning,
+    }
+
+
+@router.get("/context/working-memory")
+async def working_memory(request: Request) -> dict[str, Any]:
+    """What the model sees as this device's conversation (for simulators and debugging)."""
+    state = await asyncio.to_thread(services(request).assistant.device, device_id(request))
+    return {
+        "device_id": state.device_id,
+        "agent": state.agent,
+        "messages": list(state.history),
+        "sensors": dataclasses.asdict(state.sensors) if state.sensors else None,
     }
 
 
@@ -85,7 +109,9 @@ async def chat_text(request: Request, background: BackgroundTasks) -> JSONRespon
     device = device_id(request)
     text = validated_text(await read_json_object(request), svc.settings.max_text_chars)
     turn = await asyncio.to_thread(svc.assistant.reply, device, text)
-    background.add_task(svc.assistant.remember, turn)
+    learn = svc.assistant.learning_job(turn)
+    if learn is not None:
+        background.add_task(learn)
     return JSONResponse(
         {"response": turn.response, "action": turn.action},
         headers={"Server-Timing": server_timing(turn)},

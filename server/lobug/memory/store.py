@@ -434,6 +434,11 @@ class MemoryStore:
         )
         return int(rows[0][0])
 
+    def count_summaries(self, agent: str) -> int:
+        rows = self._query("SELECT COUNT(*) FROM summaries WHERE agent_id = ?",
+                           (self.agent_id(agent),))
+        return int(rows[0][0])
+
     def summaries(self, agent: str) -> list[Summary]:
         rows = self._query(
             "SELECT id, content, source_from_id, source_to_id, created_at, incorporated "
@@ -572,6 +577,13 @@ class MemoryStore:
             (self.agent_id(agent), limit),
         )
         return [self._fact(row) for row in rows]
+
+    def count_facts(self, agent: str) -> int:
+        rows = self._query(
+            "SELECT COUNT(*) FROM facts WHERE agent_id = ? AND invalidated_at IS NULL",
+            (self.agent_id(agent),),
+        )
+        return int(rows[0][0])
 
     def set_user_score(self, fact_id: int, score: int | None) -> None:
         if score is not None and not 0 <= score <= 10:
