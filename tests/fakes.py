@@ -58,7 +58,7 @@ class FakeChat(ChatBackend):
                 return self.replies.popleft()
         if self.responder is not None:
             return self.responder(messages, json_schema)
-        return "{\"facts\": []}" if json_schema is not None else self.default
+        return '{"facts": []}' if json_schema is not None else self.default
 
     def is_available(self) -> bool:
         return self.fail_with is None

@@ -52,7 +52,11 @@ def test_environment_overrides_every_tunable(tmp_path: Path) -> None:
         }
     )
     assert (settings.host, settings.port, settings.db_path) == ("0.0.0.0", 9000, tmp_path / "x.db")
-    assert (settings.llm_backend, settings.llm_model, settings.llm_api_key) == ("openai", "qwen", "k")
+    assert (settings.llm_backend, settings.llm_model, settings.llm_api_key) == (
+        "openai",
+        "qwen",
+        "k",
+    )
     assert settings.embed_model_name == "mxbai-embed-large"
     assert settings.device_tokens == ("a", "b")
     assert settings.agent_for_device("kitchen") == "family"
@@ -84,8 +88,15 @@ def test_bad_values_name_the_variable(env: dict[str, str], message: str) -> None
 
 @pytest.mark.parametrize(
     ("host", "loopback"),
-    [("127.0.0.1", True), ("localhost", True), ("::1", True), ("127.0.0.2", True),
-     ("0.0.0.0", False), ("192.168.1.5", False), ("lobug.local", False)],
+    [
+        ("127.0.0.1", True),
+        ("localhost", True),
+        ("::1", True),
+        ("127.0.0.2", True),
+        ("0.0.0.0", False),
+        ("192.168.1.5", False),
+        ("lobug.local", False),
+    ],
 )
 def test_loopback_detection(host: str, loopback: bool) -> None:
     assert is_loopback(host) is loopback

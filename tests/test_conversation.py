@@ -7,8 +7,9 @@ from lobug.memory.store import Fact, ScoredFact
 
 
 def scored(content: str) -> ScoredFact:
-    fact = Fact(1, "lobug", content, "personal", None, None, None, None, 0.5, None, (), 0, 0,
-                None, None)
+    fact = Fact(
+        1, "lobug", content, "personal", None, None, None, None, 0.5, None, (), 0, 0, None, None
+    )
     return ScoredFact(fact, 0.9)
 
 

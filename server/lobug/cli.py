@@ -39,9 +39,7 @@ def serve_command(settings: Settings, host: str | None, port: int | None, log_le
 
     from lobug.app import create_app
 
-    settings = settings.with_overrides(
-        host=host or settings.host, port=port or settings.port
-    )
+    settings = settings.with_overrides(host=host or settings.host, port=port or settings.port)
     app = create_app(settings)
     uvicorn.run(app, host=settings.host, port=settings.port, log_level=log_level.lower())
     return 0

@@ -112,40 +112,40 @@ class Settings:
         """Build settings from environment variables (see the README for the list)."""
         env = _Env(environ)
         memory = MemoryConfig(
-            short_term_threshold=env.int("LOBUG_SHORT_TERM_THRESHOLD", 30),
-            short_term_keep=env.int("LOBUG_SHORT_TERM_KEEP", 10),
-            long_term_threshold=env.int("LOBUG_LONG_TERM_THRESHOLD", 20),
-            long_term_keep=env.int("LOBUG_LONG_TERM_KEEP", 10),
-            retrieval_top_k=env.int("LOBUG_RETRIEVAL_TOP_K", 5),
-            retrieval_min_similarity=env.float("LOBUG_RETRIEVAL_MIN_SIMILARITY", 0.3),
-            duplicate_distance_threshold=env.float("LOBUG_DUPLICATE_DISTANCE", 0.15),
-            working_memory_size=env.int("LOBUG_WORKING_MEMORY_SIZE", 20),
-            max_facts_per_exchange=env.int("LOBUG_MAX_FACTS_PER_EXCHANGE", 5),
+            short_term_threshold=env.integer("LOBUG_SHORT_TERM_THRESHOLD", 30),
+            short_term_keep=env.integer("LOBUG_SHORT_TERM_KEEP", 10),
+            long_term_threshold=env.integer("LOBUG_LONG_TERM_THRESHOLD", 20),
+            long_term_keep=env.integer("LOBUG_LONG_TERM_KEEP", 10),
+            retrieval_top_k=env.integer("LOBUG_RETRIEVAL_TOP_K", 5),
+            retrieval_min_similarity=env.number("LOBUG_RETRIEVAL_MIN_SIMILARITY", 0.3),
+            duplicate_distance_threshold=env.number("LOBUG_DUPLICATE_DISTANCE", 0.15),
+            working_memory_size=env.integer("LOBUG_WORKING_MEMORY_SIZE", 20),
+            max_facts_per_exchange=env.integer("LOBUG_MAX_FACTS_PER_EXCHANGE", 5),
         )
-        db_path = env.str("LOBUG_DB_PATH")
+        db_path = env.text("LOBUG_DB_PATH")
         return cls(
-            host=env.str("LOBUG_HOST") or "127.0.0.1",
-            port=env.int("LOBUG_PORT", 8321),
+            host=env.text("LOBUG_HOST") or "127.0.0.1",
+            port=env.integer("LOBUG_PORT", 8321),
             db_path=Path(db_path).expanduser() if db_path else default_db_path(),
-            agent=env.str("LOBUG_AGENT") or "lobug",
-            device_agents=parse_device_agents(env.str("LOBUG_DEVICE_AGENTS") or ""),
-            llm_backend=(env.str("LOBUG_LLM_BACKEND") or "auto").lower(),
-            llm_model=env.str("LOBUG_LLM_MODEL"),
-            llm_base_url=env.str("LOBUG_LLM_BASE_URL"),
-            llm_api_key=env.str("LOBUG_LLM_API_KEY"),
-            ollama_host=env.str("OLLAMA_HOST") or "http://127.0.0.1:11434",
-            llm_timeout_s=env.float("LOBUG_LLM_TIMEOUT", 60.0),
-            llm_connect_timeout_s=env.float("LOBUG_LLM_CONNECT_TIMEOUT", 3.0),
-            llm_max_tokens=env.int("LOBUG_LLM_MAX_TOKENS", 256),
-            llm_temperature=env.float("LOBUG_LLM_TEMPERATURE", 0.7),
-            llm_context_tokens=env.int("LOBUG_LLM_CONTEXT_TOKENS", 4096),
-            llm_threads=env.int("LOBUG_LLM_THREADS", 2),
-            embed_backend=(env.str("LOBUG_EMBED_BACKEND") or "local").lower(),
-            embed_model=env.str("LOBUG_EMBED_MODEL"),
-            embed_dim=env.optional_int("LOBUG_EMBED_DIM"),
-            device_tokens=parse_tokens(env.str("LOBUG_DEVICE_TOKENS") or ""),
-            allow_unauthenticated=env.bool("LOBUG_ALLOW_UNAUTHENTICATED", False),
-            max_text_chars=env.int("LOBUG_MAX_TEXT_CHARS", 4000),
+            agent=env.text("LOBUG_AGENT") or "lobug",
+            device_agents=parse_device_agents(env.text("LOBUG_DEVICE_AGENTS") or ""),
+            llm_backend=(env.text("LOBUG_LLM_BACKEND") or "auto").lower(),
+            llm_model=env.text("LOBUG_LLM_MODEL"),
+            llm_base_url=env.text("LOBUG_LLM_BASE_URL"),
+            llm_api_key=env.text("LOBUG_LLM_API_KEY"),
+            ollama_host=env.text("OLLAMA_HOST") or "http://127.0.0.1:11434",
+            llm_timeout_s=env.number("LOBUG_LLM_TIMEOUT", 60.0),
+            llm_connect_timeout_s=env.number("LOBUG_LLM_CONNECT_TIMEOUT", 3.0),
+            llm_max_tokens=env.integer("LOBUG_LLM_MAX_TOKENS", 256),
+            llm_temperature=env.number("LOBUG_LLM_TEMPERATURE", 0.7),
+            llm_context_tokens=env.integer("LOBUG_LLM_CONTEXT_TOKENS", 4096),
+            llm_threads=env.integer("LOBUG_LLM_THREADS", 2),
+            embed_backend=(env.text("LOBUG_EMBED_BACKEND") or "local").lower(),
+            embed_model=env.text("LOBUG_EMBED_MODEL"),
+            embed_dim=env.optional_integer("LOBUG_EMBED_DIM"),
+            device_tokens=parse_tokens(env.text("LOBUG_DEVICE_TOKENS") or ""),
+            allow_unauthenticated=env.flag("LOBUG_ALLOW_UNAUTHENTICATED", False),
+            max_text_chars=env.integer("LOBUG_MAX_TEXT_CHARS", 4000),
             memory=memory,
         )
 
@@ -204,16 +204,16 @@ class _Env:
     def __init__(self, environ: Mapping[str, str]) -> None:
         self._environ = environ
 
-    def str(self, name: str) -> str | None:
+    def text(self, name: str) -> str | None:
         value = self._environ.get(name, "").strip()
         return value or None
 
-    def int(self, name: str, default: int) -> int:
-        value = self.optional_int(name)
+    def integer(self, name: str, default: int) -> int:
+        value = self.optional_integer(name)
         return default if value is None else value
 
-    def optional_int(self, name: str) -> int | None:
-        raw = self.str(name)
+    def optional_integer(self, name: str) -> int | None:
+        raw = self.text(name)
         if raw is None:
             return None
         try:
@@ -221,8 +221,8 @@ class _Env:
         except ValueError:
             raise ConfigError(f"{name} must be an integer, got {raw!r}") from None
 
-    def float(self, name: str, default: float) -> float:
-        raw = self.str(name)
+    def number(self, name: str, default: float) -> float:
+        raw = self.text(name)
         if raw is None:
             return default
         try:
@@ -230,8 +230,8 @@ class _Env:
         except ValueError:
             raise ConfigError(f"{name} must be a number, got {raw!r}") from None
 
-    def bool(self, name: str, default: bool) -> bool:
-        raw = self.str(name)
+    def flag(self, name: str, default: bool) -> bool:
+        raw = self.text(name)
         if raw is None:
             return default
         if raw.lower() in ("1", "true", "yes", "on"):

@@ -103,9 +103,18 @@ def test_devices_mapped_to_other_agents_do_not_share_facts(
 def test_sensor_state_is_per_device_and_reaches_the_prompt(
     client: TestClient, fake_chat: FakeChat
 ) -> None:
-    reading = {"orientation": "face_down", "is_moving": False, "is_shaking": True,
-               "tap_detected": False, "accel_x": 0.1, "accel_y": -0.2, "accel_z": 9.8,
-               "gyro_x": 0, "gyro_y": 0, "gyro_z": 1}
+    reading = {
+        "orientation": "face_down",
+        "is_moving": False,
+        "is_shaking": True,
+        "tap_detected": False,
+        "accel_x": 0.1,
+        "accel_y": -0.2,
+        "accel_z": 9.8,
+        "gyro_x": 0,
+        "gyro_y": 0,
+        "gyro_z": 1,
+    }
     response = client.post("/context/sensors", json=reading, headers={"X-Device-Id": "a"})
     assert response.json() == {"status": "ok"}
     assert client.post("/context/sensors", json={}).status_code == 200
@@ -141,8 +150,7 @@ def test_model_prefix_never_reaches_the_device(client: TestClient, fake_chat: Fa
 def test_bad_chat_input_gets_a_clear_4xx(
     client: TestClient, fake_chat: FakeChat, body: bytes, status: int, error: str
 ) -> None:
-    response = client.post("/chat/text", content=body,
-                           headers={"Content-Type": "application/json"})
+    response = client.post("/chat/text", content=body, headers={"Content-Type": "application/json"})
     assert response.status_code == status
     assert response.json()["error"] == error
     assert fake_chat.requests == []
@@ -150,12 +158,21 @@ def test_bad_chat_input_gets_a_clear_4xx(
 
 @pytest.mark.parametrize(
     "body",
-    [{"is_moving": "yes"}, {"accel_x": "fast"}, {"accel_x": 1e400}, {"gyro_z": True},
-     {"orientation": 3}, {"accel_y": 10**400}],
+    [
+        {"is_moving": "yes"},
+        {"accel_x": "fast"},
+        {"accel_x": 1e400},
+        {"gyro_z": True},
+        {"orientation": 3},
+        {"accel_y": 10**400},
+    ],
 )
 def test_bad_sensor_input_gets_a_422(client: TestClient, body: dict[str, object]) -> None:
-    response = client.post("/context/sensors", content=json.dumps(body).encode(),
-                           headers={"Content-Type": "application/json"})
+    response = client.post(
+        "/context/sensors",
+        content=json.dumps(body).encode(),
+        headers={"Content-Type": "application/json"},
+    )
     assert response.status_code == 422
     assert response.json()["error"] == "invalid_sensors"
 
@@ -210,14 +227,19 @@ def test_tokens_guard_everything_but_health(settings: Settings, backends: Backen
     guarded = settings.with_overrides(device_tokens=("s3cret", "other"))
     with TestClient(create_app(guarded, backends)) as client:
         assert client.get("/health").status_code == 200
-        for headers in ({}, {"Authorization": "Bearer wrong"}, {"Authorization": "s3cret"},
-                        {"Authorization": "Bearer s3crét".encode("latin-1")}):
+        for headers in (
+            {},
+            {"Authorization": "Bearer wrong"},
+            {"Authorization": "s3cret"},
+            {"Authorization": "Bearer s3crét".encode("latin-1")},
+        ):
             response = client.post("/chat/text", json={"text": "hi"}, headers=headers)
             assert response.status_code == 401
             assert response.json()["error"] == "unauthorized"
             assert client.post("/context/sensors", json={}, headers=headers).status_code == 401
-        ok = client.post("/chat/text", json={"text": "hi"},
-                         headers={"Authorization": "Bearer s3cret"})
+        ok = client.post(
+            "/chat/text", json={"text": "hi"}, headers={"Authorization": "Bearer s3cret"}
+        )
         assert ok.status_code == 200
 
 

@@ -12,7 +12,7 @@ import json
 import socket
 import threading
 from collections import deque
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -113,7 +113,9 @@ class FakeServer:
         self.chat_replies: deque[list[str]] = deque()
         self._lock = threading.Lock()
         self._httpd = _HTTPServer(self)
-        self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
+        self._thread = threading.Thread(
+            target=self._httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
+        )
         self._thread.start()
 
     @property
@@ -146,7 +148,7 @@ class FakeServer:
             pending = self.failures.get(path)
             if pending:
                 return pending.popleft()
-        return self.route(method, path, body)
+            return self.route(method, path, body)
 
     def next_reply(self) -> list[str]:
         return self.chat_replies.popleft() if self.chat_replies else ["(nothing scripted)"]
@@ -180,9 +182,12 @@ class FakeOllama(FakeServer):
             return self._chat(body)
         if method == "POST" and path == "/api/embed":
             texts = body["input"] if isinstance(body["input"], list) else [body["input"]]
-            return Reply(body={"model": body["model"], "embeddings": [
-                self.vector_for(text) for text in texts
-            ]})
+            return Reply(
+                body={
+                    "model": body["model"],
+                    "embeddings": [self.vector_for(text) for text in texts],
+                }
+            )
         return self.error(404, f"no route for {method} {path}")
 
     def _chat(self, body: Any) -> Reply:
@@ -241,15 +246,29 @@ class FakeOpenAI(FakeServer):
         return self.vectors.get(text, [1.0] * self.embed_dim)
 
     def error(self, status: int, message: str) -> Reply:
-        return Reply(status, {"error": {"message": message, "type": "invalid_request_error",
-                                        "param": None, "code": None}})
+        return Reply(
+            status,
+            {
+                "error": {
+                    "message": message,
+                    "type": "invalid_request_error",
+                    "param": None,
+                    "code": None,
+                }
+            },
+        )
 
     def route(self, method: str, path: str, body: Any) -> Reply:
         if method == "GET" and path == "/v1/models":
-            return Reply(body={"object": "list", "data": [
-                {"id": name, "object": "model", "created": 0, "owned_by": "test"}
-                for name in self.models
-            ]})
+            return Reply(
+                body={
+                    "object": "list",
+                    "data": [
+                        {"id": name, "object": "model", "created": 0, "owned_by": "test"}
+                        for name in self.models
+                    ],
+                }
+            )
         if method == "POST" and path == "/v1/chat/completions":
             if self.rejects_response_format and "response_format" in body:
                 return self.error(400, "response_format is not supported")
@@ -261,28 +280,34 @@ class FakeOpenAI(FakeServer):
     def _chat(self, body: Any) -> Reply:
         pieces = self.next_reply()
         if not body.get("stream"):
-            return Reply(body={
-                "id": "chatcmpl-1",
-                "object": "chat.completion",
-                "created": 0,
-                "model": body["model"],
-                "choices": [{
-                    "index": 0,
-                    "message": {"role": "assistant", "content": "".join(pieces)},
-                    "finish_reason": "stop",
-                }],
-            })
+            return Reply(
+                body={
+                    "id": "chatcmpl-1",
+                    "object": "chat.completion",
+                    "created": 0,
+                    "model": body["model"],
+                    "choices": [
+                        {
+                            "index": 0,
+                            "message": {"role": "assistant", "content": "".join(pieces)},
+                            "finish_reason": "stop",
+                        }
+                    ],
+                }
+            )
         deltas: list[tuple[dict[str, Any], str | None]] = [({"role": "assistant"}, None)]
         deltas += [({"content": piece}, None) for piece in pieces]
         deltas.append(({}, "stop"))
         events = [
-            json.dumps({
-                "id": "chatcmpl-1",
-                "object": "chat.completion.chunk",
-                "created": 0,
-                "model": body["model"],
-                "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
-            })
+            json.dumps(
+                {
+                    "id": "chatcmpl-1",
+                    "object": "chat.completion.chunk",
+                    "created": 0,
+                    "model": body["model"],
+                    "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+                }
+            )
             for delta, finish in deltas
         ]
         events.append("[DONE]")
@@ -305,12 +330,14 @@ class FakeOpenAI(FakeServer):
             data.append({"object": "embedding", "index": index, "embedding": encoded})
         if self.reverse_embeddings:
             data.reverse()
-        return Reply(body={
-            "object": "list",
-            "data": data,
-            "model": body["model"],
-            "usage": {"prompt_tokens": 1, "total_tokens": 1},
-        })
+        return Reply(
+            body={
+                "object": "list",
+                "data": data,
+                "model": body["model"],
+                "usage": {"prompt_tokens": 1, "total_tokens": 1},
+            }
+        )
 
 
 # ------------------------------------------------------------------------------- fixtures
@@ -710,6 +737,7 @@ def test_openai_stream_can_be_abandoned_early(openai_server: FakeOpenAI, closing
     chat = _openai_chat(closing, openai_server.base_url)
 
     pieces = chat.stream(HELLO, max_tokens=16)
+    assert isinstance(pieces, Generator)
     assert next(pieces) == "one "
     pieces.close()
 
@@ -762,10 +790,15 @@ def test_openai_sends_the_api_key_as_bearer_token(
     openai_server: FakeOpenAI, closing: Closer
 ) -> None:
     openai_server.say("ok")
-    chat: OpenAIChat = closing(OpenAIChat(
-        "served-model", base_url=openai_server.base_url, api_key="sk-test",
-        timeout_s=5, connect_timeout_s=0.5,
-    ))
+    chat: OpenAIChat = closing(
+        OpenAIChat(
+            "served-model",
+            base_url=openai_server.base_url,
+            api_key="sk-test",
+            timeout_s=5,
+            connect_timeout_s=0.5,
+        )
+    )
 
     assert chat.complete(HELLO, max_tokens=4) == "ok"
     assert openai_server.received[-1].headers["authorization"] == "Bearer sk-test"
@@ -783,9 +816,11 @@ def test_openai_embedder_normalises_and_orders_by_index(
         "b": [0.0, 5.0, 0.0, 0.0],
         "c": [1.0, 1.0, 1.0, 1.0],
     }
-    embedder: OpenAIEmbedder = closing(OpenAIEmbedder(
-        "embedder", base_url=openai_server.base_url, api_key=None, dimension=None, timeout_s=5
-    ))
+    embedder: OpenAIEmbedder = closing(
+        OpenAIEmbedder(
+            "embedder", base_url=openai_server.base_url, api_key=None, dimension=None, timeout_s=5
+        )
+    )
 
     vectors = embedder.embed_batch(["a", "b", "c"])
 
@@ -799,17 +834,24 @@ def test_openai_embedder_normalises_and_orders_by_index(
 
 
 def test_openai_embedder_dimension(openai_server: FakeOpenAI, closing: Closer) -> None:
-    known: OpenAIEmbedder = closing(OpenAIEmbedder(
-        "text-embedding-3-small", base_url=openai_server.base_url, api_key=None,
-        dimension=None, timeout_s=5,
-    ))
+    known: OpenAIEmbedder = closing(
+        OpenAIEmbedder(
+            "text-embedding-3-small",
+            base_url=openai_server.base_url,
+            api_key=None,
+            dimension=None,
+            timeout_s=5,
+        )
+    )
     assert known.dimension == 1536
     assert openai_server.received == []
 
     openai_server.embed_dim = 5
-    probed: OpenAIEmbedder = closing(OpenAIEmbedder(
-        "embedder", base_url=openai_server.base_url, api_key=None, dimension=None, timeout_s=5
-    ))
+    probed: OpenAIEmbedder = closing(
+        OpenAIEmbedder(
+            "embedder", base_url=openai_server.base_url, api_key=None, dimension=None, timeout_s=5
+        )
+    )
     assert probed.dimension == 5
     assert probed.dimension == 5
     assert len(openai_server.bodies("/v1/embeddings")) == 1
@@ -820,12 +862,16 @@ def test_openai_embedder_failures(
 ) -> None:
     openai_server.fail_next("/v1/embeddings", 500)
     openai_server.fail_next("/v1/embeddings", 400, "input too long")
-    embedder: OpenAIEmbedder = closing(OpenAIEmbedder(
-        "embedder", base_url=openai_server.base_url, api_key=None, dimension=None, timeout_s=5
-    ))
-    unreachable: OpenAIEmbedder = closing(OpenAIEmbedder(
-        "embedder", base_url=f"{closed_url}/v1", api_key=None, dimension=None, timeout_s=0.5
-    ))
+    embedder: OpenAIEmbedder = closing(
+        OpenAIEmbedder(
+            "embedder", base_url=openai_server.base_url, api_key=None, dimension=None, timeout_s=5
+        )
+    )
+    unreachable: OpenAIEmbedder = closing(
+        OpenAIEmbedder(
+            "embedder", base_url=f"{closed_url}/v1", api_key=None, dimension=None, timeout_s=0.5
+        )
+    )
 
     with pytest.raises(BackendUnavailable, match="500"):
         embedder.embed("a")
@@ -847,8 +893,13 @@ def test_auto_picks_ollama_when_it_has_the_default_model(
     ollama: FakeOllama, closing: Closer, tmp_path: Path
 ) -> None:
     ollama.say("from ollama")
-    settings = _settings(tmp_path, llm_backend="auto", ollama_host=ollama.url,
-                         llm_connect_timeout_s=0.5, llm_timeout_s=5)
+    settings = _settings(
+        tmp_path,
+        llm_backend="auto",
+        ollama_host=ollama.url,
+        llm_connect_timeout_s=0.5,
+        llm_timeout_s=5,
+    )
 
     chat = closing(build_chat(settings))
 
@@ -860,8 +911,9 @@ def test_auto_picks_ollama_when_it_has_the_default_model(
 def test_auto_picks_ollama_for_a_configured_model_it_has(
     ollama: FakeOllama, closing: Closer, tmp_path: Path
 ) -> None:
-    settings = _settings(tmp_path, llm_backend="auto", llm_model="qwen2.5:0.5b",
-                         ollama_host=ollama.url)
+    settings = _settings(
+        tmp_path, llm_backend="auto", llm_model="qwen2.5:0.5b", ollama_host=ollama.url
+    )
 
     chat = closing(build_chat(settings))
 
@@ -869,9 +921,7 @@ def test_auto_picks_ollama_for_a_configured_model_it_has(
     assert chat.model == "qwen2.5:0.5b"
 
 
-def test_auto_falls_back_to_embedded_when_nothing_listens(
-    closed_url: str, tmp_path: Path
-) -> None:
+def test_auto_falls_back_to_embedded_when_nothing_listens(closed_url: str, tmp_path: Path) -> None:
     settings = _settings(tmp_path, llm_backend="auto", ollama_host=closed_url)
 
     assert choose_auto_backend(settings) == "embedded"
@@ -880,16 +930,16 @@ def test_auto_falls_back_to_embedded_when_nothing_listens(
 def test_auto_falls_back_to_embedded_when_ollama_lacks_the_model(
     ollama: FakeOllama, tmp_path: Path
 ) -> None:
-    settings = _settings(tmp_path, llm_backend="auto", llm_model="mistral",
-                         ollama_host=ollama.url)
+    settings = _settings(tmp_path, llm_backend="auto", llm_model="mistral", ollama_host=ollama.url)
 
     assert choose_auto_backend(settings) == "embedded"
     assert [r.path for r in ollama.received] == ["/api/tags"]
 
 
 def test_auto_uses_a_gguf_file_without_asking_ollama(ollama: FakeOllama, tmp_path: Path) -> None:
-    settings = _settings(tmp_path, llm_backend="auto", llm_model=str(tmp_path / "mine.GGUF"),
-                         ollama_host=ollama.url)
+    settings = _settings(
+        tmp_path, llm_backend="auto", llm_model=str(tmp_path / "mine.GGUF"), ollama_host=ollama.url
+    )
 
     assert choose_auto_backend(settings) == "embedded"
     assert ollama.received == []
@@ -899,8 +949,13 @@ def test_explicit_openai_backend_talks_to_the_configured_server(
     openai_server: FakeOpenAI, closing: Closer, tmp_path: Path
 ) -> None:
     openai_server.say("from openai")
-    settings = _settings(tmp_path, llm_backend="openai", llm_model="served-model",
-                         llm_base_url=openai_server.base_url, llm_connect_timeout_s=0.5)
+    settings = _settings(
+        tmp_path,
+        llm_backend="openai",
+        llm_model="served-model",
+        llm_base_url=openai_server.base_url,
+        llm_connect_timeout_s=0.5,
+    )
 
     chat = closing(build_chat(settings))
 

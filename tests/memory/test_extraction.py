@@ -12,9 +12,7 @@ def test_parses_object_list_and_fenced_json() -> None:
     ]
     assert parse_fact_payload('[{"fact": "b"}]') == [{"fact": "b"}]
     assert parse_fact_payload('```json\n{"facts": [{"fact": "c"}]}\n```') == [{"fact": "c"}]
-    assert parse_fact_payload('Sure! {"facts": [{"fact": "d"}]} hope that helps') == [
-        {"fact": "d"}
-    ]
+    assert parse_fact_payload('Sure! {"facts": [{"fact": "d"}]} hope that helps') == [{"fact": "d"}]
 
 
 @given(st.text())

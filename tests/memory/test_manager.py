@@ -70,8 +70,12 @@ def test_retrieval_applies_floor_and_top_k(
     store: MemoryStore, fake_chat: FakeChat, fake_embedder: FakeEmbedder
 ) -> None:
     memory = manager(store, fake_chat, fake_embedder, retrieval_top_k=2)
-    for text in ("The user likes green tea", "The user likes black tea", "The user likes tea",
-                 "The user owns a red bicycle"):
+    for text in (
+        "The user likes green tea",
+        "The user likes black tea",
+        "The user likes tea",
+        "The user owns a red bicycle",
+    ):
         fake_chat.enqueue(facts_reply(text))
         memory.process_exchange("lobug", *exchange(store, text.replace("The user", "I"), "ok"))
     context = memory.retrieve_context("lobug", "does the user like tea")

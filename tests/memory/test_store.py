@@ -84,10 +84,15 @@ def test_agents_are_separate_namespaces(store: MemoryStore) -> None:
 
 
 def test_superseded_fact_becomes_linked_history(store: MemoryStore) -> None:
-    old = store.add_fact("lobug", NewFact("The user lives in Portland", "personal"),
-                         unit(1, 0, *[0] * 62))
-    new = store.add_fact("lobug", NewFact("The user lives in Seattle", "personal"),
-                         unit(1, 0.1, *[0] * 62), supersedes=[old.id])
+    old = store.add_fact(
+        "lobug", NewFact("The user lives in Portland", "personal"), unit(1, 0, *[0] * 62)
+    )
+    new = store.add_fact(
+        "lobug",
+        NewFact("The user lives in Seattle", "personal"),
+        unit(1, 0.1, *[0] * 62),
+        supersedes=[old.id],
+    )
     history = {f.id: f for f in store.facts("lobug", include_history=True)}
     assert history[old.id].invalidated_at is not None
     assert history[old.id].superseded_by == new.id
@@ -112,7 +117,10 @@ def test_fact_fields_round_trip(store: MemoryStore) -> None:
     )
     stored = store.add_fact("lobug", fact, unit(0, 1, *[0] * 62))
     assert (stored.subject, stored.relation, stored.object, stored.time_span) == (
-        "user", "has appointment", "dentist", "Friday"
+        "user",
+        "has appointment",
+        "dentist",
+        "Friday",
     )
     assert stored.source_message_ids == (3, 4)
     assert stored.confidence == pytest.approx(0.8)
@@ -136,8 +144,9 @@ def test_fast_index_agrees_with_sqlite_vec(store: MemoryStore) -> None:
         fast = store.search_facts("lobug", query, 5)
         exact = store.search_facts_sqlite("lobug", query, 5)
         assert [h.fact.id for h in fast] == [h.fact.id for h in exact]
-        assert [h.similarity for h in fast] == pytest.approx([h.similarity for h in exact],
-                                                              abs=1e-5)
+        assert [h.similarity for h in fast] == pytest.approx(
+            [h.similarity for h in exact], abs=1e-5
+        )
 
 
 def test_index_is_rebuilt_from_the_store_on_reopen(tmp_path: Path) -> None:
@@ -171,8 +180,9 @@ def test_reindex_switches_model_and_dimension(tmp_path: Path) -> None:
     old.bind_embedding("model-a", 4)
     old.add_fact("lobug", NewFact("The user likes green tea"), unit(1, 0, 0, 0))
     superseded = old.add_fact("lobug", NewFact("The user lives in Oslo"), unit(0, 1, 0, 0))
-    old.add_fact("lobug", NewFact("The user lives in Bergen"), unit(0, 1, 0.1, 0),
-                 supersedes=[superseded.id])
+    old.add_fact(
+        "lobug", NewFact("The user lives in Bergen"), unit(0, 1, 0.1, 0), supersedes=[superseded.id]
+    )
     old.close()
 
     embedder = FakeEmbedder(dim=32)

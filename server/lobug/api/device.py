@@ -133,9 +133,7 @@ def validated_text(body: dict[str, Any], max_chars: int) -> str:
 
 
 def server_timing(turn: Turn) -> str:
-    return ", ".join(
-        f"{name};dur={duration:.1f}" for name, duration in turn.timings_ms.items()
-    )
+    return ", ".join(f"{name};dur={duration:.1f}" for name, duration in turn.timings_ms.items())
 
 
 @router.post("/context/sensors")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -35,7 +36,7 @@ class ApiError(Exception):
 
 
 def error_response(
-    status: int, error: str, detail: Any, headers: dict[str, str] | None = None
+    status: int, error: str, detail: Any, headers: Mapping[str, str] | None = None
 ) -> JSONResponse:
     return JSONResponse({"error": error, "detail": detail}, status_code=status, headers=headers)
 

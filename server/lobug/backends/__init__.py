@@ -72,10 +72,9 @@ def build_chat(settings: Settings) -> ChatBackend:
         )
     from lobug.backends.embedded import EmbeddedChat
 
-    model_path = Path(settings.llm_model).expanduser() if _is_gguf(settings.llm_model) else None
-    return EmbeddedChat(
-        model_path, n_ctx=settings.llm_context_tokens, threads=settings.llm_threads
-    )
+    model = settings.llm_model
+    model_path = Path(model).expanduser() if model and _is_gguf(model) else None
+    return EmbeddedChat(model_path, n_ctx=settings.llm_context_tokens, threads=settings.llm_threads)
 
 
 def _is_gguf(model: str | None) -> bool:
@@ -92,8 +91,9 @@ def _choose_auto_backend(settings: Settings) -> str:
     if ollama_has_model(settings.ollama_host, wanted):
         log.info("auto: Ollama at %s has %s; using it", settings.ollama_host, wanted)
         return "ollama"
-    log.info("auto: no Ollama with %s at %s; using the embedded model", wanted,
-             settings.ollama_host)
+    log.info(
+        "auto: no Ollama with %s at %s; using the embedded model", wanted, settings.ollama_host
+    )
     return "embedded"
 
 

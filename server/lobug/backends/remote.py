@@ -161,10 +161,11 @@ class OllamaEmbedder(Embedder):
 
 
 def openai_client(
-    base_url: str | None, api_key: str | None, timeout: httpx.Timeout
+    base_url: str | None, api_key: str | None, total_s: float, connect_s: float
 ) -> openai.OpenAI:
     import openai
 
+    timeout = openai.Timeout(total_s, connect=connect_s)
     # Local servers ignore the key, but the client insists on having one.
     return openai.OpenAI(
         base_url=base_url, api_key=api_key or "not-needed", timeout=timeout, max_retries=0
@@ -175,8 +176,10 @@ def _openai_failure(exc: Exception, where: str) -> BackendError:
     import openai
 
     if isinstance(exc, openai.APIStatusError):
-        kind = BackendUnavailable if exc.status_code in (404, 429) or exc.status_code >= 500 else (
-            BackendError
+        kind = (
+            BackendUnavailable
+            if exc.status_code in (404, 429) or exc.status_code >= 500
+            else (BackendError)
         )
         return kind(f"OpenAI-compatible server at {where} answered {exc.status_code}: {exc}")
     return BackendUnavailable(f"OpenAI-compatible server at {where} is unreachable: {exc}")
@@ -197,10 +200,8 @@ class OpenAIChat(ChatBackend):
     ):
         self.model = model
         self.base_url = base_url or "https://api.openai.com/v1"
-        self._client = openai_client(base_url, api_key, _timeout(timeout_s, connect_timeout_s))
-        self._probe = openai_client(
-            base_url, api_key, _timeout(PROBE_TIMEOUT_S, PROBE_TIMEOUT_S)
-        )
+        self._client = openai_client(base_url, api_key, timeout_s, connect_timeout_s)
+        self._probe = openai_client(base_url, api_key, PROBE_TIMEOUT_S, PROBE_TIMEOUT_S)
 
     def complete(
         self,
@@ -251,8 +252,9 @@ class OpenAIChat(ChatBackend):
                 stream=True,
             )
             for chunk in chunks:
-                if chunk.choices and chunk.choices[0].delta.content:
-                    yield chunk.choices[0].delta.content
+                choices = getattr(chunk, "choices", None)
+                if choices and choices[0].delta.content:
+                    yield choices[0].delta.content
         except openai.OpenAIError as exc:
             raise _openai_failure(exc, self.base_url) from exc
 
@@ -282,7 +284,7 @@ class OpenAIEmbedder(Embedder):
     ):
         self.model = model
         self.base_url = base_url or "https://api.openai.com/v1"
-        self._client = openai_client(base_url, api_key, _timeout(timeout_s, min(timeout_s, 3.0)))
+        self._client = openai_client(base_url, api_key, timeout_s, min(timeout_s, 3.0))
         self._dimension = dimension or KNOWN_EMBED_DIMS.get(model)
 
     @property

@@ -7,7 +7,6 @@ into "Italy"), so a fact is kept only when its key words occur in the exchange i
 from __future__ import annotations
 
 import json
-import os
 import re
 from collections.abc import Iterable, Sequence
 from typing import Any
@@ -30,7 +29,7 @@ STOPWORDS = frozenset(
     themselves then there these they this those through to too under until up very was we were
     what when where which while who whom why will with would you your yours yourself yourselves
     user user's users assistant lo-bug lobug person someone named called currently really
-    """.split()
+    """.split()  # noqa: SIM905 - a word list reads better as text
 )
 
 
@@ -73,8 +72,15 @@ def same_word(a: str, b: str) -> bool:
         return True
     if a.isdigit() or b.isdigit():
         return False
-    shared = len(os.path.commonprefix([a, b]))
+    shared = common_prefix_length(a, b)
     return shared >= MIN_STEM_CHARS and shared >= min(len(a), len(b)) - 1
+
+
+def common_prefix_length(a: str, b: str) -> int:
+    for position, (x, y) in enumerate(zip(a, b, strict=False)):
+        if x != y:
+            return position
+    return min(len(a), len(b))
 
 
 def occurs_in(word: str, source_words: set[str]) -> bool:

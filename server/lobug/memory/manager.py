@@ -109,8 +109,10 @@ class MemoryManager:
         """Extract facts, then run the cascades; every step isolated from the others."""
         report = ExchangeReport()
         steps: list[tuple[str, Callable[[], None]]] = [
-            ("extract_facts", lambda: self._extract_facts(agent, user_message,
-                                                          assistant_message, report)),
+            (
+                "extract_facts",
+                lambda: self._extract_facts(agent, user_message, assistant_message, report),
+            ),
             ("short_term_cascade", lambda: self._short_term_cascade(agent, report)),
             ("long_term_cascade", lambda: self._long_term_cascade(agent, report)),
         ]
@@ -144,9 +146,7 @@ class MemoryManager:
         for fact, vector in zip(facts, vectors, strict=True):
             self._remember(agent, fact, vector, report)
 
-    def _remember(
-        self, agent: str, fact: NewFact, vector: object, report: ExchangeReport
-    ) -> None:
+    def _remember(self, agent: str, fact: NewFact, vector: object, report: ExchangeReport) -> None:
         """Store a fact; a near-duplicate current fact becomes its history."""
         import numpy as np
 

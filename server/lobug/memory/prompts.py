@@ -27,7 +27,9 @@ FACT_SCHEMA_ITEM: JsonSchema = {
 def fact_schema(max_items: int) -> JsonSchema:
     return {
         "type": "object",
-        "properties": {"facts": {"type": "array", "maxItems": max_items, "items": FACT_SCHEMA_ITEM}},
+        "properties": {
+            "facts": {"type": "array", "maxItems": max_items, "items": FACT_SCHEMA_ITEM}
+        },
         "required": ["facts"],
     }
 

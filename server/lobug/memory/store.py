@@ -130,7 +130,8 @@ MIGRATIONS: tuple[Migration, ...] = (
                 summarized INTEGER NOT NULL DEFAULT 0
             )""",
             "CREATE INDEX conversation_log_by_device ON conversation_log(agent_id, device_id, id)",
-            "CREATE INDEX conversation_log_unsummarized ON conversation_log(agent_id, summarized, id)",
+            "CREATE INDEX conversation_log_unsummarized "
+            "ON conversation_log(agent_id, summarized, id)",
             """CREATE TABLE facts (
                 id INTEGER PRIMARY KEY AUTOINCREMENT,
                 agent_id INTEGER NOT NULL REFERENCES agents(id),
@@ -344,7 +345,8 @@ class MemoryStore:
             return cached
         with self._transaction() as conn:
             conn.execute(
-                "INSERT OR IGNORE INTO agents(name, created_at) VALUES (?, ?)", (name, self._clock())
+                "INSERT OR IGNORE INTO agents(name, created_at) VALUES (?, ?)",
+                (name, self._clock()),
             )
             (agent_id,) = conn.execute("SELECT id FROM agents WHERE name = ?", (name,)).fetchone()
         self._agent_ids[name] = int(agent_id)
@@ -435,8 +437,9 @@ class MemoryStore:
         return int(rows[0][0])
 
     def count_summaries(self, agent: str) -> int:
-        rows = self._query("SELECT COUNT(*) FROM summaries WHERE agent_id = ?",
-                           (self.agent_id(agent),))
+        rows = self._query(
+            "SELECT COUNT(*) FROM summaries WHERE agent_id = ?", (self.agent_id(agent),)
+        )
         return int(rows[0][0])
 
     def summaries(self, agent: str) -> list[Summary]:

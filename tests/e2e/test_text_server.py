@@ -1,0 +1,83 @@
+"""The text path end to end: a real server process, real models, a real SQLite file, HTTP."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import httpx
+import pytest
+
+from lobug.memory.store import MemoryStore
+from tests.e2e.server import start_server, wait_for_learning
+
+pytestmark = [pytest.mark.e2e, pytest.mark.models]
+
+INTRODUCTION = "My name is Alex and I work at NASA"
+
+
+def test_conversation_and_learning_survive_a_restart(tmp_path: Path) -> None:
+    db_path = tmp_path / "memory.db"
+    server = start_server(db_path, tmp_path / "server.log")
+    try:
+        with httpx.Client(base_url=server.url, timeout=60) as client:
+            health = client.get("/health").json()
+            assert health["llm"]["backend"] == "embedded"
+            assert health["embedding"]["dimension"] == 384
+            first = client.post("/chat/text", json={"text": INTRODUCTION})
+            assert first.status_code == 200, first.text
+            first_reply = first.json()["response"]
+            assert first_reply.strip()
+            learned = wait_for_learning(client)
+            assert learned["messages"] == 2
+    finally:
+        server.stop()
+    assert server.process.returncode == 0, server.log()
+
+    store = MemoryStore(db_path)
+    facts_before = [f.content for f in store.facts("lobug")]
+    store.close()
+    assert facts_before, "the embedded model learned nothing from the introduction"
+    assert all("alex" in f.lower() or "nasa" in f.lower() for f in facts_before), facts_before
+
+    server = start_server(db_path, tmp_path / "server.log")
+    try:
+        with httpx.Client(base_url=server.url, timeout=60) as client:
+            remembered = client.get("/context/working-memory").json()["messages"]
+            assert remembered == [
+                {"role": "user", "content": INTRODUCTION},
+                {"role": "assistant", "content": first_reply},
+            ]
+            second = client.post("/chat/text", json={"text": "What is my name?"})
+            assert second.status_code == 200, second.text
+            counts = wait_for_learning(client)
+            assert counts["messages"] == 4
+            assert counts["facts"] >= len(facts_before)
+    finally:
+        server.stop()
+
+    store = MemoryStore(db_path)
+    log = [(m.role, m.content) for m in store.recent_messages("lobug", "default", 10)]
+    store.close()
+    assert log[0] == ("user", INTRODUCTION)
+    assert log[2] == ("user", "What is my name?")
+
+
+def test_bad_input_and_auth_on_the_real_server(tmp_path: Path) -> None:
+    server = start_server(
+        tmp_path / "memory.db",
+        tmp_path / "server.log",
+        {"LOBUG_DEVICE_TOKENS": "tok-1"},
+    )
+    try:
+        with httpx.Client(base_url=server.url, timeout=60) as client:
+            assert client.get("/health").status_code == 200
+            assert client.post("/chat/text", json={"text": "hi"}).status_code == 401
+            auth = {"Authorization": "Bearer tok-1"}
+            bad = client.post("/chat/text", content=b"{oops", headers=auth)
+            assert (bad.status_code, bad.json()["error"]) == (400, "invalid_json")
+            ok = client.post("/chat/text", json={"text": "Hello!"}, headers=auth)
+            assert ok.status_code == 200
+            sensors = client.post("/context/sensors", json={"orientation": "face_up"}, headers=auth)
+            assert sensors.json() == {"status": "ok"}
+    finally:
+        server.stop()
