@@ -4,7 +4,7 @@ OpenAI-compatible server such as vLLM, llama.cpp server or OpenAI (official `ope
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import httpx
 
@@ -22,6 +22,7 @@ from lobug.backends.base import (
 if TYPE_CHECKING:
     import ollama
     import openai
+    from openai.types.chat import ChatCompletionMessageParam
 
 # Dimensions of common embedding models, so the store can be checked before the first call.
 KNOWN_EMBED_DIMS = {
@@ -246,15 +247,16 @@ class OpenAIChat(ChatBackend):
         try:
             chunks = self._client.chat.completions.create(
                 model=self.model,
-                messages=list(messages),  # type: ignore[arg-type]
+                messages=cast("list[ChatCompletionMessageParam]", list(messages)),
                 max_tokens=max_tokens,
                 temperature=temperature,
                 stream=True,
             )
-            for chunk in chunks:
-                choices = getattr(chunk, "choices", None)
-                if choices and choices[0].delta.content:
-                    yield choices[0].delta.content
+            with chunks:  # an abandoned stream releases its connection at once
+                for chunk in chunks:
+                    choices = getattr(chunk, "choices", None)
+                    if choices and choices[0].delta.content:
+                        yield choices[0].delta.content
         except openai.OpenAIError as exc:
             raise _openai_failure(exc, self.base_url) from exc
 
