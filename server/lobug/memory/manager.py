@@ -10,7 +10,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from lobug.backends.base import BackendError, ChatBackend, Embedder
+from lobug.backends.base import BackendError, ChatBackend, Embedder, Vector
 from lobug.config import MemoryConfig
 from lobug.memory import prompts
 from lobug.memory.extraction import parse_fact_payload, validate_facts
@@ -18,7 +18,7 @@ from lobug.memory.store import Fact, MemoryStore, Message, NewFact, ScoredFact
 
 log = logging.getLogger(__name__)
 
-EXTRACTION_MAX_TOKENS = 384
+EXTRACTION_MAX_TOKENS = 256
 SUMMARY_MAX_TOKENS = 300
 DISTILL_MAX_TOKENS = 600
 DISTILL_FACTS = 10
@@ -146,18 +146,15 @@ class MemoryManager:
         for fact, vector in zip(facts, vectors, strict=True):
             self._remember(agent, fact, vector, report)
 
-    def _remember(self, agent: str, fact: NewFact, vector: object, report: ExchangeReport) -> None:
+    def _remember(self, agent: str, fact: NewFact, vector: Vector, report: ExchangeReport) -> None:
         """Store a fact; a near-duplicate current fact becomes its history."""
-        import numpy as np
-
-        vec = np.asarray(vector, dtype=np.float32)
-        nearest = self.store.search_facts(agent, vec, 1)
+        nearest = self.store.search_facts(agent, vector, 1)
         supersedes = [
             hit.fact.id
             for hit in nearest
             if hit.distance < self.config.duplicate_distance_threshold
         ]
-        stored = self.store.add_fact(agent, fact, vec, supersedes=supersedes)
+        stored = self.store.add_fact(agent, fact, vector, supersedes=supersedes)
         report.facts_added.append(stored)
         report.facts_superseded.extend(supersedes)
 
