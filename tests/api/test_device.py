@@ -256,3 +256,36 @@ def test_other_embedding_model_stops_start_up(settings: Settings, fake_chat: Fak
     app = create_app(settings, Backends(fake_chat, FakeEmbedder(dim=32)))
     with pytest.raises(EmbeddingMismatch, match="lobug reindex"), TestClient(app):
         pass
+
+
+def test_unreachable_ollama_answers_503_quickly(settings: Settings) -> None:
+    from lobug.backends.remote import OllamaChat
+    from tests.e2e.server import free_port
+
+    ollama = OllamaChat(
+        f"http://127.0.0.1:{free_port()}", "llama3.2", timeout_s=5, connect_timeout_s=1
+    )
+    with TestClient(create_app(settings, Backends(ollama, FakeEmbedder()))) as client:
+        response = client.post("/chat/text", json={"text": "hello?"})
+        assert response.status_code == 503
+        assert response.json()["error"] == "llm_unavailable"
+        health = client.get("/health").json()
+        assert (health["status"], health["ollama"]) == ("ok", False)
+
+
+def test_working_memory_endpoint_shows_messages_and_sensors(client: TestClient) -> None:
+    client.post("/context/sensors", json={"orientation": "upright"}, headers={"X-Device-Id": "w"})
+    say(client, "hello", device="w")
+    body = client.get("/context/working-memory", headers={"X-Device-Id": "w"}).json()
+    assert body["device_id"] == "w" and body["agent"] == "lobug"
+    assert [m["content"] for m in body["messages"]] == ["hello", "Okay."]
+    assert body["sensors"]["orientation"] == "upright"
+
+
+def test_health_counts_memory(client: TestClient, fake_chat: FakeChat) -> None:
+    fake_chat.enqueue(
+        "Ok.", json.dumps({"facts": [{"fact": "The user likes jazz", "type": "preference"}]})
+    )
+    say(client, "I like jazz")
+    memory = client.get("/health").json()["memory"]
+    assert memory == {"messages": 2, "facts": 1, "summaries": 0, "pending_learning": 0}
