@@ -10,7 +10,7 @@ from contextlib import asynccontextmanager
 from fastapi import FastAPI
 
 from lobug import __version__
-from lobug.api import device
+from lobug.api import device, voice
 from lobug.api.errors import install_error_handlers
 from lobug.backends import Backends
 from lobug.config import Settings, check_exposure
@@ -31,9 +31,11 @@ def create_app(settings: Settings, backends: Backends | None = None) -> FastAPI:
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         services = await asyncio.to_thread(open_services, settings, backends)
         app.state.services = services
+        speech_loading = asyncio.create_task(asyncio.to_thread(services.speech.load))
         try:
             yield
         finally:
+            await speech_loading
             await asyncio.to_thread(services.close)
 
     app = FastAPI(title="Lo-Bug", version=__version__, lifespan=lifespan)
@@ -41,4 +43,5 @@ def create_app(settings: Settings, backends: Backends | None = None) -> FastAPI:
     install_error_handlers(app)
     app.include_router(device.public)
     app.include_router(device.router)
+    app.include_router(voice.router)
     return app

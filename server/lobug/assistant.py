@@ -8,10 +8,10 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
-from lobug.backends.base import ChatBackend
+from lobug.backends.base import ChatBackend, ChatMessage
 from lobug.config import Settings
 from lobug.conversation import (
     DeviceState,
@@ -20,11 +20,13 @@ from lobug.conversation import (
     new_device_state,
     system_prompt,
 )
-from lobug.decision import Action, parse_reply
+from lobug.decision import Action, Decision, parse_reply
 from lobug.memory.manager import ExchangeReport, MemoryManager
 from lobug.memory.store import MemoryStore, Message
 
 log = logging.getLogger(__name__)
+
+PREFIX_PROBE_CHARS = len("[IGNORE]")
 
 
 @dataclass
@@ -79,9 +81,37 @@ class Assistant:
         Raises BackendError when the chat model fails; the user's message stays stored."""
         state = self.device(device_id)
         with state.lock:
-            return self._reply_locked(state, text, agency)
+            prepared = self._prepare(state, text, agency)
+            raw = self.chat.complete(
+                prepared.messages,
+                max_tokens=self.settings.llm_max_tokens,
+                temperature=self.settings.llm_temperature,
+            )
+            prepared.clock.lap("llm")
+            return self._finish(state, prepared, parse_reply(raw))
 
-    def _reply_locked(self, state: DeviceState, text: str, agency: bool) -> Turn:
+    def reply_streaming(self, device_id: str, text: str, *, agency: bool = False) -> StreamingTurn:
+        """Like `reply`, but the answer arrives in pieces as the model generates it.
+
+        The action is known when this returns (an [IGNORE]/[REACT] prefix is read first); the
+        caller consumes `pieces` and then calls `finish()`, which persists the answer and
+        releases the device for its next turn."""
+        state = self.device(device_id)
+        state.lock.acquire()
+        try:
+            prepared = self._prepare(state, text, agency)
+            stream = self.chat.stream(
+                prepared.messages,
+                max_tokens=self.settings.llm_max_tokens,
+                temperature=self.settings.llm_temperature,
+            )
+            action, head = read_action_prefix(stream)
+        except BaseException:
+            state.lock.release()
+            raise
+        return StreamingTurn(self, state, prepared, action, head, stream)
+
+    def _prepare(self, state: DeviceState, text: str, agency: bool) -> _Prepared:
         timings: dict[str, float] = {}
         clock = _Stopwatch(timings)
         user_message = self.store.append_message(state.agent, state.device_id, "user", text)
@@ -98,29 +128,24 @@ class Assistant:
             context_tokens=self.settings.llm_context_tokens,
             reply_tokens=self.settings.llm_max_tokens,
         )
-        raw = self.chat.complete(
-            messages,
-            max_tokens=self.settings.llm_max_tokens,
-            temperature=self.settings.llm_temperature,
-        )
-        clock.lap("llm")
+        return _Prepared(user_message, messages, timings, clock)
 
-        decision = parse_reply(raw)
+    def _finish(self, state: DeviceState, prepared: _Prepared, decision: Decision) -> Turn:
         assistant_message = None
         if decision.text:
             assistant_message = self.store.append_message(
                 state.agent, state.device_id, "assistant", decision.text
             )
             state.remember("assistant", decision.text)
-        clock.lap("persist_reply")
+        prepared.clock.lap("persist_reply")
         return Turn(
             device_id=state.device_id,
             agent=state.agent,
             action=decision.action,
             response=decision.text,
-            user_message=user_message,
+            user_message=prepared.user_message,
             assistant_message=assistant_message,
-            timings_ms=timings,
+            timings_ms=prepared.timings,
         )
 
     def learning_job(self, turn: Turn) -> Callable[[], ExchangeReport] | None:
@@ -152,6 +177,94 @@ class Assistant:
             return report
 
         return learn
+
+
+@dataclass
+class _Prepared:
+    user_message: Message
+    messages: list[ChatMessage]
+    timings: dict[str, float]
+    clock: _Stopwatch
+
+
+class StreamingTurn:
+    """A turn whose answer is still being generated; see `Assistant.reply_streaming`."""
+
+    def __init__(
+        self,
+        assistant: Assistant,
+        state: DeviceState,
+        prepared: _Prepared,
+        action: Action,
+        head: str,
+        rest: Iterator[str],
+    ) -> None:
+        self.action = action
+        self.user_message = prepared.user_message
+        self._assistant = assistant
+        self._state = state
+        self._prepared = prepared
+        self._head = head
+        self._rest = rest
+        self._said: list[str] = []
+        self.turn: Turn | None = None
+
+    @property
+    def timings_ms(self) -> dict[str, float]:
+        return self._prepared.timings
+
+    def pieces(self) -> Iterator[str]:
+        """The answer's text as it is generated (nothing for ignore/react)."""
+        if self.action != "respond":
+            return
+        if self._head:
+            self._said.append(self._head)
+            yield self._head
+        for piece in self._rest:
+            self._said.append(piece)
+            yield piece
+
+    def finish(self) -> Turn:
+        """Persist what was said and let the device's next turn in. Safe to call twice."""
+        if self.turn is not None:
+            return self.turn
+        try:
+            self._prepared.clock.lap("llm")
+            text = "".join(self._said).strip() if self.action == "respond" else self._head
+            decision = Decision(self.action, text)
+            if self.action == "respond" and not text:
+                decision = Decision("ignore", "")
+            self.turn = self._assistant._finish(self._state, self._prepared, decision)
+        finally:
+            self._state.lock.release()
+        return self.turn
+
+
+def read_action_prefix(stream: Iterator[str]) -> tuple[Action, str]:
+    """Read just enough of a streamed reply to know its action.
+
+    Returns the action and the text read so far: for `respond` the start of the answer, for
+    `react` the reaction text (the rest of the stream), for `ignore` nothing."""
+    head = ""
+    for piece in stream:
+        head += piece
+        stripped = head.lstrip()
+        if len(stripped) >= PREFIX_PROBE_CHARS or not _could_be_prefix(stripped):
+            break
+    decision = parse_reply(head)
+    if decision.action == "respond":
+        return "respond", head.lstrip()
+    if decision.action == "react":
+        rest = "".join(stream)
+        return "react", parse_reply(head + rest).text
+    for _ in stream:  # drain, so the model is free for the next request
+        pass
+    return "ignore", ""
+
+
+def _could_be_prefix(text: str) -> bool:
+    upper = text.upper()
+    return any(p.startswith(upper) or upper.startswith(p) for p in ("[IGNORE]", "[REACT]"))
 
 
 class _Stopwatch:

@@ -81,6 +81,13 @@ class Settings:
     embed_model: str | None = None
     embed_dim: int | None = None
 
+    stt_model: str | None = None
+    stt_language: str = "en"
+    tts_voice: Path | None = None
+    tts_sample_rate: int | None = None
+    max_audio_seconds: float = 30.0
+    max_audio_bytes: int = 8 * 1024 * 1024
+
     device_tokens: tuple[str, ...] = ()
     allow_unauthenticated: bool = False
     max_text_chars: int = 4000
@@ -96,6 +103,10 @@ class Settings:
             raise ConfigError("LOBUG_PORT must be between 1 and 65535")
         if self.max_text_chars < 1:
             raise ConfigError("LOBUG_MAX_TEXT_CHARS must be positive")
+        if self.tts_sample_rate is not None and not 8000 <= self.tts_sample_rate <= 48000:
+            raise ConfigError("LOBUG_TTS_SAMPLE_RATE must be between 8000 and 48000")
+        if self.max_audio_seconds <= 0 or self.max_audio_bytes <= 44:
+            raise ConfigError("LOBUG_MAX_AUDIO_SECONDS and LOBUG_MAX_AUDIO_BYTES must be positive")
 
     @property
     def embed_model_name(self) -> str:
@@ -123,6 +134,7 @@ class Settings:
             max_facts_per_exchange=env.integer("LOBUG_MAX_FACTS_PER_EXCHANGE", 5),
         )
         db_path = env.text("LOBUG_DB_PATH")
+        tts_voice = env.text("LOBUG_TTS_VOICE")
         return cls(
             host=env.text("LOBUG_HOST") or "127.0.0.1",
             port=env.integer("LOBUG_PORT", 8321),
@@ -143,6 +155,12 @@ class Settings:
             embed_backend=(env.text("LOBUG_EMBED_BACKEND") or "local").lower(),
             embed_model=env.text("LOBUG_EMBED_MODEL"),
             embed_dim=env.optional_integer("LOBUG_EMBED_DIM"),
+            stt_model=env.text("LOBUG_STT_MODEL"),
+            stt_language=(env.text("LOBUG_STT_LANGUAGE") or "en").lower(),
+            tts_voice=Path(tts_voice).expanduser() if tts_voice else None,
+            tts_sample_rate=env.optional_integer("LOBUG_TTS_SAMPLE_RATE"),
+            max_audio_seconds=env.number("LOBUG_MAX_AUDIO_SECONDS", 30.0),
+            max_audio_bytes=env.integer("LOBUG_MAX_AUDIO_BYTES", 8 * 1024 * 1024),
             device_tokens=parse_tokens(env.text("LOBUG_DEVICE_TOKENS") or ""),
             allow_unauthenticated=env.flag("LOBUG_ALLOW_UNAUTHENTICATED", False),
             max_text_chars=env.integer("LOBUG_MAX_TEXT_CHARS", 4000),

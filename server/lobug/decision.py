@@ -6,6 +6,8 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
+from lobug.backends.base import Transcript
+
 Action = Literal["respond", "ignore", "react"]
 
 _PREFIX = re.compile(r"^\s*\[(IGNORE|REACT)\]\s*", re.IGNORECASE)
@@ -26,3 +28,66 @@ def parse_reply(raw: str) -> Decision:
     action: Action = "ignore" if match.group(1).upper() == "IGNORE" else "react"
     rest = _PREFIX.sub("", raw[match.end() :]).strip()
     return Decision(action, rest if action == "react" else "")
+
+
+MIN_AUDIO_SECONDS = 0.5
+MAX_NO_SPEECH_PROB = 0.6
+SHORT_AUDIO_SECONDS = 1.5
+UNCERTAIN_NO_SPEECH_PROB = 0.3
+UNCERTAIN_LOGPROB = -0.8
+FILLERS = frozenset(
+    "um umm uh uhh uh-huh hmm hm mm mhm ah oh eh er erm huh okay ok yeah yes no so you".split()
+)
+HALLUCINATIONS = (
+    "thanks for watching",
+    "thank you for watching",
+    "please subscribe",
+    "like and subscribe",
+    "subscribe to my channel",
+    "see you in the next video",
+    "see you next time",
+    "thank you for listening",
+    "subtitles by",
+    "transcribed by",
+    "amara.org",
+)
+
+
+def ignore_reason(transcript: Transcript, audio_seconds: float) -> str | None:
+    """Why a transcribed recording should be ignored before it reaches the LLM, or None."""
+    text = transcript.text.strip()
+    words = _words(text)
+    if audio_seconds < MIN_AUDIO_SECONDS:
+        return "too_short"
+    if not words:
+        return "no_speech"
+    if transcript.no_speech_prob > MAX_NO_SPEECH_PROB:
+        return "no_speech"
+    if is_hallucination(text):
+        return "hallucination"
+    if len(words) < 2:
+        return "too_few_words"
+    if _uncertain_short_clip(transcript, audio_seconds):
+        return "uncertain"
+    return None
+
+
+def is_hallucination(text: str) -> bool:
+    """Whisper's stock phrases on noise, and recordings that are nothing but fillers."""
+    lowered = " ".join(_words(text))
+    if any(phrase in lowered for phrase in HALLUCINATIONS):
+        return True
+    return all(word in FILLERS for word in _words(text))
+
+
+def _uncertain_short_clip(transcript: Transcript, audio_seconds: float) -> bool:
+    if audio_seconds >= SHORT_AUDIO_SECONDS or len(transcript.segments) != 1:
+        return False
+    segment = transcript.segments[0]
+    return (
+        segment.no_speech_prob > UNCERTAIN_NO_SPEECH_PROB or segment.avg_logprob < UNCERTAIN_LOGPROB
+    )
+
+
+def _words(text: str) -> list[str]:
+    return re.findall(r"[a-z0-9][a-z0-9'.-]*[a-z0-9]|[a-z0-9]", text.lower())

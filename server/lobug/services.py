@@ -8,10 +8,11 @@ import time
 from dataclasses import dataclass, field
 
 from lobug.assistant import Assistant
-from lobug.backends import Backends, ChatBackend, Embedder, build_backends
+from lobug.backends import Backends, ChatBackend, Embedder, build_backends, build_stt, build_tts
 from lobug.config import Settings
 from lobug.memory.manager import MemoryManager
 from lobug.memory.store import EmbeddingMismatch, MemoryStore
+from lobug.voice import Speech, Voice
 
 log = logging.getLogger(__name__)
 
@@ -23,6 +24,8 @@ class Services:
     store: MemoryStore
     memory: MemoryManager
     assistant: Assistant
+    speech: Speech
+    voice: Voice
     _reachable: tuple[float, bool] = field(default=(0.0, False))
 
     @property
@@ -47,8 +50,14 @@ class Services:
 
 
 def open_services(settings: Settings, backends: Backends | None = None) -> Services:
-    """Load models and open the store (blocking: call from a worker thread)."""
-    backends = backends or build_backends(settings)
+    """Load the chat and embedding models and open the store (blocking: call from a worker
+    thread). Configured speech models are loaded later by `Speech.load`; given backends
+    bring their own speech models, or none."""
+    if backends is None:
+        backends = build_backends(settings)
+        speech = Speech(lambda: build_stt(settings), lambda: build_tts(settings))
+    else:
+        speech = Speech.preloaded(backends.stt, backends.tts)
     store = MemoryStore(settings.db_path)
     try:
         store.bind_embedding(backends.embedder.model, backends.embedder.dimension)
@@ -58,6 +67,7 @@ def open_services(settings: Settings, backends: Backends | None = None) -> Servi
         raise
     memory = MemoryManager(store, backends.chat, backends.embedder, settings.memory)
     assistant = Assistant(settings, store, memory, backends.chat)
+    voice = Voice(settings, assistant, speech)
     log.info(
         "ready: chat=%s (%s), embeddings=%s (%s, %d dims), db=%s",
         backends.chat.name,
@@ -67,4 +77,4 @@ def open_services(settings: Settings, backends: Backends | None = None) -> Servi
         backends.embedder.dimension,
         settings.db_path,
     )
-    return Services(settings, backends, store, memory, assistant)
+    return Services(settings, backends, store, memory, assistant, speech, voice)

@@ -18,7 +18,6 @@ from lobug import __version__
 from lobug.api.auth import require_token
 from lobug.api.body import read_json_object
 from lobug.api.errors import ApiError
-from lobug.assistant import Turn
 from lobug.conversation import SensorReading
 from lobug.services import Services
 
@@ -78,6 +77,19 @@ async def health(request: Request) -> dict[str, Any]:
         "agent": svc.settings.agent,
         "auth": "token" if svc.settings.device_tokens else "none",
         "memory": await asyncio.to_thread(memory_counts, svc),
+        "speech": speech_status(svc),
+    }
+
+
+def speech_status(svc: Services) -> dict[str, Any]:
+    speech = svc.speech
+    return {
+        "ready": speech.ready,
+        "loading": speech.loading,
+        "error": None if speech.ready else speech.error,
+        "stt": speech.stt.model if speech.stt else None,
+        "tts": speech.tts.model if speech.tts else None,
+        "sample_rate": svc.voice.output_rate if speech.ready else None,
     }
 
 
@@ -114,7 +126,7 @@ async def chat_text(request: Request, background: BackgroundTasks) -> JSONRespon
         background.add_task(learn)
     return JSONResponse(
         {"response": turn.response, "action": turn.action},
-        headers={"Server-Timing": server_timing(turn)},
+        headers={"Server-Timing": timing_header(turn.timings_ms)},
     )
 
 
@@ -132,8 +144,8 @@ def validated_text(body: dict[str, Any], max_chars: int) -> str:
     return text
 
 
-def server_timing(turn: Turn) -> str:
-    return ", ".join(f"{name};dur={duration:.1f}" for name, duration in turn.timings_ms.items())
+def timing_header(timings: dict[str, float]) -> str:
+    return ", ".join(f"{name};dur={duration:.1f}" for name, duration in timings.items())
 
 
 @router.post("/context/sensors")

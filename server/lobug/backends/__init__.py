@@ -12,6 +12,8 @@ from lobug.backends.base import (
     ChatBackend,
     ChatMessage,
     Embedder,
+    SpeechToText,
+    TextToSpeech,
 )
 from lobug.config import DEFAULT_OLLAMA_CHAT_MODEL, ConfigError, Settings
 
@@ -25,6 +27,8 @@ __all__ = [
     "build_backends",
     "build_chat",
     "build_embedder",
+    "build_stt",
+    "build_tts",
 ]
 
 log = logging.getLogger(__name__)
@@ -32,8 +36,12 @@ log = logging.getLogger(__name__)
 
 @dataclass
 class Backends:
+    """The models a server runs. Speech is optional: without it /chat/audio answers 503."""
+
     chat: ChatBackend
     embedder: Embedder
+    stt: SpeechToText | None = None
+    tts: TextToSpeech | None = None
 
     def close(self) -> None:
         self.chat.close()
@@ -120,3 +128,17 @@ def build_embedder(settings: Settings) -> Embedder:
     from lobug.backends.embedded import LocalEmbedder
 
     return LocalEmbedder(threads=settings.llm_threads)
+
+
+def build_stt(settings: Settings) -> SpeechToText:
+    from lobug.backends.speech import WhisperSTT
+
+    return WhisperSTT(
+        settings.stt_model, language=settings.stt_language, threads=settings.llm_threads
+    )
+
+
+def build_tts(settings: Settings) -> TextToSpeech:
+    from lobug.backends.speech import PiperTTS
+
+    return PiperTTS(settings.tts_voice)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from typing import Any, TypedDict
 
 import numpy as np
@@ -86,3 +87,48 @@ def normalise(vector: npt.ArrayLike) -> Vector:
     if norm == 0.0 or not np.isfinite(norm):
         raise BackendError("embedding backend returned a zero or non-finite vector")
     return array / norm
+
+
+class SpeechToText(ABC):
+    """Speech recognition on 16 kHz mono float32 samples."""
+
+    name: str = "stt"
+    model: str = ""
+
+    @abstractmethod
+    def transcribe(self, samples: npt.NDArray[np.float32]) -> Transcript: ...
+
+
+class TextToSpeech(ABC):
+    """Speech synthesis: int16 mono PCM, one piece per sentence, at `sample_rate`."""
+
+    name: str = "tts"
+    model: str = ""
+
+    @property
+    @abstractmethod
+    def sample_rate(self) -> int: ...
+
+    @abstractmethod
+    def synthesize(self, text: str) -> Iterator[npt.NDArray[np.int16]]: ...
+
+
+@dataclass(frozen=True)
+class TranscriptSegment:
+    text: str
+    no_speech_prob: float
+    avg_logprob: float
+
+
+@dataclass(frozen=True)
+class Transcript:
+    text: str
+    segments: tuple[TranscriptSegment, ...] = ()
+    language: str = ""
+
+    @property
+    def no_speech_prob(self) -> float:
+        """Mean no-speech probability over the segments (1.0 when there are none)."""
+        if not self.segments:
+            return 1.0
+        return sum(s.no_speech_prob for s in self.segments) / len(self.segments)

@@ -29,7 +29,7 @@ STOPWORDS = frozenset(
     themselves then there these they this those through to too under until up very was we were
     what when where which while who whom why will with would you your yours yourself yourselves
     user user's users assistant lo-bug lobug person someone named called currently really
-    """.split()  # noqa: SIM905 - a word list reads better as text
+    """.split()
 )
 
 

@@ -1,0 +1,160 @@
+"""The voice endpoints: `/chat/audio` (the contract) and `/chat/audio/stream` (opt-in).
+
+The stream endpoint answers `audio/wav` with chunked transfer: a 44-byte header whose sizes say
+"unknown length", then 16-bit mono PCM as each sentence of the answer is synthesized. What the
+device needs besides the sound travels in headers known before the first byte:
+`X-Lobug-Action`, `X-Lobug-Transcription` (percent-encoded UTF-8), `X-Lobug-Sample-Rate` and
+`X-Lobug-Turn`; the reply text is fetched afterwards from `GET /chat/turns/{turn}`."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncGenerator
+from urllib.parse import quote
+
+from fastapi import APIRouter, BackgroundTasks, Depends, Request
+from fastapi.responses import JSONResponse, Response, StreamingResponse
+from starlette.datastructures import UploadFile
+from starlette.formparsers import MultiPartException, MultiPartParser
+
+from lobug.api.auth import require_token
+from lobug.api.body import read_limited
+from lobug.api.device import device_id, services, timing_header
+from lobug.api.errors import ApiError
+from lobug.audio import Audio, AudioError, parse_wav
+from lobug.config import Settings
+from lobug.voice import StreamedVoice, Voice, VoiceReply
+
+router = APIRouter(dependencies=[Depends(require_token)])
+
+WAV_TYPES = ("audio/wav", "audio/x-wav", "audio/wave", "audio/vnd.wave")
+MULTIPART_OVERHEAD = 16 * 1024
+UPLOAD_BODY = {
+    "requestBody": {
+        "required": True,
+        "content": {
+            "multipart/form-data": {
+                "schema": {
+                    "type": "object",
+                    "required": ["audio"],
+                    "properties": {"audio": {"type": "string", "format": "binary"}},
+                }
+            },
+            "audio/wav": {"schema": {"type": "string", "format": "binary"}},
+        },
+    }
+}
+
+
+@router.post("/chat/audio", openapi_extra=UPLOAD_BODY)
+async def chat_audio(request: Request, background: BackgroundTasks) -> JSONResponse:
+    svc = services(request)
+    device = device_id(request)
+    timings: dict[str, float] = {}
+    audio = await read_recording(request, svc.settings, timings)
+    reply: VoiceReply = await asyncio.to_thread(svc.voice.reply, device, audio, timings)
+    if reply.turn is not None:
+        learn = svc.assistant.learning_job(reply.turn)
+        if learn is not None:
+            background.add_task(learn)
+    return JSONResponse(reply.as_contract(), headers={"Server-Timing": timing_header(timings)})
+
+
+@router.post("/chat/audio/stream", openapi_extra=UPLOAD_BODY)
+async def chat_audio_stream(request: Request) -> Response:
+    svc = services(request)
+    device = device_id(request)
+    timings: dict[str, float] = {}
+    audio = await read_recording(request, svc.settings, timings)
+    streamed: StreamedVoice = await asyncio.to_thread(
+        svc.voice.start_streaming, device, audio, timings
+    )
+    headers = {
+        "X-Lobug-Action": streamed.action,
+        "X-Lobug-Transcription": quote(streamed.transcription, safe=""),
+        "X-Lobug-Sample-Rate": str(streamed.sample_rate),
+        "X-Lobug-Turn": streamed.turn_id,
+        "Server-Timing": timing_header(timings),
+    }
+    if streamed.streaming is None:
+        return Response(b"", media_type="audio/wav", headers=headers)
+
+    background = BackgroundTasks()
+    background.add_task(_learn_after_stream, svc.voice, streamed)
+    return StreamingResponse(
+        svc.voice.stream_audio(streamed),
+        media_type="audio/wav",
+        headers=headers,
+        background=background,
+    )
+
+
+def _learn_after_stream(voice: Voice, streamed: StreamedVoice) -> None:
+    job = voice.learning_job_for(streamed)
+    if job is not None:
+        job()
+
+
+@router.get("/chat/turns/{turn_id}")
+async def chat_turn(request: Request, turn_id: str) -> dict[str, object]:
+    """Transcription, action and reply text of a recent streamed turn."""
+    summary = services(request).voice.turn_summary(turn_id)
+    if summary is None:
+        raise ApiError(404, "unknown_turn", "No recent turn has this id")
+    return summary
+
+
+async def read_recording(request: Request, settings: Settings, timings: dict[str, float]) -> Audio:
+    """The uploaded WAV (multipart field `audio`, or a raw audio/wav body), decoded."""
+    content_type = request.headers.get("content-type", "").lower()
+    media_type = content_type.split(";")[0].strip()
+    if media_type != "multipart/form-data" and media_type not in WAV_TYPES:
+        raise ApiError(
+            415,
+            "unsupported_media_type",
+            "Upload the recording as multipart/form-data field 'audio' or as an audio/wav body",
+        )
+    body = await read_limited(request, settings.max_audio_bytes + MULTIPART_OVERHEAD)
+    started = time.perf_counter()
+    data = await _audio_field(request, body) if media_type == "multipart/form-data" else body
+    if len(data) > settings.max_audio_bytes:
+        raise ApiError(
+            413, "audio_too_large", f"The recording is larger than {settings.max_audio_bytes} bytes"
+        )
+    audio = await asyncio.to_thread(_decode, data, settings.max_audio_seconds)
+    timings["decode"] = (time.perf_counter() - started) * 1000
+    return audio
+
+
+def _decode(data: bytes, max_seconds: float) -> Audio:
+    import numpy as np
+
+    if not data:  # an empty recording is silence, not an error
+        return Audio(np.zeros(0, dtype=np.float32), 16_000)
+    try:
+        return parse_wav(data, max_seconds=max_seconds)
+    except AudioError as exc:
+        raise ApiError(exc.status, exc.error, str(exc)) from None
+
+
+async def _audio_field(request: Request, body: bytes) -> bytes:
+    async def replay() -> AsyncGenerator[bytes, None]:
+        yield body
+
+    try:
+        form = await MultiPartParser(
+            request.headers, replay(), max_files=4, max_fields=16, max_part_size=64 * 1024
+        ).parse()
+    except MultiPartException as exc:
+        raise ApiError(
+            400, "invalid_multipart", f"The multipart body is malformed: {exc}"
+        ) from None
+    upload = form.get("audio")
+    if upload is None:
+        raise ApiError(422, "missing_audio", "The multipart body needs a file field 'audio'")
+    if isinstance(upload, UploadFile):
+        data = await upload.read()
+        await form.close()
+        return data
+    return upload.encode("latin-1", errors="replace")

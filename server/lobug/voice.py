@@ -1,0 +1,276 @@
+"""The voice path: recording -> speech-to-text -> should we answer? -> turn -> text-to-speech.
+
+Blocking throughout; the API runs it in worker threads. Speech models load in the background
+after start-up (`Speech.load`), so text chat works while they are still loading.
+"""
+
+from __future__ import annotations
+
+import base64
+import logging
+import re
+import threading
+import time
+import uuid
+from collections import OrderedDict
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from lobug.assistant import Assistant, StreamingTurn, Turn
+from lobug.audio import STREAMING_DATA_SIZE, STT_RATE, Audio, encode_wav, resample, wav_header
+from lobug.backends.base import BackendUnavailable, SpeechToText, TextToSpeech, Transcript
+from lobug.config import Settings
+from lobug.decision import Action, ignore_reason
+
+log = logging.getLogger(__name__)
+
+SENTENCE_END = re.compile(r"[.!?…]+[\"')\]]*(\s+|$)|\n+")
+MAX_SENTENCE_CHARS = 240
+RECENT_TURNS = 64
+
+
+class SpeechNotReady(BackendUnavailable):
+    """Speech models are still loading, failed to load, or are not configured."""
+
+
+class Speech:
+    """The speech models, loaded once; `ready` tells whether both are there."""
+
+    def __init__(
+        self,
+        load_stt: Callable[[], SpeechToText] | None,
+        load_tts: Callable[[], TextToSpeech] | None,
+    ) -> None:
+        self._load_stt = load_stt
+        self._load_tts = load_tts
+        self.stt: SpeechToText | None = None
+        self.tts: TextToSpeech | None = None
+        self.error: str | None = None if load_stt and load_tts else "speech is not configured"
+        self.loading = False
+
+    @classmethod
+    def preloaded(cls, stt: SpeechToText | None, tts: TextToSpeech | None) -> Speech:
+        speech = cls(None, None)
+        speech.stt, speech.tts = stt, tts
+        speech.error = None if stt and tts else "speech is not configured"
+        return speech
+
+    @property
+    def ready(self) -> bool:
+        return self.stt is not None and self.tts is not None
+
+    def load(self) -> None:
+        if self._load_stt is None or self._load_tts is None:
+            return
+        self.loading = True
+        started = time.perf_counter()
+        try:
+            self.tts = self._load_tts()
+            self.stt = self._load_stt()
+            log.info("speech ready in %.1f s", time.perf_counter() - started)
+        except Exception as exc:
+            self.error = f"speech models failed to load: {exc}"
+            log.error("%s", self.error, exc_info=True)
+        finally:
+            self.loading = False
+
+    def require(self) -> tuple[SpeechToText, TextToSpeech]:
+        if self.stt is None or self.tts is None:
+            raise SpeechNotReady(
+                "speech models are still loading" if self.loading else self.error or "not ready"
+            )
+        return self.stt, self.tts
+
+
+@dataclass
+class VoiceReply:
+    transcription: str
+    action: Action
+    response: str
+    wav: bytes = b""
+    ignored_because: str | None = None
+    turn: Turn | None = None
+    timings_ms: dict[str, float] = field(default_factory=dict)
+
+    def as_contract(self) -> dict[str, str]:
+        """The body devices in the field read."""
+        return {
+            "transcription": self.transcription,
+            "response": self.response,
+            "action": self.action,
+            "audio_b64": base64.b64encode(self.wav).decode("ascii") if self.wav else "",
+        }
+
+
+@dataclass
+class StreamedVoice:
+    """A turn whose audio is produced sentence by sentence; see `Voice.start_streaming`."""
+
+    turn_id: str
+    transcription: str
+    action: Action
+    sample_rate: int
+    streaming: StreamingTurn | None
+    timings_ms: dict[str, float]
+
+
+class Voice:
+    def __init__(self, settings: Settings, assistant: Assistant, speech: Speech) -> None:
+        self.settings = settings
+        self.assistant = assistant
+        self.speech = speech
+        self._turns: OrderedDict[str, dict[str, object]] = OrderedDict()
+        self._turns_lock = threading.Lock()
+
+    @property
+    def output_rate(self) -> int:
+        _, tts = self.speech.require()
+        return self.settings.tts_sample_rate or tts.sample_rate
+
+    # ------------------------------------------------------------------ whole reply
+
+    def reply(self, device_id: str, audio: Audio, timings: dict[str, float]) -> VoiceReply:
+        stt, _ = self.speech.require()
+        transcript, reason = self._hear(stt, audio, timings)
+        if reason is not None:
+            return VoiceReply(
+                transcript.text, "ignore", "", ignored_because=reason, timings_ms=timings
+            )
+        turn = self.assistant.reply(device_id, transcript.text, agency=True)
+        timings.update(turn.timings_ms)
+        wav = b""
+        if turn.action == "respond":
+            started = time.perf_counter()
+            pcm = np.concatenate([np.zeros(0, dtype=np.int16), *self.synthesize(turn.response)])
+            timings["tts"] = _ms_since(started)
+            started = time.perf_counter()
+            wav = encode_wav(pcm, self.output_rate)
+            timings["encode"] = _ms_since(started)
+        return VoiceReply(
+            transcript.text, turn.action, turn.response, wav, turn=turn, timings_ms=timings
+        )
+
+    def _hear(
+        self, stt: SpeechToText, audio: Audio, timings: dict[str, float]
+    ) -> tuple[Transcript, str | None]:
+        started = time.perf_counter()
+        samples = resample(audio.samples, audio.sample_rate, STT_RATE)
+        transcript = stt.transcribe(samples) if len(samples) else Transcript("")
+        timings["stt"] = _ms_since(started)
+        reason = ignore_reason(transcript, audio.seconds)
+        if reason is not None:
+            log.info("ignored a %.1f s recording: %s", audio.seconds, reason)
+            log.debug("ignored transcript: %r", transcript.text)
+        return transcript, reason
+
+    def synthesize(self, text: str) -> Iterator[np.ndarray]:
+        """int16 PCM at the output rate, one piece per sentence."""
+        _, tts = self.speech.require()
+        for pcm in tts.synthesize(text):
+            if self.output_rate != tts.sample_rate:
+                floats = resample(
+                    pcm.astype(np.float32) / 32768.0, tts.sample_rate, self.output_rate
+                )
+                pcm = (np.clip(floats, -1, 1) * 32767).astype(np.int16)
+            yield pcm
+
+    # ------------------------------------------------------------------ streamed reply
+
+    def start_streaming(
+        self, device_id: str, audio: Audio, timings: dict[str, float]
+    ) -> StreamedVoice:
+        """Hear the recording and start the answer; the audio comes from `stream_audio`."""
+        stt, _ = self.speech.require()
+        transcript, reason = self._hear(stt, audio, timings)
+        turn_id = uuid.uuid4().hex
+        if reason is not None:
+            self._record(turn_id, transcript.text, "ignore", "", done=True)
+            return StreamedVoice(
+                turn_id, transcript.text, "ignore", self.output_rate, None, timings
+            )
+        streaming = self.assistant.reply_streaming(device_id, transcript.text, agency=True)
+        timings.update(streaming.timings_ms)
+        if streaming.action != "respond":
+            turn = streaming.finish()
+            self._record(turn_id, transcript.text, turn.action, turn.response, done=True)
+            return StreamedVoice(
+                turn_id, transcript.text, turn.action, self.output_rate, None, timings
+            )
+        self._record(turn_id, transcript.text, "respond", "", done=False)
+        return StreamedVoice(
+            turn_id, transcript.text, "respond", self.output_rate, streaming, timings
+        )
+
+    def stream_audio(self, streamed: StreamedVoice) -> Iterator[bytes]:
+        """A WAV header of unknown length, then PCM sentence by sentence as the model writes."""
+        yield wav_header(streamed.sample_rate, STREAMING_DATA_SIZE)
+        if streamed.streaming is None:
+            return
+        try:
+            for sentence in sentences(streamed.streaming.pieces()):
+                for pcm in self.synthesize(sentence):
+                    yield pcm.astype("<i2").tobytes()
+        finally:
+            turn = streamed.streaming.finish()
+            self._record(
+                streamed.turn_id, streamed.transcription, turn.action, turn.response, done=True
+            )
+
+    def learning_job_for(self, streamed: StreamedVoice) -> Callable[[], object] | None:
+        if streamed.streaming is None or streamed.streaming.turn is None:
+            return None
+        return self.assistant.learning_job(streamed.streaming.turn)
+
+    # ------------------------------------------------------------------ sidecar
+
+    def _record(
+        self, turn_id: str, transcription: str, action: str, response: str, *, done: bool
+    ) -> None:
+        with self._turns_lock:
+            self._turns[turn_id] = {
+                "turn_id": turn_id,
+                "transcription": transcription,
+                "action": action,
+                "response": response,
+                "done": done,
+            }
+            self._turns.move_to_end(turn_id)
+            while len(self._turns) > RECENT_TURNS:
+                self._turns.popitem(last=False)
+
+    def turn_summary(self, turn_id: str) -> dict[str, object] | None:
+        with self._turns_lock:
+            found = self._turns.get(turn_id)
+            return dict(found) if found else None
+
+
+def sentences(pieces: Iterator[str]) -> Iterator[str]:
+    """Cut a stream of text pieces at sentence ends (or at a comma when a sentence runs long)."""
+    buffer = ""
+    for piece in pieces:
+        buffer += piece
+        while True:
+            cut = _sentence_cut(buffer)
+            if cut is None:
+                break
+            sentence, buffer = buffer[:cut].strip(), buffer[cut:]
+            if sentence:
+                yield sentence
+    if buffer.strip():
+        yield buffer.strip()
+
+
+def _sentence_cut(buffer: str) -> int | None:
+    match = SENTENCE_END.search(buffer)
+    if match and match.end() < len(buffer):
+        return match.end()
+    if len(buffer) > MAX_SENTENCE_CHARS:
+        comma = buffer.rfind(", ", 0, MAX_SENTENCE_CHARS)
+        return comma + 2 if comma > 0 else MAX_SENTENCE_CHARS
+    return None
+
+
+def _ms_since(started: float) -> float:
+    return (time.perf_counter() - started) * 1000
