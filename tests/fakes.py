@@ -6,9 +6,10 @@ import hashlib
 import re
 import threading
 from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 
 import numpy as np
+import numpy.typing as npt
 
 from lobug.backends.base import (
     BackendUnavailable,
@@ -16,6 +17,10 @@ from lobug.backends.base import (
     ChatMessage,
     Embedder,
     JsonSchema,
+    SpeechToText,
+    TextToSpeech,
+    Transcript,
+    TranscriptSegment,
     Vector,
 )
 
@@ -37,6 +42,7 @@ class FakeChat(ChatBackend):
         self.replies: deque[str] = deque()
         self.requests: list[tuple[list[ChatMessage], JsonSchema | None]] = []
         self.fail_with: Exception | None = None
+        self.streamed = 0
         self._lock = threading.Lock()
 
     def enqueue(self, *replies: str) -> None:
@@ -59,6 +65,15 @@ class FakeChat(ChatBackend):
         if self.responder is not None:
             return self.responder(messages, json_schema)
         return '{"facts": []}' if json_schema is not None else self.default
+
+    def stream(
+        self, messages: Sequence[ChatMessage], *, max_tokens: int, temperature: float = 0.7
+    ) -> Iterator[str]:
+        """The scripted reply in word-sized pieces; `streamed` counts pieces handed out."""
+        reply = self.complete(messages, max_tokens=max_tokens, temperature=temperature)
+        for piece in re.findall(r"\S+\s*|\s+", reply):
+            self.streamed += 1
+            yield piece
 
     def is_available(self) -> bool:
         return self.fail_with is None
@@ -108,3 +123,46 @@ class FakeEmbedder(Embedder):
 
 def unreachable() -> BackendUnavailable:
     return BackendUnavailable("fake backend is down")
+
+
+class FakeSTT(SpeechToText):
+    """Hears what it is told to: `heard` is returned for every recording with sound in it."""
+
+    name = "fake-stt"
+    model = "fake-whisper"
+
+    def __init__(self, heard: str = "hello there lo-bug") -> None:
+        self.heard = heard
+        self.no_speech_prob = 0.05
+        self.calls = 0
+
+    def transcribe(self, samples: npt.NDArray[np.float32]) -> Transcript:
+        self.calls += 1
+        if not len(samples) or float(np.abs(samples).max()) < 0.01:
+            return Transcript("")
+        segment = TranscriptSegment(self.heard, self.no_speech_prob, -0.2)
+        return Transcript(self.heard, (segment,), "en")
+
+
+class FakeTTS(TextToSpeech):
+    """A 440 Hz tone, 0.1 s per word, one piece per sentence."""
+
+    name = "fake-tts"
+    model = "fake-voice"
+
+    def __init__(self, rate: int = 22_050) -> None:
+        self._rate = rate
+        self.spoken: list[str] = []
+
+    @property
+    def sample_rate(self) -> int:
+        return self._rate
+
+    def synthesize(self, text: str) -> Iterator[npt.NDArray[np.int16]]:
+        for sentence in re.split(r"(?<=[.!?])\s+", text.strip()):
+            if not sentence:
+                continue
+            self.spoken.append(sentence)
+            count = int(self._rate * 0.1 * max(1, len(sentence.split())))
+            tone = np.sin(2 * np.pi * 440 * np.arange(count) / self._rate) * 8000
+            yield tone.astype(np.int16)

@@ -20,7 +20,7 @@ import numpy as np
 
 from lobug.assistant import Assistant, StreamingTurn, Turn
 from lobug.audio import STREAMING_DATA_SIZE, STT_RATE, Audio, encode_wav, resample, wav_header
-from lobug.backends.base import BackendUnavailable, SpeechToText, TextToSpeech, Transcript
+from lobug.backends.base import SpeechNotReady, SpeechToText, TextToSpeech, Transcript
 from lobug.config import Settings
 from lobug.decision import Action, ignore_reason
 
@@ -29,10 +29,6 @@ log = logging.getLogger(__name__)
 SENTENCE_END = re.compile(r"[.!?…]+[\"')\]]*(\s+|$)|\n+")
 MAX_SENTENCE_CHARS = 240
 RECENT_TURNS = 64
-
-
-class SpeechNotReady(BackendUnavailable):
-    """Speech models are still loading, failed to load, or are not configured."""
 
 
 class Speech:

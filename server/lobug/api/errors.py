@@ -11,7 +11,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from lobug.backends.base import BackendError
+from lobug.backends.base import BackendError, SpeechNotReady
 
 log = logging.getLogger(__name__)
 
@@ -64,6 +64,9 @@ def install_error_handlers(app: FastAPI) -> None:
         log.warning("model backend failed: %s", exc)
         return error_response(503, "llm_unavailable", f"The language model is unavailable: {exc}")
 
+    async def speech_not_ready(_: Request, exc: Exception) -> JSONResponse:
+        return error_response(503, "speech_unavailable", f"Speech is unavailable: {exc}")
+
     async def unexpected_error(_: Request, exc: Exception) -> JSONResponse:
         log.error("unhandled error", exc_info=exc)
         return error_response(500, "internal_error", "Internal server error")
@@ -72,4 +75,5 @@ def install_error_handlers(app: FastAPI) -> None:
     app.add_exception_handler(RequestValidationError, validation_error)
     app.add_exception_handler(StarletteHTTPException, http_error)
     app.add_exception_handler(BackendError, backend_error)
+    app.add_exception_handler(SpeechNotReady, speech_not_ready)
     app.add_exception_handler(Exception, unexpected_error)

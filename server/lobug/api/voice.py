@@ -150,11 +150,12 @@ async def _audio_field(request: Request, body: bytes) -> bytes:
         raise ApiError(
             400, "invalid_multipart", f"The multipart body is malformed: {exc}"
         ) from None
-    upload = form.get("audio")
-    if upload is None:
-        raise ApiError(422, "missing_audio", "The multipart body needs a file field 'audio'")
-    if isinstance(upload, UploadFile):
-        data = await upload.read()
+    try:
+        upload = form.get("audio")
+        if upload is None:
+            raise ApiError(422, "missing_audio", "The multipart body needs a file field 'audio'")
+        if isinstance(upload, UploadFile):
+            return await upload.read()
+    finally:
         await form.close()
-        return data
     return upload.encode("latin-1", errors="replace")

@@ -28,6 +28,10 @@ class BackendUnavailable(BackendError):
     """A backend cannot be reached or is not ready; the caller may answer 503."""
 
 
+class SpeechNotReady(BackendUnavailable):
+    """Speech models are still loading, failed to load, or are not configured."""
+
+
 class ChatBackend(ABC):
     """A chat model: messages in, text out."""
 

@@ -1,0 +1,295 @@
+from __future__ import annotations
+
+import base64
+import io
+import json
+import wave
+from collections.abc import Iterator
+
+import numpy as np
+import pytest
+from fastapi.testclient import TestClient
+
+from lobug.app import create_app
+from lobug.audio import encode_wav, parse_wav
+from lobug.backends import Backends
+from lobug.config import Settings
+from lobug.memory.store import MemoryStore
+from tests.fakes import FakeChat, FakeEmbedder, FakeSTT, FakeTTS
+
+
+def speech_wav(seconds: float = 2.0, rate: int = 16000) -> bytes:
+    t = np.arange(int(rate * seconds)) / rate
+    return encode_wav((np.sin(2 * np.pi * 220 * t) * 6000).astype(np.int16), rate)
+
+
+def silent_wav(seconds: float = 2.0) -> bytes:
+    return encode_wav(np.zeros(int(16000 * seconds), dtype=np.int16), 16000)
+
+
+def upload(wav: bytes) -> dict[str, tuple[str, bytes, str]]:
+    """The multipart layout of the firmware: field `audio`, file `recording.wav`."""
+    return {"audio": ("recording.wav", wav, "audio/wav")}
+
+
+@pytest.fixture
+def stt() -> FakeSTT:
+    return FakeSTT("What is the weather like today?")
+
+
+@pytest.fixture
+def tts() -> FakeTTS:
+    return FakeTTS()
+
+
+@pytest.fixture
+def voice_client(
+    settings: Settings,
+    fake_chat: FakeChat,
+    fake_embedder: FakeEmbedder,
+    stt: FakeSTT,
+    tts: FakeTTS,
+) -> Iterator[TestClient]:
+    backends = Backends(fake_chat, fake_embedder, stt, tts)
+    with TestClient(create_app(settings, backends)) as client:
+        yield client
+
+
+def test_recording_gets_transcription_reply_and_playable_wav(
+    voice_client: TestClient, fake_chat: FakeChat, tts: FakeTTS
+) -> None:
+    fake_chat.enqueue("It is sunny. Take a hat!")
+    response = voice_client.post("/chat/audio", files=upload(speech_wav()))
+    assert response.status_code == 200, response.text
+    body = response.json()
+    assert body["transcription"] == "What is the weather like today?"
+    assert (body["action"], body["response"]) == ("respond", "It is sunny. Take a hat!")
+    with wave.open(io.BytesIO(base64.b64decode(body["audio_b64"]))) as wav:
+        assert (wav.getframerate(), wav.getnchannels(), wav.getsampwidth()) == (22050, 1, 2)
+        frames = np.frombuffer(wav.readframes(wav.getnframes()), dtype=np.int16)
+    assert np.abs(frames).max() > 1000
+    assert tts.spoken == ["It is sunny.", "Take a hat!"]  # sentence by sentence
+    stages = {p.split(";")[0] for p in response.headers["server-timing"].split(", ")}
+    assert {"decode", "stt", "retrieve", "llm", "tts", "encode"} <= stages
+
+
+def test_voice_turns_use_the_agency_prompt_and_are_learned_from(
+    voice_client: TestClient, fake_chat: FakeChat
+) -> None:
+    voice_client.post("/chat/audio", files=upload(speech_wav()))
+    assert "[IGNORE]" in fake_chat.chat_requests()[-1][0]["content"]
+    assert len(fake_chat.extraction_requests()) == 1
+
+
+def test_raw_wav_body_is_accepted(voice_client: TestClient) -> None:
+    response = voice_client.post(
+        "/chat/audio", content=speech_wav(rate=44100), headers={"Content-Type": "audio/wav"}
+    )
+    assert response.status_code == 200
+    assert response.json()["action"] == "respond"
+
+
+@pytest.mark.parametrize(
+    "wav",
+    [silent_wav(), b"", speech_wav(seconds=0.3), encode_wav(np.zeros(0, np.int16), 16000)],
+    ids=["silence", "empty-upload", "too-short", "no-samples"],
+)
+def test_silence_and_empty_recordings_are_ignored(
+    voice_client: TestClient, fake_chat: FakeChat, settings: Settings, wav: bytes
+) -> None:
+    response = voice_client.post("/chat/audio", files=upload(wav))
+    assert response.status_code == 200
+    assert response.json() == {
+        "transcription": response.json()["transcription"],
+        "response": "",
+        "action": "ignore",
+        "audio_b64": "",
+    }
+    assert fake_chat.requests == []
+    store = MemoryStore(settings.db_path)
+    assert store.count_messages("lobug") == 0  # never enters the log or working memory
+    store.close()
+
+
+def test_whisper_hallucinations_are_ignored(
+    voice_client: TestClient, fake_chat: FakeChat, stt: FakeSTT
+) -> None:
+    stt.heard = "Thanks for watching!"
+    body = voice_client.post("/chat/audio", files=upload(speech_wav())).json()
+    assert (body["action"], body["transcription"]) == ("ignore", "Thanks for watching!")
+    assert fake_chat.requests == []
+
+
+@pytest.mark.parametrize(
+    ("reply", "action", "text"),
+    [("[REACT] *giggles*", "react", "*giggles*"), ("[IGNORE]", "ignore", "")],
+)
+def test_model_chosen_actions_send_no_audio(
+    voice_client: TestClient, fake_chat: FakeChat, reply: str, action: str, text: str
+) -> None:
+    fake_chat.enqueue(reply)
+    body = voice_client.post("/chat/audio", files=upload(speech_wav())).json()
+    assert (body["action"], body["response"], body["audio_b64"]) == (action, text, "")
+    assert fake_chat.extraction_requests() == []
+
+
+def test_output_rate_can_be_set(
+    settings: Settings,
+    fake_chat: FakeChat,
+    fake_embedder: FakeEmbedder,
+    stt: FakeSTT,
+    tts: FakeTTS,
+) -> None:
+    backends = Backends(fake_chat, fake_embedder, stt, tts)
+    with TestClient(create_app(settings.with_overrides(tts_sample_rate=16000), backends)) as c:
+        body = c.post("/chat/audio", files=upload(speech_wav())).json()
+        audio = parse_wav(base64.b64decode(body["audio_b64"]))
+        assert audio.sample_rate == 16000
+        assert c.get("/health").json()["speech"]["sample_rate"] == 16000
+
+
+def wav_with_format(tag: int, bits: int) -> bytes:
+    import struct
+
+    fmt = struct.pack("<HHIIHH", tag, 1, 16000, 16000 * bits // 8, bits // 8, bits)
+    body = b"WAVEfmt " + struct.pack("<I", 16) + fmt + b"data" + struct.pack("<I", 8) + b"\0" * 8
+    return b"RIFF" + struct.pack("<I", len(body)) + body
+
+
+@pytest.mark.parametrize(
+    ("files", "content", "headers", "status", "error"),
+    [
+        (upload(b"ID3" + b"\0" * 100), None, None, 415, "not_wav"),
+        (upload(wav_with_format(3, 32)), None, None, 415, "unsupported_audio"),
+        (upload(wav_with_format(1, 8)), None, None, 415, "unsupported_audio"),
+        (
+            upload(b"RIFF\x10\x00\x00\x00WAVEfmt \x20\x00\x00\x00\x01"),
+            None,
+            None,
+            400,
+            "corrupt_audio",
+        ),
+        (upload(speech_wav(seconds=31)), None, None, 413, "audio_too_long"),
+        ({"sound": ("recording.wav", speech_wav(), "audio/wav")}, None, None, 422, "missing_audio"),
+        (
+            None,
+            b'{"audio": "..."}',
+            {"Content-Type": "application/json"},
+            415,
+            "unsupported_media_type",
+        ),
+        (
+            None,
+            b"--xyz\r\nbroken",
+            {"Content-Type": "multipart/form-data; boundary=xyz"},
+            422,
+            "missing_audio",
+        ),
+        (None, b"x", {"Content-Type": "multipart/form-data"}, 400, "invalid_multipart"),
+    ],
+)
+def test_broken_uploads_get_clear_errors(
+    voice_client: TestClient,
+    files: dict[str, tuple[str, bytes, str]] | None,
+    content: bytes | None,
+    headers: dict[str, str] | None,
+    status: int,
+    error: str,
+) -> None:
+    response = voice_client.post("/chat/audio", files=files, content=content, headers=headers)
+    assert (response.status_code, response.json()["error"]) == (status, error)
+
+
+def test_oversized_upload_is_refused(
+    settings: Settings,
+    fake_chat: FakeChat,
+    fake_embedder: FakeEmbedder,
+    stt: FakeSTT,
+    tts: FakeTTS,
+) -> None:
+    small = settings.with_overrides(max_audio_bytes=50_000)
+    with TestClient(create_app(small, Backends(fake_chat, fake_embedder, stt, tts))) as client:
+        response = client.post("/chat/audio", files=upload(speech_wav(seconds=2)))
+        assert (response.status_code, response.json()["error"]) == (413, "audio_too_large")
+        raw = client.post(
+            "/chat/audio", content=speech_wav(seconds=5), headers={"Content-Type": "audio/wav"}
+        )
+        assert raw.status_code == 413
+
+
+def test_without_speech_models_audio_gets_503_and_text_still_works(client: TestClient) -> None:
+    response = client.post("/chat/audio", files=upload(speech_wav()))
+    assert (response.status_code, response.json()["error"]) == (503, "speech_unavailable")
+    assert client.get("/health").json()["speech"]["ready"] is False
+    assert client.post("/chat/text", json={"text": "hi"}).status_code == 200
+
+
+def test_stream_sends_wav_header_then_pcm_and_a_sidecar(
+    voice_client: TestClient, fake_chat: FakeChat
+) -> None:
+    fake_chat.enqueue("First sentence here. Second one follows. And a third!")
+    response = voice_client.post("/chat/audio/stream", files=upload(speech_wav()))
+    assert response.status_code == 200
+    assert response.headers["content-type"] == "audio/wav"
+    assert response.headers["x-lobug-action"] == "respond"
+    assert (
+        response.headers["x-lobug-transcription"] == "What%20is%20the%20weather%20like%20today%3F"
+    )
+    assert response.headers["x-lobug-sample-rate"] == "22050"
+    body = response.content
+    assert body[:4] == b"RIFF" and body[36:40] == b"data"
+    pcm = np.frombuffer(body[44:], dtype=np.int16)
+    assert len(pcm) > 22050 * 0.5 and np.abs(pcm).max() > 1000
+    sidecar = voice_client.get(f"/chat/turns/{response.headers['x-lobug-turn']}").json()
+    assert sidecar["done"] is True
+    assert sidecar["response"] == "First sentence here. Second one follows. And a third!"
+    assert sidecar["transcription"] == "What is the weather like today?"
+    assert len(fake_chat.extraction_requests()) == 1  # learned after the stream
+
+
+def test_stream_ignore_and_react_have_empty_bodies(
+    voice_client: TestClient, fake_chat: FakeChat, stt: FakeSTT
+) -> None:
+    fake_chat.enqueue("[REACT] *purrs*")
+    react = voice_client.post("/chat/audio/stream", files=upload(speech_wav()))
+    assert (react.headers["x-lobug-action"], react.content) == ("react", b"")
+    stt.heard = "um"
+    ignore = voice_client.post("/chat/audio/stream", files=upload(speech_wav()))
+    assert (ignore.headers["x-lobug-action"], ignore.content) == ("ignore", b"")
+    assert voice_client.get("/chat/turns/nope").status_code == 404
+
+
+def test_first_audio_leaves_before_the_reply_is_generated(
+    voice_client: TestClient, fake_chat: FakeChat
+) -> None:
+    """Observed through the stream itself: when the first PCM arrives, the model has handed
+    out only part of its reply."""
+    reply = "One. Two words here. " + "More text keeps coming here. " * 10
+    total_pieces = len(reply.split())
+    fake_chat.enqueue(reply)
+    voice = voice_client.app.state.services.voice  # type: ignore[attr-defined]
+    audio = parse_wav(speech_wav())
+    streamed = voice.start_streaming("default", audio, {})
+    chunks = voice.stream_audio(streamed)
+    assert next(chunks)[:4] == b"RIFF"
+    first_pcm = next(chunks)
+    assert len(first_pcm) > 0
+    assert fake_chat.streamed < total_pieces
+    rest = b"".join(chunks)
+    assert fake_chat.streamed == total_pieces and len(rest) > len(first_pcm)
+
+
+def test_device_can_talk_again_after_an_abandoned_stream(
+    voice_client: TestClient, fake_chat: FakeChat
+) -> None:
+    fake_chat.enqueue("A long answer. With sentences. Many of them.")
+    voice = voice_client.app.state.services.voice  # type: ignore[attr-defined]
+    streamed = voice.start_streaming("default", parse_wav(speech_wav()), {})
+    chunks = voice.stream_audio(streamed)
+    next(chunks)
+    next(chunks)
+    chunks.close()  # the device hung up
+    response = voice_client.post("/chat/text", json={"text": "still there?"})
+    assert response.status_code == 200
+    said = json.dumps(voice_client.get("/context/working-memory").json()["messages"])
+    assert "A long answer." in said
