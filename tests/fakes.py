@@ -55,6 +55,7 @@ class FakeChat(ChatBackend):
         max_tokens: int,
         temperature: float = 0.7,
         json_schema: JsonSchema | None = None,
+        background: bool = False,
     ) -> str:
         with self._lock:
             self.requests.append((list(messages), json_schema))

@@ -47,9 +47,11 @@ class ChatBackend(ABC):
         max_tokens: int,
         temperature: float = 0.7,
         json_schema: JsonSchema | None = None,
+        background: bool = False,
     ) -> str:
         """Return the assistant's reply. With `json_schema`, ask for JSON of that shape
-        where the backend supports it (the caller validates either way)."""
+        where the backend supports it (the caller validates either way). `background` work
+        (memory upkeep) yields to replies a person is waiting for where the backend can."""
 
     def stream(
         self, messages: Sequence[ChatMessage], *, max_tokens: int, temperature: float = 0.7

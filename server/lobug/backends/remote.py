@@ -96,6 +96,7 @@ class OllamaChat(ChatBackend):
         max_tokens: int,
         temperature: float = 0.7,
         json_schema: JsonSchema | None = None,
+        background: bool = False,
     ) -> str:
         try:
             response = self._client.chat(
@@ -211,6 +212,7 @@ class OpenAIChat(ChatBackend):
         max_tokens: int,
         temperature: float = 0.7,
         json_schema: JsonSchema | None = None,
+        background: bool = False,
     ) -> str:
         import openai
 

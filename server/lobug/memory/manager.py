@@ -18,7 +18,7 @@ from lobug.memory.store import Fact, MemoryStore, Message, NewFact, ScoredFact
 
 log = logging.getLogger(__name__)
 
-EXTRACTION_MAX_TOKENS = 256
+EXTRACTION_MAX_TOKENS = 192
 SUMMARY_MAX_TOKENS = 300
 DISTILL_MAX_TOKENS = 600
 DISTILL_FACTS = 10
@@ -132,6 +132,7 @@ class MemoryManager:
             max_tokens=EXTRACTION_MAX_TOKENS,
             temperature=0.0,
             json_schema=prompts.fact_schema(self.config.max_facts_per_exchange),
+            background=True,
         )
         facts = validate_facts(
             parse_fact_payload(raw),
@@ -190,7 +191,9 @@ class MemoryManager:
         report.distilled = True
 
     def _ask(self, messages: list[prompts.ChatMessage], max_tokens: int) -> str:
-        text = self.chat.complete(messages, max_tokens=max_tokens, temperature=0.3).strip()
+        text = self.chat.complete(
+            messages, max_tokens=max_tokens, temperature=0.3, background=True
+        ).strip()
         if not text:
             raise BackendError("the model returned an empty text")
         return text
