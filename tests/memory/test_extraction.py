@@ -3,7 +3,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from lobug.memory.extraction import is_grounded, parse_fact_payload, validate_facts
+from lobug.memory.extraction import is_grounded, merge_facts, parse_fact_payload, validate_facts
 
 
 def test_parses_object_list_and_fenced_json() -> None:
@@ -66,3 +66,28 @@ def test_validation_respects_the_limit() -> None:
         max_facts=3,
     )
     assert len(facts) == 3
+
+
+def test_truncated_reply_keeps_the_completed_objects() -> None:
+    raw = '{"facts": [{"fact": "The user likes tea", "type": "preference"}, {"fact": "The us'
+    assert parse_fact_payload(raw) == [{"fact": "The user likes tea", "type": "preference"}]
+
+
+def test_first_person_facts_are_stored_about_the_user() -> None:
+    facts = validate_facts(
+        [{"fact": "I work at NASA", "type": "personal"}, {"fact": "My dog is Rex"}],
+        user_text="I work at NASA, my dog is Rex",
+        assistant_text="",
+        source_message_ids=(),
+        max_facts=5,
+    )
+    assert [f.content for f in facts] == ["The user work at NASA", "The user's dog is Rex"]
+
+
+def test_merge_keeps_order_skips_same_words_and_limits() -> None:
+    from lobug.memory.store import NewFact
+
+    first = [NewFact("The user likes tea")]
+    second = [NewFact("the user LIKES tea"), NewFact("The user has a cat"), NewFact("x y z")]
+    merged = merge_facts(first, second, 2)
+    assert [f.content for f in merged] == ["The user likes tea", "The user has a cat"]

@@ -38,6 +38,8 @@ class ChatBackend(ABC):
     name: str = "chat"
     model: str = ""
     supports_json_schema: bool = False
+    # Small models fill every optional JSON field with junk: ask them for less.
+    prefers_simple_json: bool = False
 
     @abstractmethod
     def complete(

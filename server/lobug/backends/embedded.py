@@ -76,6 +76,7 @@ class EmbeddedChat(ChatBackend):
 
     name = "embedded"
     supports_json_schema = True
+    prefers_simple_json = True
 
     def __init__(self, model_path: Path | None = None, *, n_ctx: int = 4096, threads: int = 2):
         import xllamacpp

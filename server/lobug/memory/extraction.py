@@ -34,31 +34,47 @@ STOPWORDS = frozenset(
 
 
 def parse_fact_payload(raw: str) -> list[dict[str, Any]]:
-    """The list of fact objects in a model reply; [] when there is none to be found."""
-    data = _first_json_value(raw)
+    """The list of fact objects in a model reply; [] when there is none to be found.
+
+    Chatter around the JSON is tolerated, and a reply cut off by the token limit still yields
+    the objects completed before the cut."""
+    data = _whole_json(raw)
     if isinstance(data, dict):
-        data = data.get("facts", [])
+        data = data.get("facts", [data] if "fact" in data else [])
+    elif data is None:
+        data = _complete_objects(raw)
     if not isinstance(data, list):
         return []
     return [item for item in data if isinstance(item, dict)]
 
 
-def _first_json_value(raw: str) -> Any:
+def _whole_json(raw: str) -> Any:
     text = raw.strip()
     if text.startswith("```"):
         text = text.strip("`").removeprefix("json").strip()
     try:
         return json.loads(text)
     except ValueError:
-        pass
+        return None
+
+
+def _complete_objects(raw: str) -> list[dict[str, Any]]:
+    """Whole {...} objects inside the first JSON array of a truncated reply."""
+    start = raw.find("[")
+    if start < 0:
+        return []
     decoder = json.JSONDecoder()
-    for start, char in enumerate(text):
-        if char in "[{":
-            try:
-                return decoder.raw_decode(text[start:])[0]
-            except ValueError:
-                continue
-    return None
+    found: list[dict[str, Any]] = []
+    position = raw.find("{", start)
+    while position >= 0:
+        try:
+            value, end = decoder.raw_decode(raw, position)
+        except ValueError:
+            break
+        if isinstance(value, dict):
+            found.append(value)
+        position = raw.find("{", end)
+    return found
 
 
 def content_words(text: str) -> list[str]:
@@ -137,11 +153,38 @@ def validate_facts(
     return kept
 
 
+FIRST_PERSON = (
+    (re.compile(r"^(I am|I'm)\b", re.IGNORECASE), "The user is"),
+    (re.compile(r"^I\b"), "The user"),
+    (re.compile(r"^My\b", re.IGNORECASE), "The user's"),
+)
+
+
+def third_person(content: str) -> str:
+    """Facts are about the user: "I work at NASA" is stored as "The user work at NASA"
+    rather than as an "I" that reads as the assistant in a later prompt."""
+    for pattern, replacement in FIRST_PERSON:
+        content = pattern.sub(replacement, content, count=1)
+    return content
+
+
+def merge_facts(first: list[NewFact], second: list[NewFact], limit: int) -> list[NewFact]:
+    """`first`, then the facts of `second` with other content words, at most `limit`."""
+    merged = list(first)
+    seen = {frozenset(content_words(f.content)) for f in first}
+    for fact in second:
+        key = frozenset(content_words(fact.content))
+        if key not in seen:
+            seen.add(key)
+            merged.append(fact)
+    return merged[:limit]
+
+
 def _to_fact(item: dict[str, Any], source_message_ids: tuple[int, ...]) -> NewFact | None:
     content = item.get("fact", item.get("content"))
     if not isinstance(content, str):
         return None
-    content = " ".join(content.split())
+    content = third_person(" ".join(content.split()))
     if not content or len(content) > MAX_FACT_CHARS:
         return None
     fact_type = item.get("type")

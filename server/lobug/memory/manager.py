@@ -13,7 +13,8 @@ from dataclasses import dataclass, field
 from lobug.backends.base import BackendError, ChatBackend, Embedder, Vector
 from lobug.config import MemoryConfig
 from lobug.memory import prompts
-from lobug.memory.extraction import parse_fact_payload, validate_facts
+from lobug.memory.disclosure import self_disclosures
+from lobug.memory.extraction import merge_facts, parse_fact_payload, validate_facts
 from lobug.memory.store import Fact, MemoryStore, Message, NewFact, ScoredFact
 
 log = logging.getLogger(__name__)
@@ -127,11 +128,12 @@ class MemoryManager:
     def _extract_facts(
         self, agent: str, user: Message, assistant: Message, report: ExchangeReport
     ) -> None:
+        simple = self.chat.prefers_simple_json
         raw = self.chat.complete(
-            prompts.fact_extraction_messages(user.content, assistant.content),
+            prompts.fact_extraction_messages(user.content, assistant.content, simple=simple),
             max_tokens=EXTRACTION_MAX_TOKENS,
             temperature=0.0,
-            json_schema=prompts.fact_schema(self.config.max_facts_per_exchange),
+            json_schema=prompts.fact_schema(self.config.max_facts_per_exchange, simple=simple),
             background=True,
         )
         facts = validate_facts(
@@ -141,6 +143,12 @@ class MemoryManager:
             source_message_ids=(user.id, assistant.id),
             max_facts=self.config.max_facts_per_exchange,
         )
+        if simple:
+            facts = merge_facts(
+                facts,
+                self_disclosures(user.content, (user.id, assistant.id)),
+                self.config.max_facts_per_exchange,
+            )
         if not facts:
             return
         vectors = self.embedder.embed_batch([fact.content for fact in facts])

@@ -24,13 +24,26 @@ FACT_SCHEMA_ITEM: JsonSchema = {
 }
 
 
-def fact_schema(max_items: int) -> JsonSchema:
+SIMPLE_FACT_SCHEMA_ITEM: JsonSchema = {
+    "type": "object",
+    "properties": {
+        "fact": {"type": "string", "maxLength": 200},
+        "type": {"type": "string", "enum": list(FACT_TYPES)},
+    },
+    "required": ["fact", "type"],
+    "additionalProperties": False,
+}
+
+
+def fact_schema(max_items: int, *, simple: bool = False) -> JsonSchema:
+    """The extraction output's shape. `simple` leaves out the optional fields, which small
+    models fill with junk instead of leaving them out."""
+    item = SIMPLE_FACT_SCHEMA_ITEM if simple else FACT_SCHEMA_ITEM
     return {
         "type": "object",
-        "properties": {
-            "facts": {"type": "array", "maxItems": max_items, "items": FACT_SCHEMA_ITEM}
-        },
+        "properties": {"facts": {"type": "array", "maxItems": max_items, "items": item}},
         "required": ["facts"],
+        "additionalProperties": False,
     }
 
 
@@ -46,10 +59,19 @@ Rules:
 - subject/relation/object, time and confidence are optional."""
 
 
-def fact_extraction_messages(user_text: str, assistant_text: str) -> list[ChatMessage]:
+SIMPLE_FACT_EXTRACTION_SYSTEM = """Extract facts about the user from the exchange.
+Output JSON only: {"facts": [{"fact": "The user ...", "type": "personal"}]}
+Each fact is one short sentence about the user, stated in the exchange.
+type is one of: personal, preference, knowledge, event. No facts: {"facts": []}."""
+
+
+def fact_extraction_messages(
+    user_text: str, assistant_text: str, *, simple: bool = False
+) -> list[ChatMessage]:
     exchange = f"User: {user_text}\nAssistant: {assistant_text}"
+    system = SIMPLE_FACT_EXTRACTION_SYSTEM if simple else FACT_EXTRACTION_SYSTEM
     return [
-        {"role": "system", "content": FACT_EXTRACTION_SYSTEM},
+        {"role": "system", "content": system},
         {"role": "user", "content": exchange},
     ]
 

@@ -1,0 +1,37 @@
+from __future__ import annotations
+
+import pytest
+
+from lobug.memory.disclosure import self_disclosures, third_person
+
+
+@pytest.mark.parametrize(
+    ("said", "facts"),
+    [
+        (
+            "My name is Alex and I work at NASA",
+            ["The user's name is Alex and the user works at NASA"],
+        ),
+        (
+            "I love hiking with my dog Rex. It is sunny.",
+            ["The user loves hiking with the user's dog Rex"],
+        ),
+        ("I'm 34 and I really enjoy jazz!", ["The user is 34 and the user really enjoys jazz"]),
+        ("I went to Paris last year", ["The user went to Paris last year"]),
+        ("What's my name?", []),
+        ("Can you remind me to call mom", []),
+        ("Hello there", []),
+        ("The weather is nice", []),
+    ],
+)
+def test_first_person_statements_become_facts(said: str, facts: list[str]) -> None:
+    found = self_disclosures(said, (7, 8))
+    assert [f.content for f in found] == facts
+    assert all(f.source_message_ids == (7, 8) for f in found)
+
+
+def test_verbs_agree_with_the_user() -> None:
+    assert third_person("I watch films and I try new things") == (
+        "the user watches films and the user tries new things"
+    )
+    assert third_person("I have a cat and I am tired") == "the user has a cat and the user is tired"
