@@ -49,6 +49,13 @@ def test_environment_overrides_every_tunable(tmp_path: Path) -> None:
             "LOBUG_RETRIEVAL_MIN_SIMILARITY": "0.5",
             "LOBUG_DUPLICATE_DISTANCE": "0.1",
             "LOBUG_MAX_TEXT_CHARS": "100",
+            "LOBUG_SPEECH": "off",
+            "LOBUG_STT_MODEL": "/models/whisper-small",
+            "LOBUG_STT_LANGUAGE": "AUTO",
+            "LOBUG_TTS_VOICE": "/voices/amy.onnx",
+            "LOBUG_TTS_SAMPLE_RATE": "16000",
+            "LOBUG_MAX_AUDIO_SECONDS": "10",
+            "LOBUG_MAX_AUDIO_BYTES": "100000",
         }
     )
     assert (settings.host, settings.port, settings.db_path) == ("0.0.0.0", 9000, tmp_path / "x.db")
@@ -67,6 +74,11 @@ def test_environment_overrides_every_tunable(tmp_path: Path) -> None:
     assert settings.memory.retrieval_min_similarity == 0.5
     assert settings.memory.duplicate_distance_threshold == 0.1
     assert settings.max_text_chars == 100
+    assert settings.speech_enabled is False
+    assert (settings.stt_model, settings.stt_language) == ("/models/whisper-small", "auto")
+    assert settings.tts_voice == Path("/voices/amy.onnx")
+    assert settings.tts_sample_rate == 16000
+    assert (settings.max_audio_seconds, settings.max_audio_bytes) == (10.0, 100000)
 
 
 @pytest.mark.parametrize(

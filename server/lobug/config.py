@@ -81,6 +81,7 @@ class Settings:
     embed_model: str | None = None
     embed_dim: int | None = None
 
+    speech_enabled: bool = True
     stt_model: str | None = None
     stt_language: str = "en"
     tts_voice: Path | None = None
@@ -155,6 +156,7 @@ class Settings:
             embed_backend=(env.text("LOBUG_EMBED_BACKEND") or "local").lower(),
             embed_model=env.text("LOBUG_EMBED_MODEL"),
             embed_dim=env.optional_integer("LOBUG_EMBED_DIM"),
+            speech_enabled=env.flag("LOBUG_SPEECH", True),
             stt_model=env.text("LOBUG_STT_MODEL"),
             stt_language=(env.text("LOBUG_STT_LANGUAGE") or "en").lower(),
             tts_voice=Path(tts_voice).expanduser() if tts_voice else None,

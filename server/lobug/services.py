@@ -55,7 +55,11 @@ def open_services(settings: Settings, backends: Backends | None = None) -> Servi
     bring their own speech models, or none."""
     if backends is None:
         backends = build_backends(settings)
-        speech = Speech(lambda: build_stt(settings), lambda: build_tts(settings))
+        speech = (
+            Speech(lambda: build_stt(settings), lambda: build_tts(settings))
+            if settings.speech_enabled
+            else Speech(None, None)
+        )
     else:
         speech = Speech.preloaded(backends.stt, backends.tts)
     store = MemoryStore(settings.db_path)

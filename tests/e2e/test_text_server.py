@@ -13,11 +13,12 @@ from tests.e2e.server import start_server, wait_for_learning
 pytestmark = [pytest.mark.e2e, pytest.mark.models]
 
 INTRODUCTION = "My name is Alex and I work at NASA"
+TEXT_ONLY = {"LOBUG_SPEECH": "0"}  # speech models are not needed here: do not load them
 
 
 def test_conversation_and_learning_survive_a_restart(tmp_path: Path) -> None:
     db_path = tmp_path / "memory.db"
-    server = start_server(db_path, tmp_path / "server.log")
+    server = start_server(db_path, tmp_path / "server.log", TEXT_ONLY)
     try:
         with httpx.Client(base_url=server.url, timeout=60) as client:
             health = client.get("/health").json()
@@ -39,7 +40,7 @@ def test_conversation_and_learning_survive_a_restart(tmp_path: Path) -> None:
     assert facts_before, "the embedded model learned nothing from the introduction"
     assert all("alex" in f.lower() or "nasa" in f.lower() for f in facts_before), facts_before
 
-    server = start_server(db_path, tmp_path / "server.log")
+    server = start_server(db_path, tmp_path / "server.log", TEXT_ONLY)
     try:
         with httpx.Client(base_url=server.url, timeout=60) as client:
             remembered = client.get("/context/working-memory").json()["messages"]
@@ -66,7 +67,7 @@ def test_bad_input_and_auth_on_the_real_server(tmp_path: Path) -> None:
     server = start_server(
         tmp_path / "memory.db",
         tmp_path / "server.log",
-        {"LOBUG_DEVICE_TOKENS": "tok-1"},
+        {**TEXT_ONLY, "LOBUG_DEVICE_TOKENS": "tok-1"},
     )
     try:
         with httpx.Client(base_url=server.url, timeout=60) as client:
