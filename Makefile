@@ -20,8 +20,13 @@ $(STAMP): $(BIN)/python requirements.txt requirements-nodeps.txt requirements-de
 run: $(STAMP)
 	$(BIN)/lobug serve
 
-test: $(STAMP)
+test: $(STAMP) firmware-test
 	$(BIN)/python -m pytest
+
+# The firmware's hardware-free logic, built with g++ and run on this machine.
+.PHONY: firmware-test
+firmware-test:
+	$(MAKE) -C firmware -j2 test
 
 lint: $(STAMP)
 	$(BIN)/ruff check server tests scripts
@@ -30,6 +35,7 @@ lint: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python scripts/bench_memory.py
+	$(BIN)/python scripts/bench_voice.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

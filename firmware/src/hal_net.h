@@ -1,0 +1,66 @@
+// WiFi and HTTP: the only code that touches WiFi.h and HTTPClient. Every call has a timeout
+// and reports failure as a lobug::NetError or an HTTP status; none of them reboots or blocks
+// forever.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "lobug/bytes.h"
+#include "lobug/settings.h"
+#include "lobug/status.h"
+
+class HTTPClient;
+
+namespace hal {
+
+void wifi_start(const lobug::DeviceSettings& settings);  // (re)starts association; returns at once
+bool wifi_connected();
+std::string wifi_address();
+
+struct HttpResult {
+  int status = 0;                        // HTTP status, 0 when there was no response
+  lobug::NetError error = lobug::NetError::None;
+  std::string error_code;                // "error" of the server's JSON error body, if any
+
+  lobug::Problem problem() const { return lobug::classify_result(status, error); }
+};
+
+// One request and its response. The body is streamed to a ByteSink as it arrives (with
+// chunked transfer undone), so nothing larger than a read buffer is held here.
+class HttpExchange {
+ public:
+  HttpExchange(const lobug::DeviceSettings& settings, const char* path, uint32_t timeout_ms);
+  ~HttpExchange();
+  HttpExchange(const HttpExchange&) = delete;
+  HttpExchange& operator=(const HttpExchange&) = delete;
+
+  HttpResult get();
+  HttpResult post(const char* content_type, const uint8_t* body, size_t size);
+  std::string header(const char* name);
+
+  // Reads the body into `sink`. Gives up when no byte arrives for idle_ms or the whole body
+  // takes longer than total_ms. `on_wait` runs whenever the socket has nothing to read.
+  HttpResult read_body(lobug::ByteSink& sink, uint32_t idle_ms, uint32_t total_ms,
+                       const std::function<void()>& on_wait = nullptr);
+  // True when a chunked body ended with its terminating chunk (a complete stream).
+  bool body_complete() const { return body_complete_; }
+
+ private:
+  HttpResult finish_request(int code);
+  void read_error_code(HttpResult* result);
+
+  std::unique_ptr<HTTPClient> http_;
+  bool began_ = false;
+  bool body_complete_ = false;
+};
+
+HttpResult get_health(const lobug::DeviceSettings& settings);
+HttpResult post_json(const lobug::DeviceSettings& settings, const char* path,
+                     const std::string& json, uint32_t timeout_ms);
+// GET /chat/turns/{turn}: the reply text of a streamed turn (known once its audio has ended).
+HttpResult get_turn_response(const lobug::DeviceSettings& settings, const std::string& turn,
+                             std::string* response);
+
+}  // namespace hal
