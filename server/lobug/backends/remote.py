@@ -131,7 +131,19 @@ class OllamaChat(ChatBackend):
         self._client.close()
 
 
-class OllamaEmbedder(Embedder):
+class _ServedEmbedder(Embedder):
+    """An embedder behind a server: the dimension is known for common models, else probed."""
+
+    _dimension: int | None = None
+
+    @property
+    def dimension(self) -> int:
+        if self._dimension is None:
+            self._dimension = len(self.embed("dimension probe"))
+        return self._dimension
+
+
+class OllamaEmbedder(_ServedEmbedder):
     name = "ollama"
 
     def __init__(self, host: str, model: str, *, dimension: int | None, timeout_s: float):
@@ -139,12 +151,6 @@ class OllamaEmbedder(Embedder):
         self.model = model
         self._client = ollama_client(host, _timeout(timeout_s, min(timeout_s, 3.0)))
         self._dimension = dimension or KNOWN_EMBED_DIMS.get(model.split(":")[0])
-
-    @property
-    def dimension(self) -> int:
-        if self._dimension is None:
-            self._dimension = len(self.embed("dimension probe"))
-        return self._dimension
 
     def embed_batch(self, texts: Sequence[str]) -> list[Vector]:
         if not texts:
@@ -274,7 +280,7 @@ class OpenAIChat(ChatBackend):
         self._probe.close()
 
 
-class OpenAIEmbedder(Embedder):
+class OpenAIEmbedder(_ServedEmbedder):
     name = "openai"
 
     def __init__(
@@ -290,12 +296,6 @@ class OpenAIEmbedder(Embedder):
         self.base_url = base_url or "https://api.openai.com/v1"
         self._client = openai_client(base_url, api_key, timeout_s, min(timeout_s, 3.0))
         self._dimension = dimension or KNOWN_EMBED_DIMS.get(model)
-
-    @property
-    def dimension(self) -> int:
-        if self._dimension is None:
-            self._dimension = len(self.embed("dimension probe"))
-        return self._dimension
 
     def embed_batch(self, texts: Sequence[str]) -> list[Vector]:
         import openai
