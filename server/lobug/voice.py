@@ -13,7 +13,7 @@ import threading
 import time
 import uuid
 from collections import OrderedDict
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -199,7 +199,7 @@ class Voice:
             turn_id, transcript.text, "respond", self.output_rate, streaming, timings
         )
 
-    def stream_audio(self, streamed: StreamedVoice) -> Iterator[bytes]:
+    def stream_audio(self, streamed: StreamedVoice) -> Generator[bytes, None, None]:
         """A WAV header of unknown length, then PCM sentence by sentence as the model writes."""
         yield wav_header(streamed.sample_rate, STREAMING_DATA_SIZE)
         if streamed.streaming is None:

@@ -119,3 +119,19 @@ def test_stream_starts_playing_before_the_answer_is_complete(
     assert sidecar["done"] is True and sidecar["response"].strip()
     pcm = np.frombuffer(received[44 : 44 + (len(received) - 44) // 2 * 2], dtype=np.int16)
     assert np.abs(pcm).max() > 1000
+
+
+def test_device_that_hangs_up_mid_stream_can_talk_again(server: ServerProcess) -> None:
+    piper = PiperTTS()
+    question = "Please tell me a long story about a brave little robot."
+    wav = encode_wav(np.concatenate(list(piper.synthesize(question))), piper.sample_rate)
+    headers = {"X-Device-Id": "hangs-up"}
+    with httpx.Client(base_url=server.url, timeout=120) as client:
+        with client.stream(
+            "POST", "/chat/audio/stream", files=upload(wav), headers=headers
+        ) as response:
+            assert next(response.iter_bytes())[:4] == b"RIFF"
+        again = client.post("/chat/text", json={"text": "Are you there?"}, headers=headers)
+        assert again.status_code == 200
+        said = client.get("/context/working-memory", headers=headers).json()["messages"]
+    assert [m["role"] for m in said] == ["user", "assistant", "user", "assistant"]

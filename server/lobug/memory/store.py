@@ -325,10 +325,11 @@ class MemoryStore:
     def _load_index(self, dim: int) -> None:
         index = VectorIndex(dim)
         with self._lock:
-            for fact_id, agent_id, blob in self._conn.execute(
-                "SELECT fact_id, agent_id, embedding FROM fact_vectors"
-            ):
-                index.add(agent_id, fact_id, np.frombuffer(blob, dtype=np.float32))
+            cursor = self._conn.execute("SELECT fact_id, agent_id, embedding FROM fact_vectors")
+            while rows := cursor.fetchmany(8192):
+                fact_ids, agent_ids, blobs = zip(*rows, strict=True)
+                vectors = np.frombuffer(b"".join(blobs), dtype=np.float32).reshape(-1, dim)
+                index.add_many(agent_ids, fact_ids, vectors)
             self.index = index
 
     def _require_index(self) -> VectorIndex:
