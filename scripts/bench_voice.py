@@ -108,6 +108,7 @@ def measure_clip(client: httpx.Client, clip: Clip, runs: int) -> None:
         response = client.post("/chat/audio", files=upload(clip.wav))
         whole.append(time.perf_counter() - started)
         stages.append(parse_server_timing(response.headers.get("server-timing", "")))
+        wait_for_learning(client)
         ttfb, total = stream_timing(client, clip)
         first_byte.append(ttfb)
         stream_total.append(total)
