@@ -289,3 +289,27 @@ def test_health_counts_memory(client: TestClient, fake_chat: FakeChat) -> None:
     say(client, "I like jazz")
     memory = client.get("/health").json()["memory"]
     assert memory == {"messages": 2, "facts": 1, "summaries": 0, "pending_learning": 0}
+
+
+def test_eight_devices_at_once_never_cross(settings: Settings, fake_embedder: FakeEmbedder) -> None:
+    def echo(messages: object, schema: object) -> str:
+        assert isinstance(messages, list)
+        return '{"facts": []}' if schema else f"echo: {messages[-1]['content']}"
+
+    chat = FakeChat(responder=echo)
+    with TestClient(create_app(settings, Backends(chat, fake_embedder))) as client:
+
+        def talk(device: int) -> None:
+            for turn in range(5):
+                said = f"device {device} turn {turn}"
+                reply = say(client, said, device=f"dev{device}")
+                assert reply["response"] == f"echo: {said}"
+
+        with ThreadPoolExecutor(8) as pool:
+            list(pool.map(talk, range(8)))
+        for device in range(8):
+            messages = client.get(
+                "/context/working-memory", headers={"X-Device-Id": f"dev{device}"}
+            ).json()["messages"]
+            assert len(messages) == 10
+            assert all(f"device {device} " in m["content"] for m in messages)

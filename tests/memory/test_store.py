@@ -211,3 +211,13 @@ def test_vectors_need_a_bound_embedding(tmp_path: Path) -> None:
     with pytest.raises(StoreError):
         store.add_fact("lobug", NewFact("x"), unit(1, 0))
     store.close()
+
+
+def test_new_database_is_private_to_its_owner(tmp_path: Path) -> None:
+    path = tmp_path / "private" / "memory.db"
+    store = MemoryStore(path)
+    store.append_message("lobug", "d", "user", "secret")
+    assert path.parent.stat().st_mode & 0o777 == 0o700
+    for created in (path, path.with_name("memory.db-wal")):
+        assert created.stat().st_mode & 0o077 == 0, created
+    store.close()

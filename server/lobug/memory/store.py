@@ -10,6 +10,7 @@ migration. An in-memory `VectorIndex` mirrors it for fast exact search.
 from __future__ import annotations
 
 import json
+import os
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -190,6 +191,15 @@ def connect(path: Path | str) -> Any:
     return conn
 
 
+def prepare_private_file(path: Path) -> None:
+    """The memory is personal: new folders are the owner's only (0700) and the database is
+    created readable and writable by the owner only (0600; SQLite gives its -wal and -shm
+    files the same mode). Existing folders are left as they are."""
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    if not path.exists():
+        os.close(os.open(path, os.O_CREAT | os.O_WRONLY, 0o600))
+
+
 def vector_blob(vector: Vector) -> bytes:
     return np.asarray(vector, dtype=np.float32).tobytes()
 
@@ -200,7 +210,7 @@ class MemoryStore:
     def __init__(self, path: Path | str, *, clock: Clock = time.time) -> None:
         self.path = Path(path)
         if str(path) != ":memory:":
-            self.path.parent.mkdir(parents=True, exist_ok=True)
+            prepare_private_file(self.path)
         self._clock = clock
         self._lock = threading.RLock()
         self._conn = connect(path)
