@@ -122,3 +122,43 @@ def test_exposed_server_needs_tokens_or_an_explicit_opt_out(tmp_path: Path) -> N
     warning = check_exposure(exposed.with_overrides(allow_unauthenticated=True))
     assert warning is not None and "WITHOUT authentication" in warning
     assert check_exposure(Settings(db_path=tmp_path / "m.db")) is None
+
+
+def test_memory_server_reads_the_seed_variables(tmp_path: Path) -> None:
+    settings = Settings.from_memory_env(
+        {
+            "MEMORY_SERVER_HOST": "127.0.0.2",
+            "MEMORY_SERVER_PORT": "9000",
+            "MEMORY_SERVER_DB_PATH": str(tmp_path / "m.db"),
+            "MEMORY_EMBEDDING_BACKEND": "Ollama",
+            "MEMORY_EMBEDDING_MODEL": "all-minilm",
+            "OLLAMA_BASE_URL": "http://gpu:11434",
+            "MEMORY_DEFAULT_SEARCH_LIMIT": "3",
+            "MEMORY_MAX_SEARCH_LIMIT": "7",
+            "MEMORY_MAX_CONTEXT_MESSAGES": "4",
+            "LOBUG_EMBED_BACKEND": "openai",
+            "LOBUG_DEVICE_TOKENS": "t1",
+        }
+    )
+    assert (settings.host, settings.port) == ("127.0.0.2", 9000)
+    assert settings.db_path == tmp_path / "m.db"
+    assert (settings.embed_backend, settings.embed_model) == ("ollama", "all-minilm")
+    assert settings.ollama_host == "http://gpu:11434"
+    assert (settings.default_search_limit, settings.max_search_limit) == (3, 7)
+    assert settings.max_context_messages == 4
+    assert settings.device_tokens == ("t1",)
+
+
+def test_memory_server_defaults_follow_the_seed() -> None:
+    settings = Settings.from_memory_env({})
+    assert (settings.host, settings.port) == ("127.0.0.1", 8283)
+    assert (settings.default_search_limit, settings.max_search_limit) == (5, 20)
+    assert settings.max_context_messages == 10
+    assert settings.db_path == Settings.from_env({}).db_path
+
+
+def test_search_limits_are_checked() -> None:
+    with pytest.raises(ConfigError, match="MEMORY_DEFAULT_SEARCH_LIMIT"):
+        Settings.from_memory_env({"MEMORY_DEFAULT_SEARCH_LIMIT": "30"})
+    with pytest.raises(ConfigError, match="MEMORY_SERVER_PORT"):
+        Settings.from_memory_env({"MEMORY_SERVER_PORT": "eighty"})

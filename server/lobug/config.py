@@ -93,6 +93,10 @@ class Settings:
     allow_unauthenticated: bool = False
     max_text_chars: int = 4000
 
+    default_search_limit: int = 5
+    max_search_limit: int = 20
+    max_context_messages: int = 10
+
     memory: MemoryConfig = field(default_factory=MemoryConfig)
 
     def __post_init__(self) -> None:
@@ -108,6 +112,12 @@ class Settings:
             raise ConfigError("LOBUG_TTS_SAMPLE_RATE must be between 8000 and 48000")
         if self.max_audio_seconds <= 0 or self.max_audio_bytes <= 44:
             raise ConfigError("LOBUG_MAX_AUDIO_SECONDS and LOBUG_MAX_AUDIO_BYTES must be positive")
+        if not 1 <= self.default_search_limit <= self.max_search_limit:
+            raise ConfigError(
+                "MEMORY_DEFAULT_SEARCH_LIMIT must be between 1 and MEMORY_MAX_SEARCH_LIMIT"
+            )
+        if self.max_context_messages < 0:
+            raise ConfigError("MEMORY_MAX_CONTEXT_MESSAGES must not be negative")
 
     @property
     def embed_model_name(self) -> str:
@@ -166,7 +176,28 @@ class Settings:
             device_tokens=parse_tokens(env.text("LOBUG_DEVICE_TOKENS") or ""),
             allow_unauthenticated=env.flag("LOBUG_ALLOW_UNAUTHENTICATED", False),
             max_text_chars=env.integer("LOBUG_MAX_TEXT_CHARS", 4000),
+            default_search_limit=env.integer("MEMORY_DEFAULT_SEARCH_LIMIT", 5),
+            max_search_limit=env.integer("MEMORY_MAX_SEARCH_LIMIT", 20),
+            max_context_messages=env.integer("MEMORY_MAX_CONTEXT_MESSAGES", 10),
             memory=memory,
+        )
+
+    @classmethod
+    def from_memory_env(cls, environ: Mapping[str, str]) -> Settings:
+        """Settings for `lobug memory-server`: the seed's MEMORY_* variables (and
+        OLLAMA_BASE_URL) take precedence over their LOBUG_* counterparts; tokens and everything
+        else come from `from_env`. The database defaults to the device server's."""
+        settings = cls.from_env(environ)
+        env = _Env(environ)
+        db_path = env.text("MEMORY_SERVER_DB_PATH")
+        backend = env.text("MEMORY_EMBEDDING_BACKEND")
+        return settings.with_overrides(
+            host=env.text("MEMORY_SERVER_HOST") or "127.0.0.1",
+            port=env.integer("MEMORY_SERVER_PORT", 8283),
+            db_path=Path(db_path).expanduser() if db_path else settings.db_path,
+            embed_backend=backend.lower() if backend else settings.embed_backend,
+            embed_model=env.text("MEMORY_EMBEDDING_MODEL") or settings.embed_model,
+            ollama_host=env.text("OLLAMA_BASE_URL") or settings.ollama_host,
         )
 
 

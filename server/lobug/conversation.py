@@ -70,7 +70,8 @@ def new_device_state(
 def system_prompt(
     memory: MemoryContext, sensors: SensorReading | None, *, agency: bool = False
 ) -> str:
-    """Personality, long-term memory, relevant memories, then the physical state."""
+    """Personality, long-term memory, memory blocks, relevant memories, then the physical
+    state."""
     sections = [PERSONALITY + (f"\n{AGENCY}" if agency else "")]
     sections.extend(memory.prompt_sections())
     state = sensors.describe() if sensors else ""

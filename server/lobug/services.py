@@ -8,7 +8,15 @@ import time
 from dataclasses import dataclass, field
 
 from lobug.assistant import Assistant
-from lobug.backends import Backends, ChatBackend, Embedder, build_backends, build_stt, build_tts
+from lobug.backends import (
+    Backends,
+    ChatBackend,
+    Embedder,
+    build_backends,
+    build_embedder,
+    build_stt,
+    build_tts,
+)
 from lobug.config import Settings
 from lobug.memory.manager import MemoryManager
 from lobug.memory.store import EmbeddingMismatch, MemoryStore
@@ -44,9 +52,52 @@ class Services:
             self._reachable = (time.monotonic(), reachable)
         return reachable
 
+    @property
+    def memory_api(self) -> MemoryServices:
+        return MemoryServices(self.settings, self.store, self.embedder)
+
     def close(self) -> None:
         self.store.close()
         self.backends.close()
+
+
+@dataclass
+class MemoryServices:
+    """What the memory REST API needs: the store and the embedder; no chat, no speech."""
+
+    settings: Settings
+    store: MemoryStore
+    embedder: Embedder
+
+    def close(self) -> None:
+        self.store.close()
+        self.embedder.close()
+
+
+def open_store(settings: Settings, embedder: Embedder) -> MemoryStore:
+    """Open the database and tie it to the embedder (blocking)."""
+    store = MemoryStore(settings.db_path)
+    try:
+        store.bind_embedding(embedder.model, embedder.dimension)
+    except EmbeddingMismatch as exc:
+        log.error("%s", exc)
+        store.close()
+        raise
+    return store
+
+
+def open_memory_services(settings: Settings, embedder: Embedder | None = None) -> MemoryServices:
+    """Load only the embedder and open the store (for `lobug memory-server`; blocking)."""
+    embedder = embedder or build_embedder(settings)
+    store = open_store(settings, embedder)
+    log.info(
+        "memory API ready: embeddings=%s (%s, %d dims), db=%s",
+        embedder.name,
+        embedder.model,
+        embedder.dimension,
+        settings.db_path,
+    )
+    return MemoryServices(settings, store, embedder)
 
 
 def open_services(settings: Settings, backends: Backends | None = None) -> Services:
@@ -62,13 +113,7 @@ def open_services(settings: Settings, backends: Backends | None = None) -> Servi
         )
     else:
         speech = Speech.preloaded(backends.stt, backends.tts)
-    store = MemoryStore(settings.db_path)
-    try:
-        store.bind_embedding(backends.embedder.model, backends.embedder.dimension)
-    except EmbeddingMismatch as exc:
-        log.error("%s", exc)
-        store.close()
-        raise
+    store = open_store(settings, backends.embedder)
     memory = MemoryManager(store, backends.chat, backends.embedder, settings.memory)
     assistant = Assistant(settings, store, memory, backends.chat)
     voice = Voice(settings, assistant, speech)

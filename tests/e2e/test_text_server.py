@@ -82,3 +82,33 @@ def test_bad_input_and_auth_on_the_real_server(tmp_path: Path) -> None:
             assert sensors.json() == {"status": "ok"}
     finally:
         server.stop()
+
+
+def test_openai_client_gets_memory_through_the_proxy(tmp_path: Path) -> None:
+    import openai
+
+    db_path = tmp_path / "memory.db"
+    server = start_server(db_path, tmp_path / "server.log", TEXT_ONLY)
+    try:
+        with openai.OpenAI(base_url=f"{server.url}/v1", api_key="none", max_retries=0) as llm:
+            reply = llm.chat.completions.create(
+                model="lobug", messages=[{"role": "user", "content": INTRODUCTION}], user="alex"
+            )
+            assert (reply.choices[0].message.content or "").strip()
+            stream = llm.chat.completions.create(
+                model="lobug",
+                messages=[{"role": "user", "content": "Say hello to me."}],
+                user="alex",
+                stream=True,
+            )
+            streamed = "".join(c.choices[0].delta.content or "" for c in stream if c.choices)
+            assert streamed.strip()
+        with httpx.Client(base_url=server.url, timeout=60) as client:
+            wait_for_learning(client)
+    finally:
+        server.stop()
+    store = MemoryStore(db_path)
+    logged = [(m.role, m.content) for m in store.recent_messages("alex", "v1", 10)]
+    store.close()
+    assert [role for role, _ in logged] == ["user", "assistant", "user", "assistant"]
+    assert logged[0][1] == INTRODUCTION and logged[3][1] == streamed.strip()

@@ -32,11 +32,15 @@ class MemoryContext:
     base_memory: str = ""
     facts: tuple[ScoredFact, ...] = ()
     timings_ms: dict[str, float] = field(default_factory=dict)
+    blocks: tuple[tuple[str, str], ...] = ()
 
     def prompt_sections(self) -> list[str]:
         sections = []
         if self.base_memory.strip():
             sections.append(f"[Long-term memory]\n{self.base_memory.strip()}")
+        lines = "\n".join(f"{label}: {value.strip()}" for label, value in self.blocks)
+        if lines:
+            sections.append(f"[Memory blocks]\n{lines}")
         if self.facts:
             lines = "\n".join(f"- {scored.fact.content}" for scored in self.facts)
             sections.append(f"[Relevant memories]\n{lines}")
@@ -83,7 +87,18 @@ class MemoryManager:
         except Exception:
             log.warning("reading base memory failed", exc_info=True)
             base = ""
-        return MemoryContext(base_memory=base, facts=facts, timings_ms=timings)
+        return MemoryContext(
+            base_memory=base, facts=facts, timings_ms=timings, blocks=self._blocks(agent)
+        )
+
+    def _blocks(self, agent: str) -> tuple[tuple[str, str], ...]:
+        """The agent's memory blocks with a value, always in context."""
+        try:
+            blocks = self.store.blocks(agent)
+        except Exception:
+            log.warning("reading memory blocks failed", exc_info=True)
+            return ()
+        return tuple((b.label, b.value) for b in blocks if b.value.strip())
 
     def _relevant_facts(
         self, agent: str, query: str, timings: dict[str, float]

@@ -1,14 +1,17 @@
 """All SQL lives here: one SQLite file (WAL), numbered migrations, and sqlite-vec for vectors.
 
 Tables: agents (memory namespaces), conversation_log, facts (with history: superseded facts are
-invalidated and linked, never deleted), summaries, base_memory, store_meta (embedding model and
-dimension) and schema_migrations. `fact_vectors` is a vec0 table of the *current* facts; its
-dimension comes from the embedding model, so it is created by `bind_embedding`, not by a
-migration. An in-memory `VectorIndex` mirrors it for fast exact search.
+invalidated and linked, never deleted), summaries, base_memory, memory_blocks and
+memory_block_history (always-in-context blocks and every change to them), store_meta (embedding
+model and dimension) and schema_migrations. `fact_vectors` (the *current* facts) and
+`message_vectors` (logged messages that were embedded) are vec0 tables; their dimension comes from
+the embedding model, so they are created by `bind_embedding`, not by a migration. An in-memory
+`VectorIndex` mirrors `fact_vectors` for fast exact search.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import threading
@@ -37,6 +40,30 @@ class EmbeddingMismatch(StoreError):
     """The database was embedded with another model or dimension than the one configured."""
 
 
+class BlockExists(StoreError):
+    """The agent already has a memory block with this label."""
+
+
+class BlockNotFound(StoreError):
+    """The agent has no memory block with this label."""
+
+
+class BlockReadOnly(StoreError):
+    """The memory block is read-only."""
+
+
+class BlockTooLong(StoreError):
+    """The value is longer than the block's character limit."""
+
+
+@dataclass(frozen=True)
+class Agent:
+    id: int
+    name: str
+    created_at: float
+    metadata: dict[str, Any] | None
+
+
 @dataclass(frozen=True)
 class Message:
     id: int
@@ -46,6 +73,37 @@ class Message:
     content: str
     created_at: float
     summarized: bool
+    metadata: dict[str, Any] | None = None
+    agent_id: int = 0
+
+
+@dataclass(frozen=True)
+class ScoredMessage:
+    message: Message
+    similarity: float
+
+
+@dataclass(frozen=True)
+class MemoryBlock:
+    id: int
+    agent_id: int
+    label: str
+    value: str
+    description: str | None
+    char_limit: int | None
+    read_only: bool
+    created_at: float
+    updated_at: float
+
+
+@dataclass(frozen=True)
+class BlockChange:
+    id: int
+    block_id: int
+    old_value: str | None
+    new_value: str
+    changed_by: str
+    changed_at: float
 
 
 @dataclass(frozen=True)
@@ -169,6 +227,63 @@ MIGRATIONS: tuple[Migration, ...] = (
             "CREATE TABLE store_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
         ),
     ),
+    Migration(
+        2,
+        "memory_api",
+        (
+            "ALTER TABLE agents ADD COLUMN metadata TEXT",
+            # SQLite cannot alter a CHECK constraint: rebuild the log with the same ids.
+            """CREATE TABLE conversation_log_v2 (
+                id INTEGER PRIMARY KEY AUTOINCREMENT,
+                agent_id INTEGER NOT NULL REFERENCES agents(id),
+                device_id TEXT NOT NULL,
+                role TEXT NOT NULL CHECK (role IN ('user', 'assistant', 'system')),
+                content TEXT NOT NULL,
+                created_at REAL NOT NULL,
+                summarized INTEGER NOT NULL DEFAULT 0,
+                metadata TEXT
+            )""",
+            "INSERT INTO conversation_log_v2(id, agent_id, device_id, role, content, created_at, "
+            "summarized) SELECT id, agent_id, device_id, role, content, created_at, summarized "
+            "FROM conversation_log",
+            "INSERT INTO sqlite_sequence(name, seq) SELECT 'conversation_log_v2', seq "
+            "FROM sqlite_sequence WHERE name = 'conversation_log' AND NOT EXISTS "
+            "(SELECT 1 FROM sqlite_sequence WHERE name = 'conversation_log_v2')",
+            "UPDATE sqlite_sequence SET seq = MAX(seq, COALESCE((SELECT seq FROM sqlite_sequence "
+            "WHERE name = 'conversation_log'), 0)) WHERE name = 'conversation_log_v2'",
+            "DROP TABLE conversation_log",
+            "ALTER TABLE conversation_log_v2 RENAME TO conversation_log",
+            "CREATE INDEX conversation_log_by_device ON conversation_log(agent_id, device_id, id)",
+            "CREATE INDEX conversation_log_unsummarized "
+            "ON conversation_log(agent_id, summarized, id)",
+            "CREATE INDEX conversation_log_by_agent ON conversation_log(agent_id, id)",
+            """CREATE TABLE memory_blocks (
+                id INTEGER PRIMARY KEY AUTOINCREMENT,
+                agent_id INTEGER NOT NULL REFERENCES agents(id),
+                label TEXT NOT NULL,
+                value TEXT NOT NULL,
+                description TEXT,
+                char_limit INTEGER CHECK (char_limit IS NULL OR char_limit > 0),
+                read_only INTEGER NOT NULL DEFAULT 0,
+                created_at REAL NOT NULL,
+                updated_at REAL NOT NULL,
+                UNIQUE (agent_id, label)
+            )""",
+            """CREATE TABLE memory_block_history (
+                id INTEGER PRIMARY KEY AUTOINCREMENT,
+                block_id INTEGER NOT NULL REFERENCES memory_blocks(id),
+                old_value TEXT,
+                new_value TEXT NOT NULL,
+                changed_by TEXT NOT NULL,
+                changed_at REAL NOT NULL
+            )""",
+            "CREATE INDEX memory_block_history_by_block ON memory_block_history(block_id, id)",
+        ),
+    ),
+)
+
+_BLOCK_COLUMNS = (
+    "id, agent_id, label, value, description, char_limit, read_only, created_at, updated_at"
 )
 
 _FACT_COLUMNS = (
@@ -176,6 +291,9 @@ _FACT_COLUMNS = (
     "f.confidence, f.user_score, f.source_message_ids, f.created_at, f.valid_from, "
     "f.invalidated_at, f.superseded_by"
 )
+
+
+_MESSAGE_COLUMNS = "id, device_id, role, content, created_at, summarized, metadata, agent_id"
 
 
 def connect(path: Path | str) -> Any:
@@ -202,6 +320,43 @@ def prepare_private_file(path: Path) -> None:
 
 def vector_blob(vector: Vector) -> bytes:
     return np.asarray(vector, dtype=np.float32).tobytes()
+
+
+def _embed_all(embed_batch: Callable[[list[str]], list[Vector]], texts: list[str]) -> list[Vector]:
+    vectors: list[Vector] = []
+    for start in range(0, len(texts), 256):
+        vectors.extend(embed_batch(texts[start : start + 256]))
+    return vectors
+
+
+def _json_or_none(value: dict[str, Any] | None) -> str | None:
+    return None if value is None else json.dumps(value)
+
+
+def _agent(row: Sequence[Any]) -> Agent:
+    metadata = json.loads(row[3]) if row[3] is not None else None
+    return Agent(int(row[0]), str(row[1]), float(row[2]), metadata)
+
+
+def _block(row: Sequence[Any]) -> MemoryBlock:
+    return MemoryBlock(
+        id=row[0],
+        agent_id=row[1],
+        label=row[2],
+        value=row[3],
+        description=row[4],
+        char_limit=row[5],
+        read_only=bool(row[6]),
+        created_at=row[7],
+        updated_at=row[8],
+    )
+
+
+def _check_limit(value: str, char_limit: int | None) -> None:
+    if char_limit is not None and len(value) > char_limit:
+        raise BlockTooLong(
+            f"the value has {len(value)} characters; the block's limit is {char_limit}"
+        )
 
 
 class MemoryStore:
@@ -285,8 +440,12 @@ class MemoryStore:
         if signature is None:
             with self._transaction() as conn:
                 self._write_signature(conn, model, dim)
-                conn.execute(self._vector_table_ddl(dim))
-        elif signature != (model, dim):
+                self._create_vector_tables(conn, dim)
+        elif signature == (model, dim):
+            # Databases bound before message vectors existed gain their table here.
+            with self._transaction() as conn:
+                self._create_vector_tables(conn, dim)
+        else:
             old_model, old_dim = signature
             raise EmbeddingMismatch(
                 f"The memory database {self.path} was embedded with {old_model} ({old_dim} "
@@ -299,23 +458,40 @@ class MemoryStore:
     def reindex(
         self, model: str, dim: int, embed_batch: Callable[[list[str]], list[Vector]]
     ) -> int:
-        """Re-embed every current fact with a new model; return how many were embedded."""
+        """Re-embed every current fact, and every message that had a vector, with a new model;
+        return how many facts and messages were embedded."""
         facts = self._query(
             "SELECT id, agent_id, content FROM facts WHERE invalidated_at IS NULL ORDER BY id"
         )
-        vectors: list[Vector] = []
-        for start in range(0, len(facts), 256):
-            vectors.extend(embed_batch([row[2] for row in facts[start : start + 256]]))
+        messages = self._embedded_messages()
+        fact_vectors = _embed_all(embed_batch, [row[2] for row in facts])
+        message_vectors = _embed_all(embed_batch, [row[2] for row in messages])
         with self._transaction() as conn:
             conn.execute("DROP TABLE IF EXISTS fact_vectors")
-            conn.execute(self._vector_table_ddl(dim))
+            conn.execute("DROP TABLE IF EXISTS message_vectors")
+            self._create_vector_tables(conn, dim)
             conn.executemany(
                 "INSERT INTO fact_vectors(fact_id, agent_id, embedding) VALUES (?,?,?)",
-                [(row[0], row[1], vector_blob(v)) for row, v in zip(facts, vectors, strict=True)],
+                [(r[0], r[1], vector_blob(v)) for r, v in zip(facts, fact_vectors, strict=True)],
+            )
+            conn.executemany(
+                "INSERT INTO message_vectors(message_id, agent_id, embedding) VALUES (?,?,?)",
+                [
+                    (r[0], r[1], vector_blob(v))
+                    for r, v in zip(messages, message_vectors, strict=True)
+                ],
             )
             self._write_signature(conn, model, dim)
         self._load_index(dim)
-        return len(facts)
+        return len(facts) + len(messages)
+
+    def _embedded_messages(self) -> list[Any]:
+        if "message_vectors" not in self.table_names():
+            return []
+        return self._query(
+            "SELECT c.id, c.agent_id, c.content FROM conversation_log c "
+            "JOIN message_vectors v ON v.message_id = c.id ORDER BY c.id"
+        )
 
     @staticmethod
     def _write_signature(conn: Any, model: str, dim: int) -> None:
@@ -325,12 +501,13 @@ class MemoryStore:
         )
 
     @staticmethod
-    def _vector_table_ddl(dim: int) -> str:
-        return (
-            "CREATE VIRTUAL TABLE IF NOT EXISTS fact_vectors USING vec0("
-            "fact_id INTEGER PRIMARY KEY, agent_id INTEGER PARTITION KEY, "
-            f"embedding float[{int(dim)}] distance_metric=cosine)"
-        )
+    def _create_vector_tables(conn: Any, dim: int) -> None:
+        for table, key in (("fact_vectors", "fact_id"), ("message_vectors", "message_id")):
+            conn.execute(
+                f"CREATE VIRTUAL TABLE IF NOT EXISTS {table} USING vec0("
+                f"{key} INTEGER PRIMARY KEY, agent_id INTEGER PARTITION KEY, "
+                f"embedding float[{int(dim)}] distance_metric=cosine)"
+            )
 
     def _load_index(self, dim: int) -> None:
         index = VectorIndex(dim)
@@ -363,24 +540,91 @@ class MemoryStore:
         self._agent_ids[name] = int(agent_id)
         return int(agent_id)
 
+    def find_agent(self, name: str) -> Agent | None:
+        """The namespace called `name`, or None (never creates one)."""
+        rows = self._query(
+            "SELECT id, name, created_at, metadata FROM agents WHERE name = ?", (name,)
+        )
+        return _agent(rows[0]) if rows else None
+
+    def ensure_agent(self, name: str, metadata: dict[str, Any] | None = None) -> Agent:
+        """Create the namespace with `metadata`, or return the existing one unchanged."""
+        with self._transaction() as conn:
+            conn.execute(
+                "INSERT OR IGNORE INTO agents(name, created_at, metadata) VALUES (?, ?, ?)",
+                (name, self._clock(), _json_or_none(metadata)),
+            )
+            row = conn.execute(
+                "SELECT id, name, created_at, metadata FROM agents WHERE name = ?", (name,)
+            ).fetchone()
+        agent = _agent(row)
+        self._agent_ids[name] = agent.id
+        return agent
+
     # ------------------------------------------------------------------ conversation log
 
-    def append_message(self, agent: str, device_id: str, role: str, content: str) -> Message:
+    def append_message(
+        self,
+        agent: str,
+        device_id: str,
+        role: str,
+        content: str,
+        *,
+        metadata: dict[str, Any] | None = None,
+        vector: Vector | None = None,
+    ) -> Message:
+        """Log a message; with `vector`, it becomes searchable by `search_messages`."""
         agent_id = self.agent_id(agent)
         now = self._clock()
         with self._transaction() as conn:
             cursor = conn.execute(
-                "INSERT INTO conversation_log(agent_id, device_id, role, content, created_at) "
-                "VALUES (?, ?, ?, ?, ?)",
-                (agent_id, device_id, role, content, now),
+                "INSERT INTO conversation_log(agent_id, device_id, role, content, created_at, "
+                "metadata) VALUES (?, ?, ?, ?, ?, ?)",
+                (agent_id, device_id, role, content, now, _json_or_none(metadata)),
             )
             message_id = int(cursor.lastrowid)
-        return Message(message_id, agent, device_id, role, content, now, False)
+            if vector is not None:
+                conn.execute(
+                    "INSERT INTO message_vectors(message_id, agent_id, embedding) VALUES (?,?,?)",
+                    (message_id, agent_id, vector_blob(vector)),
+                )
+        return Message(message_id, agent, device_id, role, content, now, False, metadata, agent_id)
+
+    def agent_messages(self, agent: str, limit: int) -> list[Message]:
+        """The agent's last `limit` messages from every device, newest first."""
+        rows = self._query(
+            f"SELECT {_MESSAGE_COLUMNS} FROM conversation_log "
+            "WHERE agent_id = ? ORDER BY id DESC LIMIT ?",
+            (self.agent_id(agent), limit),
+        )
+        return [self._message(agent, row) for row in rows]
+
+    def search_messages(self, agent: str, query: Vector, k: int) -> list[ScoredMessage]:
+        """The agent's embedded messages nearest to `query` (cosine), best first."""
+        hits = self._query(
+            "SELECT message_id, distance FROM message_vectors "
+            "WHERE embedding MATCH ? AND k = ? AND agent_id = ? ORDER BY distance",
+            (vector_blob(query), k, self.agent_id(agent)),
+        )
+        if not hits:
+            return []
+        marks = ",".join("?" * len(hits))
+        rows = self._query(
+            f"SELECT {_MESSAGE_COLUMNS} FROM conversation_log WHERE id IN ({marks})",
+            [int(hit[0]) for hit in hits],
+        )
+        by_id = {row[0]: self._message(agent, row) for row in rows}
+        return [
+            ScoredMessage(by_id[int(i)], 1.0 - float(distance))
+            for i, distance in hits
+            # A zero vector has no cosine distance: it matches nothing.
+            if int(i) in by_id and distance is not None
+        ]
 
     def recent_messages(self, agent: str, device_id: str, limit: int) -> list[Message]:
         """The device's last `limit` messages, oldest first."""
         rows = self._query(
-            "SELECT id, device_id, role, content, created_at, summarized FROM conversation_log "
+            f"SELECT {_MESSAGE_COLUMNS} FROM conversation_log "
             "WHERE agent_id = ? AND device_id = ? ORDER BY id DESC LIMIT ?",
             (self.agent_id(agent), device_id, limit),
         )
@@ -395,7 +639,7 @@ class MemoryStore:
 
     def unsummarized_messages(self, agent: str) -> list[Message]:
         rows = self._query(
-            "SELECT id, device_id, role, content, created_at, summarized FROM conversation_log "
+            f"SELECT {_MESSAGE_COLUMNS} FROM conversation_log "
             "WHERE agent_id = ? AND summarized = 0 ORDER BY id",
             (self.agent_id(agent),),
         )
@@ -409,7 +653,107 @@ class MemoryStore:
 
     @staticmethod
     def _message(agent: str, row: Sequence[Any]) -> Message:
-        return Message(row[0], agent, row[1], row[2], row[3], row[4], bool(row[5]))
+        metadata = json.loads(row[6]) if row[6] is not None else None
+        return Message(
+            row[0], agent, row[1], row[2], row[3], row[4], bool(row[5]), metadata, row[7]
+        )
+
+    # ------------------------------------------------------------------ memory blocks
+
+    def create_block(
+        self,
+        agent: str,
+        label: str,
+        value: str,
+        *,
+        description: str | None = None,
+        char_limit: int | None = None,
+        read_only: bool = False,
+        changed_by: str = "system",
+    ) -> MemoryBlock:
+        """A new block, its creation recorded in the history. Raises BlockExists or
+        BlockTooLong."""
+        _check_limit(value, char_limit)
+        agent_id = self.agent_id(agent)
+        now = self._clock()
+        with self._transaction() as conn:
+            taken = conn.execute(
+                "SELECT 1 FROM memory_blocks WHERE agent_id = ? AND label = ?", (agent_id, label)
+            ).fetchone()
+            if taken:
+                raise BlockExists(f"agent {agent!r} already has a block labelled {label!r}")
+            cursor = conn.execute(
+                "INSERT INTO memory_blocks(agent_id, label, value, description, char_limit, "
+                "read_only, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (agent_id, label, value, description, char_limit, int(read_only), now, now),
+            )
+            block_id = int(cursor.lastrowid)
+            self._record_change(conn, block_id, None, value, changed_by, now)
+        return MemoryBlock(
+            block_id, agent_id, label, value, description, char_limit, read_only, now, now
+        )
+
+    def update_block(
+        self, agent: str, label: str, value: str, *, changed_by: str = "system"
+    ) -> MemoryBlock:
+        """Replace a block's value and record the change. Raises BlockNotFound, BlockReadOnly
+        or BlockTooLong; a value over the limit is refused, never cut."""
+        agent_id = self.agent_id(agent)
+        now = self._clock()
+        with self._transaction() as conn:
+            row = conn.execute(
+                f"SELECT {_BLOCK_COLUMNS} FROM memory_blocks WHERE agent_id = ? AND label = ?",
+                (agent_id, label),
+            ).fetchone()
+            if row is None:
+                raise BlockNotFound(f"agent {agent!r} has no block labelled {label!r}")
+            block = _block(row)
+            if block.read_only:
+                raise BlockReadOnly(f"block {label!r} of agent {agent!r} is read-only")
+            _check_limit(value, block.char_limit)
+            conn.execute(
+                "UPDATE memory_blocks SET value = ?, updated_at = ? WHERE id = ?",
+                (value, now, block.id),
+            )
+            self._record_change(conn, block.id, block.value, value, changed_by, now)
+        return dataclasses.replace(block, value=value, updated_at=now)
+
+    def block(self, agent: str, label: str) -> MemoryBlock | None:
+        rows = self._query(
+            f"SELECT {_BLOCK_COLUMNS} FROM memory_blocks WHERE agent_id = ? AND label = ?",
+            (self.agent_id(agent), label),
+        )
+        return _block(rows[0]) if rows else None
+
+    def blocks(self, agent: str) -> list[MemoryBlock]:
+        """The agent's blocks in creation order."""
+        rows = self._query(
+            f"SELECT {_BLOCK_COLUMNS} FROM memory_blocks WHERE agent_id = ? ORDER BY id",
+            (self.agent_id(agent),),
+        )
+        return [_block(row) for row in rows]
+
+    def block_history(self, agent: str, label: str) -> list[BlockChange]:
+        """Every change to one block, oldest first. Raises BlockNotFound."""
+        block = self.block(agent, label)
+        if block is None:
+            raise BlockNotFound(f"agent {agent!r} has no block labelled {label!r}")
+        rows = self._query(
+            "SELECT id, block_id, old_value, new_value, changed_by, changed_at "
+            "FROM memory_block_history WHERE block_id = ? ORDER BY id",
+            (block.id,),
+        )
+        return [BlockChange(*row) for row in rows]
+
+    @staticmethod
+    def _record_change(
+        conn: Any, block_id: int, old: str | None, new: str, changed_by: str, at: float
+    ) -> None:
+        conn.execute(
+            "INSERT INTO memory_block_history(block_id, old_value, new_value, changed_by, "
+            "changed_at) VALUES (?, ?, ?, ?, ?)",
+            (block_id, old, new, changed_by, at),
+        )
 
     # ------------------------------------------------------------------ summaries
 

@@ -1,0 +1,386 @@
+"""The memory REST API of ../shared/seeds/local-memory-server.md: agents, messages with
+semantic search, memory blocks (with limits, read-only flags and history) and context.
+
+Mounted at `/memory` on the device server and at the root by `lobug memory-server`. Ids are the
+database's integer ids rendered as strings; times are ISO 8601 in UTC.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import UTC, datetime
+from typing import Any, Literal
+
+from fastapi import APIRouter, Depends, Query, Request
+from pydantic import BaseModel, Field
+
+from lobug.api.auth import require_token
+from lobug.api.errors import ApiError
+from lobug.memory.store import (
+    Agent,
+    BlockChange,
+    BlockExists,
+    BlockNotFound,
+    BlockReadOnly,
+    BlockTooLong,
+    MemoryBlock,
+    Message,
+    ScoredMessage,
+)
+from lobug.services import MemoryServices
+
+API_DEVICE_ID = "api"
+MAX_CONTENT_CHARS = 100_000
+MAX_LIST_LIMIT = 1000
+
+public = APIRouter()
+router = APIRouter(dependencies=[Depends(require_token)])
+
+Role = Literal["user", "assistant", "system"]
+Label = Field(min_length=1, max_length=100, pattern=r"^[A-Za-z0-9._-]+$")
+
+
+# ---------------------------------------------------------------------- request bodies
+
+
+class AgentIn(BaseModel):
+    name: str = Field(min_length=1, max_length=200)
+    metadata: dict[str, Any] | None = None
+
+
+class MessageIn(BaseModel):
+    agent_name: str = Field(min_length=1, max_length=200)
+    role: Role
+    content: str = Field(min_length=1, max_length=MAX_CONTENT_CHARS)
+    metadata: dict[str, Any] | None = None
+
+
+class SearchIn(BaseModel):
+    agent_name: str = Field(min_length=1, max_length=200)
+    query: str = Field(min_length=1, max_length=MAX_CONTENT_CHARS)
+    limit: int | None = Field(default=None, ge=1)
+
+
+class BlockIn(BaseModel):
+    agent_name: str = Field(min_length=1, max_length=200)
+    label: str = Label
+    value: str = Field(max_length=MAX_CONTENT_CHARS)
+    description: str | None = Field(default=None, max_length=2000)
+    limit: int | None = Field(default=None, ge=1, le=MAX_CONTENT_CHARS)
+    read_only: bool = False
+    changed_by: str = Field(default=API_DEVICE_ID, min_length=1, max_length=100)
+
+
+class BlockUpdateIn(BaseModel):
+    value: str = Field(max_length=MAX_CONTENT_CHARS)
+    changed_by: str = Field(default=API_DEVICE_ID, min_length=1, max_length=100)
+
+
+class ContextIn(BaseModel):
+    query: str = Field(min_length=1, max_length=MAX_CONTENT_CHARS)
+    agent_name: str | None = None
+
+
+# ---------------------------------------------------------------------- responses
+
+
+class AgentOut(BaseModel):
+    id: str
+    name: str
+    created_at: str
+    metadata: dict[str, Any] | None
+
+
+class MessageOut(BaseModel):
+    id: str
+    agent_id: str
+    role: str
+    content: str
+    created_at: str
+    metadata: dict[str, Any] | None
+    similarity: float | None = None
+
+
+class BlockOut(BaseModel):
+    id: str
+    agent_id: str
+    label: str
+    value: str
+    description: str | None
+    limit: int | None
+    read_only: bool
+    created_at: str
+    updated_at: str
+
+
+class BlockChangeOut(BaseModel):
+    id: str
+    block_id: str
+    old_value: str | None
+    new_value: str
+    changed_by: str
+    changed_at: str
+
+
+class ContextOut(BaseModel):
+    memory_blocks: list[BlockOut]
+    relevant_messages: list[MessageOut]
+
+
+def iso(timestamp: float) -> str:
+    return datetime.fromtimestamp(timestamp, UTC).isoformat().replace("+00:00", "Z")
+
+
+def agent_out(agent: Agent) -> AgentOut:
+    return AgentOut(
+        id=str(agent.id), name=agent.name, created_at=iso(agent.created_at), metadata=agent.metadata
+    )
+
+
+def message_out(message: Message, similarity: float | None = None) -> MessageOut:
+    return MessageOut(
+        id=str(message.id),
+        agent_id=str(message.agent_id),
+        role=message.role,
+        content=message.content,
+        created_at=iso(message.created_at),
+        metadata=message.metadata,
+        similarity=similarity,
+    )
+
+
+def scored_out(hits: list[ScoredMessage]) -> list[MessageOut]:
+    return [message_out(hit.message, round(hit.similarity, 6)) for hit in hits]
+
+
+def block_out(block: MemoryBlock) -> BlockOut:
+    return BlockOut(
+        id=str(block.id),
+        agent_id=str(block.agent_id),
+        label=block.label,
+        value=block.value,
+        description=block.description,
+        limit=block.char_limit,
+        read_only=block.read_only,
+        created_at=iso(block.created_at),
+        updated_at=iso(block.updated_at),
+    )
+
+
+def change_out(change: BlockChange) -> BlockChangeOut:
+    return BlockChangeOut(
+        id=str(change.id),
+        block_id=str(change.block_id),
+        old_value=change.old_value,
+        new_value=change.new_value,
+        changed_by=change.changed_by,
+        changed_at=iso(change.changed_at),
+    )
+
+
+# ---------------------------------------------------------------------- helpers
+
+
+def memory(request: Request) -> MemoryServices:
+    found: MemoryServices = request.app.state.memory
+    return found
+
+
+def require_agent(svc: MemoryServices, name: str) -> Agent:
+    """Blocking: call in a worker thread. 404 for a name never created by POST /agents."""
+    agent = svc.store.find_agent(name)
+    if agent is None:
+        raise ApiError(404, "agent_not_found", f"No agent named {name!r}; POST /agents first")
+    return agent
+
+
+def search_limit(svc: MemoryServices, limit: int | None) -> int:
+    if limit is None:
+        return svc.settings.default_search_limit
+    if limit > svc.settings.max_search_limit:
+        raise ApiError(
+            422, "limit_too_large", f"'limit' must be at most {svc.settings.max_search_limit}"
+        )
+    return limit
+
+
+def block_not_found(agent: str, label: str) -> ApiError:
+    return ApiError(404, "block_not_found", f"Agent {agent!r} has no memory block {label!r}")
+
+
+# ---------------------------------------------------------------------- routes
+
+
+@public.get("/health")
+async def health(request: Request) -> dict[str, Any]:
+    svc = memory(request)
+    return {
+        "status": "ok",
+        "embedding_backend": svc.embedder.name,
+        "embedding_model": svc.embedder.model,
+        "embedding_dimension": svc.embedder.dimension,
+        "database_path": str(svc.settings.db_path),
+    }
+
+
+@router.post("/agents")
+async def create_agent(body: AgentIn, request: Request) -> AgentOut:
+    agent = await asyncio.to_thread(memory(request).store.ensure_agent, body.name, body.metadata)
+    return agent_out(agent)
+
+
+@router.get("/agents/{name}")
+async def get_agent(name: str, request: Request) -> AgentOut:
+    return agent_out(await asyncio.to_thread(require_agent, memory(request), name))
+
+
+@router.post("/messages")
+async def add_message(body: MessageIn, request: Request) -> MessageOut:
+    svc = memory(request)
+
+    def store() -> Message:
+        require_agent(svc, body.agent_name)
+        vector = svc.embedder.embed(body.content)
+        return svc.store.append_message(
+            body.agent_name,
+            API_DEVICE_ID,
+            body.role,
+            body.content,
+            metadata=body.metadata,
+            vector=vector,
+        )
+
+    return message_out(await asyncio.to_thread(store))
+
+
+@router.get("/messages/{agent_name}")
+async def list_messages(
+    agent_name: str,
+    request: Request,
+    limit: int = Query(default=100, ge=1, le=MAX_LIST_LIMIT),
+) -> list[MessageOut]:
+    svc = memory(request)
+
+    def newest() -> list[Message]:
+        require_agent(svc, agent_name)
+        return svc.store.agent_messages(agent_name, limit)
+
+    return [message_out(m) for m in await asyncio.to_thread(newest)]
+
+
+@router.post("/messages/search")
+async def search_messages(body: SearchIn, request: Request) -> list[MessageOut]:
+    svc = memory(request)
+    limit = search_limit(svc, body.limit)
+
+    def search() -> list[ScoredMessage]:
+        require_agent(svc, body.agent_name)
+        return svc.store.search_messages(body.agent_name, svc.embedder.embed(body.query), limit)
+
+    return scored_out(await asyncio.to_thread(search))
+
+
+@router.post("/memory-blocks")
+async def create_block(body: BlockIn, request: Request) -> BlockOut:
+    svc = memory(request)
+
+    def create() -> MemoryBlock:
+        require_agent(svc, body.agent_name)
+        return svc.store.create_block(
+            body.agent_name,
+            body.label,
+            body.value,
+            description=body.description,
+            char_limit=body.limit,
+            read_only=body.read_only,
+            changed_by=body.changed_by,
+        )
+
+    try:
+        return block_out(await asyncio.to_thread(create))
+    except BlockExists:
+        raise ApiError(
+            409, "block_exists", f"Agent {body.agent_name!r} already has a block {body.label!r}"
+        ) from None
+    except BlockTooLong as exc:
+        raise ApiError(422, "block_too_long", str(exc)) from None
+
+
+@router.get("/memory-blocks/{agent_name}")
+async def list_blocks(agent_name: str, request: Request) -> list[BlockOut]:
+    svc = memory(request)
+
+    def blocks() -> list[MemoryBlock]:
+        require_agent(svc, agent_name)
+        return svc.store.blocks(agent_name)
+
+    return [block_out(b) for b in await asyncio.to_thread(blocks)]
+
+
+@router.get("/memory-blocks/{agent_name}/{label}")
+async def get_block(agent_name: str, label: str, request: Request) -> BlockOut:
+    svc = memory(request)
+
+    def block() -> MemoryBlock | None:
+        require_agent(svc, agent_name)
+        return svc.store.block(agent_name, label)
+
+    found = await asyncio.to_thread(block)
+    if found is None:
+        raise block_not_found(agent_name, label)
+    return block_out(found)
+
+
+@router.put("/memory-blocks/{agent_name}/{label}")
+async def update_block(
+    agent_name: str, label: str, body: BlockUpdateIn, request: Request
+) -> BlockOut:
+    svc = memory(request)
+
+    def update() -> MemoryBlock:
+        require_agent(svc, agent_name)
+        return svc.store.update_block(agent_name, label, body.value, changed_by=body.changed_by)
+
+    try:
+        return block_out(await asyncio.to_thread(update))
+    except BlockNotFound:
+        raise block_not_found(agent_name, label) from None
+    except BlockReadOnly:
+        raise ApiError(403, "block_read_only", f"Memory block {label!r} is read-only") from None
+    except BlockTooLong as exc:
+        raise ApiError(422, "block_too_long", str(exc)) from None
+
+
+@router.get("/memory-blocks/{agent_name}/{label}/history")
+async def block_history(agent_name: str, label: str, request: Request) -> list[BlockChangeOut]:
+    svc = memory(request)
+
+    def history() -> list[BlockChange]:
+        require_agent(svc, agent_name)
+        return svc.store.block_history(agent_name, label)
+
+    try:
+        return [change_out(c) for c in await asyncio.to_thread(history)]
+    except BlockNotFound:
+        raise block_not_found(agent_name, label) from None
+
+
+@router.post("/context/{agent_name}")
+async def context(agent_name: str, body: ContextIn, request: Request) -> ContextOut:
+    svc = memory(request)
+    if body.agent_name is not None and body.agent_name != agent_name:
+        raise ApiError(422, "agent_mismatch", "'agent_name' in the body differs from the path")
+    limit = svc.settings.max_context_messages
+
+    def gather() -> tuple[list[MemoryBlock], list[ScoredMessage]]:
+        require_agent(svc, agent_name)
+        blocks = svc.store.blocks(agent_name)
+        if limit == 0:
+            return blocks, []
+        vector = svc.embedder.embed(body.query)
+        return blocks, svc.store.search_messages(agent_name, vector, limit)
+
+    blocks, hits = await asyncio.to_thread(gather)
+    return ContextOut(
+        memory_blocks=[block_out(b) for b in blocks], relevant_messages=scored_out(hits)
+    )

@@ -1,0 +1,131 @@
+"""Memory for any OpenAI-compatible client: a chat request gets the agent's memory injected,
+is answered by the configured chat backend, and the exchange is remembered.
+
+Blocking throughout: the API runs it in worker threads.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from lobug.backends.base import ChatBackend, ChatMessage
+from lobug.memory.manager import MemoryManager
+from lobug.memory.store import MemoryStore, Message
+
+log = logging.getLogger(__name__)
+
+PROXY_DEVICE = "v1"  # the conversation log's device column for messages that came this way
+
+
+class ProxyRequestError(ValueError):
+    """The request does not have the shape of an OpenAI chat completion request."""
+
+
+@dataclass(frozen=True)
+class ProxyRequest:
+    agent: str
+    messages: list[ChatMessage]
+    query: str
+    max_tokens: int
+    temperature: float
+
+
+def message_text(content: Any) -> str:
+    """Plain text of an OpenAI message content: a string, or a list of parts (text kept)."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        texts = [
+            part.get("text", "")
+            for part in content
+            if isinstance(part, dict) and part.get("type") == "text"
+        ]
+        return "\n".join(t for t in texts if isinstance(t, str))
+    if content is None:
+        return ""
+    raise ProxyRequestError("message content must be a string or a list of parts")
+
+
+def parse_messages(raw: Any) -> list[ChatMessage]:
+    if not isinstance(raw, list) or not raw:
+        raise ProxyRequestError("'messages' must be a non-empty list")
+    messages: list[ChatMessage] = []
+    for item in raw:
+        if not isinstance(item, dict) or not isinstance(item.get("role"), str):
+            raise ProxyRequestError("each message needs a 'role' and a 'content'")
+        role = item["role"]
+        if role not in ("system", "developer", "user", "assistant", "tool"):
+            raise ProxyRequestError(f"unknown message role {role!r}")
+        text = message_text(item.get("content"))
+        messages.append({"role": "system" if role == "developer" else role, "content": text})
+    return messages
+
+
+def last_user_text(messages: list[ChatMessage]) -> str:
+    for message in reversed(messages):
+        if message["role"] == "user" and message["content"].strip():
+            return message["content"].strip()
+    raise ProxyRequestError("the request has no user message")
+
+
+def with_memory(messages: list[ChatMessage], sections: list[str]) -> list[ChatMessage]:
+    """Memory as a system message after the caller's leading system messages (if any)."""
+    if not sections:
+        return list(messages)
+    memory: ChatMessage = {
+        "role": "system",
+        "content": "What you remember about this user:\n\n" + "\n\n".join(sections),
+    }
+    lead = 0
+    while lead < len(messages) and messages[lead]["role"] == "system":
+        lead += 1
+    return [*messages[:lead], memory, *messages[lead:]]
+
+
+class MemoryProxy:
+    def __init__(self, store: MemoryStore, memory: MemoryManager, chat: ChatBackend) -> None:
+        self.store = store
+        self.memory = memory
+        self.chat = chat
+
+    def prepare(self, request: ProxyRequest) -> tuple[Message, list[ChatMessage]]:
+        """Log the user's message, then build the messages with memory injected."""
+        user = self.store.append_message(request.agent, PROXY_DEVICE, "user", request.query)
+        context = self.memory.retrieve_context(request.agent, request.query)
+        return user, with_memory(request.messages, context.prompt_sections())
+
+    def complete(self, request: ProxyRequest) -> tuple[str, Callable[[], None] | None]:
+        """The reply, and the memory work to run after answering."""
+        user, messages = self.prepare(request)
+        reply = self.chat.complete(
+            messages, max_tokens=request.max_tokens, temperature=request.temperature
+        )
+        return reply, self.remember(request.agent, user, reply)
+
+    def stream(
+        self, request: ProxyRequest, user: Message, messages: list[ChatMessage]
+    ) -> Iterator[str]:
+        """Reply pieces as generated; the exchange is remembered once the stream ends."""
+        said: list[str] = []
+        for piece in self.chat.stream(
+            messages, max_tokens=request.max_tokens, temperature=request.temperature
+        ):
+            said.append(piece)
+            yield piece
+        learn = self.remember(request.agent, user, "".join(said))
+        if learn is not None:
+            learn()
+
+    def remember(self, agent: str, user: Message, reply: str) -> Callable[[], None] | None:
+        if not reply.strip():
+            return None
+        assistant = self.store.append_message(agent, PROXY_DEVICE, "assistant", reply.strip())
+
+        def learn() -> None:
+            report = self.memory.process_exchange(agent, user, assistant)
+            log.info("proxy memory: +%d facts", len(report.facts_added))
+
+        return learn

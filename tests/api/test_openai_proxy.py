@@ -1,0 +1,138 @@
+"""The OpenAI-compatible memory proxy, driven by the official `openai` client."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+
+import openai
+import pytest
+from fastapi.testclient import TestClient
+
+from lobug.config import Settings
+from lobug.memory.store import MemoryStore
+from tests.fakes import FakeChat, unreachable
+
+
+@pytest.fixture
+def llm(client: TestClient) -> Iterator[openai.OpenAI]:
+    with openai.OpenAI(
+        base_url="http://testserver/v1", api_key="unused", http_client=client, max_retries=0
+    ) as sdk:
+        yield sdk
+
+
+def facts(*contents: str) -> str:
+    return json.dumps({"facts": [{"fact": c, "type": "personal"} for c in contents]})
+
+
+def test_models_lists_the_chat_model(llm: openai.OpenAI) -> None:
+    assert [m.id for m in llm.models.list()] == ["fake-chat"]
+
+
+def test_reply_comes_from_the_backend_and_the_exchange_is_remembered(
+    llm: openai.OpenAI, fake_chat: FakeChat, settings: Settings
+) -> None:
+    fake_chat.enqueue("Hello Sam!", facts("The user's name is Sam"))
+    reply = llm.chat.completions.create(
+        model="anything", messages=[{"role": "user", "content": "My name is Sam"}], user="sam"
+    )
+    assert reply.choices[0].message.content == "Hello Sam!"
+    store = MemoryStore(settings.db_path)
+    logged = [(m.role, m.content) for m in store.recent_messages("sam", "v1", 10)]
+    learned = [f.content for f in store.facts("sam")]
+    store.close()
+    assert logged == [("user", "My name is Sam"), ("assistant", "Hello Sam!")]
+    assert learned == ["The user's name is Sam"]
+
+
+def test_memory_is_injected_after_the_callers_system_message(
+    llm: openai.OpenAI, fake_chat: FakeChat
+) -> None:
+    fake_chat.enqueue("Noted.", facts("The user plays the cello"))
+    llm.chat.completions.create(
+        model="m", messages=[{"role": "user", "content": "I play the cello"}], user="ana"
+    )
+    llm.chat.completions.create(
+        model="m",
+        messages=[
+            {"role": "system", "content": "You are a music teacher."},
+            {
+                "role": "user",
+                "content": [{"type": "text", "text": "Does the user play the cello?"}],
+            },
+        ],
+        extra_headers={"X-Agent": "ana"},
+    )
+    sent, _ = fake_chat.requests[-2]  # the reply request (extraction follows it)
+    assert [m["role"] for m in sent] == ["system", "system", "user"]
+    assert sent[0]["content"] == "You are a music teacher."
+    assert "The user plays the cello" in sent[1]["content"]
+    assert sent[2]["content"] == "Does the user play the cello?"
+
+
+def test_agents_are_isolated(llm: openai.OpenAI, fake_chat: FakeChat) -> None:
+    fake_chat.enqueue("Ok.", facts("The user hates mornings"))
+    llm.chat.completions.create(
+        model="m", messages=[{"role": "user", "content": "I hate mornings"}], user="a"
+    )
+    llm.chat.completions.create(
+        model="m", messages=[{"role": "user", "content": "Do I hate mornings?"}], user="b"
+    )
+    sent, _ = fake_chat.requests[-2]
+    assert all("mornings" not in m["content"] for m in sent if m["role"] == "system")
+
+
+def test_streaming_passes_pieces_and_remembers_the_whole_reply(
+    llm: openai.OpenAI, fake_chat: FakeChat, settings: Settings
+) -> None:
+    fake_chat.enqueue("One two three.")
+    stream = llm.chat.completions.create(
+        model="m", messages=[{"role": "user", "content": "Count please"}], stream=True, user="c"
+    )
+    pieces = [chunk.choices[0].delta.content or "" for chunk in stream if chunk.choices]
+    assert "".join(pieces) == "One two three."
+    assert len([p for p in pieces if p]) == 3
+    store = MemoryStore(settings.db_path)
+    assert [m.content for m in store.recent_messages("c", "v1", 10)] == [
+        "Count please",
+        "One two three.",
+    ]
+    store.close()
+
+
+@pytest.mark.parametrize(
+    ("body", "error"),
+    [
+        ({"model": "m"}, "invalid_request"),
+        ({"model": "m", "messages": []}, "invalid_request"),
+        ({"model": "m", "messages": [{"role": "wizard", "content": "x"}]}, "invalid_request"),
+        ({"model": "m", "messages": [{"role": "system", "content": "x"}]}, "invalid_request"),
+        ({"messages": [{"role": "user", "content": 5}]}, "invalid_request"),
+        ({"messages": [{"role": "user", "content": "x"}], "max_tokens": 0}, "invalid_request"),
+        ({"messages": [{"role": "user", "content": "x"}], "temperature": "hot"}, "invalid_request"),
+        ({"messages": [{"role": "user", "content": "x"}], "user": "a b/c"}, "invalid_agent"),
+    ],
+)
+def test_bad_requests_get_422(client: TestClient, body: dict[str, object], error: str) -> None:
+    response = client.post("/v1/chat/completions", json=body)
+    assert (response.status_code, response.json()["error"]) == (422, error)
+
+
+def test_unreachable_backend_is_a_503(llm: openai.OpenAI, fake_chat: FakeChat) -> None:
+    fake_chat.fail_with = unreachable()
+    with pytest.raises(openai.InternalServerError) as caught:
+        llm.chat.completions.create(model="m", messages=[{"role": "user", "content": "hi"}])
+    assert caught.value.status_code == 503
+
+
+def test_tokens_guard_the_proxy(settings: Settings, backends: object) -> None:
+    from lobug.app import create_app
+    from lobug.backends import Backends
+
+    assert isinstance(backends, Backends)
+    guarded = settings.with_overrides(device_tokens=("t0k",))
+    with TestClient(create_app(guarded, backends)) as client:
+        assert client.get("/v1/models").status_code == 401
+        ok = client.get("/v1/models", headers={"Authorization": "Bearer t0k"})
+        assert ok.status_code == 200

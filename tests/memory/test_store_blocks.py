@@ -1,0 +1,102 @@
+"""Memory blocks, message vectors and migration 2 (memory API) in the store."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from lobug.memory.store import (
+    MIGRATIONS,
+    BlockExists,
+    BlockNotFound,
+    BlockReadOnly,
+    BlockTooLong,
+    MemoryStore,
+    connect,
+)
+from tests.fakes import FakeEmbedder
+
+
+def test_a_database_at_migration_1_is_upgraded_and_keeps_its_rows(tmp_path: Path) -> None:
+    path = tmp_path / "old.db"
+    conn = connect(path)
+    conn.execute(
+        "CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, "
+        "applied_at REAL NOT NULL)"
+    )
+    for statement in MIGRATIONS[0].statements:
+        conn.execute(statement)
+    conn.execute("INSERT INTO schema_migrations VALUES (1, 'initial_schema', 0)")
+    conn.execute("INSERT INTO agents(id, name, created_at) VALUES (7, 'lobug', 1.0)")
+    conn.executemany(
+        "INSERT INTO conversation_log(id, agent_id, device_id, role, content, created_at, "
+        "summarized) VALUES (?, 7, 'desk', ?, ?, ?, ?)",
+        [(3, "user", "hello", 2.0, 1), (9, "assistant", "hi", 3.0, 0)],
+    )
+    conn.execute("DELETE FROM conversation_log WHERE id = 9")
+    conn.commit()
+    conn.close()
+
+    store = MemoryStore(path)
+    assert store.schema_version() == MIGRATIONS[-1].version
+    assert {"memory_blocks", "memory_block_history"} <= store.table_names()
+    agent = store.find_agent("lobug")
+    assert agent is not None and agent.id == 7 and agent.metadata is None
+    (kept,) = store.recent_messages("lobug", "desk", 10)
+    assert (kept.id, kept.role, kept.content, kept.summarized) == (3, "user", "hello", True)
+    # AUTOINCREMENT keeps counting past the deleted id 9: ids are never reused.
+    assert store.append_message("lobug", "api", "system", "rules").id == 10
+    store.close()
+
+
+def test_bind_embedding_adds_message_vectors_to_a_bound_database(tmp_path: Path) -> None:
+    embedder = FakeEmbedder()
+    path = tmp_path / "bound.db"
+    store = MemoryStore(path)
+    store.bind_embedding(embedder.model, embedder.dimension)
+    store.close()
+    conn = connect(path)
+    conn.execute("DROP TABLE message_vectors")
+    conn.close()
+    reopened = MemoryStore(path)
+    reopened.bind_embedding(embedder.model, embedder.dimension)
+    assert "message_vectors" in reopened.table_names()
+    reopened.close()
+
+
+def test_blocks_enforce_limit_read_only_and_uniqueness(store: MemoryStore) -> None:
+    store.create_block("a", "human", "Alice", char_limit=10, changed_by="user")
+    with pytest.raises(BlockExists):
+        store.create_block("a", "human", "again")
+    with pytest.raises(BlockTooLong):
+        store.update_block("a", "human", "x" * 11)
+    with pytest.raises(BlockTooLong):
+        store.create_block("a", "other", "x" * 3, char_limit=2)
+    store.create_block("a", "persona", "fixed", read_only=True)
+    with pytest.raises(BlockReadOnly):
+        store.update_block("a", "persona", "changed")
+    with pytest.raises(BlockNotFound):
+        store.update_block("a", "missing", "x")
+    updated = store.update_block("a", "human", "Bob", changed_by="agent")
+    assert updated.value == "Bob"
+    assert [b.label for b in store.blocks("a")] == ["human", "persona"]
+    assert [
+        (c.old_value, c.new_value, c.changed_by) for c in store.block_history("a", "human")
+    ] == [
+        (None, "Alice", "user"),
+        ("Alice", "Bob", "agent"),
+    ]
+    assert store.blocks("b") == []
+
+
+def test_reindex_re_embeds_messages_that_had_vectors(store: MemoryStore) -> None:
+    embedder = FakeEmbedder()
+    store.append_message("a", "api", "user", "tea", vector=embedder.embed("tea"))
+    store.append_message("a", "desk", "user", "not embedded")
+    ones = np.ones(8, dtype=np.float32)
+    assert store.reindex("other-model", 8, lambda texts: [ones for _ in texts]) == 1
+    (hit,) = store.search_messages("a", ones, 5)
+    assert hit.message.content == "tea"
+    assert hit.similarity == pytest.approx(1.0, abs=1e-5)
