@@ -133,7 +133,7 @@ def test_agents_are_isolated(client: TestClient) -> None:
     assert client.get("/memory/memory-blocks/beta/human").status_code == 404
 
 
-def test_device_messages_stay_out_of_the_search_but_are_listed(
+def test_device_messages_are_listed_and_found_by_their_words(
     client: TestClient, fake_chat: FakeChat
 ) -> None:
     agent(client, "lobug")
@@ -141,8 +141,11 @@ def test_device_messages_stay_out_of_the_search_but_are_listed(
     assert client.post("/chat/text", json={"text": "hello there"}).status_code == 200
     listed = client.get("/memory/messages/lobug").json()
     assert [m["content"] for m in listed] == ["Hi!", "hello there"]
-    search = {"agent_name": "lobug", "query": "hello there"}
-    assert client.post("/memory/messages/search", json=search).json() == []
+    by_words = {"agent_name": "lobug", "query": "hello there", "mode": "keyword"}
+    found = client.post("/memory/messages/search", json=by_words).json()
+    assert [m["content"] for m in found] == ["hello there"]
+    by_meaning = {"agent_name": "lobug", "query": "hello there", "mode": "vector"}
+    assert client.post("/memory/messages/search", json=by_meaning).json() == []  # no vectors
 
 
 def test_memory_block_lifecycle_and_history(client: TestClient) -> None:

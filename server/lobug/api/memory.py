@@ -11,11 +11,13 @@ import asyncio
 from datetime import UTC, datetime
 from typing import Any, Literal
 
-from fastapi import APIRouter, Depends, Query, Request
+from fastapi import APIRouter, Depends, Query, Request, Response
 from pydantic import BaseModel, Field
 
 from lobug.api.auth import require_token
 from lobug.api.errors import ApiError
+from lobug.memory import search
+from lobug.memory.search import MessageSearch, SearchMode
 from lobug.memory.store import (
     Agent,
     BlockChange,
@@ -59,6 +61,7 @@ class SearchIn(BaseModel):
     agent_name: str = Field(min_length=1, max_length=200)
     query: str = Field(min_length=1, max_length=MAX_CONTENT_CHARS)
     limit: int | None = Field(default=None, ge=1)
+    mode: SearchMode = "hybrid"
 
 
 class BlockIn(BaseModel):
@@ -125,6 +128,7 @@ class BlockChangeOut(BaseModel):
 class ContextOut(BaseModel):
     memory_blocks: list[BlockOut]
     relevant_messages: list[MessageOut]
+    search_mode: SearchMode = "hybrid"
 
 
 def iso(timestamp: float) -> str:
@@ -269,15 +273,33 @@ async def list_messages(
 
 
 @router.post("/messages/search")
-async def search_messages(body: SearchIn, request: Request) -> list[MessageOut]:
+async def search_messages(body: SearchIn, request: Request, response: Response) -> list[MessageOut]:
+    """Hybrid search (or `mode`: vector / keyword). The `X-Lobug-Search-Mode` header says what
+    ran: `keyword` when the embedder failed."""
     svc = memory(request)
     limit = search_limit(svc, body.limit)
 
-    def search() -> list[ScoredMessage]:
+    def run() -> MessageSearch:
         require_agent(svc, body.agent_name)
-        return svc.store.search_messages(body.agent_name, svc.embedder.embed(body.query), limit)
+        return hybrid_messages(svc, body.agent_name, body.query, limit, body.mode)
 
-    return scored_out(await asyncio.to_thread(search))
+    found = await asyncio.to_thread(run)
+    response.headers["X-Lobug-Search-Mode"] = found.mode
+    return scored_out(found.hits)
+
+
+def hybrid_messages(
+    svc: MemoryServices, agent: str, query: str, limit: int, mode: SearchMode = "hybrid"
+) -> MessageSearch:
+    return search.search_messages(
+        svc.store,
+        svc.embedder.embed,
+        agent,
+        query,
+        limit,
+        weights=search.weights_of(svc.settings.memory),
+        mode=mode,
+    )
 
 
 @router.post("/memory-blocks")
@@ -372,15 +394,16 @@ async def context(agent_name: str, body: ContextIn, request: Request) -> Context
         raise ApiError(422, "agent_mismatch", "'agent_name' in the body differs from the path")
     limit = svc.settings.max_context_messages
 
-    def gather() -> tuple[list[MemoryBlock], list[ScoredMessage]]:
+    def gather() -> tuple[list[MemoryBlock], MessageSearch]:
         require_agent(svc, agent_name)
         blocks = svc.store.blocks(agent_name)
         if limit == 0:
-            return blocks, []
-        vector = svc.embedder.embed(body.query)
-        return blocks, svc.store.search_messages(agent_name, vector, limit)
+            return blocks, MessageSearch([], "hybrid")
+        return blocks, hybrid_messages(svc, agent_name, body.query, limit)
 
-    blocks, hits = await asyncio.to_thread(gather)
+    blocks, found = await asyncio.to_thread(gather)
     return ContextOut(
-        memory_blocks=[block_out(b) for b in blocks], relevant_messages=scored_out(hits)
+        memory_blocks=[block_out(b) for b in blocks],
+        relevant_messages=scored_out(found.hits),
+        search_mode=found.mode,
     )

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 from lobug.backends.base import BackendError, ChatBackend, Embedder, Vector
 from lobug.config import MemoryConfig
-from lobug.memory import prompts
+from lobug.memory import prompts, search
 from lobug.memory.disclosure import self_disclosures
 from lobug.memory.extraction import merge_facts, parse_fact_payload, validate_facts
 from lobug.memory.store import Fact, MemoryStore, Message, NewFact, ScoredFact
@@ -106,13 +106,24 @@ class MemoryManager:
         if not query.strip() or self.config.retrieval_top_k == 0:
             return ()
         started = time.perf_counter()
-        vector = self.embedder.embed(query)
+        vector = None
+        try:
+            vector = self.embedder.embed(query)
+        except Exception:
+            log.warning("embedding the query failed; facts by keywords only", exc_info=True)
         embedded = time.perf_counter()
-        hits = self.store.search_facts(agent, vector, self.config.retrieval_top_k)
+        hits = search.search_facts(
+            self.store,
+            agent,
+            query,
+            vector,
+            self.config.retrieval_top_k,
+            min_similarity=self.config.retrieval_min_similarity,
+            weights=search.weights_of(self.config),
+        )
         timings["embed_query"] = (embedded - started) * 1000
         timings["knn"] = (time.perf_counter() - embedded) * 1000
-        floor = self.config.retrieval_min_similarity
-        return tuple(hit for hit in hits if hit.similarity >= floor)
+        return tuple(hits)
 
     # ------------------------------------------------------------------ after the LLM
 

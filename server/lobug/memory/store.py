@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import logging
 import os
+import re
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -26,6 +28,8 @@ import numpy as np
 import numpy.typing as npt
 
 from lobug.memory.vector_index import VectorIndex
+
+log = logging.getLogger(__name__)
 
 Vector = npt.NDArray[np.float32]
 Clock = Callable[[], float]
@@ -280,7 +284,39 @@ MIGRATIONS: tuple[Migration, ...] = (
             "CREATE INDEX memory_block_history_by_block ON memory_block_history(block_id, id)",
         ),
     ),
+    Migration(
+        3,
+        "full_text_search",
+        (
+            "CREATE VIRTUAL TABLE messages_fts USING fts5("
+            "content, content='conversation_log', content_rowid='id', tokenize='porter unicode61')",
+            "CREATE TRIGGER messages_fts_insert AFTER INSERT ON conversation_log BEGIN "
+            "INSERT INTO messages_fts(rowid, content) VALUES (new.id, new.content); END",
+            "CREATE TRIGGER messages_fts_delete AFTER DELETE ON conversation_log BEGIN "
+            "INSERT INTO messages_fts(messages_fts, rowid, content) "
+            "VALUES ('delete', old.id, old.content); END",
+            "CREATE TRIGGER messages_fts_update AFTER UPDATE OF content ON conversation_log BEGIN "
+            "INSERT INTO messages_fts(messages_fts, rowid, content) "
+            "VALUES ('delete', old.id, old.content); "
+            "INSERT INTO messages_fts(rowid, content) VALUES (new.id, new.content); END",
+            "INSERT INTO messages_fts(messages_fts) VALUES ('rebuild')",
+            "CREATE VIRTUAL TABLE facts_fts USING fts5("
+            "content, content='facts', content_rowid='id', tokenize='porter unicode61')",
+            "CREATE TRIGGER facts_fts_insert AFTER INSERT ON facts BEGIN "
+            "INSERT INTO facts_fts(rowid, content) VALUES (new.id, new.content); END",
+            "CREATE TRIGGER facts_fts_delete AFTER DELETE ON facts BEGIN "
+            "INSERT INTO facts_fts(facts_fts, rowid, content) "
+            "VALUES ('delete', old.id, old.content); END",
+            "CREATE TRIGGER facts_fts_update AFTER UPDATE OF content ON facts BEGIN "
+            "INSERT INTO facts_fts(facts_fts, rowid, content) "
+            "VALUES ('delete', old.id, old.content); "
+            "INSERT INTO facts_fts(rowid, content) VALUES (new.id, new.content); END",
+            "INSERT INTO facts_fts(facts_fts) VALUES ('rebuild')",
+        ),
+    ),
 )
+
+FTS_TABLES = ("messages_fts", "facts_fts")
 
 _BLOCK_COLUMNS = (
     "id, agent_id, label, value, description, char_limit, read_only, created_at, updated_at"
@@ -294,6 +330,15 @@ _FACT_COLUMNS = (
 
 
 _MESSAGE_COLUMNS = "id, device_id, role, content, created_at, summarized, metadata, agent_id"
+_MESSAGE_COLUMNS_L = ", ".join(f"l.{c.strip()}" for c in _MESSAGE_COLUMNS.split(","))
+_FTS_WORD = re.compile(r"\w+", re.UNICODE)
+
+
+def fts_query(text: str) -> str:
+    """An FTS5 query matching any word of `text`; every word quoted, so no user text is
+    read as FTS syntax."""
+    words = dict.fromkeys(w.lower() for w in _FTS_WORD.findall(text) if len(w) > 1)
+    return " OR ".join(f'"{w}"' for w in list(words)[:64])
 
 
 def connect(path: Path | str) -> Any:
@@ -375,6 +420,7 @@ class MemoryStore:
         self._agent_ids: dict[str, int] = {}
         self.index: VectorIndex | None = None
         self.migrate()
+        self.repair_full_text_search()
 
     # ------------------------------------------------------------------ plumbing
 
@@ -418,6 +464,72 @@ class MemoryStore:
                     )
                 applied.append(migration.version)
             return applied
+
+    def repair_full_text_search(self) -> list[str]:
+        """Rebuild any full-text index that fails its integrity check (derived data: the
+        tables it indexes are the truth). Returns the names of the rebuilt indexes."""
+        rebuilt = []
+        with self._lock:
+            for name in FTS_TABLES:
+                try:
+                    self._conn.execute(f"INSERT INTO {name}({name}) VALUES ('integrity-check')")
+                except Exception as exc:
+                    log.warning("full-text index %s is damaged (%s); rebuilding it", name, exc)
+                    self._conn.execute(f"INSERT INTO {name}({name}) VALUES ('rebuild')")
+                    rebuilt.append(name)
+        return rebuilt
+
+    def keyword_messages(self, agent: str, query: str, k: int) -> list[tuple[Message, float]]:
+        """The agent's messages matching any word of `query`, best BM25 first (score > 0)."""
+        match = fts_query(query)
+        if not match:
+            return []
+        rows = self._query(
+            f"SELECT {_MESSAGE_COLUMNS_L}, -bm25(messages_fts) FROM messages_fts "
+            "JOIN conversation_log l ON l.id = messages_fts.rowid "
+            "WHERE messages_fts MATCH ? AND l.agent_id = ? ORDER BY bm25(messages_fts) LIMIT ?",
+            (match, self.agent_id(agent), k),
+        )
+        return [(self._message(agent, row[:-1]), float(row[-1])) for row in rows]
+
+    def keyword_facts(self, agent: str, query: str, k: int) -> list[tuple[Fact, float]]:
+        """The agent's current facts matching any word of `query`, best BM25 first."""
+        match = fts_query(query)
+        if not match:
+            return []
+        rows = self._query(
+            f"SELECT {_FACT_COLUMNS}, -bm25(facts_fts) FROM facts_fts "
+            "JOIN facts f ON f.id = facts_fts.rowid JOIN agents a ON a.id = f.agent_id "
+            "WHERE facts_fts MATCH ? AND f.agent_id = ? AND f.invalidated_at IS NULL "
+            "ORDER BY bm25(facts_fts) LIMIT ?",
+            (match, self.agent_id(agent), k),
+        )
+        return [(self._fact(row[:-1]), float(row[-1])) for row in rows]
+
+    def similarities(self, kind: str, ids: Sequence[int], query: Vector) -> dict[int, float]:
+        """Cosine similarity of `query` to the stored vectors of these facts or messages
+        (those without a vector are left out)."""
+        table, column = {
+            "fact": ("fact_vectors", "fact_id"),
+            "message": ("message_vectors", "message_id"),
+        }[kind]
+        if not ids:
+            return {}
+        marks = ",".join("?" * len(ids))
+        rows = self._query(
+            f"SELECT {column}, embedding FROM {table} WHERE {column} IN ({marks})", list(ids)
+        )
+        q = np.asarray(query, dtype=np.float32)
+        return {int(i): float(np.frombuffer(blob, dtype=np.float32) @ q) for i, blob in rows}
+
+    def messages_by_ids(self, agent: str, ids: Sequence[int]) -> dict[int, Message]:
+        if not ids:
+            return {}
+        marks = ",".join("?" * len(ids))
+        rows = self._query(
+            f"SELECT {_MESSAGE_COLUMNS} FROM conversation_log WHERE id IN ({marks})", list(ids)
+        )
+        return {row[0]: self._message(agent, row) for row in rows}
 
     def schema_version(self) -> int:
         rows = self._query("SELECT MAX(version) FROM schema_migrations")

@@ -1,0 +1,96 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from lobug.memory.search import SearchWeights, fuse, search_facts, search_messages
+from lobug.memory.store import MemoryStore, NewFact, connect, fts_query
+from tests.fakes import FakeEmbedder, unreachable
+
+
+def test_fusion_rewards_items_found_by_both_signals() -> None:
+    fused = fuse([(1.0, [1, 2, 3]), (2.0, [3, 4])], k=3)
+    assert [item for item, _ in fused] == [3, 4, 1]
+    assert fuse([(0.0, [1]), (1.0, [2])], k=5) == [(2, pytest.approx(1 / 61))]
+
+
+def test_fts_query_quotes_every_word() -> None:
+    assert fts_query('Where is "Rex" (my dog) -NOT* near?') == (
+        '"where" OR "is" OR "rex" OR "my" OR "dog" OR "not" OR "near"'
+    )
+    assert fts_query("?!") == ""
+
+
+def store_messages(store: MemoryStore, embedder: FakeEmbedder, texts: list[str]) -> None:
+    for text in texts:
+        store.append_message("a", "api", "user", text, vector=embedder.embed(text))
+
+
+def test_hybrid_finds_by_words_and_meaning(store: MemoryStore, fake_embedder: FakeEmbedder) -> None:
+    store_messages(
+        store,
+        fake_embedder,
+        [
+            "Caroline went to the LGBTQ support group",
+            "The weather was lovely",
+            "We painted a sunrise",
+        ],
+    )
+    weights = SearchWeights()
+    found = search_messages(store, fake_embedder.embed, "a", "support group", 2, weights=weights)
+    assert found.mode == "hybrid"
+    assert found.hits[0].message.content == "Caroline went to the LGBTQ support group"
+    assert found.hits[0].similarity > 0
+
+
+def test_failing_embedder_degrades_to_keywords(
+    store: MemoryStore, fake_embedder: FakeEmbedder
+) -> None:
+    store_messages(store, fake_embedder, ["I adopted a dog named Rex", "Nice weather"])
+    fake_embedder.fail_with = unreachable()
+    found = search_messages(store, fake_embedder.embed, "a", "dog", 5, weights=SearchWeights())
+    assert found.mode == "keyword"
+    assert [h.message.content for h in found.hits] == ["I adopted a dog named Rex"]
+
+
+def test_fact_retrieval_adds_keyword_hits_below_the_floor(
+    store: MemoryStore, fake_embedder: FakeEmbedder
+) -> None:
+    for text in ("The user's sister is called Emma", "The user likes green tea"):
+        store.add_fact("a", NewFact(text), fake_embedder.embed(text))
+    query = "is Emma coming over"
+    hits = search_facts(
+        store,
+        "a",
+        query,
+        fake_embedder.embed(query),
+        5,
+        min_similarity=0.99,
+        weights=SearchWeights(),
+    )
+    assert [h.fact.content for h in hits] == ["The user's sister is called Emma"]
+    superseded = store.facts("a")[0]
+    replacement = "The user's sister is called Emma Stone"
+    store.add_fact(
+        "a", NewFact(replacement), fake_embedder.embed(replacement), supersedes=[superseded.id]
+    )
+    hits = search_facts(store, "a", query, None, 5, min_similarity=0.3, weights=SearchWeights())
+    assert [h.fact.content for h in hits] == [replacement]  # history is not retrieved
+
+
+def test_damaged_full_text_index_is_rebuilt_when_the_store_opens(tmp_path: Path) -> None:
+    path = tmp_path / "fts.db"
+    store = MemoryStore(path)
+    store.append_message("a", "d", "user", "the lighthouse keeper")
+    store.close()
+    conn = connect(path)
+    conn.execute("DELETE FROM messages_fts_data WHERE id > 1")  # corrupt the index's b-tree
+    conn.commit()
+    conn.close()
+    reopened = MemoryStore(path)
+    assert reopened.repair_full_text_search() == []  # already repaired on open
+    assert [m.content for m, _ in reopened.keyword_messages("a", "lighthouse", 5)] == [
+        "the lighthouse keeper"
+    ]
+    reopened.close()
