@@ -36,6 +36,7 @@ lint: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python scripts/bench_memory.py
 	$(BIN)/python scripts/bench_voice.py
+	$(BIN)/python scripts/bench_locomo.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
