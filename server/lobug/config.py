@@ -40,9 +40,9 @@ class MemoryConfig:
     duplicate_distance_threshold: float = 0.15
     working_memory_size: int = 20
     max_facts_per_exchange: int = 5
-    search_vector_weight: float = 1.0
-    search_keyword_weight: float = 1.0
-    search_recency_weight: float = 0.1
+    search_vector_weight: float = 0.6
+    search_keyword_weight: float = 0.4
+    search_recency_weight: float = 0.05
 
     def __post_init__(self) -> None:
         if (
@@ -151,9 +151,9 @@ class Settings:
             duplicate_distance_threshold=env.number("LOBUG_DUPLICATE_DISTANCE", 0.15),
             working_memory_size=env.integer("LOBUG_WORKING_MEMORY_SIZE", 20),
             max_facts_per_exchange=env.integer("LOBUG_MAX_FACTS_PER_EXCHANGE", 5),
-            search_vector_weight=env.number("LOBUG_SEARCH_VECTOR_WEIGHT", 1.0),
-            search_keyword_weight=env.number("LOBUG_SEARCH_KEYWORD_WEIGHT", 1.0),
-            search_recency_weight=env.number("LOBUG_SEARCH_RECENCY_WEIGHT", 0.1),
+            search_vector_weight=env.number("LOBUG_SEARCH_VECTOR_WEIGHT", 0.6),
+            search_keyword_weight=env.number("LOBUG_SEARCH_KEYWORD_WEIGHT", 0.4),
+            search_recency_weight=env.number("LOBUG_SEARCH_RECENCY_WEIGHT", 0.05),
         )
         db_path = env.text("LOBUG_DB_PATH")
         tts_voice = env.text("LOBUG_TTS_VOICE")

@@ -4,15 +4,27 @@ from pathlib import Path
 
 import pytest
 
-from lobug.memory.search import SearchWeights, fuse, search_facts, search_messages
+from lobug.memory.search import (
+    SearchWeights,
+    fuse,
+    keyword_scores,
+    search_facts,
+    search_messages,
+)
 from lobug.memory.store import MemoryStore, NewFact, connect, fts_query
 from tests.fakes import FakeEmbedder, unreachable
 
 
 def test_fusion_rewards_items_found_by_both_signals() -> None:
-    fused = fuse([(1.0, [1, 2, 3]), (2.0, [3, 4])], k=3)
-    assert [item for item, _ in fused] == [3, 4, 1]
-    assert fuse([(0.0, [1]), (1.0, [2])], k=5) == [(2, pytest.approx(1 / 61))]
+    fused = fuse([(0.6, {1: 0.9, 2: 0.5, 3: 0.6}), (0.4, {3: 1.0, 4: 0.9})], k=3)
+    assert [item for item, _ in fused] == [3, 1, 4]
+    assert fused[0][1] == pytest.approx(0.6 * 0.6 + 0.4)
+    assert fuse([(0.0, {1: 1.0}), (1.0, {2: 0.5})], k=5)[0] == (2, 0.5)
+
+
+def test_keyword_scores_are_relative_to_the_best_match() -> None:
+    assert keyword_scores([(1, 4.0), (2, 1.0)]) == {1: 1.0, 2: 0.25}
+    assert keyword_scores([]) == {}
 
 
 def test_fts_query_quotes_every_word() -> None:

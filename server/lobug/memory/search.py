@@ -1,13 +1,16 @@
-"""Hybrid search: vector KNN, BM25 full-text and recency, fused by weighted reciprocal rank.
+"""Hybrid search: vector similarity, BM25 full-text and recency, fused linearly.
 
-Each signal ranks its own candidates; an item scores `weight / (RRF_K + rank)` per signal it
-appears in, so a hit found by both meaning and words rises above one found by either alone.
+Each candidate found by either signal gets `vector * cosine + keyword * bm25 / best_bm25 +
+recency * exp(-age / RECENCY_DAYS)`. On LoCoMo this beat reciprocal-rank fusion (recall@10
+0.627 against 0.597 with the same candidates) and both single signals (see `make bench`).
 If the embedder fails, search falls back to keywords and says so (`mode`).
 """
 
 from __future__ import annotations
 
 import logging
+import math
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Literal
@@ -19,16 +22,16 @@ from lobug.memory.store import MemoryStore, ScoredFact, ScoredMessage
 log = logging.getLogger(__name__)
 
 SearchMode = Literal["hybrid", "vector", "keyword"]
-RRF_K = 60
 CANDIDATES_PER_RESULT = 4
-MIN_CANDIDATES = 20
+MIN_CANDIDATES = 40
+RECENCY_DAYS = 30.0
 
 
 @dataclass(frozen=True)
 class SearchWeights:
-    vector: float = 1.0
-    keyword: float = 1.0
-    recency: float = 0.1
+    vector: float = 0.6
+    keyword: float = 0.4
+    recency: float = 0.05
 
 
 def weights_of(config: MemoryConfig) -> SearchWeights:
@@ -43,15 +46,25 @@ class MessageSearch:
     mode: SearchMode  # what actually ran: "keyword" when embedding failed
 
 
-def fuse(rankings: Sequence[tuple[float, Sequence[int]]], k: int) -> list[tuple[int, float]]:
-    """(id, score) best first from (weight, ids best first) rankings."""
+def fuse(signals: Sequence[tuple[float, dict[int, float]]], k: int) -> list[tuple[int, float]]:
+    """(id, score) best first; each signal is (weight, {id: score in [0, 1]})."""
     scores: dict[int, float] = {}
-    for weight, ids in rankings:
-        if weight <= 0:
-            continue
-        for rank, item in enumerate(ids):
-            scores[item] = scores.get(item, 0.0) + weight / (RRF_K + rank + 1)
+    for weight, values in signals:
+        for item, value in values.items():
+            scores[item] = scores.get(item, 0.0) + weight * value
     return sorted(scores.items(), key=lambda pair: (-pair[1], -pair[0]))[:k]
+
+
+def keyword_scores(hits: Sequence[tuple[int, float]]) -> dict[int, float]:
+    """BM25 relative to the best match of this query."""
+    best = max((score for _, score in hits), default=0.0)
+    return {item: score / best for item, score in hits} if best > 0 else {}
+
+
+def recency_scores(created: dict[int, float], now: float) -> dict[int, float]:
+    return {
+        item: math.exp(-max(0.0, now - at) / (RECENCY_DAYS * 86400)) for item, at in created.items()
+    }
 
 
 def candidate_count(k: int) -> int:
@@ -80,17 +93,20 @@ def search_messages(
     by_words = store.keyword_messages(agent, query, n) if mode != "vector" else []
     messages = {h.message.id: h.message for h in by_vector}
     messages.update({m.id: m for m, _ in by_words})
-    recent = sorted(messages, key=lambda i: -messages[i].created_at)
+    similarity = store.similarities("message", list(messages), vector) if vector is not None else {}
     fused = fuse(
         [
-            (weights.vector, [h.message.id for h in by_vector]),
-            (weights.keyword, [m.id for m, _ in by_words]),
-            (weights.recency if mode == "hybrid" else 0.0, recent),
+            (weights.vector if mode != "keyword" else 0.0, similarity),
+            (
+                weights.keyword if mode != "vector" else 0.0,
+                keyword_scores([(m.id, s) for m, s in by_words]),
+            ),
+            (
+                weights.recency if mode == "hybrid" else 0.0,
+                recency_scores({i: m.created_at for i, m in messages.items()}, time.time()),
+            ),
         ],
         k,
-    )
-    similarity = (
-        store.similarities("message", [i for i, _ in fused], vector) if vector is not None else {}
     )
     hits = [ScoredMessage(messages[i], similarity.get(i, 0.0)) for i, _ in fused]
     return MessageSearch(hits, mode)
@@ -117,16 +133,19 @@ def search_facts(
     by_words = store.keyword_facts(agent, query, n)
     facts = {h.fact.id: h.fact for h in by_vector}
     facts.update({f.id: f for f, _ in by_words})
+    similarity = {h.fact.id: h.similarity for h in by_vector}
+    if vector is not None:
+        missing = [i for i in facts if i not in similarity]
+        similarity.update(store.similarities("fact", missing, vector))
     fused = fuse(
         [
-            (weights.vector, [h.fact.id for h in by_vector]),
-            (weights.keyword, [f.id for f, _ in by_words]),
-            (weights.recency, sorted(facts, key=lambda i: -facts[i].created_at)),
+            (weights.vector, similarity),
+            (weights.keyword, keyword_scores([(f.id, s) for f, s in by_words])),
+            (
+                weights.recency,
+                recency_scores({i: f.created_at for i, f in facts.items()}, time.time()),
+            ),
         ],
         k,
     )
-    similarity = {h.fact.id: h.similarity for h in by_vector}
-    if vector is not None:
-        missing = [i for i, _ in fused if i not in similarity]
-        similarity.update(store.similarities("fact", missing, vector))
     return [ScoredFact(facts[i], similarity.get(i, 0.0)) for i, _ in fused]
