@@ -5,19 +5,23 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Callable
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 
 from fastapi import FastAPI
 
 from lobug import __version__
 from lobug.api import device, memory, openai_proxy, voice
 from lobug.api.errors import install_error_handlers
+from lobug.api.limits import BodySizeLimit
+from lobug.api.voice import MULTIPART_OVERHEAD
 from lobug.backends import Backends
 from lobug.config import Settings, check_exposure
 from lobug.services import open_memory_services, open_services
 
 log = logging.getLogger(__name__)
+
+Lifespan = Callable[[FastAPI], AbstractAsyncContextManager[None]]
 
 
 def create_app(settings: Settings, backends: Backends | None = None) -> FastAPI:
@@ -40,9 +44,7 @@ def create_app(settings: Settings, backends: Backends | None = None) -> FastAPI:
             await speech_loading
             await asyncio.to_thread(services.close)
 
-    app = FastAPI(title="Lo-Bug", version=__version__, lifespan=lifespan)
-    app.state.settings = settings
-    install_error_handlers(app)
+    app = new_app("Lo-Bug", settings, lifespan)
     app.include_router(device.public)
     app.include_router(device.router)
     app.include_router(voice.router)
@@ -71,9 +73,38 @@ def create_memory_app(settings: Settings, backends: Backends | None = None) -> F
         finally:
             await asyncio.to_thread(services.close)
 
-    app = FastAPI(title="Lo-Bug memory", version=__version__, lifespan=lifespan)
-    app.state.settings = settings
-    install_error_handlers(app)
+    app = new_app("Lo-Bug memory", settings, lifespan)
     app.include_router(memory.public)
     app.include_router(memory.router)
+    return app
+
+
+def body_limits(settings: Settings) -> Callable[[str], int]:
+    """The largest body each path accepts: a recording on the audio paths, else
+    `max_body_bytes`."""
+
+    def limit_for(path: str) -> int:
+        if path.startswith("/chat/audio"):
+            return settings.max_audio_bytes + MULTIPART_OVERHEAD
+        return settings.max_body_bytes
+
+    return limit_for
+
+
+def new_app(title: str, settings: Settings, lifespan: Lifespan) -> FastAPI:
+    """A FastAPI app with the JSON errors and body limits. The interactive docs and the
+    OpenAPI schema are served only where no token is needed: with tokens set, nothing but
+    `/health` answers without one."""
+    docs = not settings.device_tokens
+    app = FastAPI(
+        title=title,
+        version=__version__,
+        lifespan=lifespan,
+        docs_url="/docs" if docs else None,
+        redoc_url="/redoc" if docs else None,
+        openapi_url="/openapi.json" if docs else None,
+    )
+    app.state.settings = settings
+    install_error_handlers(app)
+    app.add_middleware(BodySizeLimit, limit_for=body_limits(settings))
     return app

@@ -100,6 +100,7 @@ class Settings:
     device_tokens: tuple[str, ...] = ()
     allow_unauthenticated: bool = False
     max_text_chars: int = 4000
+    max_body_bytes: int = 1024 * 1024
 
     default_search_limit: int = 5
     max_search_limit: int = 20
@@ -114,6 +115,8 @@ class Settings:
             raise ConfigError(f"LOBUG_EMBED_BACKEND must be one of {', '.join(EMBED_BACKENDS)}")
         if not 0 < self.port < 65536:
             raise ConfigError("LOBUG_PORT must be between 1 and 65535")
+        if self.max_body_bytes < 1024:
+            raise ConfigError("LOBUG_MAX_BODY_BYTES must be at least 1024")
         if self.max_text_chars < 1:
             raise ConfigError("LOBUG_MAX_TEXT_CHARS must be positive")
         if self.tts_sample_rate is not None and not 8000 <= self.tts_sample_rate <= 48000:
@@ -187,6 +190,7 @@ class Settings:
             device_tokens=parse_tokens(env.text("LOBUG_DEVICE_TOKENS") or ""),
             allow_unauthenticated=env.flag("LOBUG_ALLOW_UNAUTHENTICATED", False),
             max_text_chars=env.integer("LOBUG_MAX_TEXT_CHARS", 4000),
+            max_body_bytes=env.integer("LOBUG_MAX_BODY_BYTES", 1024 * 1024),
             default_search_limit=env.integer("MEMORY_DEFAULT_SEARCH_LIMIT", 5),
             max_search_limit=env.integer("MEMORY_MAX_SEARCH_LIMIT", 20),
             max_context_messages=env.integer("MEMORY_MAX_CONTEXT_MESSAGES", 10),
