@@ -71,7 +71,7 @@ def test_learned_facts_reach_later_prompts(client: TestClient, fake_chat: FakeCh
     )
     say(client, "I work at NASA")
     say(client, "Where does the user work?")
-    assert "[Relevant memories]\n- The user works at NASA" in last_system_prompt(fake_chat)
+    assert '\n- "The user works at NASA"' in last_system_prompt(fake_chat)
 
 
 def test_devices_have_their_own_working_memory_but_share_facts(

@@ -234,7 +234,7 @@ def test_device_blocks_appear_in_the_system_prompt(client: TestClient, fake_chat
     assert client.post("/memory/memory-blocks", json=block).status_code == 200
     client.post("/chat/text", json={"text": "hello"})
     system = fake_chat.chat_requests()[-1][0]["content"]
-    assert "[Memory blocks]\nhuman: Name: Alice" in system
+    assert "[Memory blocks]" in system and '\n"human": "Name: Alice"' in system
 
 
 def test_memory_routes_need_a_token_when_tokens_are_set(
