@@ -12,6 +12,7 @@ from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from lobug.backends.base import BackendError, SpeechNotReady
+from lobug.memory.store import StorageUnavailable
 
 log = logging.getLogger(__name__)
 
@@ -67,6 +68,10 @@ def install_error_handlers(app: FastAPI) -> None:
     async def speech_not_ready(_: Request, exc: Exception) -> JSONResponse:
         return error_response(503, "speech_unavailable", f"Speech is unavailable: {exc}")
 
+    async def storage_unavailable(_: Request, exc: Exception) -> JSONResponse:
+        log.error("storage failed: %s", exc)
+        return error_response(503, "storage_unavailable", str(exc))
+
     async def unexpected_error(_: Request, exc: Exception) -> JSONResponse:
         log.error("unhandled error", exc_info=exc)
         return error_response(500, "internal_error", "Internal server error")
@@ -76,4 +81,5 @@ def install_error_handlers(app: FastAPI) -> None:
     app.add_exception_handler(StarletteHTTPException, http_error)
     app.add_exception_handler(BackendError, backend_error)
     app.add_exception_handler(SpeechNotReady, speech_not_ready)
+    app.add_exception_handler(StorageUnavailable, storage_unavailable)
     app.add_exception_handler(Exception, unexpected_error)

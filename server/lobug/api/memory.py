@@ -8,6 +8,7 @@ database's integer ids rendered as strings; times are ISO 8601 in UTC.
 from __future__ import annotations
 
 import asyncio
+import logging
 from datetime import UTC, datetime
 from typing import Any, Literal
 
@@ -16,6 +17,7 @@ from pydantic import BaseModel, Field
 
 from lobug.api.auth import require_token
 from lobug.api.errors import ApiError
+from lobug.backends.base import Vector
 from lobug.memory import search
 from lobug.memory.search import MessageSearch, SearchMode
 from lobug.memory.store import (
@@ -34,6 +36,8 @@ from lobug.services import MemoryServices
 API_DEVICE_ID = "api"
 MAX_CONTENT_CHARS = 100_000
 MAX_LIST_LIMIT = 1000
+
+log = logging.getLogger(__name__)
 
 public = APIRouter()
 router = APIRouter(dependencies=[Depends(require_token)])
@@ -239,12 +243,15 @@ async def get_agent(name: str, request: Request) -> AgentOut:
 
 
 @router.post("/messages")
-async def add_message(body: MessageIn, request: Request) -> MessageOut:
+async def add_message(body: MessageIn, request: Request, response: Response) -> MessageOut:
+    """Stored with its embedding; if the embedder fails the message is still stored, found by
+    its words only (`X-Lobug-Embedded: 0`)."""
     svc = memory(request)
 
     def store() -> Message:
         require_agent(svc, body.agent_name)
-        vector = svc.embedder.embed(body.content)
+        vector = embed_or_none(svc, body.content)
+        response.headers["X-Lobug-Embedded"] = "1" if vector is not None else "0"
         return svc.store.append_message(
             body.agent_name,
             API_DEVICE_ID,
@@ -255,6 +262,14 @@ async def add_message(body: MessageIn, request: Request) -> MessageOut:
         )
 
     return message_out(await asyncio.to_thread(store))
+
+
+def embed_or_none(svc: MemoryServices, text: str) -> Vector | None:
+    try:
+        return svc.embedder.embed(text)
+    except Exception as exc:
+        log.warning("embedding failed (%s); message stored for keyword search only", exc)
+        return None
 
 
 @router.get("/messages/{agent_name}")

@@ -44,6 +44,11 @@ class EmbeddingMismatch(StoreError):
     """The database was embedded with another model or dimension than the one configured."""
 
 
+class StorageUnavailable(StoreError):
+    """The database cannot be read or written now: disk full, read-only, I/O error, or locked
+    for longer than the busy timeout. Nothing committed before is affected."""
+
+
 class BlockExists(StoreError):
     """The agent already has a memory block with this label."""
 
@@ -354,6 +359,20 @@ def connect(path: Path | str) -> Any:
     return conn
 
 
+@contextmanager
+def storage_errors() -> Iterator[None]:
+    """SQLite's operational failures (full, read-only, I/O, locked, damaged) as
+    StorageUnavailable; constraint errors and programming errors stay what they are."""
+    import pysqlite3.dbapi2 as sqlite3
+
+    try:
+        yield
+    except (sqlite3.IntegrityError, sqlite3.ProgrammingError, sqlite3.InterfaceError):
+        raise
+    except sqlite3.DatabaseError as exc:
+        raise StorageUnavailable(f"the database is unavailable: {exc}") from exc
+
+
 def prepare_private_file(path: Path) -> None:
     """The memory is personal: new folders are the owner's only (0700) and the database is
     created readable and writable by the owner only (0600; SQLite gives its -wal and -shm
@@ -415,7 +434,7 @@ class MemoryStore:
         self._lock = threading.RLock()
         self._conn = connect(path)
         self._conn.execute("PRAGMA journal_mode=WAL")
-        self._conn.execute("PRAGMA synchronous=NORMAL")
+        self._conn.execute("PRAGMA synchronous=FULL")
         self._conn.execute("PRAGMA foreign_keys=ON")
         self._agent_ids: dict[str, int] = {}
         self.index: VectorIndex | None = None
@@ -430,17 +449,25 @@ class MemoryStore:
 
     @contextmanager
     def _transaction(self) -> Iterator[Any]:
-        with self._lock:
+        with self._lock, storage_errors():
             self._conn.execute("BEGIN IMMEDIATE")
             try:
                 yield self._conn
             except BaseException:
-                self._conn.execute("ROLLBACK")
+                self._rollback()
                 raise
-            self._conn.execute("COMMIT")
+            try:
+                self._conn.execute("COMMIT")
+            except BaseException:
+                self._rollback()
+                raise
+
+    def _rollback(self) -> None:
+        if self._conn.in_transaction:
+            self._conn.execute("ROLLBACK")
 
     def _query(self, sql: str, params: Sequence[Any] = ()) -> list[Any]:
-        with self._lock:
+        with self._lock, storage_errors():
             return list(self._conn.execute(sql, params).fetchall())
 
     def migrate(self) -> list[int]:
