@@ -12,7 +12,6 @@ import json
 import logging
 import socket
 import threading
-import time
 from collections import deque
 from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -20,8 +19,6 @@ from typing import Any
 
 import httpx
 import pytest
-import uvicorn
-from fastapi import FastAPI
 from openai import AsyncOpenAI, InternalServerError, OpenAI, Stream
 from openai.resources.chat.completions import AsyncCompletions, Completions
 from openai.types.chat import ChatCompletionMessageParam
@@ -31,36 +28,11 @@ from lobug.app import create_app, create_memory_app
 from lobug.backends import Backends
 from lobug.config import Settings
 from lobug.interceptor import CONTEXT_HEADER, MemoryServerUnavailable
+from tests.live import LiveServer
 
 AGENT = "tester"
 
 # ------------------------------------------------------------------------------- live servers
-
-
-class LiveServer:
-    """An ASGI app served by uvicorn on a free local port, in a background thread."""
-
-    def __init__(self, app: FastAPI) -> None:
-        self._socket = socket.socket()
-        self._socket.bind(("127.0.0.1", 0))
-        self.url = f"http://127.0.0.1:{self._socket.getsockname()[1]}"
-        config = uvicorn.Config(app, log_level="warning", timeout_graceful_shutdown=2)
-        self._server = uvicorn.Server(config)
-        self._thread = threading.Thread(
-            target=self._server.run, kwargs={"sockets": [self._socket]}, daemon=True
-        )
-        self._thread.start()
-        deadline = time.monotonic() + 20
-        while not self._server.started:
-            if not self._thread.is_alive() or time.monotonic() > deadline:
-                self.stop()
-                raise RuntimeError("memory server did not start")
-            time.sleep(0.01)
-
-    def stop(self) -> None:
-        self._server.should_exit = True
-        self._thread.join(timeout=20)
-        self._socket.close()
 
 
 class FakeOpenAI:

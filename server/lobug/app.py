@@ -12,6 +12,7 @@ from fastapi import FastAPI
 
 from lobug import __version__
 from lobug.api import device, memory, openai_proxy, voice
+from lobug.api.auth import TokenGate
 from lobug.api.errors import install_error_handlers
 from lobug.api.limits import BodySizeLimit
 from lobug.api.voice import MULTIPART_OVERHEAD
@@ -107,4 +108,5 @@ def new_app(title: str, settings: Settings, lifespan: Lifespan) -> FastAPI:
     app.state.settings = settings
     install_error_handlers(app)
     app.add_middleware(BodySizeLimit, limit_for=body_limits(settings))
+    app.add_middleware(TokenGate, tokens=settings.device_tokens)  # outermost: runs first
     return app

@@ -12,10 +12,9 @@ import logging
 from datetime import UTC, datetime
 from typing import Any, Literal
 
-from fastapi import APIRouter, Depends, Query, Request, Response
+from fastapi import APIRouter, Query, Request, Response
 from pydantic import BaseModel, Field
 
-from lobug.api.auth import require_token
 from lobug.api.errors import ApiError
 from lobug.backends.base import Vector
 from lobug.memory import search
@@ -39,8 +38,8 @@ MAX_LIST_LIMIT = 1000
 
 log = logging.getLogger(__name__)
 
-public = APIRouter()
-router = APIRouter(dependencies=[Depends(require_token)])
+public = APIRouter()  # paths open without a token: see auth.OPEN_PATHS
+router = APIRouter()
 
 Role = Literal["user", "assistant", "system"]
 Label = Field(min_length=1, max_length=100, pattern=r"^[A-Za-z0-9._-]+$")

@@ -12,10 +12,9 @@ import uuid
 from collections.abc import Iterator
 from typing import Any
 
-from fastapi import APIRouter, BackgroundTasks, Depends, Request
+from fastapi import APIRouter, BackgroundTasks, Request
 from fastapi.responses import JSONResponse, StreamingResponse
 
-from lobug.api.auth import require_token
 from lobug.api.body import read_json_object
 from lobug.api.device import services
 from lobug.api.errors import ApiError
@@ -23,7 +22,7 @@ from lobug.backends.base import BackendError
 from lobug.proxy import MemoryProxy, ProxyRequest, ProxyRequestError, last_user_text
 from lobug.proxy import parse_messages as parse_chat_messages
 
-router = APIRouter(prefix="/v1", dependencies=[Depends(require_token)])
+router = APIRouter(prefix="/v1")
 
 AGENT_NAME = re.compile(r"^[A-Za-z0-9._:@-]{1,64}$")
 MAX_BODY_BYTES = 1024 * 1024

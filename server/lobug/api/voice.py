@@ -14,13 +14,12 @@ import time
 from collections.abc import AsyncGenerator
 from urllib.parse import quote
 
-from fastapi import APIRouter, BackgroundTasks, Depends, Request
+from fastapi import APIRouter, BackgroundTasks, Request
 from fastapi.responses import JSONResponse, Response, StreamingResponse
 from starlette.datastructures import UploadFile
 from starlette.formparsers import MultiPartException, MultiPartParser
 from starlette.types import Receive, Scope, Send
 
-from lobug.api.auth import require_token
 from lobug.api.body import read_limited
 from lobug.api.device import device_id, services, timing_header
 from lobug.api.errors import ApiError
@@ -28,7 +27,7 @@ from lobug.audio import Audio, AudioError, parse_wav
 from lobug.config import Settings
 from lobug.voice import StreamedVoice, Voice, VoiceReply
 
-router = APIRouter(dependencies=[Depends(require_token)])
+router = APIRouter()
 
 WAV_TYPES = ("audio/wav", "audio/x-wav", "audio/wave", "audio/vnd.wave")
 MULTIPART_OVERHEAD = 16 * 1024
