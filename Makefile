@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test lint bench clean
+.PHONY: run test lint bench crash soak clean
 
 $(BIN)/python:
 	$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "Python 3.11+ is needed"'
@@ -37,6 +37,13 @@ bench: $(STAMP)
 	$(BIN)/python scripts/bench_memory.py
 	$(BIN)/python scripts/bench_voice.py
 	$(BIN)/python scripts/bench_locomo.py
+
+# Reliability runs, not part of `make test`: SIGKILL under load, then a bounded soak.
+crash: $(STAMP)
+	$(BIN)/python scripts/crash_test.py --kills 5
+
+soak: $(STAMP)
+	$(BIN)/python scripts/soak.py --minutes $(or $(MINUTES),10)
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

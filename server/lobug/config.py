@@ -84,6 +84,7 @@ class Settings:
     llm_temperature: float = 0.7
     llm_context_tokens: int = 4096
     llm_threads: int = 2
+    llm_prompt_cache_mib: int = 256
 
     embed_backend: str = "local"
     embed_model: str | None = None
@@ -115,6 +116,8 @@ class Settings:
             raise ConfigError(f"LOBUG_EMBED_BACKEND must be one of {', '.join(EMBED_BACKENDS)}")
         if not 0 < self.port < 65536:
             raise ConfigError("LOBUG_PORT must be between 1 and 65535")
+        if self.llm_prompt_cache_mib < 0:
+            raise ConfigError("LOBUG_LLM_PROMPT_CACHE_MIB must not be negative")
         if self.max_body_bytes < 1024:
             raise ConfigError("LOBUG_MAX_BODY_BYTES must be at least 1024")
         if self.max_text_chars < 1:
@@ -177,6 +180,7 @@ class Settings:
             llm_temperature=env.number("LOBUG_LLM_TEMPERATURE", 0.7),
             llm_context_tokens=env.integer("LOBUG_LLM_CONTEXT_TOKENS", 4096),
             llm_threads=env.integer("LOBUG_LLM_THREADS", 2),
+            llm_prompt_cache_mib=env.integer("LOBUG_LLM_PROMPT_CACHE_MIB", 256),
             embed_backend=(env.text("LOBUG_EMBED_BACKEND") or "local").lower(),
             embed_model=env.text("LOBUG_EMBED_MODEL"),
             embed_dim=env.optional_integer("LOBUG_EMBED_DIM"),

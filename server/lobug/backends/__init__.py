@@ -82,7 +82,12 @@ def build_chat(settings: Settings) -> ChatBackend:
 
     model = settings.llm_model
     model_path = Path(model).expanduser() if model and _is_gguf(model) else None
-    return EmbeddedChat(model_path, n_ctx=settings.llm_context_tokens, threads=settings.llm_threads)
+    return EmbeddedChat(
+        model_path,
+        n_ctx=settings.llm_context_tokens,
+        threads=settings.llm_threads,
+        prompt_cache_mib=settings.llm_prompt_cache_mib,
+    )
 
 
 def _is_gguf(model: str | None) -> bool:

@@ -78,7 +78,14 @@ class EmbeddedChat(ChatBackend):
     supports_json_schema = True
     prefers_simple_json = True
 
-    def __init__(self, model_path: Path | None = None, *, n_ctx: int = 4096, threads: int = 2):
+    def __init__(
+        self,
+        model_path: Path | None = None,
+        *,
+        n_ctx: int = 4096,
+        threads: int = 2,
+        prompt_cache_mib: int = 256,
+    ):
         import xllamacpp
 
         path = model_path or bundled_chat_model()
@@ -90,6 +97,9 @@ class EmbeddedChat(ChatBackend):
         params.cpuparams.n_threads = threads
         params.cpuparams_batch.n_threads = threads
         params.verbosity = -1
+        # llama.cpp keeps finished prompts in RAM to reuse their prefixes, up to 8 GiB by
+        # default: on a long-running home server that reads as a leak. Bound it.
+        params.cache_ram_mib = prompt_cache_mib
         self.model = path.name
         self.context_tokens = n_ctx
         self._server = xllamacpp.Server(params)
