@@ -265,7 +265,8 @@ def report(
     print(f"server RSS: {rss[0]:.0f} MiB at start (after warm-up), {rss[1]:.0f} MiB at end")
     print("  samples (s: MiB): " + ", ".join(f"{at:.0f}: {value:.0f}" for at, value in samples))
     print(
-        f"  second half above the first half's peak: {growth:.1f} MiB (limit {RSS_GROWTH_LIMIT_MIB:.0f})"
+        f"  second half above the first half's peak: {growth:.1f} MiB "
+        f"(limit {RSS_GROWTH_LIMIT_MIB:.0f})"
     )
     print(f"database: {db[0]:.2f} MiB at start, {db[1]:.2f} MiB at end (with WAL)")
     failures = Counter(stats.failures)
