@@ -105,7 +105,7 @@ def device(name: str, url: str, wav: bytes, stats: Stats, stop: threading.Event,
             else:
                 text = f"{name} turn {turn}: I have been into {rng.choice(TOPICS)} lately."
                 stats.call(client, "chat/text", "POST", "/chat/text", json={"text": text})
-            stop.wait(rng.uniform(2.0, 6.0))
+            stop.wait(rng.uniform(4.0, 10.0))
 
 
 def sensor_reading(rng: random.Random) -> dict[str, object]:

@@ -7,13 +7,13 @@ import threading
 import time
 
 import uvicorn
-from fastapi import FastAPI
+from starlette.types import ASGIApp
 
 
 class LiveServer:
     """An ASGI app served by uvicorn on a free local port, in a background thread."""
 
-    def __init__(self, app: FastAPI) -> None:
+    def __init__(self, app: ASGIApp) -> None:
         self._socket = socket.socket()
         self._socket.bind(("127.0.0.1", 0))
         self.url = f"http://127.0.0.1:{self._socket.getsockname()[1]}"

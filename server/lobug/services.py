@@ -114,7 +114,13 @@ def open_services(settings: Settings, backends: Backends | None = None) -> Servi
     else:
         speech = Speech.preloaded(backends.stt, backends.tts)
     store = open_store(settings, backends.embedder)
-    memory = MemoryManager(store, backends.chat, backends.embedder, settings.memory)
+    memory = MemoryManager(
+        store,
+        backends.chat,
+        backends.embedder,
+        settings.memory,
+        context_tokens=settings.llm_context_tokens,
+    )
     assistant = Assistant(settings, store, memory, backends.chat)
     voice = Voice(settings, assistant, speech)
     log.info(

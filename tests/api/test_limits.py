@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
+import socket
 from pathlib import Path
 
 import pytest
@@ -16,6 +18,7 @@ from lobug.api.limits import BodySizeLimit
 from lobug.app import create_app
 from lobug.backends import Backends
 from lobug.config import Settings
+from tests.live import LiveServer
 
 
 async def echo_length(scope: Scope, receive: Receive, send: Send) -> None:
@@ -109,3 +112,50 @@ def test_audio_paths_allow_a_recording(small_limit_client: TestClient) -> None:
         )
     assert medium.status_code != 413
     assert huge.status_code == 413
+
+
+def refusal_over_a_socket(url: str, head: bytes, body_chunks: list[bytes]) -> tuple[bytes, int]:
+    """Send `head`, then body chunks until the server answers; (answer, chunks sent)."""
+    host, port = url.removeprefix("http://").split(":")
+    with socket.create_connection((host, int(port)), timeout=10) as conn:
+        conn.sendall(head)
+        sent = 0
+        conn.settimeout(0.05)
+        answer = b""
+        for chunk in body_chunks:
+            with contextlib.suppress(TimeoutError):
+                answer = conn.recv(65536)
+            if answer:
+                break
+            conn.sendall(chunk)
+            sent += 1
+        conn.settimeout(10)
+        while b"\r\n\r\n" not in answer:
+            more = conn.recv(65536)
+            if not more:
+                break
+            answer += more
+    return answer, sent
+
+
+def test_over_real_http_a_huge_declared_body_is_refused_unsent(
+    tmp_path: Path, backends: Backends
+) -> None:
+    server = LiveServer(create_app(Settings(db_path=tmp_path / "m.db"), backends))
+    try:
+        head = (
+            b"POST /memory/messages HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+            b"Content-Length: 10000000000\r\n\r\n"
+        )
+        answer, sent = refusal_over_a_socket(server.url, head, [b"x" * 65536] * 100)
+        assert answer.startswith(b"HTTP/1.1 413"), answer[:200]
+        assert sent < 5
+        chunked_head = (
+            b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
+        )
+        chunk = b"10000\r\n" + b"x" * 65536 + b"\r\n"
+        answer, sent = refusal_over_a_socket(server.url, chunked_head, [chunk] * 400)
+        assert answer.startswith(b"HTTP/1.1 413"), answer[:200]
+        assert sent < 100  # the limit is 16 chunks; the rest of the 26 MB never had to be sent
+    finally:
+        server.stop()

@@ -22,10 +22,8 @@ def test_foreground_waiters_go_before_background_waiters() -> None:
         background_started.wait()
         reply = threading.Thread(target=take, args=("reply", False))
         reply.start()
-        while True:  # until the reply is queued behind us
-            with lock._condition:
-                if lock._foreground_waiting == 1:
-                    break
+        while lock.waiting(background=False) != 1:  # until the reply is queued behind us
+            pass
     worker.join()
     reply.join()
     assert order == ["reply", "background"]
@@ -40,3 +38,24 @@ def test_lock_is_released_when_the_holder_fails() -> None:
         pass
     with lock.hold(background=False):
         pass
+
+
+def test_each_kind_is_served_in_arrival_order() -> None:
+    lock = PriorityLock()
+    order: list[int] = []
+
+    def take(n: int) -> None:
+        with lock.hold(background=False):
+            order.append(n)
+
+    with lock.hold(background=False):
+        workers = []
+        for n in range(6):
+            worker = threading.Thread(target=take, args=(n,))
+            worker.start()
+            workers.append(worker)
+            while lock.waiting(background=False) != n + 1:
+                pass
+    for worker in workers:
+        worker.join()
+    assert order == list(range(6))

@@ -5,7 +5,7 @@ import json
 import pytest
 
 from lobug.config import MemoryConfig
-from lobug.memory.manager import MemoryManager
+from lobug.memory.manager import MemoryManager, oldest_that_fit
 from lobug.memory.store import MemoryStore, Message
 from tests.fakes import FakeChat, FakeEmbedder, unreachable
 
@@ -157,3 +157,32 @@ def test_a_failing_step_does_not_stop_the_others(
     assert "extract_facts" in report.errors  # embedding the fact failed
     assert report.summarized  # the cascade still ran
     assert store.facts("lobug") == []
+
+
+def test_a_summary_backlog_is_taken_in_batches_that_fit_the_context(
+    store: MemoryStore, fake_chat: FakeChat, fake_embedder: FakeEmbedder
+) -> None:
+    """A backlog larger than the model's context (a failing model, many API messages) drains
+    batch by batch instead of failing forever."""
+    for i in range(60):
+        store.append_message("lobug", "default", "user", f"long story {i} " + "blah " * 100)
+    memory = MemoryManager(store, fake_chat, fake_embedder, MemoryConfig(), context_tokens=1024)
+    budget = (1024 - 300 - 256) * 3
+    rounds = 0
+    while store.count_unsummarized("lobug") >= 30 + 2:
+        rounds += 1
+        fake_chat.enqueue('{"facts": []}', f"Summary {rounds}.")
+        report = memory.process_exchange("lobug", *exchange(store, "hi", "hello"))
+        assert report.summarized and not report.errors
+        prompt = fake_chat.requests[-1][0][-1]["content"]
+        assert len(prompt) <= budget
+        assert rounds < 30
+    assert rounds > 3
+    covered = [s.content for s in store.summaries("lobug")]
+    assert covered[:2] == ["Summary 1.", "Summary 2."]
+
+
+def test_oldest_that_fit_always_takes_one() -> None:
+    assert oldest_that_fit([5, 5, 5], lambda n: n, 12) == [5, 5]
+    assert oldest_that_fit([50, 1], lambda n: n, 10) == [50]
+    assert oldest_that_fit([], lambda n: n, 10) == []

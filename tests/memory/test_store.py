@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -221,3 +222,23 @@ def test_new_database_is_private_to_its_owner(tmp_path: Path) -> None:
     for created in (path, path.with_name("memory.db-wal")):
         assert created.stat().st_mode & 0o077 == 0, created
     store.close()
+
+
+def test_two_processes_sharing_the_file_never_see_database_is_locked(tmp_path: Path) -> None:
+    """`lobug serve` and `lobug memory-server` may share one file: writers wait their turn."""
+    path = tmp_path / "shared.db"
+    stores = [MemoryStore(path), MemoryStore(path)]
+    stores[0].ensure_agent("a")
+
+    def write(store: MemoryStore, writer: int) -> None:
+        for n in range(40):
+            store.append_message("a", f"w{writer}", "user", f"writer {writer} message {n}")
+
+    try:
+        with ThreadPoolExecutor(6) as pool:
+            list(pool.map(write, [stores[i % 2] for i in range(6)], range(6)))
+        contents = {m.content for m in stores[1].agent_messages("a", 1000)}
+        assert len(contents) == 240
+    finally:
+        for store in stores:
+            store.close()

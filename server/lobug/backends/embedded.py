@@ -8,6 +8,7 @@ from __future__ import annotations
 import importlib.util
 import queue
 import threading
+from collections import deque
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -43,25 +44,28 @@ def bundled_chat_model() -> Path:
 
 
 class PriorityLock:
-    """A lock where background holders wait while anyone in the foreground is waiting."""
+    """A lock where background holders wait while anyone in the foreground is waiting, and
+    each kind is served first come, first served (no device starves behind the others)."""
 
     def __init__(self) -> None:
         self._condition = threading.Condition()
         self._held = False
-        self._foreground_waiting = 0
+        self._queues: dict[bool, deque[object]] = {False: deque(), True: deque()}
+
+    def waiting(self, *, background: bool) -> int:
+        with self._condition:
+            return len(self._queues[background])
 
     @contextmanager
     def hold(self, *, background: bool) -> Iterator[None]:
+        me, line = object(), self._queues[background]
         with self._condition:
-            if not background:
-                self._foreground_waiting += 1
+            line.append(me)
             try:
-                self._condition.wait_for(
-                    lambda: not self._held and (not background or not self._foreground_waiting)
-                )
+                self._condition.wait_for(lambda: self._may_take(me, background))
             finally:
-                if not background:
-                    self._foreground_waiting -= 1
+                line.remove(me)
+                self._condition.notify_all()
             self._held = True
         try:
             yield
@@ -69,6 +73,11 @@ class PriorityLock:
             with self._condition:
                 self._held = False
                 self._condition.notify_all()
+
+    def _may_take(self, me: object, background: bool) -> bool:
+        if self._held or self._queues[background][0] is not me:
+            return False
+        return not background or not self._queues[False]
 
 
 class EmbeddedChat(ChatBackend):

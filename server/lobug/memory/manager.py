@@ -8,8 +8,9 @@ from __future__ import annotations
 import json
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 from lobug.backends.base import BackendError, ChatBackend, Embedder, Vector
 from lobug.config import MemoryConfig
@@ -24,6 +25,23 @@ EXTRACTION_MAX_TOKENS = 192
 SUMMARY_MAX_TOKENS = 300
 DISTILL_MAX_TOKENS = 600
 DISTILL_FACTS = 10
+PROMPT_OVERHEAD_TOKENS = 256
+
+T = TypeVar("T")
+
+
+def oldest_that_fit(items: Sequence[T], size: Callable[[T], int], budget: int) -> list[T]:
+    """The longest prefix of `items` (oldest first) whose sizes add up to at most `budget`;
+    always at least one item, so a backlog drains even when one item alone is large (the
+    transcript cuts long messages)."""
+    taken: list[T] = []
+    used = 0
+    for item in items:
+        used += size(item)
+        if taken and used > budget:
+            break
+        taken.append(item)
+    return taken
 
 
 @dataclass(frozen=True)
@@ -78,11 +96,14 @@ class MemoryManager:
         chat: ChatBackend,
         embedder: Embedder,
         config: MemoryConfig,
+        *,
+        context_tokens: int = 4096,
     ) -> None:
         self.store = store
         self.chat = chat
         self.embedder = embedder
         self.config = config
+        self.context_tokens = context_tokens
 
     # ------------------------------------------------------------------ before the LLM
 
@@ -210,7 +231,11 @@ class MemoryManager:
         if self.store.count_unsummarized(agent) < self.config.short_term_threshold:
             return
         pending = self.store.unsummarized_messages(agent)
-        to_summarize = pending[: len(pending) - self.config.short_term_keep]
+        to_summarize = oldest_that_fit(
+            pending[: len(pending) - self.config.short_term_keep],
+            lambda m: min(len(m.content), prompts.MAX_TRANSCRIPT_MESSAGE_CHARS) + 16,
+            self._prompt_budget_chars(SUMMARY_MAX_TOKENS),
+        )
         if not to_summarize:
             return
         summary = self._ask(
@@ -223,19 +248,26 @@ class MemoryManager:
         if self.store.count_unincorporated(agent) < self.config.long_term_threshold:
             return
         pending = self.store.unincorporated_summaries(agent)
-        to_distill = pending[: len(pending) - self.config.long_term_keep]
+        base = self.store.base_memory(agent)
+        facts = self.store.recent_facts(agent, DISTILL_FACTS)
+        fixed = len(base) + sum(len(f.content) + 4 for f in facts)
+        to_distill = oldest_that_fit(
+            pending[: len(pending) - self.config.long_term_keep],
+            lambda summary: len(summary.content) + 4,
+            self._prompt_budget_chars(DISTILL_MAX_TOKENS) - fixed,
+        )
         if not to_distill:
             return
         document = self._ask(
-            prompts.distill_base_memory_messages(
-                self.store.base_memory(agent),
-                to_distill,
-                self.store.recent_facts(agent, DISTILL_FACTS),
-            ),
-            DISTILL_MAX_TOKENS,
+            prompts.distill_base_memory_messages(base, to_distill, facts), DISTILL_MAX_TOKENS
         )
         self.store.distill_base_memory(agent, document, to_distill)
         report.distilled = True
+
+    def _prompt_budget_chars(self, reply_tokens: int) -> int:
+        """Characters of material a cascade prompt may carry: the context window less the
+        reply and the instructions, at a cautious 3 characters per token."""
+        return (self.context_tokens - reply_tokens - PROMPT_OVERHEAD_TOKENS) * 3
 
     def _ask(self, messages: list[prompts.ChatMessage], max_tokens: int) -> str:
         text = self.chat.complete(
