@@ -25,10 +25,10 @@ from __future__ import annotations
 import argparse
 import random
 import sys
-import tempfile
 import threading
 import time
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -38,7 +38,7 @@ import httpx
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "server"))
 
-from tests.e2e.server import ServerProcess, start_server
+from tests.e2e.server import ServerProcess, run_with_scratch_files, start_server
 
 from lobug.memory.store import connect
 
@@ -62,6 +62,9 @@ class Ledger:
                 self.acknowledged.append(ack)
 
 
+Sender = Callable[[str, str, str], int]  # (url, client name, text) -> HTTP status
+
+
 @dataclass
 class Target:
     """Where the server is now; None while it is down."""
@@ -82,7 +85,9 @@ def classify(exc: Exception) -> str:
     return type(exc).__name__
 
 
-def device_client(name: str, target: Target, ledger: Ledger, seed: int) -> None:
+def client(kind: str, name: str, target: Target, ledger: Ledger, seed: int, send: Sender) -> None:
+    """Send unique texts until stopped; a 200 is recorded as acknowledged. Waits while the
+    server is down."""
     rng = random.Random(seed)
     seq = 0
     while not target.stop.is_set():
@@ -93,36 +98,26 @@ def device_client(name: str, target: Target, ledger: Ledger, seed: int) -> None:
         seq += 1
         text = unique_text(rng, name, seq)
         try:
-            response = httpx.post(
-                f"{url}/chat/text", json={"text": text}, headers={"X-Device-Id": name}, timeout=60
-            )
+            status = send(url, name, text)
         except Exception as exc:
             ledger.record(classify(exc))
             continue
-        ack = ("device", name, text) if response.status_code == 200 else None
-        ledger.record(str(response.status_code), ack)
+        ledger.record(str(status), (kind, name, text) if status == 200 else None)
 
 
-def memory_client(name: str, target: Target, ledger: Ledger, seed: int) -> None:
-    rng = random.Random(seed)
-    seq = 0
-    while not target.stop.is_set():
-        url = target.url
-        if url is None:
-            time.sleep(0.1)
-            continue
-        seq += 1
-        text = unique_text(rng, name, seq)
-        body = {"agent_name": MEMORY_AGENT, "role": "user", "content": text}
-        try:
-            httpx.post(f"{url}/memory/agents", json={"name": MEMORY_AGENT}, timeout=30)
-            response = httpx.post(f"{url}/memory/messages", json=body, timeout=30)
-        except Exception as exc:
-            ledger.record(classify(exc))
-            continue
-        ack = ("memory", name, text) if response.status_code == 200 else None
-        ledger.record(str(response.status_code), ack)
-        time.sleep(0.02)
+def say_to_device_api(url: str, device: str, text: str) -> int:
+    response = httpx.post(
+        f"{url}/chat/text", json={"text": text}, headers={"X-Device-Id": device}, timeout=60
+    )
+    return response.status_code
+
+
+def store_through_memory_api(url: str, _: str, text: str) -> int:
+    body = {"agent_name": MEMORY_AGENT, "role": "user", "content": text}
+    httpx.post(f"{url}/memory/agents", json={"name": MEMORY_AGENT}, timeout=30)
+    status = httpx.post(f"{url}/memory/messages", json=body, timeout=30).status_code
+    time.sleep(0.02)
+    return status
 
 
 # ------------------------------------------------------------------ checks on the database
@@ -226,14 +221,14 @@ def run(
     env = {"LOBUG_SPEECH": "0", "LOBUG_LLM_MAX_TOKENS": "24"}
     ledger, target = Ledger(), Target()
     names = [f"dev{i}" for i in range(devices)]
+    clients = [("device", n, say_to_device_api) for n in names] + [
+        ("memory", f"mem{i}", store_through_memory_api) for i in range(memory_clients)
+    ]
     threads = [
-        threading.Thread(target=device_client, args=(n, target, ledger, seed + i), daemon=True)
-        for i, n in enumerate(names)
-    ] + [
         threading.Thread(
-            target=memory_client, args=(f"mem{i}", target, ledger, seed + 100 + i), daemon=True
+            target=client, args=(kind, name, target, ledger, seed + i, send), daemon=True
         )
-        for i in range(memory_clients)
+        for i, (kind, name, send) in enumerate(clients)
     ]
     server = start_server(db_path, log_path, env)
     target.url = server.url
@@ -301,9 +296,8 @@ def main() -> None:
         "--uptime", type=float, nargs=2, default=(2.0, 8.0), help="seconds between kills: min max"
     )
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory() as tmp:
-        db_path, log_path = Path(tmp) / "memory.db", Path(tmp) / "server.log"
-        ok = run(
+    ok = run_with_scratch_files(
+        lambda db_path, log_path: run(
             db_path,
             log_path,
             kills=args.kills,
@@ -312,8 +306,7 @@ def main() -> None:
             seed=args.seed,
             uptime_s=tuple(args.uptime),
         )
-        if not ok:
-            print(log_path.read_text(errors="replace")[-4000:])
+    )
     sys.exit(0 if ok else 1)
 
 

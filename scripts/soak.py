@@ -19,7 +19,6 @@ import argparse
 import random
 import statistics
 import sys
-import tempfile
 import threading
 import time
 from collections import Counter, defaultdict
@@ -33,7 +32,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "server"))
 
-from tests.e2e.server import start_server
+from tests.e2e.server import run_with_scratch_files, start_server
 
 from lobug.audio import encode_wav
 from lobug.backends.speech import PiperTTS
@@ -282,17 +281,15 @@ def main() -> None:
     parser.add_argument("--devices", type=int, default=4)
     parser.add_argument("--programs", type=int, default=2)
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory() as tmp:
-        db_path, log_path = Path(tmp) / "memory.db", Path(tmp) / "server.log"
-        ok = run(
+    ok = run_with_scratch_files(
+        lambda db_path, log_path: run(
             db_path,
             log_path,
             seconds=args.minutes * 60,
             devices=args.devices,
             programs=args.programs,
         )
-        if not ok:
-            print(log_path.read_text(errors="replace")[-4000:])
+    )
     sys.exit(0 if ok else 1)
 
 

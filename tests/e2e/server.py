@@ -7,7 +7,9 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -90,3 +92,14 @@ def wait_for_learning(client: httpx.Client, timeout_s: float = 120) -> dict[str,
             return counts
         time.sleep(0.3)
     raise AssertionError("background learning did not finish")
+
+
+def run_with_scratch_files(run: Callable[[Path, Path], bool]) -> bool:
+    """`run(db_path, log_path)` in a temporary folder; the server log's tail is printed when
+    it returns False."""
+    with tempfile.TemporaryDirectory() as folder:
+        db_path, log_path = Path(folder) / "memory.db", Path(folder) / "server.log"
+        ok = run(db_path, log_path)
+        if not ok and log_path.exists():
+            print(log_path.read_text(errors="replace")[-4000:])
+        return ok
