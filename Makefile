@@ -37,6 +37,7 @@ bench: $(STAMP)
 	$(BIN)/python scripts/bench_memory.py
 	$(BIN)/python scripts/bench_voice.py
 	$(BIN)/python scripts/bench_locomo.py
+	$(BIN)/python scripts/bench_turns.py
 	$(BIN)/python scripts/bench_auth.py
 
 # Reliability runs, not part of `make test`: SIGKILL under load, then a bounded soak.

@@ -3,7 +3,13 @@ from __future__ import annotations
 import json
 
 from lobug.backends.base import ChatMessage
-from lobug.conversation import PERSONALITY, SensorReading, build_messages, system_prompt
+from lobug.conversation import (
+    PERSONALITY,
+    SensorReading,
+    build_messages,
+    system_prompt,
+    turn_messages,
+)
 from lobug.memory.manager import MemoryContext
 from lobug.memory.store import Fact, ScoredFact
 
@@ -77,3 +83,48 @@ def test_oldest_history_is_dropped_to_fit_the_context() -> None:
     assert kept[-1] == "019"  # the newest (user) turn is always kept
     assert len(kept) < 20
     assert sum(len(m["content"]) for m in messages) <= (1024 - 256 - 64) * 3.5
+
+
+def test_notes_last_keeps_the_prompt_prefix_stable_across_turns() -> None:
+    history = [
+        {"role": "user", "content": "hello"},
+        {"role": "assistant", "content": "hi"},
+        {"role": "user", "content": "what do I do?"},
+    ]
+    sensors = SensorReading(orientation="upright")
+
+    def turn(fact: str) -> list[ChatMessage]:
+        context = MemoryContext(base_memory="User Profile", facts=(scored(fact),))
+        return turn_messages(
+            context,
+            sensors,
+            history,
+            agency=False,
+            context_tokens=4096,
+            reply_tokens=256,
+            notes_last=True,
+        )
+
+    first, second = turn("The user works at NASA"), turn("The user likes jazz")
+    assert first[:-2] == second[:-2]  # system prompt and history: the same prefix
+    note = second[-2]
+    assert note["role"] == "system"
+    assert '- "The user likes jazz"' in note["content"]
+    assert "[Current physical state: Device orientation: upright]" in note["content"]
+    assert second[-1] == {"role": "user", "content": "what do I do?"}
+    assert "jazz" not in second[0]["content"] and '"User Profile"' in second[0]["content"]
+
+
+def test_without_notes_last_everything_is_in_the_first_message() -> None:
+    context = MemoryContext(facts=(scored("The user likes jazz"),))
+    messages = turn_messages(
+        context,
+        None,
+        [{"role": "user", "content": "hi"}],
+        agency=False,
+        context_tokens=4096,
+        reply_tokens=256,
+        notes_last=False,
+    )
+    assert [m["role"] for m in messages] == ["system", "user"]
+    assert messages[0]["content"] == system_prompt(context, None)

