@@ -116,7 +116,7 @@ def store_through_memory_api(url: str, _: str, text: str) -> int:
     body = {"agent_name": MEMORY_AGENT, "role": "user", "content": text}
     httpx.post(f"{url}/memory/agents", json={"name": MEMORY_AGENT}, timeout=30)
     status = httpx.post(f"{url}/memory/messages", json=body, timeout=30).status_code
-    time.sleep(0.02)
+    time.sleep(0.2)  # leave the CPU to the device turns too
     return status
 
 
