@@ -25,7 +25,6 @@ from lobug.proxy import parse_messages as parse_chat_messages
 router = APIRouter(prefix="/v1")
 
 AGENT_NAME = re.compile(r"^[A-Za-z0-9._:@-]{1,64}$")
-MAX_BODY_BYTES = 1024 * 1024
 
 
 @router.get("/models")
@@ -40,7 +39,7 @@ async def models(request: Request) -> dict[str, Any]:
 @router.post("/chat/completions")
 async def chat_completions(request: Request, background: BackgroundTasks) -> Any:
     svc = services(request)
-    body = await read_json_object(request, MAX_BODY_BYTES)
+    body = await read_json_object(request, svc.settings.max_body_bytes)
     proxy_request = parse_request(body, request, svc.settings.agent, svc.settings.llm_max_tokens)
     proxy = MemoryProxy(svc.store, svc.memory, svc.chat)
     model = str(body.get("model") or svc.chat.model)

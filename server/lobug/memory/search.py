@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 import math
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -67,6 +67,21 @@ def recency_scores(created: dict[int, float], now: float) -> dict[int, float]:
     }
 
 
+def with_similarities(
+    store: MemoryStore,
+    kind: str,
+    known: dict[int, float],
+    candidates: Iterable[int],
+    vector: Vector | None,
+) -> dict[int, float]:
+    """Cosine similarity of every candidate with a stored vector: those the vector search
+    found already carry it; the keyword-only ones are looked up."""
+    if vector is None:
+        return known
+    missing = [i for i in candidates if i not in known]
+    return {**known, **store.similarities(kind, missing, vector)}
+
+
 def candidate_count(k: int) -> int:
     return max(MIN_CANDIDATES, CANDIDATES_PER_RESULT * k)
 
@@ -93,14 +108,12 @@ def search_messages(
     by_words = store.keyword_messages(agent, query, n) if mode != "vector" else []
     messages = {h.message.id: h.message for h in by_vector}
     messages.update({m.id: m for m, _ in by_words})
-    similarity = store.similarities("message", list(messages), vector) if vector is not None else {}
+    known = {h.message.id: h.similarity for h in by_vector}
+    similarity = with_similarities(store, "message", known, messages, vector)
     fused = fuse(
         [
-            (weights.vector if mode != "keyword" else 0.0, similarity),
-            (
-                weights.keyword if mode != "vector" else 0.0,
-                keyword_scores([(m.id, s) for m, s in by_words]),
-            ),
+            (weights.vector, similarity),
+            (weights.keyword, keyword_scores([(m.id, s) for m, s in by_words])),
             (
                 weights.recency if mode == "hybrid" else 0.0,
                 recency_scores({i: m.created_at for i, m in messages.items()}, time.time()),
@@ -133,10 +146,8 @@ def search_facts(
     by_words = store.keyword_facts(agent, query, n)
     facts = {h.fact.id: h.fact for h in by_vector}
     facts.update({f.id: f for f, _ in by_words})
-    similarity = {h.fact.id: h.similarity for h in by_vector}
-    if vector is not None:
-        missing = [i for i in facts if i not in similarity]
-        similarity.update(store.similarities("fact", missing, vector))
+    known = {h.fact.id: h.similarity for h in by_vector}
+    similarity = with_similarities(store, "fact", known, facts, vector)
     fused = fuse(
         [
             (weights.vector, similarity),

@@ -16,6 +16,7 @@ import json
 import logging
 import os
 import re
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -363,14 +364,18 @@ def connect(path: Path | str) -> Any:
 def storage_errors() -> Iterator[None]:
     """SQLite's operational failures (full, read-only, I/O, locked, damaged) as
     StorageUnavailable; constraint errors and programming errors stay what they are."""
-    import pysqlite3.dbapi2 as sqlite3
-
     try:
         yield
-    except (sqlite3.IntegrityError, sqlite3.ProgrammingError, sqlite3.InterfaceError):
+    except Exception as exc:
+        if is_storage_failure(exc):
+            raise StorageUnavailable(f"the database is unavailable: {exc}") from exc
         raise
-    except sqlite3.DatabaseError as exc:
-        raise StorageUnavailable(f"the database is unavailable: {exc}") from exc
+
+
+def is_storage_failure(exc: Exception) -> bool:
+    sqlite3 = sys.modules["pysqlite3.dbapi2"]  # imported by connect() before any query
+    bugs = (sqlite3.IntegrityError, sqlite3.ProgrammingError, sqlite3.InterfaceError)
+    return isinstance(exc, sqlite3.DatabaseError) and not isinstance(exc, bugs)
 
 
 def prepare_private_file(path: Path) -> None:
