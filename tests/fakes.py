@@ -43,6 +43,7 @@ class FakeChat(ChatBackend):
         self.requests: list[tuple[list[ChatMessage], JsonSchema | None]] = []
         self.fail_with: Exception | None = None
         self.streamed = 0
+        self.abandoned_streams = 0
         self._lock = threading.Lock()
 
     def enqueue(self, *replies: str) -> None:
@@ -70,11 +71,18 @@ class FakeChat(ChatBackend):
     def stream(
         self, messages: Sequence[ChatMessage], *, max_tokens: int, temperature: float = 0.7
     ) -> Iterator[str]:
-        """The scripted reply in word-sized pieces; `streamed` counts pieces handed out."""
+        """The scripted reply in word-sized pieces; `streamed` counts pieces handed out,
+        `abandoned_streams` the streams closed before their end."""
         reply = self.complete(messages, max_tokens=max_tokens, temperature=temperature)
-        for piece in re.findall(r"\S+\s*|\s+", reply):
-            self.streamed += 1
-            yield piece
+        finished = False
+        try:
+            for piece in re.findall(r"\S+\s*|\s+", reply):
+                self.streamed += 1
+                yield piece
+            finished = True
+        finally:
+            if not finished:
+                self.abandoned_streams += 1
 
     def is_available(self) -> bool:
         return self.fail_with is None

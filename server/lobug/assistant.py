@@ -227,10 +227,14 @@ class StreamingTurn:
             yield piece
 
     def finish(self) -> Turn:
-        """Persist what was said and let the device's next turn in. Safe to call twice."""
+        """Stop the model if it is still writing (the device hung up), persist what was said
+        and let the device's next turn in. Safe to call twice."""
         if self.turn is not None:
             return self.turn
         try:
+            close = getattr(self._rest, "close", None)
+            if close is not None:
+                close()  # the device hung up mid-answer: stop the model
             self._prepared.clock.lap("llm")
             text = "".join(self._said).strip() if self.action == "respond" else self._head
             decision = Decision(self.action, text)

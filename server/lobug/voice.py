@@ -201,18 +201,26 @@ class Voice:
 
     def stream_audio(self, streamed: StreamedVoice) -> Generator[bytes, None, None]:
         """A WAV header of unknown length, then PCM sentence by sentence as the model writes."""
-        yield wav_header(streamed.sample_rate, STREAMING_DATA_SIZE)
-        if streamed.streaming is None:
-            return
         try:
+            # Inside the try: a device that hangs up right after the header must still get
+            # its turn finished, or the next turn of that device would wait for ever.
+            yield wav_header(streamed.sample_rate, STREAMING_DATA_SIZE)
+            if streamed.streaming is None:
+                return
             for sentence in sentences(streamed.streaming.pieces()):
                 for pcm in self.synthesize(sentence):
                     yield pcm.astype("<i2").tobytes()
         finally:
-            turn = streamed.streaming.finish()
-            self._record(
-                streamed.turn_id, streamed.transcription, turn.action, turn.response, done=True
-            )
+            self.finish_stream(streamed)
+
+    def finish_stream(self, streamed: StreamedVoice) -> None:
+        """Stop the model, persist what was said and free the device. Safe to call twice."""
+        if streamed.streaming is None:
+            return
+        turn = streamed.streaming.finish()
+        self._record(
+            streamed.turn_id, streamed.transcription, turn.action, turn.response, done=True
+        )
 
     def learning_job_for(self, streamed: StreamedVoice) -> Callable[[], object] | None:
         if streamed.streaming is None or streamed.streaming.turn is None:

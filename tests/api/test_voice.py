@@ -2,7 +2,6 @@ from __future__ import annotations
 
 import base64
 import io
-import json
 import wave
 from collections.abc import Iterator
 
@@ -279,17 +278,30 @@ def test_first_audio_leaves_before_the_reply_is_generated(
     assert fake_chat.streamed == total_pieces and len(rest) > len(first_pcm)
 
 
+@pytest.mark.parametrize("chunks_heard", [1, 2], ids=["after-header", "after-first-pcm"])
 def test_device_can_talk_again_after_an_abandoned_stream(
-    voice_client: TestClient, fake_chat: FakeChat
+    voice_client: TestClient, fake_chat: FakeChat, chunks_heard: int
 ) -> None:
     fake_chat.enqueue("A long answer. With sentences. Many of them.")
     voice = voice_client.app.state.services.voice  # type: ignore[attr-defined]
     streamed = voice.start_streaming("default", parse_wav(speech_wav()), {})
     chunks = voice.stream_audio(streamed)
-    next(chunks)
-    next(chunks)
+    for _ in range(chunks_heard):
+        next(chunks)
     chunks.close()  # the device hung up
+    assert fake_chat.abandoned_streams == 1  # the model was told to stop
     response = voice_client.post("/chat/text", json={"text": "still there?"})
     assert response.status_code == 200
-    said = json.dumps(voice_client.get("/context/working-memory").json()["messages"])
-    assert "A long answer." in said
+    said = [m["content"] for m in voice_client.get("/context/working-memory").json()["messages"]]
+    assert said[-2:] == ["still there?", "Okay."]
+    assert not any("Many of them." in text for text in said)  # only what the device heard
+
+
+def test_a_stream_closed_before_it_started_still_frees_the_device(
+    voice_client: TestClient, fake_chat: FakeChat
+) -> None:
+    voice = voice_client.app.state.services.voice  # type: ignore[attr-defined]
+    streamed = voice.start_streaming("default", parse_wav(speech_wav()), {})
+    voice.stream_audio(streamed).close()  # never stepped: its own finally never runs
+    voice.finish_stream(streamed)
+    assert voice_client.post("/chat/text", json={"text": "still there?"}).status_code == 200

@@ -58,6 +58,21 @@ def test_stream_yields_several_pieces(chat: EmbeddedChat) -> None:
     assert "".join(pieces).strip()
 
 
+def test_closing_a_stream_early_stops_the_generation(chat: EmbeddedChat) -> None:
+    story = [{"role": "user", "content": "Tell me a very long story about a brave robot."}]
+    before = chat.streamed_pieces
+    assert len(list(chat.stream(story, max_tokens=200, temperature=0.0))) > 100
+    full = chat.streamed_pieces - before
+
+    before = chat.streamed_pieces
+    pieces = chat.stream(story, max_tokens=200, temperature=0.0)
+    next(pieces)
+    pieces.close()  # the listener hung up
+    with chat._lock.hold(background=False):  # the generation has let go of the model
+        stopped_after = chat.streamed_pieces - before
+    assert stopped_after < full // 4
+
+
 def test_concurrent_requests_wait_their_turn(chat: EmbeddedChat) -> None:
     def ask(i: int) -> str:
         return chat.complete([{"role": "user", "content": f"Say {i}."}], max_tokens=8)

@@ -191,11 +191,25 @@ def test_add_many_checks_shapes() -> None:
 
 @pytest.mark.parametrize("rows", [3, 40_000])  # the larger input is scored in two halves
 def test_int8_kernel_is_an_exact_integer_product(rows: int) -> None:
+    """Exact for every query the index makes: codes in 0..255, query in +-query_levels."""
+    kernel = vector_index._int8_kernel()
+    levels = kernel.query_levels
     rng = np.random.default_rng(14)
     codes = rng.integers(0, 256, size=(rows, 24), dtype=np.uint8)
-    query = rng.integers(-127, 128, size=24, dtype=np.int8)
+    codes[0] = 255  # the worst case for a kernel that adds pairs in int16
+    query = rng.integers(-levels, levels + 1, size=24, dtype=np.int8)
+    query[:2] = levels
     expected = codes.astype(np.int64) @ query.astype(np.int64)
-    assert np.array_equal(vector_index._int8_kernel()(codes, query), expected)
+    assert np.array_equal(kernel(codes, query), expected)
+
+
+def test_full_query_range_is_used_only_where_the_kernel_is_exact() -> None:
+    kernel = vector_index._int8_kernel()
+    rng = np.random.default_rng(15)
+    codes = rng.integers(128, 256, size=(500, 384), dtype=np.uint8)
+    query = rng.integers(64, 128, size=384, dtype=np.int8)
+    exact = np.array_equal(kernel(codes, query), codes.astype(np.int64) @ query.astype(np.int64))
+    assert (kernel.query_levels == vector_index.FULL_QUERY_LEVELS) == exact
 
 
 def test_reopened_store_loads_every_agent_in_bulk(tmp_path: Path) -> None:

@@ -118,6 +118,7 @@ class _SteppedAudio:
     def close(self) -> None:
         with self._lock:
             self._chunks.close()
+            self._voice.finish_stream(self._streamed)  # also when the generator never started
         job = self._voice.learning_job_for(self._streamed)
         if job is not None:
             job()

@@ -125,6 +125,7 @@ class EmbeddedChat(ChatBackend):
         self.context_tokens = n_ctx
         self._server = xllamacpp.Server(params)
         self._lock = PriorityLock()
+        self.streamed_pieces = 0  # text pieces generated for streams, handed out or not
 
     def complete(
         self,
@@ -152,8 +153,12 @@ class EmbeddedChat(ChatBackend):
     def stream(
         self, messages: Sequence[ChatMessage], *, max_tokens: int, temperature: float = 0.7
     ) -> Iterator[str]:
-        """Tokens as llama.cpp produces them; generation runs in a worker thread."""
+        """Tokens as llama.cpp produces them; generation runs in a worker thread.
+
+        Closing the iterator early (a device that hung up) stops the generation at the next
+        token, so the model is free for the next request at once."""
         pieces: queue.Queue[str | BaseException | None] = queue.Queue()
+        abandoned = threading.Event()
         body = {
             "messages": list(messages),
             "max_tokens": max_tokens,
@@ -161,11 +166,13 @@ class EmbeddedChat(ChatBackend):
             "stream": True,
         }
 
-        def on_chunk(chunk: dict[str, Any]) -> None:
+        def on_chunk(chunk: dict[str, Any]) -> bool:
             for choice in chunk.get("choices", []):
                 text = (choice.get("delta") or {}).get("content")
                 if text:
+                    self.streamed_pieces += 1
                     pieces.put(text)
+            return abandoned.is_set()  # True tells llama.cpp to stop generating
 
         def generate() -> None:
             try:
@@ -177,10 +184,13 @@ class EmbeddedChat(ChatBackend):
                 pieces.put(None)
 
         threading.Thread(target=generate, name="llama-stream", daemon=True).start()
-        while (piece := pieces.get()) is not None:
-            if isinstance(piece, BaseException):
-                raise BackendError(f"embedded model failed: {piece}") from piece
-            yield piece
+        try:
+            while (piece := pieces.get()) is not None:
+                if isinstance(piece, BaseException):
+                    raise BackendError(f"embedded model failed: {piece}") from piece
+                yield piece
+        finally:
+            abandoned.set()
 
     def is_available(self) -> bool:
         return True

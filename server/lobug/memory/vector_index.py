@@ -12,7 +12,10 @@ per row) and search in two steps:
 
 1. score every row on the int8 copy with onnxruntime's MatMulInteger (a uint8 x int8 kernel
    that uses AVX2/AVX-512 VNNI; numpy has no fast integer GEMV), reading a quarter of the
-   bytes, in two halves on two threads for large shards;
+   bytes, in two halves on two threads for large shards. Without VNNI the AVX2 kernel adds
+   each pair of products in saturating int16 (vpmaddubsw), which is wrong for large codes:
+   the kernel is probed once, and where it saturates queries are quantised to +-64 levels
+   instead of +-127, so no pair can exceed 2 * 255 * 64 < 32768;
 2. re-rank the best `max(64, 8k)` rows exactly in float32.
 
 The quantisation error is bounded per query (Cauchy-Schwarz, below), so the index knows when a
@@ -41,6 +44,8 @@ PREFILTER_MIN_ROWS = 4096
 
 MIN_CANDIDATES = 64
 CANDIDATES_PER_HIT = 8
+FULL_QUERY_LEVELS = 127
+SAFE_QUERY_LEVELS = 64  # 2 * 255 * 64 fits int16: exact even on a saturating kernel
 _CODE_OFFSET = 128  # int8 codes are stored as uint8 (code + 128): the fast kernel wants u8 x s8
 _SLACK = 1e-5  # float32 rounding in the int8 scores and the exact dot products
 _QUANTIZE_CHUNK = 2048
@@ -186,7 +191,8 @@ class _Shard:
         peak = float(np.abs(query).max())
         if not 0.0 < peak < np.inf:
             return self._scan(query)
-        query_scale = np.float32(peak / 127.0)
+        kernel = _int8_kernel()
+        query_scale = np.float32(peak / kernel.query_levels)
         query_codes = np.rint(query / query_scale).astype(np.int8)
         query_int8 = query_codes * query_scale
         self._refresh()
@@ -197,7 +203,7 @@ class _Shard:
             + self.max_error * float(np.linalg.norm(query_int8))
             + _SLACK
         )
-        raw = _int8_kernel()(self.codes[: self.size], query_codes)
+        raw = kernel(self.codes[: self.size], query_codes)
         raw -= _CODE_OFFSET * int(query_codes.sum(dtype=np.int64))
         approx = raw.astype(np.float32)
         approx *= self.scales[: self.size]
@@ -338,6 +344,13 @@ class _Int8Kernel:
         )
         parallel = (os.cpu_count() or 1) > 1
         self._helper = ThreadPoolExecutor(1, "vector-index") if parallel else None
+        self.query_levels = FULL_QUERY_LEVELS if self._adds_pairs_exactly() else SAFE_QUERY_LEVELS
+
+    def _adds_pairs_exactly(self) -> bool:
+        """False where the kernel sums pairs of u8 x s8 products in saturating int16."""
+        codes = np.full((1, 2), 255, dtype=np.uint8)
+        query = np.full(2, FULL_QUERY_LEVELS, dtype=np.int8)
+        return int(self._run(codes, query.reshape(-1, 1))[0]) == 2 * 255 * FULL_QUERY_LEVELS
 
     def __call__(
         self, codes: npt.NDArray[np.uint8], query: npt.NDArray[np.int8]
