@@ -18,6 +18,7 @@ from lobug.api.limits import BodySizeLimit
 from lobug.api.voice import MULTIPART_OVERHEAD
 from lobug.backends import Backends
 from lobug.config import Settings, check_exposure
+from lobug.maintenance import Maintenance
 from lobug.services import open_memory_services, open_services
 
 log = logging.getLogger(__name__)
@@ -39,9 +40,13 @@ def create_app(settings: Settings, backends: Backends | None = None) -> FastAPI:
         app.state.services = services
         app.state.memory = services.memory_api
         speech_loading = asyncio.create_task(asyncio.to_thread(services.speech.load))
+        maintenance = Maintenance(services.maintenance_tasks(), settings.maintenance_interval_s)
+        app.state.maintenance = maintenance
+        maintenance.start()
         try:
             yield
         finally:
+            await asyncio.to_thread(maintenance.stop)
             await speech_loading
             await asyncio.to_thread(services.close)
 
@@ -69,9 +74,13 @@ def create_memory_app(settings: Settings, backends: Backends | None = None) -> F
         embedder = backends.embedder if backends else None
         services = await asyncio.to_thread(open_memory_services, settings, embedder)
         app.state.memory = services
+        maintenance = Maintenance(services.maintenance_tasks(), settings.maintenance_interval_s)
+        app.state.maintenance = maintenance
+        maintenance.start()
         try:
             yield
         finally:
+            await asyncio.to_thread(maintenance.stop)
             await asyncio.to_thread(services.close)
 
     app = new_app("Lo-Bug memory", settings, lifespan)

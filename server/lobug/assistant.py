@@ -20,6 +20,7 @@ from lobug.conversation import (
     turn_messages,
 )
 from lobug.decision import Action, Decision, parse_reply
+from lobug.memory.learning import LearningQueue
 from lobug.memory.manager import ExchangeReport, MemoryManager
 from lobug.memory.store import MemoryStore, Message
 
@@ -49,13 +50,12 @@ class Assistant:
         self.chat = chat
         self._devices: dict[str, DeviceState] = {}
         self._devices_lock = threading.Lock()
-        self._learning = 0
-        self._learning_lock = threading.Lock()
+        self.learning = LearningQueue(store, memory)
 
     @property
     def pending_learning(self) -> int:
         """Answered turns whose memory processing has not finished yet."""
-        return self._learning
+        return self.learning.pending
 
     def device(self, device_id: str) -> DeviceState:
         """The device's state, its working memory warmed from the log on first use."""
@@ -135,8 +135,13 @@ class Assistant:
     def _finish(self, state: DeviceState, prepared: _Prepared, decision: Decision) -> Turn:
         assistant_message = None
         if decision.text:
+            learn = decision.action == "respond"
             assistant_message = self.store.append_message(
-                state.agent, state.device_id, "assistant", decision.text
+                state.agent,
+                state.device_id,
+                "assistant",
+                decision.text,
+                learn_from=prepared.user_message if learn else None,
             )
             state.remember("assistant", decision.text)
         prepared.clock.lap("persist_reply")
@@ -153,32 +158,11 @@ class Assistant:
     def learning_job(self, turn: Turn) -> Callable[[], ExchangeReport] | None:
         """For an answered turn, the memory work (facts, cascades) to run in the background.
 
-        Counted in `pending_learning` from now until the job finishes."""
+        Counted in `pending_learning` from now until the job finishes; queued in the store
+        since the reply was, so a crash before it finishes does not lose it."""
         if turn.action != "respond" or turn.assistant_message is None:
             return None
-        assistant_message = turn.assistant_message
-        with self._learning_lock:
-            self._learning += 1
-
-        def learn() -> ExchangeReport:
-            try:
-                report = self.memory.process_exchange(
-                    turn.agent, turn.user_message, assistant_message
-                )
-            finally:
-                with self._learning_lock:
-                    self._learning -= 1
-            log.info(
-                "memory: +%d facts, %d superseded, summarized=%s, distilled=%s, errors=%s",
-                len(report.facts_added),
-                len(report.facts_superseded),
-                report.summarized,
-                report.distilled,
-                sorted(report.errors),
-            )
-            return report
-
-        return learn
+        return self.learning.job(turn.user_message, turn.assistant_message)
 
 
 @dataclass

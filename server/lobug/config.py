@@ -102,6 +102,7 @@ class Settings:
     allow_unauthenticated: bool = False
     max_text_chars: int = 4000
     max_body_bytes: int = 1024 * 1024
+    maintenance_interval_s: float = 300.0
 
     default_search_limit: int = 5
     max_search_limit: int = 20
@@ -120,6 +121,8 @@ class Settings:
             raise ConfigError("LOBUG_LLM_PROMPT_CACHE_MIB must not be negative")
         if self.max_body_bytes < 1024:
             raise ConfigError("LOBUG_MAX_BODY_BYTES must be at least 1024")
+        if not self.maintenance_interval_s > 0:
+            raise ConfigError("LOBUG_MAINTENANCE_INTERVAL_S must be positive")
         if self.max_text_chars < 1:
             raise ConfigError("LOBUG_MAX_TEXT_CHARS must be positive")
         if self.tts_sample_rate is not None and not 8000 <= self.tts_sample_rate <= 48000:
@@ -195,6 +198,7 @@ class Settings:
             allow_unauthenticated=env.flag("LOBUG_ALLOW_UNAUTHENTICATED", False),
             max_text_chars=env.integer("LOBUG_MAX_TEXT_CHARS", 4000),
             max_body_bytes=env.integer("LOBUG_MAX_BODY_BYTES", 1024 * 1024),
+            maintenance_interval_s=env.number("LOBUG_MAINTENANCE_INTERVAL_S", 300.0),
             default_search_limit=env.integer("MEMORY_DEFAULT_SEARCH_LIMIT", 5),
             max_search_limit=env.integer("MEMORY_MAX_SEARCH_LIMIT", 20),
             max_context_messages=env.integer("MEMORY_MAX_CONTEXT_MESSAGES", 10),

@@ -6,16 +6,13 @@ Blocking throughout: the API runs it in worker threads.
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
 from lobug.backends.base import ChatBackend, ChatMessage
-from lobug.memory.manager import MemoryManager
-from lobug.memory.store import MemoryStore, Message
-
-log = logging.getLogger(__name__)
+from lobug.memory.learning import LearningQueue
+from lobug.memory.store import Message
 
 PROXY_DEVICE = "v1"  # the conversation log's device column for messages that came this way
 
@@ -86,9 +83,10 @@ def with_memory(messages: list[ChatMessage], sections: list[str]) -> list[ChatMe
 
 
 class MemoryProxy:
-    def __init__(self, store: MemoryStore, memory: MemoryManager, chat: ChatBackend) -> None:
-        self.store = store
-        self.memory = memory
+    def __init__(self, learning: LearningQueue, chat: ChatBackend) -> None:
+        self.store = learning.store
+        self.memory = learning.memory
+        self.learning = learning
         self.chat = chat
 
     def prepare(self, request: ProxyRequest) -> tuple[Message, list[ChatMessage]]:
@@ -97,7 +95,7 @@ class MemoryProxy:
         context = self.memory.retrieve_context(request.agent, request.query)
         return user, with_memory(request.messages, context.prompt_sections())
 
-    def complete(self, request: ProxyRequest) -> tuple[str, Callable[[], None] | None]:
+    def complete(self, request: ProxyRequest) -> tuple[str, Callable[[], object] | None]:
         """The reply, and the memory work to run after answering."""
         user, messages = self.prepare(request)
         reply = self.chat.complete(
@@ -119,13 +117,10 @@ class MemoryProxy:
         if learn is not None:
             learn()
 
-    def remember(self, agent: str, user: Message, reply: str) -> Callable[[], None] | None:
+    def remember(self, agent: str, user: Message, reply: str) -> Callable[[], object] | None:
         if not reply.strip():
             return None
-        assistant = self.store.append_message(agent, PROXY_DEVICE, "assistant", reply.strip())
-
-        def learn() -> None:
-            report = self.memory.process_exchange(agent, user, assistant)
-            log.info("proxy memory: +%d facts", len(report.facts_added))
-
-        return learn
+        assistant = self.store.append_message(
+            agent, PROXY_DEVICE, "assistant", reply.strip(), learn_from=user
+        )
+        return self.learning.job(user, assistant)

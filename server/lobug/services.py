@@ -18,11 +18,15 @@ from lobug.backends import (
     build_tts,
 )
 from lobug.config import Settings
+from lobug.maintenance import Task
+from lobug.memory.learning import reembed_messages
 from lobug.memory.manager import MemoryManager
 from lobug.memory.store import EmbeddingMismatch, MemoryStore
 from lobug.voice import Speech, Voice
 
 log = logging.getLogger(__name__)
+
+API_DEVICE_ID = "api"  # the conversation log's device column for memory-API messages
 
 
 @dataclass
@@ -56,6 +60,14 @@ class Services:
     def memory_api(self) -> MemoryServices:
         return MemoryServices(self.settings, self.store, self.embedder)
 
+    def maintenance_tasks(self) -> list[Task]:
+        """Re-embed memory-API messages stored while the embedder failed; run the memory
+        work of exchanges that a crash or a failure left in the learning queue."""
+        return [
+            *self.memory_api.maintenance_tasks(),
+            ("resumed exchanges", self.assistant.learning.resume),
+        ]
+
     def close(self) -> None:
         self.store.close()
         self.backends.close()
@@ -68,6 +80,12 @@ class MemoryServices:
     settings: Settings
     store: MemoryStore
     embedder: Embedder
+
+    def maintenance_tasks(self) -> list[Task]:
+        def reembed() -> int:
+            return reembed_messages(self.store, self.embedder.embed_batch, API_DEVICE_ID)
+
+        return [("re-embedded messages", reembed)]
 
     def close(self) -> None:
         self.store.close()

@@ -30,9 +30,8 @@ from lobug.memory.store import (
     Message,
     ScoredMessage,
 )
-from lobug.services import MemoryServices
+from lobug.services import API_DEVICE_ID, MemoryServices
 
-API_DEVICE_ID = "api"
 MAX_CONTENT_CHARS = 100_000
 MAX_LIST_LIMIT = 1000
 

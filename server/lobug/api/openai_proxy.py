@@ -41,7 +41,7 @@ async def chat_completions(request: Request, background: BackgroundTasks) -> Any
     svc = services(request)
     body = await read_json_object(request, svc.settings.max_body_bytes)
     proxy_request = parse_request(body, request, svc.settings.agent, svc.settings.llm_max_tokens)
-    proxy = MemoryProxy(svc.store, svc.memory, svc.chat)
+    proxy = MemoryProxy(svc.assistant.learning, svc.chat)
     model = str(body.get("model") or svc.chat.model)
     if body.get("stream") is True:
         user, messages = await asyncio.to_thread(proxy.prepare, proxy_request)

@@ -88,6 +88,15 @@ class Message:
 
 
 @dataclass(frozen=True)
+class QueuedExchange:
+    """An answered exchange whose memory work has not finished (see `learning_queue`)."""
+
+    user: Message
+    assistant: Message
+    attempts: int
+
+
+@dataclass(frozen=True)
 class ScoredMessage:
     message: Message
     similarity: float
@@ -320,6 +329,21 @@ MIGRATIONS: tuple[Migration, ...] = (
             "INSERT INTO facts_fts(facts_fts) VALUES ('rebuild')",
         ),
     ),
+    Migration(
+        4,
+        "learning_queue",
+        (
+            # Answered exchanges whose memory work (facts, cascades) has not finished: written
+            # with the reply in one transaction, removed when the work is done, so a crash
+            # never loses it.
+            """CREATE TABLE learning_queue (
+                assistant_message_id INTEGER PRIMARY KEY REFERENCES conversation_log(id),
+                user_message_id INTEGER NOT NULL REFERENCES conversation_log(id),
+                attempts INTEGER NOT NULL DEFAULT 0,
+                queued_at REAL NOT NULL
+            )""",
+        ),
+    ),
 )
 
 FTS_TABLES = ("messages_fts", "facts_fts")
@@ -337,6 +361,7 @@ _FACT_COLUMNS = (
 
 _MESSAGE_COLUMNS = "id, device_id, role, content, created_at, summarized, metadata, agent_id"
 _MESSAGE_COLUMNS_L = ", ".join(f"l.{c.strip()}" for c in _MESSAGE_COLUMNS.split(","))
+_MESSAGE_COLUMNS_U = ", ".join(f"u.{c.strip()}" for c in _MESSAGE_COLUMNS.split(","))
 _FTS_WORD = re.compile(r"\w+", re.UNICODE)
 
 
@@ -716,8 +741,11 @@ class MemoryStore:
         *,
         metadata: dict[str, Any] | None = None,
         vector: Vector | None = None,
+        learn_from: Message | None = None,
     ) -> Message:
-        """Log a message; with `vector`, it becomes searchable by `search_messages`."""
+        """Log a message; with `vector`, it becomes searchable by `search_messages`; with
+        `learn_from` (the user message it answers), the exchange joins the learning queue in
+        the same transaction."""
         agent_id = self.agent_id(agent)
         now = self._clock()
         with self._transaction() as conn:
@@ -732,7 +760,83 @@ class MemoryStore:
                     "INSERT INTO message_vectors(message_id, agent_id, embedding) VALUES (?,?,?)",
                     (message_id, agent_id, vector_blob(vector)),
                 )
+            if learn_from is not None:
+                conn.execute(
+                    "INSERT INTO learning_queue(assistant_message_id, user_message_id, "
+                    "queued_at) VALUES (?, ?, ?)",
+                    (message_id, learn_from.id, now),
+                )
         return Message(message_id, agent, device_id, role, content, now, False, metadata, agent_id)
+
+    def messages_without_vectors(self, device_id: str, limit: int) -> list[Message]:
+        """The device's messages that have no embedding (stored while the embedder failed),
+        oldest first."""
+        rows = self._query(
+            f"SELECT {_MESSAGE_COLUMNS_L}, a.name FROM conversation_log l "
+            "JOIN agents a ON a.id = l.agent_id "
+            "LEFT JOIN message_vectors v ON v.message_id = l.id "
+            "WHERE l.device_id = ? AND v.message_id IS NULL ORDER BY l.id LIMIT ?",
+            (device_id, limit),
+        )
+        return [self._message(row[-1], row) for row in rows]
+
+    def add_message_vectors(self, rows: Sequence[tuple[Message, Vector]]) -> None:
+        with self._transaction() as conn:
+            conn.executemany(
+                "INSERT OR REPLACE INTO message_vectors(message_id, agent_id, embedding) "
+                "VALUES (?,?,?)",
+                [(m.id, m.agent_id, vector_blob(v)) for m, v in rows],
+            )
+
+    # ------------------------------------------------------------------ learning queue
+
+    def queued_exchanges(
+        self, limit: int, queued_before: float, after_id: int = 0
+    ) -> list[QueuedExchange]:
+        """Exchanges still waiting for their memory work, oldest first, from the one whose
+        reply comes after message `after_id`."""
+        rows = self._query(
+            f"SELECT q.attempts, a.name, {_MESSAGE_COLUMNS_U}, {_MESSAGE_COLUMNS_L} "
+            "FROM learning_queue q "
+            "JOIN conversation_log u ON u.id = q.user_message_id "
+            "JOIN conversation_log l ON l.id = q.assistant_message_id "
+            "JOIN agents a ON a.id = l.agent_id "
+            "WHERE q.queued_at < ? AND q.assistant_message_id > ? "
+            "ORDER BY q.assistant_message_id LIMIT ?",
+            (queued_before, after_id, limit),
+        )
+        width = len(_MESSAGE_COLUMNS.split(","))
+        return [
+            QueuedExchange(
+                self._message(row[1], row[2 : 2 + width]),
+                self._message(row[1], row[2 + width :]),
+                int(row[0]),
+            )
+            for row in rows
+        ]
+
+    def count_queued_exchanges(self) -> int:
+        return int(self._query("SELECT COUNT(*) FROM learning_queue")[0][0])
+
+    def dequeue_exchange(self, assistant_message_id: int) -> None:
+        with self._transaction() as conn:
+            conn.execute(
+                "DELETE FROM learning_queue WHERE assistant_message_id = ?",
+                (assistant_message_id,),
+            )
+
+    def count_failed_attempt(self, assistant_message_id: int) -> int:
+        """Record one more failed attempt at the exchange's memory work; return the total."""
+        with self._transaction() as conn:
+            conn.execute(
+                "UPDATE learning_queue SET attempts = attempts + 1 WHERE assistant_message_id = ?",
+                (assistant_message_id,),
+            )
+            row = conn.execute(
+                "SELECT attempts FROM learning_queue WHERE assistant_message_id = ?",
+                (assistant_message_id,),
+            ).fetchone()
+        return int(row[0]) if row else 0
 
     def agent_messages(self, agent: str, limit: int) -> list[Message]:
         """The agent's last `limit` messages from every device, newest first."""

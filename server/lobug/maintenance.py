@@ -1,0 +1,54 @@
+"""Memory repair in the background: once at start-up, then every few minutes.
+
+Each task returns how much it repaired (re-embedded messages, resumed exchanges). A failing
+task is logged and tried again on the next pass; it never stops the thread or the server."""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable, Sequence
+
+log = logging.getLogger(__name__)
+
+Task = tuple[str, Callable[[], int]]
+
+
+class Maintenance:
+    def __init__(self, tasks: Sequence[Task], interval_s: float) -> None:
+        self.tasks = tuple(tasks)
+        self.interval_s = interval_s
+        self.passes = 0
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def start(self) -> None:
+        self._thread = threading.Thread(target=self._run, name="maintenance", daemon=True)
+        self._thread.start()
+
+    def stop(self, timeout_s: float = 30.0) -> None:
+        """Ask the thread to stop and wait for the task in progress (bounded)."""
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout_s)
+
+    def run_once(self) -> dict[str, int]:
+        """Run every task once; return what each repaired (failed tasks are left out)."""
+        repaired: dict[str, int] = {}
+        for name, task in self.tasks:
+            if self._stop.is_set():
+                break
+            try:
+                repaired[name] = task()
+            except Exception as exc:
+                log.warning("maintenance: %s failed: %s", name, exc)
+                continue
+            if repaired[name]:
+                log.info("maintenance: %s: %d", name, repaired[name])
+        self.passes += 1
+        return repaired
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            self.run_once()
+            self._stop.wait(self.interval_s)
