@@ -45,6 +45,7 @@ from lobug.memory.store import connect
 MEMORY_AGENT = "crash"
 WORDS = "apple river stone cloud piano lantern meadow copper violet harbor".split()
 WORKING_MEMORY = 20
+LEARNING_WAIT_S = 120.0  # for the restarted server to resume the interrupted memory work
 
 
 @dataclass
@@ -152,6 +153,7 @@ def check_database(db_path: Path, ledger: Ledger) -> dict[str, Any]:
             "integrity": conn.execute("PRAGMA integrity_check").fetchone()[0],
             "fts": full_text_problems(conn),
             "vectors": vector_problems(conn),
+            "queued": conn.execute("SELECT COUNT(*) FROM learning_queue").fetchone()[0],
         }
     finally:
         conn.close()
@@ -251,9 +253,21 @@ def run(
     server = start_server(db_path, log_path, env)
     try:
         found["working_memory"] = working_memory_problems(server, db_path, names)
+        found["queue_left"] = learning_left_after(server, LEARNING_WAIT_S)
     finally:
         server.stop()
     return report(ledger, kills, found)
+
+
+def learning_left_after(server: ServerProcess, wait_s: float) -> int:
+    """Exchanges still in the learning queue once the restarted server had `wait_s` to
+    resume what the kills interrupted."""
+    deadline = time.monotonic() + wait_s
+    while True:
+        left = int(httpx.get(f"{server.url}/health", timeout=10).json()["memory"]["learning_queue"])
+        if left == 0 or time.monotonic() > deadline:
+            return left
+        time.sleep(0.5)
 
 
 def report(ledger: Ledger, kills: int, found: dict[str, Any]) -> bool:
@@ -270,6 +284,7 @@ def report(ledger: Ledger, kills: int, found: dict[str, Any]) -> bool:
     print(f"full-text indexes   {'; '.join(found['fts']) or 'agree with their tables'}")
     print(f"vector tables       {'; '.join(found['vectors']) or 'agree with their tables'}")
     print(f"working memory      {'; '.join(found['working_memory']) or 'rebuilt from the log'}")
+    print(f"learning queued     {found['queued']} at the last kill, {found['queue_left']} left")
     server_errors = sum(n for outcome, n in ledger.outcomes.items() if outcome.startswith("5"))
     ok = (
         not found["lost"]
@@ -279,6 +294,7 @@ def report(ledger: Ledger, kills: int, found: dict[str, Any]) -> bool:
         and not found["fts"]
         and not found["vectors"]
         and not found["working_memory"]
+        and found["queue_left"] == 0
         and server_errors == 0
         and len(ledger.acknowledged) > 0
     )

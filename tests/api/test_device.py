@@ -288,7 +288,13 @@ def test_health_counts_memory(client: TestClient, fake_chat: FakeChat) -> None:
     )
     say(client, "I like jazz")
     memory = client.get("/health").json()["memory"]
-    assert memory == {"messages": 2, "facts": 1, "summaries": 0, "pending_learning": 0}
+    assert memory == {
+        "messages": 2,
+        "facts": 1,
+        "summaries": 0,
+        "pending_learning": 0,
+        "learning_queue": 0,
+    }
 
 
 def test_eight_devices_at_once_never_cross(settings: Settings, fake_embedder: FakeEmbedder) -> None:

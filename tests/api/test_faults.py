@@ -146,7 +146,7 @@ def test_garbage_from_extraction_never_breaks_a_turn(
     assert sum("memory: +" in r.getMessage() for r in caplog.records) == 4
 
 
-def test_a_failing_extraction_is_dropped_with_a_log_line(
+def test_a_failing_extraction_is_logged_and_kept_for_a_retry(
     settings: Settings, caplog: pytest.LogCaptureFixture
 ) -> None:
     def responder(messages: Sequence[ChatMessage], schema: JsonSchema | None) -> str:
@@ -160,6 +160,7 @@ def test_a_failing_extraction_is_dropped_with_a_log_line(
     ) as client:
         assert say(client, "My name is Alex and I work at NASA")[0] == 200
         assert say(client, "hello again")[0] == 200
+        assert client.get("/health").json()["memory"]["learning_queue"] == 2
     lines = [r.getMessage() for r in caplog.records if "memory: +" in r.getMessage()]
     assert len(lines) == 2 and all("extract_facts" in line for line in lines)
 
@@ -189,6 +190,11 @@ def test_without_embeddings_everything_still_answers(
             "/memory/messages", json={"agent_name": "a", "role": "user", "content": "and a tent"}
         )
         assert again.headers["X-Lobug-Embedded"] == "1"
+        store = client.app.state.services.store  # type: ignore[attr-defined]
+        assert [m.content for m in store.messages_without_vectors("api", 10)] == ["I own a kayak"]
+        repaired = client.app.state.maintenance.run_once()  # type: ignore[attr-defined]
+        assert repaired["re-embedded messages"] == 1
+        assert store.messages_without_vectors("api", 10) == []
 
 
 # ---------------------------------------------------------------- speech

@@ -271,6 +271,23 @@ def test_memory_server_serves_the_api_at_the_root(memory_client: TestClient) -> 
     assert memory_client.get("/memory/health").status_code == 404
 
 
+def test_memory_server_embeds_later_what_it_stored_while_the_embedder_failed(
+    settings: Settings,
+) -> None:
+    embedder = FakeEmbedder()
+    with TestClient(create_memory_app(settings, Backends(FakeChat(), embedder))) as client:
+        agent(client, prefix="")
+        embedder.fail_with = RuntimeError("embedder down")
+        message = {"agent_name": "alpha", "role": "user", "content": "I paddle a red kayak"}
+        assert client.post("/messages", json=message).headers["X-Lobug-Embedded"] == "0"
+        embedder.fail_with = None
+        assert client.app.state.maintenance.run_once() == {  # type: ignore[attr-defined]
+            "re-embedded messages": 1
+        }
+        hits = client.post("/messages/search", json={"agent_name": "alpha", "query": "kayak"})
+    assert hits.json()[0]["similarity"] > 0
+
+
 def test_memory_server_refuses_exposure_without_tokens(tmp_path: Path) -> None:
     exposed = Settings(db_path=tmp_path / "m.db", host="0.0.0.0")
     with pytest.raises(ConfigError):

@@ -99,6 +99,7 @@ def memory_counts(svc: Services) -> dict[str, int]:
         "facts": svc.store.count_facts(agent),
         "summaries": svc.store.count_summaries(agent),
         "pending_learning": svc.assistant.pending_learning,
+        "learning_queue": svc.store.count_queued_exchanges(),
     }
 
 

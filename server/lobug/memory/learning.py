@@ -27,9 +27,14 @@ RESUME_AFTER_S = 60.0
 
 
 class LearningQueue:
-    def __init__(self, store: MemoryStore, memory: MemoryManager) -> None:
+    def __init__(
+        self, store: MemoryStore, memory: MemoryManager, *, clock: Callable[[], float] = time.time
+    ) -> None:
         self.store = store
         self.memory = memory
+        self._clock = clock
+        # Rows queued before this process started cannot belong to one of its jobs.
+        self._started = clock()
         self._in_flight: set[int] = set()
         self._lock = threading.Lock()
 
@@ -53,11 +58,12 @@ class LearningQueue:
 
         return learn
 
-    def resume(self, *, older_than_s: float = RESUME_AFTER_S) -> int:
-        """Run the queued exchanges no job is working on; return how many were run."""
+    def resume(self) -> int:
+        """Run the queued exchanges no job of this process is working on: those left by an
+        earlier process, and those that failed; return how many were run."""
         done = 0
         after = 0
-        queued_before = time.time() - older_than_s
+        queued_before = max(self._started, self._clock() - RESUME_AFTER_S)
         while batch := self.store.queued_exchanges(RESUME_BATCH, queued_before, after):
             for exchange in batch:
                 after = exchange.assistant.id
