@@ -28,10 +28,21 @@ def test_keyword_scores_are_relative_to_the_best_match() -> None:
 
 
 def test_fts_query_quotes_every_word() -> None:
-    assert fts_query('Where is "Rex" (my dog) -NOT* near?') == (
-        '"where" OR "is" OR "rex" OR "my" OR "dog" OR "not" OR "near"'
-    )
+    assert fts_query('Where is "Rex" (my dog) -NEAR* AND?') == '"rex" OR "dog" OR "near"'
     assert fts_query("?!") == ""
+
+
+def test_fts_query_leaves_out_function_words_unless_nothing_else_is_left() -> None:
+    assert fts_query("What's the name of my dentist?") == '"name" OR "dentist"'
+    assert fts_query("Who am I?") == '"who" OR "am"'
+
+
+def test_a_question_of_function_words_and_one_name_finds_the_name(
+    store: MemoryStore, fake_embedder: FakeEmbedder
+) -> None:
+    store_messages(store, fake_embedder, ["the cat is on the mat", "Rex is my dog"])
+    hits = store.keyword_messages("a", "where is Rex?", 5)
+    assert [m.content for m, _ in hits] == ["Rex is my dog"]
 
 
 def store_messages(store: MemoryStore, embedder: FakeEmbedder, texts: list[str]) -> None:

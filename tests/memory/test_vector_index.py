@@ -236,3 +236,15 @@ def test_reopened_store_loads_every_agent_in_bulk(tmp_path: Path) -> None:
                 assert_same_hits(hits, brute_force(ids, vectors, query, 5))
     finally:
         reopened.close()
+
+
+def test_similarities_are_the_dot_products_of_the_held_rows() -> None:
+    rng = np.random.default_rng(16)
+    vectors = unit_rows(rng, 10, 8)
+    index = VectorIndex(8)
+    index.add_many([1] * 5 + [2] * 5, list(range(10)), vectors)
+    query = unit_rows(rng, 1, 8)[0]
+    found = index.similarities([0, 7, 42], query)
+    assert found.keys() == {0, 7}
+    assert found[0] == pytest.approx(float(vectors[0] @ query))
+    assert found[7] == pytest.approx(float(vectors[7] @ query))

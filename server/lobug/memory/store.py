@@ -366,10 +366,26 @@ _FTS_WORD = re.compile(r"\w+", re.UNICODE)
 
 
 def fts_query(text: str) -> str:
-    """An FTS5 query matching any word of `text`; every word quoted, so no user text is
-    read as FTS syntax."""
+    """An FTS5 query matching any word of `text` but common English function words (unless
+    there is nothing else); every word quoted, so no user text is read as FTS syntax.
+
+    Function words add little to BM25 but match most rows: on 100k facts they made a keyword
+    search several times slower."""
     words = dict.fromkeys(w.lower() for w in _FTS_WORD.findall(text) if len(w) > 1)
-    return " OR ".join(f'"{w}"' for w in list(words)[:64])
+    content = [w for w in words if w not in STOP_WORDS] or list(words)
+    return " OR ".join(f'"{w}"' for w in content[:64])
+
+
+STOP_WORDS = frozenset(
+    """a about above after again against all am an and any are as at be because been before
+    being below between both but by can could did do does doing down during each few for from
+    further had has have having he her here hers herself him himself his how if in into is it
+    its itself just me more most my myself no nor not now of off on once only or other our ours
+    ourselves out over own same she should so some such than that the their theirs them
+    themselves then there these they this those through to too under until up very was we were
+    what when where which while who whom why will with would you your yours yourself yourselves
+    im ive youre whats thats dont didnt""".split()
+)
 
 
 def connect(path: Path | str) -> Any:
@@ -572,6 +588,8 @@ class MemoryStore:
         }[kind]
         if not ids:
             return {}
+        if kind == "fact":  # the index mirrors fact_vectors; vec0 looks ids up slowly
+            return self._require_index().similarities(ids, query)
         marks = ",".join("?" * len(ids))
         rows = self._query(
             f"SELECT {column}, embedding FROM {table} WHERE {column} IN ({marks})", list(ids)

@@ -29,6 +29,7 @@ from __future__ import annotations
 import functools
 import os
 import threading
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -306,6 +307,20 @@ class VectorIndex:
         with self._lock:
             shard = self._shards.get(agent_id)
             return shard.top_k(query, k, self.prefilter_min_rows) if shard else []
+
+    def similarities(self, fact_ids: Sequence[int], query: Vector) -> dict[int, float]:
+        """Dot products of `query` with the stored vectors of these facts (ids not held here
+        are left out)."""
+        query = self._check(query)
+        found: dict[int, float] = {}
+        with self._lock:
+            for fact_id in fact_ids:
+                agent_id = self._agent_of.get(fact_id)
+                if agent_id is None:
+                    continue
+                shard = self._shards[agent_id]
+                found[fact_id] = float(shard.matrix[shard.row_of[fact_id]] @ query)
+        return found
 
     def _move_out(self, fact_id: int, agent_id: int) -> None:
         """Drop `fact_id` from another agent's shard before it is stored under `agent_id`."""
