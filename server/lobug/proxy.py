@@ -6,6 +6,7 @@ Blocking throughout: the API runs it in worker threads.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -13,6 +14,8 @@ from typing import Any
 from lobug.backends.base import ChatBackend, ChatMessage
 from lobug.memory.learning import LearningQueue
 from lobug.memory.store import Message
+
+log = logging.getLogger(__name__)
 
 PROXY_DEVICE = "v1"  # the conversation log's device column for messages that came this way
 
@@ -106,21 +109,38 @@ class MemoryProxy:
     def stream(
         self, request: ProxyRequest, user: Message, messages: list[ChatMessage]
     ) -> Iterator[str]:
-        """Reply pieces as generated; the exchange is remembered once the stream ends."""
+        """Reply pieces as generated; the exchange is remembered once the stream ends.
+
+        A client that hangs up closes this iterator: the model stops, the part of the reply
+        it was sent is stored and queued, and the maintenance pass learns from it later."""
         said: list[str] = []
-        for piece in self.chat.stream(
-            messages, max_tokens=request.max_tokens, temperature=request.temperature
-        ):
-            said.append(piece)
-            yield piece
+        try:
+            for piece in self.chat.stream(
+                messages, max_tokens=request.max_tokens, temperature=request.temperature
+            ):
+                said.append(piece)
+                yield piece
+        except GeneratorExit:
+            self._keep_partial_reply(request.agent, user, "".join(said))
+            raise
         learn = self.remember(request.agent, user, "".join(said))
         if learn is not None:
             learn()
 
     def remember(self, agent: str, user: Message, reply: str) -> Callable[[], object] | None:
+        """Store the reply with its place in the learning queue; return the memory work."""
+        assistant = self._store_reply(agent, user, reply)
+        return None if assistant is None else self.learning.job(user, assistant)
+
+    def _store_reply(self, agent: str, user: Message, reply: str) -> Message | None:
         if not reply.strip():
             return None
-        assistant = self.store.append_message(
+        return self.store.append_message(
             agent, PROXY_DEVICE, "assistant", reply.strip(), learn_from=user
         )
-        return self.learning.job(user, assistant)
+
+    def _keep_partial_reply(self, agent: str, user: Message, reply: str) -> None:
+        try:
+            self._store_reply(agent, user, reply)
+        except Exception as exc:  # runs while the iterator is being closed: never raise here
+            log.warning("could not store the reply of an abandoned stream: %s", exc)

@@ -11,6 +11,7 @@ from fastapi.testclient import TestClient
 
 from lobug.config import Settings
 from lobug.memory.store import MemoryStore
+from lobug.proxy import MemoryProxy, ProxyRequest
 from tests.fakes import FakeChat, unreachable
 
 
@@ -136,3 +137,30 @@ def test_tokens_guard_the_proxy(settings: Settings, backends: object) -> None:
         assert client.get("/v1/models").status_code == 401
         ok = client.get("/v1/models", headers={"Authorization": "Bearer t0k"})
         assert ok.status_code == 200
+
+
+def test_a_stream_the_client_abandons_keeps_what_was_sent_for_later_learning(
+    client: TestClient, fake_chat: FakeChat
+) -> None:
+    services = client.app.state.services  # type: ignore[attr-defined]
+    proxy = MemoryProxy(services.assistant.learning, fake_chat)
+    request = ProxyRequest(
+        agent="d",
+        messages=[{"role": "user", "content": "Tell me a story"}],
+        query="Tell me a story",
+        max_tokens=64,
+        temperature=0.0,
+    )
+    fake_chat.enqueue("Once upon a time there was a robot.")
+    user, messages = proxy.prepare(request)
+    pieces = proxy.stream(request, user, messages)
+    assert next(pieces) + next(pieces) == "Once upon "
+    pieces.close()  # the client hung up
+    assert fake_chat.abandoned_streams == 1
+    store = services.store
+    assert [m.content for m in store.recent_messages("d", "v1", 10)] == [
+        "Tell me a story",
+        "Once upon",
+    ]
+    assert store.count_queued_exchanges() == 1  # learned from by the next maintenance pass
+    assert services.assistant.pending_learning == 0
