@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -103,8 +105,11 @@ def test_openai_client_gets_memory_through_the_proxy(tmp_path: Path) -> None:
             )
             streamed = "".join(c.choices[0].delta.content or "" for c in stream if c.choices)
             assert streamed.strip()
+            abandon_a_long_stream(llm, agent="quitter")
         with httpx.Client(base_url=server.url, timeout=60) as client:
             wait_for_learning(client)
+            kept = wait_for_assistant_message(client, "quitter")
+            assert client.get("/health").json()["memory"]["learning_queue"] == 1
     finally:
         server.stop()
     store = MemoryStore(db_path)
@@ -112,3 +117,31 @@ def test_openai_client_gets_memory_through_the_proxy(tmp_path: Path) -> None:
     store.close()
     assert [role for role, _ in logged] == ["user", "assistant", "user", "assistant"]
     assert logged[0][1] == INTRODUCTION and logged[3][1] == streamed.strip()
+    assert kept.strip()  # the part of the abandoned reply that was sent, queued for learning
+
+
+def abandon_a_long_stream(llm: Any, agent: str) -> None:
+    stream = llm.chat.completions.create(
+        model="lobug",
+        messages=[{"role": "user", "content": "Tell me a very long story about a robot."}],
+        user=agent,
+        stream=True,
+        max_tokens=400,
+    )
+    pieces = 0
+    for chunk in stream:
+        pieces += bool(chunk.choices and chunk.choices[0].delta.content)
+        if pieces == 3:
+            break
+    stream.close()  # hang up mid-answer
+
+
+def wait_for_assistant_message(client: httpx.Client, agent: str, timeout_s: float = 60) -> str:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        said = client.get(f"/memory/messages/{agent}").json()
+        replies = [m["content"] for m in said if m["role"] == "assistant"]
+        if replies:
+            return str(replies[0])
+        time.sleep(0.3)
+    raise AssertionError(f"no reply of {agent} was stored")

@@ -13,11 +13,12 @@ from collections.abc import Iterator
 from typing import Any
 
 from fastapi import APIRouter, BackgroundTasks, Request
-from fastapi.responses import JSONResponse, StreamingResponse
+from fastapi.responses import JSONResponse
 
 from lobug.api.body import read_json_object
 from lobug.api.device import services
 from lobug.api.errors import ApiError
+from lobug.api.streaming import ClosingStreamingResponse, blocking_stream
 from lobug.backends.base import BackendError
 from lobug.proxy import MemoryProxy, ProxyRequest, ProxyRequestError, last_user_text
 from lobug.proxy import parse_messages as parse_chat_messages
@@ -46,7 +47,7 @@ async def chat_completions(request: Request, background: BackgroundTasks) -> Any
     if body.get("stream") is True:
         user, messages = await asyncio.to_thread(proxy.prepare, proxy_request)
         chunks = sse_chunks(proxy.stream(proxy_request, user, messages), model)
-        return StreamingResponse(chunks, media_type="text/event-stream")
+        return ClosingStreamingResponse(blocking_stream(chunks), media_type="text/event-stream")
     reply, learn = await asyncio.to_thread(proxy.complete, proxy_request)
     if learn is not None:
         background.add_task(learn)

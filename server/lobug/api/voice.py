@@ -9,20 +9,19 @@ device needs besides the sound travels in headers known before the first byte:
 from __future__ import annotations
 
 import asyncio
-import threading
 import time
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, Callable
 from urllib.parse import quote
 
 from fastapi import APIRouter, BackgroundTasks, Request
-from fastapi.responses import JSONResponse, Response, StreamingResponse
+from fastapi.responses import JSONResponse, Response
 from starlette.datastructures import UploadFile
 from starlette.formparsers import MultiPartException, MultiPartParser
-from starlette.types import Receive, Scope, Send
 
 from lobug.api.body import read_limited
 from lobug.api.device import device_id, services, timing_header
 from lobug.api.errors import ApiError
+from lobug.api.streaming import ClosingStreamingResponse, blocking_stream
 from lobug.audio import Audio, AudioError, parse_wav
 from lobug.config import Settings
 from lobug.voice import StreamedVoice, Voice, VoiceReply
@@ -80,60 +79,21 @@ async def chat_audio_stream(request: Request) -> Response:
     }
     if streamed.streaming is None:
         return Response(b"", media_type="audio/wav", headers=headers)
-    return _ClosingStreamingResponse(
-        _stream_then_learn(svc.voice, streamed), media_type="audio/wav", headers=headers
-    )
+    pcm = blocking_stream(svc.voice.stream_audio(streamed), _after_stream(svc.voice, streamed))
+    return ClosingStreamingResponse(pcm, media_type="audio/wav", headers=headers)
 
 
-class _ClosingStreamingResponse(StreamingResponse):
-    """Closes its body generator however the response ends. When a client hangs up,
-    Starlette leaves the generator suspended until garbage collection; ours must close at
-    once, because it holds the device's turn."""
+def _after_stream(voice: Voice, streamed: StreamedVoice) -> Callable[[], None]:
+    """Once the audio stops, however it stops: finish the turn (persist what was said, free
+    the device; also when the stream never started), then learn from it."""
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        try:
-            await super().__call__(scope, receive, send)
-        finally:
-            body = self.body_iterator
-            if isinstance(body, AsyncGenerator):
-                await body.aclose()
-
-
-class _SteppedAudio:
-    """The blocking audio generator, stepped from worker threads one chunk at a time.
-
-    `close` waits for a step in progress, then closes the generator, which persists the
-    answer and frees the device for its next turn, then learns from the turn."""
-
-    def __init__(self, voice: Voice, streamed: StreamedVoice) -> None:
-        self._voice = voice
-        self._streamed = streamed
-        self._chunks = voice.stream_audio(streamed)
-        self._lock = threading.Lock()
-
-    def step(self) -> bytes | None:
-        with self._lock:
-            return next(self._chunks, None)
-
-    def close(self) -> None:
-        with self._lock:
-            self._chunks.close()
-            self._voice.finish_stream(self._streamed)  # also when the generator never started
-        job = self._voice.learning_job_for(self._streamed)
+    def after() -> None:
+        voice.finish_stream(streamed)
+        job = voice.learning_job_for(streamed)
         if job is not None:
             job()
 
-
-async def _stream_then_learn(voice: Voice, streamed: StreamedVoice) -> AsyncGenerator[bytes, None]:
-    audio = _SteppedAudio(voice, streamed)
-    try:
-        while (chunk := await asyncio.to_thread(audio.step)) is not None:
-            yield chunk
-    except BaseException:
-        # The device hung up mid-stream: nothing here may await any more, so a thread closes.
-        threading.Thread(target=audio.close, name="stream-close", daemon=True).start()
-        raise
-    await asyncio.to_thread(audio.close)
+    return after
 
 
 @router.get("/chat/turns/{turn_id}")
