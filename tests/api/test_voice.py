@@ -2,8 +2,9 @@ from __future__ import annotations
 
 import base64
 import io
+import time
 import wave
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import numpy as np
 import pytest
@@ -243,7 +244,18 @@ def test_stream_sends_wav_header_then_pcm_and_a_sidecar(
     assert sidecar["done"] is True
     assert sidecar["response"] == "First sentence here. Second one follows. And a third!"
     assert sidecar["transcription"] == "What is the weather like today?"
+    assistant = voice_client.app.state.services.assistant  # type: ignore[attr-defined]
+    assert wait_until(lambda: assistant.pending_learning == 0)
     assert len(fake_chat.extraction_requests()) == 1  # learned after the stream
+
+
+def wait_until(condition: Callable[[], bool], timeout_s: float = 10) -> bool:
+    deadline = time.monotonic() + timeout_s
+    while not condition():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.01)
+    return True
 
 
 def test_stream_ignore_and_react_have_empty_bodies(

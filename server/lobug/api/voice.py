@@ -9,6 +9,7 @@ device needs besides the sound travels in headers known before the first byte:
 from __future__ import annotations
 
 import asyncio
+import threading
 import time
 from collections.abc import AsyncGenerator, Callable
 from urllib.parse import quote
@@ -85,13 +86,15 @@ async def chat_audio_stream(request: Request) -> Response:
 
 def _after_stream(voice: Voice, streamed: StreamedVoice) -> Callable[[], None]:
     """Once the audio stops, however it stops: finish the turn (persist what was said, free
-    the device; also when the stream never started), then learn from it."""
+    the device; also when the stream never started), then learn from it on a thread of its
+    own, so the stream ends for the device without waiting for fact extraction (the exchange
+    is in the learning queue already, should the process die first)."""
 
     def after() -> None:
         voice.finish_stream(streamed)
         job = voice.learning_job_for(streamed)
         if job is not None:
-            job()
+            threading.Thread(target=job, name="learn-stream", daemon=True).start()
 
     return after
 
