@@ -1,7 +1,8 @@
 """Memory repair in the background: once at start-up, then every few minutes.
 
-Each task returns how much it repaired (re-embedded messages, resumed exchanges). A failing
-task is logged and tried again on the next pass; it never stops the thread or the server."""
+Each task returns how much it repaired (re-embedded messages, resumed exchanges) and checks
+between units of work whether the server is stopping. A failing task is logged and tried again
+on the next pass; it never stops the thread or the server."""
 
 from __future__ import annotations
 
@@ -11,7 +12,8 @@ from collections.abc import Callable, Sequence
 
 log = logging.getLogger(__name__)
 
-Task = tuple[str, Callable[[], int]]
+# A task gets a "should I stop?" check to call between units of work, so shutdown is prompt.
+Task = tuple[str, Callable[[Callable[[], bool]], int]]
 
 
 class Maintenance:
@@ -39,7 +41,7 @@ class Maintenance:
             if self._stop.is_set():
                 break
             try:
-                repaired[name] = task()
+                repaired[name] = task(self._stop.is_set)
             except Exception as exc:
                 log.warning("maintenance: %s failed: %s", name, exc)
                 continue

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from lobug.assistant import Assistant
@@ -82,8 +83,10 @@ class MemoryServices:
     embedder: Embedder
 
     def maintenance_tasks(self) -> list[Task]:
-        def reembed() -> int:
-            return reembed_messages(self.store, self.embedder.embed_batch, API_DEVICE_ID)
+        def reembed(should_stop: Callable[[], bool]) -> int:
+            return reembed_messages(
+                self.store, self.embedder.embed_batch, API_DEVICE_ID, should_stop=should_stop
+            )
 
         return [("re-embedded messages", reembed)]
 

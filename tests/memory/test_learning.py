@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -138,10 +139,10 @@ def test_maintenance_runs_every_task_and_survives_a_failing_one(
 ) -> None:
     ran = threading.Event()
 
-    def broken() -> int:
+    def broken(should_stop: Callable[[], bool]) -> int:
         raise RuntimeError("embedder down")
 
-    def working() -> int:
+    def working(should_stop: Callable[[], bool]) -> int:
         ran.set()
         return 2
 
@@ -154,3 +155,14 @@ def test_maintenance_runs_every_task_and_survives_a_failing_one(
         maintenance.stop()
     assert "broken failed: embedder down" in caplog.text
     assert "working: 2" in caplog.text
+
+
+def test_resume_stops_between_exchanges_when_asked(
+    store: MemoryStore, fake_chat: FakeChat, fake_embedder: FakeEmbedder
+) -> None:
+    for i in range(3):
+        answered(store, f"fact number {i}", "Noted.")
+    learning = queue(store, fake_chat, fake_embedder)
+    calls = iter([False, True])
+    assert learning.resume(should_stop=lambda: next(calls, True)) == 1
+    assert store.count_queued_exchanges() == 2

@@ -58,7 +58,7 @@ class LearningQueue:
 
         return learn
 
-    def resume(self) -> int:
+    def resume(self, should_stop: Callable[[], bool] = lambda: False) -> int:
         """Run the queued exchanges no job of this process is working on: those left by an
         earlier process, and those that failed; return how many were run."""
         done = 0
@@ -66,6 +66,8 @@ class LearningQueue:
         queued_before = max(self._started, self._clock() - RESUME_AFTER_S)
         while batch := self.store.queued_exchanges(RESUME_BATCH, queued_before, after):
             for exchange in batch:
+                if should_stop():
+                    return done
                 after = exchange.assistant.id
                 with self._lock:
                     if exchange.assistant.id in self._in_flight:
@@ -101,10 +103,11 @@ def reembed_messages(
     embed_batch: Callable[[list[str]], list[Vector]],
     device_id: str,
     batch: int = 32,
+    should_stop: Callable[[], bool] = lambda: False,
 ) -> int:
     """Embed the device's messages that were stored without a vector; return how many."""
     done = 0
-    while messages := store.messages_without_vectors(device_id, batch):
+    while not should_stop() and (messages := store.messages_without_vectors(device_id, batch)):
         vectors = embed_batch([m.content for m in messages])
         store.add_message_vectors(list(zip(messages, vectors, strict=True)))
         done += len(messages)
