@@ -30,7 +30,7 @@ import httpx
 import numpy as np
 import numpy.typing as npt
 
-from lobug.backends.base import ChatBackend, ChatMessage, JsonSchema
+from lobug.backends.base import AbandonCheck, ChatBackend, ChatMessage, JsonSchema
 from lobug.backends.embedded import EmbeddedChat, LocalEmbedder
 from lobug.config import MemoryConfig
 from lobug.memory.manager import MemoryManager
@@ -159,6 +159,7 @@ class UnusedChat(ChatBackend):
         temperature: float = 0.7,
         json_schema: JsonSchema | None = None,
         background: bool = False,
+        abandoned: AbandonCheck | None = None,
     ) -> str:
         raise RuntimeError("the benchmark's chat stand-in was called")
 

@@ -12,6 +12,8 @@ import numpy as np
 import numpy.typing as npt
 
 from lobug.backends.base import (
+    AbandonCheck,
+    Abandoned,
     BackendUnavailable,
     ChatBackend,
     ChatMessage,
@@ -22,6 +24,7 @@ from lobug.backends.base import (
     Transcript,
     TranscriptSegment,
     Vector,
+    raise_if_abandoned,
 )
 
 Responder = Callable[[Sequence[ChatMessage], JsonSchema | None], str]
@@ -44,6 +47,11 @@ class FakeChat(ChatBackend):
         self.fail_with: Exception | None = None
         self.streamed = 0
         self.abandoned_streams = 0
+        # Set `queue_gate` to hold replies (not background work) as if the model were busy;
+        # each held request's abandon check is kept in `abandon_checks`.
+        self.queue_gate: threading.Event | None = None
+        self.abandon_checks: list[AbandonCheck | None] = []
+        self.abandoned_requests = 0
         self._lock = threading.Lock()
 
     def enqueue(self, *replies: str) -> None:
@@ -57,7 +65,16 @@ class FakeChat(ChatBackend):
         temperature: float = 0.7,
         json_schema: JsonSchema | None = None,
         background: bool = False,
+        abandoned: AbandonCheck | None = None,
     ) -> str:
+        if self.queue_gate is not None and not background:
+            self.abandon_checks.append(abandoned)
+            self.queue_gate.wait(30)  # a reply waiting for a busy model
+        try:
+            raise_if_abandoned(abandoned)
+        except Abandoned:
+            self.abandoned_requests += 1
+            raise
         with self._lock:
             self.requests.append((list(messages), json_schema))
             if self.fail_with is not None:

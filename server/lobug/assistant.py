@@ -11,7 +11,7 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
-from lobug.backends.base import ChatBackend, ChatMessage
+from lobug.backends.base import AbandonCheck, ChatBackend, ChatMessage
 from lobug.config import Settings
 from lobug.conversation import (
     DeviceState,
@@ -74,10 +74,18 @@ class Assistant:
     def update_sensors(self, device_id: str, reading: SensorReading) -> None:
         self.device(device_id).sensors = reading
 
-    def reply(self, device_id: str, text: str, *, agency: bool = False) -> Turn:
+    def reply(
+        self,
+        device_id: str,
+        text: str,
+        *,
+        agency: bool = False,
+        abandoned: AbandonCheck | None = None,
+    ) -> Turn:
         """Persist the user's message, answer it with memory, persist the answer.
 
-        Raises BackendError when the chat model fails; the user's message stays stored."""
+        Raises BackendError when the chat model fails, and Abandoned when the client stopped
+        waiting before the model started on it; either way the user's message stays stored."""
         state = self.device(device_id)
         with state.lock:
             prepared = self._prepare(state, text, agency)
@@ -85,6 +93,7 @@ class Assistant:
                 prepared.messages,
                 max_tokens=self.settings.llm_max_tokens,
                 temperature=self.settings.llm_temperature,
+                abandoned=abandoned,
             )
             prepared.clock.lap("llm")
             return self._finish(state, prepared, parse_reply(raw))

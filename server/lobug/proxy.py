@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from lobug.backends.base import ChatBackend, ChatMessage
+from lobug.backends.base import AbandonCheck, ChatBackend, ChatMessage
 from lobug.memory.learning import LearningQueue
 from lobug.memory.store import Message
 
@@ -98,11 +98,16 @@ class MemoryProxy:
         context = self.memory.retrieve_context(request.agent, request.query)
         return user, with_memory(request.messages, context.prompt_sections())
 
-    def complete(self, request: ProxyRequest) -> tuple[str, Callable[[], object] | None]:
+    def complete(
+        self, request: ProxyRequest, abandoned: AbandonCheck | None = None
+    ) -> tuple[str, Callable[[], object] | None]:
         """The reply, and the memory work to run after answering."""
         user, messages = self.prepare(request)
         reply = self.chat.complete(
-            messages, max_tokens=request.max_tokens, temperature=request.temperature
+            messages,
+            max_tokens=request.max_tokens,
+            temperature=request.temperature,
+            abandoned=abandoned,
         )
         return reply, self.remember(request.agent, user, reply)
 

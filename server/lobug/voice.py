@@ -20,7 +20,13 @@ import numpy as np
 
 from lobug.assistant import Assistant, StreamingTurn, Turn
 from lobug.audio import STREAMING_DATA_SIZE, STT_RATE, Audio, encode_wav, resample, wav_header
-from lobug.backends.base import SpeechNotReady, SpeechToText, TextToSpeech, Transcript
+from lobug.backends.base import (
+    AbandonCheck,
+    SpeechNotReady,
+    SpeechToText,
+    TextToSpeech,
+    Transcript,
+)
 from lobug.config import Settings
 from lobug.decision import Action, ignore_reason
 
@@ -127,14 +133,20 @@ class Voice:
 
     # ------------------------------------------------------------------ whole reply
 
-    def reply(self, device_id: str, audio: Audio, timings: dict[str, float]) -> VoiceReply:
+    def reply(
+        self,
+        device_id: str,
+        audio: Audio,
+        timings: dict[str, float],
+        abandoned: AbandonCheck | None = None,
+    ) -> VoiceReply:
         stt, _ = self.speech.require()
         transcript, reason = self._hear(stt, audio, timings)
         if reason is not None:
             return VoiceReply(
                 transcript.text, "ignore", "", ignored_because=reason, timings_ms=timings
             )
-        turn = self.assistant.reply(device_id, transcript.text, agency=True)
+        turn = self.assistant.reply(device_id, transcript.text, agency=True, abandoned=abandoned)
         timings.update(turn.timings_ms)
         wav = b""
         if turn.action == "respond":

@@ -9,6 +9,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 import pytest
 
+from lobug.backends.base import Abandoned
 from lobug.backends.embedded import EmbeddedChat, LocalEmbedder, bundled_chat_model
 
 pytestmark = pytest.mark.models
@@ -71,6 +72,14 @@ def test_closing_a_stream_early_stops_the_generation(chat: EmbeddedChat) -> None
     with chat._lock.hold(background=False):  # the generation has let go of the model
         stopped_after = chat.streamed_pieces - before
     assert stopped_after < full // 4
+
+
+def test_a_request_whose_client_left_while_queued_is_not_generated(chat: EmbeddedChat) -> None:
+    with pytest.raises(Abandoned):
+        chat.complete(
+            [{"role": "user", "content": "Say hi."}], max_tokens=8, abandoned=lambda: True
+        )
+    assert chat.complete([{"role": "user", "content": "Say hi."}], max_tokens=8).strip()
 
 
 def test_concurrent_requests_wait_their_turn(chat: EmbeddedChat) -> None:

@@ -16,6 +16,7 @@ from fastapi.responses import JSONResponse
 
 from lobug import __version__
 from lobug.api.body import read_json_object
+from lobug.api.disconnect import watch_disconnect
 from lobug.api.errors import ApiError
 from lobug.conversation import SensorReading
 from lobug.services import Services
@@ -120,7 +121,8 @@ async def chat_text(request: Request, background: BackgroundTasks) -> JSONRespon
     svc = services(request)
     device = device_id(request)
     text = validated_text(await read_json_object(request), svc.settings.max_text_chars)
-    turn = await asyncio.to_thread(svc.assistant.reply, device, text)
+    async with watch_disconnect(request) as abandoned:
+        turn = await asyncio.to_thread(svc.assistant.reply, device, text, abandoned=abandoned)
     learn = svc.assistant.learning_job(turn)
     if learn is not None:
         background.add_task(learn)

@@ -11,7 +11,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from lobug.backends.base import BackendError, SpeechNotReady
+from lobug.backends.base import Abandoned, BackendError, SpeechNotReady
 from lobug.memory.store import StorageUnavailable
 
 log = logging.getLogger(__name__)
@@ -65,6 +65,11 @@ def install_error_handlers(app: FastAPI) -> None:
         log.warning("model backend failed: %s", exc)
         return error_response(503, "llm_unavailable", f"The language model is unavailable: {exc}")
 
+    async def abandoned(_: Request, exc: Exception) -> JSONResponse:
+        # Nobody reads this answer: the client hung up while its request waited.
+        log.info("skipped a reply: %s", exc)
+        return error_response(499, "client_closed_request", str(exc))
+
     async def speech_not_ready(_: Request, exc: Exception) -> JSONResponse:
         return error_response(503, "speech_unavailable", f"Speech is unavailable: {exc}")
 
@@ -81,5 +86,6 @@ def install_error_handlers(app: FastAPI) -> None:
     app.add_exception_handler(StarletteHTTPException, http_error)
     app.add_exception_handler(BackendError, backend_error)
     app.add_exception_handler(SpeechNotReady, speech_not_ready)
+    app.add_exception_handler(Abandoned, abandoned)
     app.add_exception_handler(StorageUnavailable, storage_unavailable)
     app.add_exception_handler(Exception, unexpected_error)

@@ -17,6 +17,7 @@ from fastapi.responses import JSONResponse
 
 from lobug.api.body import read_json_object
 from lobug.api.device import services
+from lobug.api.disconnect import watch_disconnect
 from lobug.api.errors import ApiError
 from lobug.api.streaming import ClosingStreamingResponse, blocking_stream
 from lobug.backends.base import BackendError
@@ -48,7 +49,8 @@ async def chat_completions(request: Request, background: BackgroundTasks) -> Any
         user, messages = await asyncio.to_thread(proxy.prepare, proxy_request)
         chunks = sse_chunks(proxy.stream(proxy_request, user, messages), model)
         return ClosingStreamingResponse(blocking_stream(chunks), media_type="text/event-stream")
-    reply, learn = await asyncio.to_thread(proxy.complete, proxy_request)
+    async with watch_disconnect(request) as abandoned:
+        reply, learn = await asyncio.to_thread(proxy.complete, proxy_request, abandoned)
     if learn is not None:
         background.add_task(learn)
     return JSONResponse(completion(reply, model))

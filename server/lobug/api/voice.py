@@ -21,6 +21,7 @@ from starlette.formparsers import MultiPartException, MultiPartParser
 
 from lobug.api.body import read_limited
 from lobug.api.device import device_id, services, timing_header
+from lobug.api.disconnect import watch_disconnect
 from lobug.api.errors import ApiError
 from lobug.api.streaming import ClosingStreamingResponse, blocking_stream
 from lobug.audio import Audio, AudioError, parse_wav
@@ -54,7 +55,10 @@ async def chat_audio(request: Request, background: BackgroundTasks) -> JSONRespo
     device = device_id(request)
     timings: dict[str, float] = {}
     audio = await read_recording(request, svc.settings, timings)
-    reply: VoiceReply = await asyncio.to_thread(svc.voice.reply, device, audio, timings)
+    async with watch_disconnect(request) as abandoned:
+        reply: VoiceReply = await asyncio.to_thread(
+            svc.voice.reply, device, audio, timings, abandoned
+        )
     if reply.turn is not None:
         learn = svc.assistant.learning_job(reply.turn)
         if learn is not None:

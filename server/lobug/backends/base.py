@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, TypedDict
 
@@ -26,6 +26,19 @@ class BackendError(RuntimeError):
 
 class BackendUnavailable(BackendError):
     """A backend cannot be reached or is not ready; the caller may answer 503."""
+
+
+class Abandoned(Exception):
+    """The caller stopped waiting (its client hung up) before the model started on it."""
+
+
+# "Has the caller stopped waiting?", asked when a request reaches the model.
+AbandonCheck = Callable[[], bool]
+
+
+def raise_if_abandoned(abandoned: AbandonCheck | None) -> None:
+    if abandoned is not None and abandoned():
+        raise Abandoned("the client stopped waiting before the model started on its request")
 
 
 class SpeechNotReady(BackendUnavailable):
@@ -54,10 +67,13 @@ class ChatBackend(ABC):
         temperature: float = 0.7,
         json_schema: JsonSchema | None = None,
         background: bool = False,
+        abandoned: AbandonCheck | None = None,
     ) -> str:
         """Return the assistant's reply. With `json_schema`, ask for JSON of that shape
         where the backend supports it (the caller validates either way). `background` work
-        (memory upkeep) yields to replies a person is waiting for where the backend can."""
+        (memory upkeep) yields to replies a person is waiting for where the backend can.
+        When the request's turn comes and `abandoned()` is true, raise `Abandoned` instead
+        of generating a reply nobody will read."""
 
     def stream(
         self, messages: Sequence[ChatMessage], *, max_tokens: int, temperature: float = 0.7

@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from lobug.backends.base import (
+    AbandonCheck,
     BackendError,
     BackendUnavailable,
     ChatBackend,
@@ -24,6 +25,7 @@ from lobug.backends.base import (
     Embedder,
     JsonSchema,
     Vector,
+    raise_if_abandoned,
 )
 
 SMOLLM2_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
@@ -135,6 +137,7 @@ class EmbeddedChat(ChatBackend):
         temperature: float = 0.7,
         json_schema: JsonSchema | None = None,
         background: bool = False,
+        abandoned: AbandonCheck | None = None,
     ) -> str:
         body: dict[str, Any] = {
             "messages": list(messages),
@@ -147,6 +150,7 @@ class EmbeddedChat(ChatBackend):
                 "json_schema": {"name": "output", "schema": json_schema},
             }
         with self._lock.hold(background=background):
+            raise_if_abandoned(abandoned)  # it waited in the queue: is anyone still there?
             result = self._server.handle_chat_completions(body)
         return _completion_text(result)
 

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any, cast
 import httpx
 
 from lobug.backends.base import (
+    AbandonCheck,
     BackendError,
     BackendUnavailable,
     ChatBackend,
@@ -17,6 +18,7 @@ from lobug.backends.base import (
     JsonSchema,
     Vector,
     normalise,
+    raise_if_abandoned,
 )
 
 if TYPE_CHECKING:
@@ -97,7 +99,9 @@ class OllamaChat(ChatBackend):
         temperature: float = 0.7,
         json_schema: JsonSchema | None = None,
         background: bool = False,
+        abandoned: AbandonCheck | None = None,
     ) -> str:
+        raise_if_abandoned(abandoned)
         try:
             response = self._client.chat(
                 model=self.model,
@@ -219,7 +223,9 @@ class OpenAIChat(ChatBackend):
         temperature: float = 0.7,
         json_schema: JsonSchema | None = None,
         background: bool = False,
+        abandoned: AbandonCheck | None = None,
     ) -> str:
+        raise_if_abandoned(abandoned)
         import openai
 
         request: dict[str, Any] = {

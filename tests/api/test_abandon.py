@@ -1,0 +1,77 @@
+"""A client that hangs up while its request waits for a busy model: over real HTTP (uvicorn
+in this process, fake models), the reply is skipped and nothing unheard is recorded."""
+
+from __future__ import annotations
+
+import json
+import socket
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from lobug.app import create_app
+from lobug.backends import Backends
+from lobug.config import Settings
+from lobug.memory.store import MemoryStore
+from tests.fakes import FakeChat, FakeEmbedder
+from tests.live import LiveServer
+
+
+def eventually(condition: Callable[[], bool], timeout_s: float = 10) -> bool:
+    deadline = time.monotonic() + timeout_s
+    while not condition():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.01)
+    return True
+
+
+def send_and_hang_up(url: str, path: str, body: dict[str, object], fake: FakeChat) -> None:
+    """Post `body`, wait until the request is queued for the model, then close the socket."""
+    host, port = url.removeprefix("http://").split(":")
+    data = json.dumps(body).encode()
+    head = (
+        f"POST {path} HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\n"
+        f"X-Device-Id: quitter\r\nContent-Length: {len(data)}\r\n\r\n"
+    ).encode()
+    with socket.create_connection((host, int(port)), timeout=10) as conn:
+        conn.sendall(head + data)
+        assert eventually(lambda: len(fake.abandon_checks) == 1), "never reached the model"
+
+
+@pytest.mark.parametrize(
+    ("path", "body", "agent", "device"),
+    [
+        ("/chat/text", {"text": "Are you still there?"}, "lobug", "quitter"),
+        (
+            "/v1/chat/completions",
+            {"model": "m", "messages": [{"role": "user", "content": "Are you still there?"}]},
+            "lobug",
+            "v1",
+        ),
+    ],
+    ids=["device", "proxy"],
+)
+def test_a_reply_nobody_waits_for_is_skipped(
+    tmp_path: Path, path: str, body: dict[str, object], agent: str, device: str
+) -> None:
+    fake = FakeChat(default="You will never hear this.")
+    fake.queue_gate = threading.Event()
+    settings = Settings(db_path=tmp_path / "memory.db")
+    server = LiveServer(create_app(settings, Backends(fake, FakeEmbedder())))
+    try:
+        send_and_hang_up(server.url, path, body, fake)
+        check = fake.abandon_checks[0]
+        assert check is not None and eventually(check), "the hang-up was not noticed"
+        fake.queue_gate.set()  # the model is free: the request's turn comes
+        assert eventually(lambda: fake.abandoned_requests == 1)
+    finally:
+        server.stop()
+    store = MemoryStore(settings.db_path)
+    said = [(m.role, m.content) for m in store.recent_messages(agent, device, 10)]
+    store.close()
+    assert said == [("user", "Are you still there?")]  # kept, like any message; no reply
+    assert fake.chat_requests() == []
