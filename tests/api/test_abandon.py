@@ -6,8 +6,6 @@ from __future__ import annotations
 import json
 import socket
 import threading
-import time
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -18,15 +16,7 @@ from lobug.config import Settings
 from lobug.memory.store import MemoryStore
 from tests.fakes import FakeChat, FakeEmbedder
 from tests.live import LiveServer
-
-
-def eventually(condition: Callable[[], bool], timeout_s: float = 10) -> bool:
-    deadline = time.monotonic() + timeout_s
-    while not condition():
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.01)
-    return True
+from tests.polling import eventually
 
 
 def send_and_hang_up(url: str, path: str, body: dict[str, object], fake: FakeChat) -> None:

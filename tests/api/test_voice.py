@@ -2,9 +2,8 @@ from __future__ import annotations
 
 import base64
 import io
-import time
 import wave
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 
 import numpy as np
 import pytest
@@ -16,6 +15,7 @@ from lobug.backends import Backends
 from lobug.config import Settings
 from lobug.memory.store import MemoryStore
 from tests.fakes import FakeChat, FakeEmbedder, FakeSTT, FakeTTS
+from tests.polling import eventually
 
 
 def speech_wav(seconds: float = 2.0, rate: int = 16000) -> bytes:
@@ -245,17 +245,8 @@ def test_stream_sends_wav_header_then_pcm_and_a_sidecar(
     assert sidecar["response"] == "First sentence here. Second one follows. And a third!"
     assert sidecar["transcription"] == "What is the weather like today?"
     assistant = voice_client.app.state.services.assistant  # type: ignore[attr-defined]
-    assert wait_until(lambda: assistant.pending_learning == 0)
+    assert eventually(lambda: assistant.pending_learning == 0)
     assert len(fake_chat.extraction_requests()) == 1  # learned after the stream
-
-
-def wait_until(condition: Callable[[], bool], timeout_s: float = 10) -> bool:
-    deadline = time.monotonic() + timeout_s
-    while not condition():
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.01)
-    return True
 
 
 def test_stream_ignore_and_react_have_empty_bodies(
