@@ -86,11 +86,18 @@ class FakeChat(ChatBackend):
         return '{"facts": []}' if json_schema is not None else self.default
 
     def stream(
-        self, messages: Sequence[ChatMessage], *, max_tokens: int, temperature: float = 0.7
+        self,
+        messages: Sequence[ChatMessage],
+        *,
+        max_tokens: int,
+        temperature: float = 0.7,
+        abandoned: AbandonCheck | None = None,
     ) -> Iterator[str]:
         """The scripted reply in word-sized pieces; `streamed` counts pieces handed out,
         `abandoned_streams` the streams closed before their end."""
-        reply = self.complete(messages, max_tokens=max_tokens, temperature=temperature)
+        reply = self.complete(
+            messages, max_tokens=max_tokens, temperature=temperature, abandoned=abandoned
+        )
         finished = False
         try:
             for piece in re.findall(r"\S+\s*|\s+", reply):

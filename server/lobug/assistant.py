@@ -98,7 +98,14 @@ class Assistant:
             prepared.clock.lap("llm")
             return self._finish(state, prepared, parse_reply(raw))
 
-    def reply_streaming(self, device_id: str, text: str, *, agency: bool = False) -> StreamingTurn:
+    def reply_streaming(
+        self,
+        device_id: str,
+        text: str,
+        *,
+        agency: bool = False,
+        abandoned: AbandonCheck | None = None,
+    ) -> StreamingTurn:
         """Like `reply`, but the answer arrives in pieces as the model generates it.
 
         The action is known when this returns (an [IGNORE]/[REACT] prefix is read first); the
@@ -112,6 +119,7 @@ class Assistant:
                 prepared.messages,
                 max_tokens=self.settings.llm_max_tokens,
                 temperature=self.settings.llm_temperature,
+                abandoned=abandoned,
             )
             action, head = read_action_prefix(stream)
         except BaseException:

@@ -187,7 +187,11 @@ class Voice:
     # ------------------------------------------------------------------ streamed reply
 
     def start_streaming(
-        self, device_id: str, audio: Audio, timings: dict[str, float]
+        self,
+        device_id: str,
+        audio: Audio,
+        timings: dict[str, float],
+        abandoned: AbandonCheck | None = None,
     ) -> StreamedVoice:
         """Hear the recording and start the answer; the audio comes from `stream_audio`."""
         stt, _ = self.speech.require()
@@ -198,7 +202,9 @@ class Voice:
             return StreamedVoice(
                 turn_id, transcript.text, "ignore", self.output_rate, None, timings
             )
-        streaming = self.assistant.reply_streaming(device_id, transcript.text, agency=True)
+        streaming = self.assistant.reply_streaming(
+            device_id, transcript.text, agency=True, abandoned=abandoned
+        )
         timings.update(streaming.timings_ms)
         if streaming.action != "respond":
             turn = streaming.finish()

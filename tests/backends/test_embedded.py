@@ -80,6 +80,12 @@ def test_a_request_whose_client_left_while_queued_is_not_generated(chat: Embedde
             [{"role": "user", "content": "Say hi."}], max_tokens=8, abandoned=lambda: True
         )
     assert chat.complete([{"role": "user", "content": "Say hi."}], max_tokens=8).strip()
+    before = chat.streamed_pieces
+    with pytest.raises(Abandoned):
+        list(
+            chat.stream([{"role": "user", "content": "Hi."}], max_tokens=8, abandoned=lambda: True)
+        )
+    assert chat.streamed_pieces == before
 
 
 def test_concurrent_requests_wait_their_turn(chat: EmbeddedChat) -> None:

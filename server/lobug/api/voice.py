@@ -72,9 +72,10 @@ async def chat_audio_stream(request: Request) -> Response:
     device = device_id(request)
     timings: dict[str, float] = {}
     audio = await read_recording(request, svc.settings, timings)
-    streamed: StreamedVoice = await asyncio.to_thread(
-        svc.voice.start_streaming, device, audio, timings
-    )
+    async with watch_disconnect(request) as abandoned:
+        streamed: StreamedVoice = await asyncio.to_thread(
+            svc.voice.start_streaming, device, audio, timings, abandoned
+        )
     headers = {
         "X-Lobug-Action": streamed.action,
         "X-Lobug-Transcription": quote(streamed.transcription, safe=""),

@@ -76,10 +76,18 @@ class ChatBackend(ABC):
         of generating a reply nobody will read."""
 
     def stream(
-        self, messages: Sequence[ChatMessage], *, max_tokens: int, temperature: float = 0.7
+        self,
+        messages: Sequence[ChatMessage],
+        *,
+        max_tokens: int,
+        temperature: float = 0.7,
+        abandoned: AbandonCheck | None = None,
     ) -> Iterator[str]:
-        """Yield the reply in pieces as they are generated; one piece where not supported."""
-        yield self.complete(messages, max_tokens=max_tokens, temperature=temperature)
+        """Yield the reply in pieces as they are generated; one piece where not supported.
+        `abandoned` as for `complete` (raised on the first step)."""
+        yield self.complete(
+            messages, max_tokens=max_tokens, temperature=temperature, abandoned=abandoned
+        )
 
     @abstractmethod
     def is_available(self) -> bool:

@@ -18,6 +18,7 @@ import numpy as np
 
 from lobug.backends.base import (
     AbandonCheck,
+    Abandoned,
     BackendError,
     BackendUnavailable,
     ChatBackend,
@@ -155,14 +156,19 @@ class EmbeddedChat(ChatBackend):
         return _completion_text(result)
 
     def stream(
-        self, messages: Sequence[ChatMessage], *, max_tokens: int, temperature: float = 0.7
+        self,
+        messages: Sequence[ChatMessage],
+        *,
+        max_tokens: int,
+        temperature: float = 0.7,
+        abandoned: AbandonCheck | None = None,
     ) -> Iterator[str]:
         """Tokens as llama.cpp produces them; generation runs in a worker thread.
 
         Closing the iterator early (a device that hung up) stops the generation at the next
         token, so the model is free for the next request at once."""
         pieces: queue.Queue[str | BaseException | None] = queue.Queue()
-        abandoned = threading.Event()
+        closed = threading.Event()  # the consumer stopped reading
         body = {
             "messages": list(messages),
             "max_tokens": max_tokens,
@@ -176,11 +182,14 @@ class EmbeddedChat(ChatBackend):
                 if text:
                     self.streamed_pieces += 1
                     pieces.put(text)
-            return abandoned.is_set()  # True tells llama.cpp to stop generating
+            return closed.is_set()  # True tells llama.cpp to stop generating
 
         def generate() -> None:
             try:
                 with self._lock.hold(background=False):
+                    raise_if_abandoned(abandoned)
+                    if closed.is_set():
+                        return  # closed while it waited: nobody reads any more
                     self._server.handle_chat_completions(body, on_chunk)
             except BaseException as exc:  # handed to the consumer, not lost in the thread
                 pieces.put(exc)
@@ -190,11 +199,13 @@ class EmbeddedChat(ChatBackend):
         threading.Thread(target=generate, name="llama-stream", daemon=True).start()
         try:
             while (piece := pieces.get()) is not None:
+                if isinstance(piece, Abandoned):
+                    raise piece
                 if isinstance(piece, BaseException):
                     raise BackendError(f"embedded model failed: {piece}") from piece
                 yield piece
         finally:
-            abandoned.set()
+            closed.set()
 
     def is_available(self) -> bool:
         return True

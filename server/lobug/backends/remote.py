@@ -114,8 +114,14 @@ class OllamaChat(ChatBackend):
         return response.message.content or ""
 
     def stream(
-        self, messages: Sequence[ChatMessage], *, max_tokens: int, temperature: float = 0.7
+        self,
+        messages: Sequence[ChatMessage],
+        *,
+        max_tokens: int,
+        temperature: float = 0.7,
+        abandoned: AbandonCheck | None = None,
     ) -> Iterator[str]:
+        raise_if_abandoned(abandoned)
         try:
             for part in self._client.chat(
                 model=self.model,
@@ -254,8 +260,14 @@ class OpenAIChat(ChatBackend):
         return response.choices[0].message.content or ""
 
     def stream(
-        self, messages: Sequence[ChatMessage], *, max_tokens: int, temperature: float = 0.7
+        self,
+        messages: Sequence[ChatMessage],
+        *,
+        max_tokens: int,
+        temperature: float = 0.7,
+        abandoned: AbandonCheck | None = None,
     ) -> Iterator[str]:
+        raise_if_abandoned(abandoned)
         import openai
 
         try:
