@@ -20,7 +20,6 @@ class Maintenance:
     def __init__(self, tasks: Sequence[Task], interval_s: float) -> None:
         self.tasks = tuple(tasks)
         self.interval_s = interval_s
-        self.passes = 0
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 
@@ -47,7 +46,6 @@ class Maintenance:
                 continue
             if repaired[name]:
                 log.info("maintenance: %s: %d", name, repaired[name])
-        self.passes += 1
         return repaired
 
     def _run(self) -> None:

@@ -27,8 +27,6 @@ from lobug.voice import Speech, Voice
 
 log = logging.getLogger(__name__)
 
-API_DEVICE_ID = "api"  # the conversation log's device column for memory-API messages
-
 
 @dataclass
 class Services:
@@ -84,9 +82,7 @@ class MemoryServices:
 
     def maintenance_tasks(self) -> list[Task]:
         def reembed(should_stop: Callable[[], bool]) -> int:
-            return reembed_messages(
-                self.store, self.embedder.embed_batch, API_DEVICE_ID, should_stop=should_stop
-            )
+            return reembed_messages(self.store, self.embedder.embed_batch, should_stop=should_stop)
 
         return [("re-embedded messages", reembed)]
 

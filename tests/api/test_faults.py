@@ -191,10 +191,10 @@ def test_without_embeddings_everything_still_answers(
         )
         assert again.headers["X-Lobug-Embedded"] == "1"
         store = client.app.state.services.store  # type: ignore[attr-defined]
-        assert [m.content for m in store.messages_without_vectors("api", 10)] == ["I own a kayak"]
+        assert [m.content for m in store.messages_to_embed(10)] == ["I own a kayak"]
         repaired = client.app.state.maintenance.run_once()  # type: ignore[attr-defined]
         assert repaired["re-embedded messages"] == 1
-        assert store.messages_without_vectors("api", 10) == []
+        assert store.messages_to_embed(10) == []
 
 
 # ---------------------------------------------------------------- speech

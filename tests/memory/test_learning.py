@@ -123,15 +123,16 @@ def test_messages_stored_while_the_embedder_failed_are_embedded_later(
     store: MemoryStore, fake_embedder: FakeEmbedder
 ) -> None:
     kept = [
-        store.append_message("lobug", "api", "user", f"note {i} about copper") for i in range(5)
+        store.append_message("lobug", "api", "user", f"note {i} about copper", embed_later=True)
+        for i in range(5)
     ]
     store.append_message("lobug", "default", "user", "a device turn, never embedded")
     query = fake_embedder.embed("note about copper")
     assert store.search_messages("lobug", query, 10) == []
-    assert reembed_messages(store, fake_embedder.embed_batch, "api", batch=2) == 5
+    assert reembed_messages(store, fake_embedder.embed_batch, batch=2) == 5
     found = {hit.message.id for hit in store.search_messages("lobug", query, 10)}
     assert found == {m.id for m in kept}
-    assert reembed_messages(store, fake_embedder.embed_batch, "api") == 0
+    assert reembed_messages(store, fake_embedder.embed_batch) == 0
 
 
 def test_maintenance_runs_every_task_and_survives_a_failing_one(

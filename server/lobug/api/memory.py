@@ -30,7 +30,9 @@ from lobug.memory.store import (
     Message,
     ScoredMessage,
 )
-from lobug.services import API_DEVICE_ID, MemoryServices
+from lobug.services import MemoryServices
+
+API_DEVICE_ID = "api"
 
 MAX_CONTENT_CHARS = 100_000
 MAX_LIST_LIMIT = 1000
@@ -257,6 +259,7 @@ async def add_message(body: MessageIn, request: Request, response: Response) -> 
             body.content,
             metadata=body.metadata,
             vector=vector,
+            embed_later=vector is None,
         )
 
     return message_out(await asyncio.to_thread(store))

@@ -101,13 +101,12 @@ class LearningQueue:
 def reembed_messages(
     store: MemoryStore,
     embed_batch: Callable[[list[str]], list[Vector]],
-    device_id: str,
     batch: int = 32,
     should_stop: Callable[[], bool] = lambda: False,
 ) -> int:
-    """Embed the device's messages that were stored without a vector; return how many."""
+    """Embed the messages of the store's embedding backlog; return how many."""
     done = 0
-    while not should_stop() and (messages := store.messages_without_vectors(device_id, batch)):
+    while not should_stop() and (messages := store.messages_to_embed(batch)):
         vectors = embed_batch([m.content for m in messages])
         store.add_message_vectors(list(zip(messages, vectors, strict=True)))
         done += len(messages)

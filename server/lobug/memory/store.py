@@ -342,6 +342,10 @@ MIGRATIONS: tuple[Migration, ...] = (
                 attempts INTEGER NOT NULL DEFAULT 0,
                 queued_at REAL NOT NULL
             )""",
+            # Messages meant to have a vector that were stored while the embedder failed.
+            """CREATE TABLE embedding_backlog (
+                message_id INTEGER PRIMARY KEY REFERENCES conversation_log(id)
+            )""",
         ),
     ),
 )
@@ -582,17 +586,14 @@ class MemoryStore:
     def similarities(self, kind: str, ids: Sequence[int], query: Vector) -> dict[int, float]:
         """Cosine similarity of `query` to the stored vectors of these facts or messages
         (those without a vector are left out)."""
-        table, column = {
-            "fact": ("fact_vectors", "fact_id"),
-            "message": ("message_vectors", "message_id"),
-        }[kind]
         if not ids:
             return {}
         if kind == "fact":  # the index mirrors fact_vectors; vec0 looks ids up slowly
             return self._require_index().similarities(ids, query)
         marks = ",".join("?" * len(ids))
         rows = self._query(
-            f"SELECT {column}, embedding FROM {table} WHERE {column} IN ({marks})", list(ids)
+            f"SELECT message_id, embedding FROM message_vectors WHERE message_id IN ({marks})",
+            list(ids),
         )
         q = np.asarray(query, dtype=np.float32)
         return {int(i): float(np.frombuffer(blob, dtype=np.float32) @ q) for i, blob in rows}
@@ -759,11 +760,12 @@ class MemoryStore:
         *,
         metadata: dict[str, Any] | None = None,
         vector: Vector | None = None,
+        embed_later: bool = False,
         learn_from: Message | None = None,
     ) -> Message:
-        """Log a message; with `vector`, it becomes searchable by `search_messages`; with
-        `learn_from` (the user message it answers), the exchange joins the learning queue in
-        the same transaction."""
+        """Log a message; with `vector`, it becomes searchable by `search_messages` (with
+        `embed_later` instead, it waits in the embedding backlog); with `learn_from` (the user
+        message it answers), the exchange joins the learning queue. One transaction."""
         agent_id = self.agent_id(agent)
         now = self._clock()
         with self._transaction() as conn:
@@ -778,6 +780,8 @@ class MemoryStore:
                     "INSERT INTO message_vectors(message_id, agent_id, embedding) VALUES (?,?,?)",
                     (message_id, agent_id, vector_blob(vector)),
                 )
+            elif embed_later:
+                conn.execute("INSERT INTO embedding_backlog(message_id) VALUES (?)", (message_id,))
             if learn_from is not None:
                 conn.execute(
                     "INSERT INTO learning_queue(assistant_message_id, user_message_id, "
@@ -786,24 +790,26 @@ class MemoryStore:
                 )
         return Message(message_id, agent, device_id, role, content, now, False, metadata, agent_id)
 
-    def messages_without_vectors(self, device_id: str, limit: int) -> list[Message]:
-        """The device's messages that have no embedding (stored while the embedder failed),
-        oldest first."""
+    def messages_to_embed(self, limit: int) -> list[Message]:
+        """Messages of the embedding backlog (stored while the embedder failed), oldest first."""
         rows = self._query(
-            f"SELECT {_MESSAGE_COLUMNS_L}, a.name FROM conversation_log l "
-            "JOIN agents a ON a.id = l.agent_id "
-            "LEFT JOIN message_vectors v ON v.message_id = l.id "
-            "WHERE l.device_id = ? AND v.message_id IS NULL ORDER BY l.id LIMIT ?",
-            (device_id, limit),
+            f"SELECT {_MESSAGE_COLUMNS_L}, a.name FROM embedding_backlog b "
+            "JOIN conversation_log l ON l.id = b.message_id JOIN agents a ON a.id = l.agent_id "
+            "ORDER BY b.message_id LIMIT ?",
+            (limit,),
         )
         return [self._message(row[-1], row) for row in rows]
 
     def add_message_vectors(self, rows: Sequence[tuple[Message, Vector]]) -> None:
+        """Store the vectors of backlog messages and take them off the backlog."""
         with self._transaction() as conn:
             conn.executemany(
                 "INSERT OR REPLACE INTO message_vectors(message_id, agent_id, embedding) "
                 "VALUES (?,?,?)",
                 [(m.id, m.agent_id, vector_blob(v)) for m, v in rows],
+            )
+            conn.executemany(
+                "DELETE FROM embedding_backlog WHERE message_id = ?", [(m.id,) for m, _ in rows]
             )
 
     # ------------------------------------------------------------------ learning queue
