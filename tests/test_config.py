@@ -162,3 +162,17 @@ def test_search_limits_are_checked() -> None:
         Settings.from_memory_env({"MEMORY_DEFAULT_SEARCH_LIMIT": "30"})
     with pytest.raises(ConfigError, match="MEMORY_SERVER_PORT"):
         Settings.from_memory_env({"MEMORY_SERVER_PORT": "eighty"})
+
+
+def test_an_empty_environment_gives_the_field_defaults() -> None:
+    settings = Settings.from_env({})
+    assert settings.with_overrides(db_path=Settings().db_path) == Settings()
+
+
+def test_every_settings_field_can_be_set_from_the_environment() -> None:
+    from dataclasses import fields
+
+    from lobug.config import MEMORY_ENV, SETTINGS_ENV
+
+    assert {f.name for f in fields(Settings)} - {"memory"} == set(SETTINGS_ENV)
+    assert {f.name for f in fields(MemoryConfig)} == set(MEMORY_ENV)

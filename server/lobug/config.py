@@ -7,7 +7,7 @@ when the entry point asks.
 from __future__ import annotations
 
 import ipaddress
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -148,80 +148,21 @@ class Settings:
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str]) -> Settings:
-        """Build settings from environment variables (see the README for the list)."""
+        """Build settings from environment variables (see the README for the list). A
+        variable that is not set leaves the field's default, written once, above."""
         env = _Env(environ)
-        memory = MemoryConfig(
-            short_term_threshold=env.integer("LOBUG_SHORT_TERM_THRESHOLD", 30),
-            short_term_keep=env.integer("LOBUG_SHORT_TERM_KEEP", 10),
-            long_term_threshold=env.integer("LOBUG_LONG_TERM_THRESHOLD", 20),
-            long_term_keep=env.integer("LOBUG_LONG_TERM_KEEP", 10),
-            retrieval_top_k=env.integer("LOBUG_RETRIEVAL_TOP_K", 5),
-            retrieval_min_similarity=env.number("LOBUG_RETRIEVAL_MIN_SIMILARITY", 0.3),
-            duplicate_distance_threshold=env.number("LOBUG_DUPLICATE_DISTANCE", 0.15),
-            working_memory_size=env.integer("LOBUG_WORKING_MEMORY_SIZE", 20),
-            max_facts_per_exchange=env.integer("LOBUG_MAX_FACTS_PER_EXCHANGE", 5),
-            search_vector_weight=env.number("LOBUG_SEARCH_VECTOR_WEIGHT", 0.6),
-            search_keyword_weight=env.number("LOBUG_SEARCH_KEYWORD_WEIGHT", 0.4),
-            search_recency_weight=env.number("LOBUG_SEARCH_RECENCY_WEIGHT", 0.05),
-        )
-        db_path = env.text("LOBUG_DB_PATH")
-        tts_voice = env.text("LOBUG_TTS_VOICE")
-        return cls(
-            host=env.text("LOBUG_HOST") or "127.0.0.1",
-            port=env.integer("LOBUG_PORT", 8321),
-            db_path=Path(db_path).expanduser() if db_path else default_db_path(),
-            agent=env.text("LOBUG_AGENT") or "lobug",
-            device_agents=parse_device_agents(env.text("LOBUG_DEVICE_AGENTS") or ""),
-            llm_backend=(env.text("LOBUG_LLM_BACKEND") or "auto").lower(),
-            llm_model=env.text("LOBUG_LLM_MODEL"),
-            llm_base_url=env.text("LOBUG_LLM_BASE_URL"),
-            llm_api_key=env.text("LOBUG_LLM_API_KEY"),
-            ollama_host=env.text("OLLAMA_HOST") or "http://127.0.0.1:11434",
-            llm_timeout_s=env.number("LOBUG_LLM_TIMEOUT", 60.0),
-            llm_connect_timeout_s=env.number("LOBUG_LLM_CONNECT_TIMEOUT", 3.0),
-            llm_max_tokens=env.integer("LOBUG_LLM_MAX_TOKENS", 256),
-            llm_temperature=env.number("LOBUG_LLM_TEMPERATURE", 0.7),
-            llm_context_tokens=env.integer("LOBUG_LLM_CONTEXT_TOKENS", 4096),
-            llm_threads=env.integer("LOBUG_LLM_THREADS", 2),
-            llm_prompt_cache_mib=env.integer("LOBUG_LLM_PROMPT_CACHE_MIB", 256),
-            embed_backend=(env.text("LOBUG_EMBED_BACKEND") or "local").lower(),
-            embed_model=env.text("LOBUG_EMBED_MODEL"),
-            embed_dim=env.optional_integer("LOBUG_EMBED_DIM"),
-            speech_enabled=env.flag("LOBUG_SPEECH", True),
-            stt_model=env.text("LOBUG_STT_MODEL"),
-            stt_language=(env.text("LOBUG_STT_LANGUAGE") or "en").lower(),
-            tts_voice=Path(tts_voice).expanduser() if tts_voice else None,
-            tts_sample_rate=env.optional_integer("LOBUG_TTS_SAMPLE_RATE"),
-            max_audio_seconds=env.number("LOBUG_MAX_AUDIO_SECONDS", 30.0),
-            max_audio_bytes=env.integer("LOBUG_MAX_AUDIO_BYTES", 8 * 1024 * 1024),
-            device_tokens=parse_tokens(env.text("LOBUG_DEVICE_TOKENS") or ""),
-            allow_unauthenticated=env.flag("LOBUG_ALLOW_UNAUTHENTICATED", False),
-            max_text_chars=env.integer("LOBUG_MAX_TEXT_CHARS", 4000),
-            max_body_bytes=env.integer("LOBUG_MAX_BODY_BYTES", 1024 * 1024),
-            maintenance_interval_s=env.number("LOBUG_MAINTENANCE_INTERVAL_S", 300.0),
-            default_search_limit=env.integer("MEMORY_DEFAULT_SEARCH_LIMIT", 5),
-            max_search_limit=env.integer("MEMORY_MAX_SEARCH_LIMIT", 20),
-            max_context_messages=env.integer("MEMORY_MAX_CONTEXT_MESSAGES", 10),
-            memory=memory,
-        )
+        memory = MemoryConfig(**env.read_all(MEMORY_ENV))
+        return cls(**env.read_all(SETTINGS_ENV), memory=memory)
 
     @classmethod
     def from_memory_env(cls, environ: Mapping[str, str]) -> Settings:
         """Settings for `lobug memory-server`: the seed's MEMORY_* variables (and
         OLLAMA_BASE_URL) take precedence over their LOBUG_* counterparts; tokens and everything
-        else come from `from_env`. The database defaults to the device server's."""
+        else come from `from_env`. The database defaults to the device server's; host and port
+        do not follow LOBUG_HOST/LOBUG_PORT (the memory server has its own)."""
         settings = cls.from_env(environ)
-        env = _Env(environ)
-        db_path = env.text("MEMORY_SERVER_DB_PATH")
-        backend = env.text("MEMORY_EMBEDDING_BACKEND")
-        return settings.with_overrides(
-            host=env.text("MEMORY_SERVER_HOST") or "127.0.0.1",
-            port=env.integer("MEMORY_SERVER_PORT", 8283),
-            db_path=Path(db_path).expanduser() if db_path else settings.db_path,
-            embed_backend=backend.lower() if backend else settings.embed_backend,
-            embed_model=env.text("MEMORY_EMBEDDING_MODEL") or settings.embed_model,
-            ollama_host=env.text("OLLAMA_BASE_URL") or settings.ollama_host,
-        )
+        own: dict[str, Any] = {"host": cls.host, "port": MEMORY_SERVER_PORT}
+        return settings.with_overrides(**(own | _Env(environ).read_all(MEMORY_SERVER_ENV)))
 
 
 def default_db_path() -> Path:
@@ -282,10 +223,6 @@ class _Env:
         value = self._environ.get(name, "").strip()
         return value or None
 
-    def integer(self, name: str, default: int) -> int:
-        value = self.optional_integer(name)
-        return default if value is None else value
-
     def optional_integer(self, name: str) -> int | None:
         raw = self.text(name)
         if raw is None:
@@ -295,21 +232,113 @@ class _Env:
         except ValueError:
             raise ConfigError(f"{name} must be an integer, got {raw!r}") from None
 
-    def number(self, name: str, default: float) -> float:
+    def optional_number(self, name: str) -> float | None:
         raw = self.text(name)
         if raw is None:
-            return default
+            return None
         try:
             return float(raw)
         except ValueError:
             raise ConfigError(f"{name} must be a number, got {raw!r}") from None
 
-    def flag(self, name: str, default: bool) -> bool:
+    def optional_flag(self, name: str) -> bool | None:
         raw = self.text(name)
         if raw is None:
-            return default
+            return None
         if raw.lower() in ("1", "true", "yes", "on"):
             return True
         if raw.lower() in ("0", "false", "no", "off"):
             return False
         raise ConfigError(f"{name} must be 1/0, true/false, yes/no or on/off, got {raw!r}")
+
+    def lowered(self, name: str) -> str | None:
+        value = self.text(name)
+        return value.lower() if value else None
+
+    def path(self, name: str) -> Path | None:
+        value = self.text(name)
+        return Path(value).expanduser() if value else None
+
+    def tokens(self, name: str) -> tuple[str, ...] | None:
+        value = self.text(name)
+        return parse_tokens(value) if value else None
+
+    def device_agents(self, name: str) -> dict[str, str] | None:
+        value = self.text(name)
+        return parse_device_agents(value) if value else None
+
+    def read_all(self, table: Mapping[str, tuple[str, EnvReader]]) -> dict[str, Any]:
+        """The fields of `table` whose variable is set, read by their reader."""
+        found = {}
+        for field_name, (variable, read) in table.items():
+            value = read(self, variable)
+            if value is not None:
+                found[field_name] = value
+        return found
+
+
+EnvReader = Callable[[_Env, str], Any]
+
+MEMORY_ENV: dict[str, tuple[str, EnvReader]] = {
+    "short_term_threshold": ("LOBUG_SHORT_TERM_THRESHOLD", _Env.optional_integer),
+    "short_term_keep": ("LOBUG_SHORT_TERM_KEEP", _Env.optional_integer),
+    "long_term_threshold": ("LOBUG_LONG_TERM_THRESHOLD", _Env.optional_integer),
+    "long_term_keep": ("LOBUG_LONG_TERM_KEEP", _Env.optional_integer),
+    "retrieval_top_k": ("LOBUG_RETRIEVAL_TOP_K", _Env.optional_integer),
+    "retrieval_min_similarity": ("LOBUG_RETRIEVAL_MIN_SIMILARITY", _Env.optional_number),
+    "duplicate_distance_threshold": ("LOBUG_DUPLICATE_DISTANCE", _Env.optional_number),
+    "working_memory_size": ("LOBUG_WORKING_MEMORY_SIZE", _Env.optional_integer),
+    "max_facts_per_exchange": ("LOBUG_MAX_FACTS_PER_EXCHANGE", _Env.optional_integer),
+    "search_vector_weight": ("LOBUG_SEARCH_VECTOR_WEIGHT", _Env.optional_number),
+    "search_keyword_weight": ("LOBUG_SEARCH_KEYWORD_WEIGHT", _Env.optional_number),
+    "search_recency_weight": ("LOBUG_SEARCH_RECENCY_WEIGHT", _Env.optional_number),
+}
+
+SETTINGS_ENV: dict[str, tuple[str, EnvReader]] = {
+    "host": ("LOBUG_HOST", _Env.text),
+    "port": ("LOBUG_PORT", _Env.optional_integer),
+    "db_path": ("LOBUG_DB_PATH", _Env.path),
+    "agent": ("LOBUG_AGENT", _Env.text),
+    "device_agents": ("LOBUG_DEVICE_AGENTS", _Env.device_agents),
+    "llm_backend": ("LOBUG_LLM_BACKEND", _Env.lowered),
+    "llm_model": ("LOBUG_LLM_MODEL", _Env.text),
+    "llm_base_url": ("LOBUG_LLM_BASE_URL", _Env.text),
+    "llm_api_key": ("LOBUG_LLM_API_KEY", _Env.text),
+    "ollama_host": ("OLLAMA_HOST", _Env.text),
+    "llm_timeout_s": ("LOBUG_LLM_TIMEOUT", _Env.optional_number),
+    "llm_connect_timeout_s": ("LOBUG_LLM_CONNECT_TIMEOUT", _Env.optional_number),
+    "llm_max_tokens": ("LOBUG_LLM_MAX_TOKENS", _Env.optional_integer),
+    "llm_temperature": ("LOBUG_LLM_TEMPERATURE", _Env.optional_number),
+    "llm_context_tokens": ("LOBUG_LLM_CONTEXT_TOKENS", _Env.optional_integer),
+    "llm_threads": ("LOBUG_LLM_THREADS", _Env.optional_integer),
+    "llm_prompt_cache_mib": ("LOBUG_LLM_PROMPT_CACHE_MIB", _Env.optional_integer),
+    "embed_backend": ("LOBUG_EMBED_BACKEND", _Env.lowered),
+    "embed_model": ("LOBUG_EMBED_MODEL", _Env.text),
+    "embed_dim": ("LOBUG_EMBED_DIM", _Env.optional_integer),
+    "speech_enabled": ("LOBUG_SPEECH", _Env.optional_flag),
+    "stt_model": ("LOBUG_STT_MODEL", _Env.text),
+    "stt_language": ("LOBUG_STT_LANGUAGE", _Env.lowered),
+    "tts_voice": ("LOBUG_TTS_VOICE", _Env.path),
+    "tts_sample_rate": ("LOBUG_TTS_SAMPLE_RATE", _Env.optional_integer),
+    "max_audio_seconds": ("LOBUG_MAX_AUDIO_SECONDS", _Env.optional_number),
+    "max_audio_bytes": ("LOBUG_MAX_AUDIO_BYTES", _Env.optional_integer),
+    "device_tokens": ("LOBUG_DEVICE_TOKENS", _Env.tokens),
+    "allow_unauthenticated": ("LOBUG_ALLOW_UNAUTHENTICATED", _Env.optional_flag),
+    "max_text_chars": ("LOBUG_MAX_TEXT_CHARS", _Env.optional_integer),
+    "max_body_bytes": ("LOBUG_MAX_BODY_BYTES", _Env.optional_integer),
+    "maintenance_interval_s": ("LOBUG_MAINTENANCE_INTERVAL_S", _Env.optional_number),
+    "default_search_limit": ("MEMORY_DEFAULT_SEARCH_LIMIT", _Env.optional_integer),
+    "max_search_limit": ("MEMORY_MAX_SEARCH_LIMIT", _Env.optional_integer),
+    "max_context_messages": ("MEMORY_MAX_CONTEXT_MESSAGES", _Env.optional_integer),
+}
+
+# `lobug memory-server`: the seed's variables, over what `from_env` read.
+MEMORY_SERVER_PORT = 8283
+MEMORY_SERVER_ENV: dict[str, tuple[str, EnvReader]] = {
+    "host": ("MEMORY_SERVER_HOST", _Env.text),
+    "port": ("MEMORY_SERVER_PORT", _Env.optional_integer),
+    "db_path": ("MEMORY_SERVER_DB_PATH", _Env.path),
+    "embed_backend": ("MEMORY_EMBEDDING_BACKEND", _Env.lowered),
+    "embed_model": ("MEMORY_EMBEDDING_MODEL", _Env.text),
+    "ollama_host": ("OLLAMA_BASE_URL", _Env.text),
+}
