@@ -10,6 +10,12 @@ from dataclasses import dataclass, field
 
 from lobug.backends.base import ChatMessage
 from lobug.memory.manager import MemoryContext
+from lobug.tokens import (
+    MESSAGE_OVERHEAD_TOKENS,
+    estimate_tokens,
+    prompt_budget_tokens,
+    truncate_to_tokens,
+)
 
 PERSONALITY = """You are Lo-Bug, a small friendly voice assistant living in an M5Stack device \
 on the user's desk. You remember the user across conversations. Answer in one to three short \
@@ -17,8 +23,6 @@ spoken sentences: no lists, no markdown, no emoji. If you do not know something,
 
 AGENCY = """If the input is noise, not meant for you, or needs no answer, reply with exactly \
 [IGNORE]. If a small non-verbal reaction fits better than words, start your reply with [REACT]."""
-
-CHARS_PER_TOKEN = 3.5
 
 
 @dataclass(frozen=True)
@@ -116,7 +120,7 @@ def turn_messages(
         history,
         context_tokens=context_tokens,
         reply_tokens=reply_tokens,
-        reserved_chars=len(note),
+        reserved_tokens=estimate_tokens(note),
     )
     if note:
         messages.insert(len(messages) - 1, {"role": "system", "content": note})
@@ -129,22 +133,27 @@ def build_messages(
     *,
     context_tokens: int,
     reply_tokens: int,
-    reserved_chars: int = 0,
+    reserved_tokens: int = 0,
 ) -> list[ChatMessage]:
     """The system prompt and as much recent history as fits the model's context window
-    (less `reserved_chars` kept for something the caller adds).
+    (less `reserved_tokens` kept for something the caller adds), by `estimate_tokens`.
 
-    The newest message (the user's turn) is always kept; older ones go first."""
-    budget_chars = int((context_tokens - reply_tokens - 64) * CHARS_PER_TOKEN) - reserved_chars
+    The newest message (the user's turn) is always kept, cut to the budget if it alone is
+    larger; older ones go first, then the end of the system prompt (never the personality)."""
+    budget = prompt_budget_tokens(context_tokens, reply_tokens) - reserved_tokens
     kept: list[ChatMessage] = []
-    used = len(system)
+    used = estimate_tokens(system)
     for message in reversed(history):
-        cost = len(message["content"]) + 16
-        if kept and used + cost > budget_chars:
+        cost = estimate_tokens(message["content"]) + MESSAGE_OVERHEAD_TOKENS
+        if kept and used + cost > budget:
             break
         kept.append(message)
         used += cost
-    if used > budget_chars:
-        overflow = used - budget_chars
-        system = system[: max(len(PERSONALITY), len(system) - overflow)]
+    if used > budget:
+        history_tokens = used - estimate_tokens(system)
+        floor = estimate_tokens(PERSONALITY)
+        system = truncate_to_tokens(system, max(floor, budget - history_tokens))
+        if estimate_tokens(system) + history_tokens > budget and len(kept) == 1:
+            room = max(1, budget - estimate_tokens(system) - MESSAGE_OVERHEAD_TOKENS)
+            kept[0] = {**kept[0], "content": truncate_to_tokens(kept[0]["content"], room)}
     return [{"role": "system", "content": system}, *reversed(kept)]

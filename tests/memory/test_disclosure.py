@@ -2,7 +2,8 @@ from __future__ import annotations
 
 import pytest
 
-from lobug.memory.disclosure import self_disclosures, third_person
+from lobug.memory.disclosure import self_disclosures
+from lobug.text import third_person
 
 
 @pytest.mark.parametrize(

@@ -81,7 +81,7 @@ def test_first_person_facts_are_stored_about_the_user() -> None:
         source_message_ids=(),
         max_facts=5,
     )
-    assert [f.content for f in facts] == ["The user work at NASA", "The user's dog is Rex"]
+    assert [f.content for f in facts] == ["The user works at NASA", "The user's dog is Rex"]
 
 
 def test_merge_keeps_order_skips_same_words_and_limits() -> None:

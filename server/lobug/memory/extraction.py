@@ -12,6 +12,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from lobug.memory.store import FACT_TYPES, NewFact
+from lobug.text import FUNCTION_WORDS, sentence_case, third_person
 
 MAX_FACT_CHARS = 300
 MIN_GROUNDED_SHARE = 0.6
@@ -19,17 +20,8 @@ MIN_STEM_CHARS = 4
 
 _WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9'’-]*")
 # Words that carry no claim: function words and the fact template's own framing.
-STOPWORDS = frozenset(
-    """
-    a about above after again against all also am an and any are as at be because been before
-    being below between both but by can could did do does doing down during each few for from
-    further had has have having he her here hers herself him himself his how i if in into is it
-    its itself just me more most my myself no nor not now of off on once only or other our ours
-    ourselves out over own same she should so some such than that the their theirs them
-    themselves then there these they this those through to too under until up very was we were
-    what when where which while who whom why will with would you your yours yourself yourselves
-    user user's users assistant lo-bug lobug person someone named called currently really
-    """.split()
+STOPWORDS = FUNCTION_WORDS | frozenset(
+    "user user's users assistant lo-bug lobug person someone named called currently really".split()
 )
 
 
@@ -153,21 +145,6 @@ def validate_facts(
     return kept
 
 
-FIRST_PERSON = (
-    (re.compile(r"^(I am|I'm)\b", re.IGNORECASE), "The user is"),
-    (re.compile(r"^I\b"), "The user"),
-    (re.compile(r"^My\b", re.IGNORECASE), "The user's"),
-)
-
-
-def third_person(content: str) -> str:
-    """Facts are about the user: "I work at NASA" is stored as "The user work at NASA"
-    rather than as an "I" that reads as the assistant in a later prompt."""
-    for pattern, replacement in FIRST_PERSON:
-        content = pattern.sub(replacement, content, count=1)
-    return content
-
-
 def merge_facts(first: list[NewFact], second: list[NewFact], limit: int) -> list[NewFact]:
     """`first`, then the facts of `second` with other content words, at most `limit`."""
     merged = list(first)
@@ -184,7 +161,7 @@ def _to_fact(item: dict[str, Any], source_message_ids: tuple[int, ...]) -> NewFa
     content = item.get("fact", item.get("content"))
     if not isinstance(content, str):
         return None
-    content = third_person(" ".join(content.split()))
+    content = sentence_case(third_person(" ".join(content.split())))
     if not content or len(content) > MAX_FACT_CHARS:
         return None
     fact_type = item.get("type")

@@ -18,6 +18,7 @@ from lobug.memory import prompts, search
 from lobug.memory.disclosure import self_disclosures
 from lobug.memory.extraction import merge_facts, parse_fact_payload, validate_facts
 from lobug.memory.store import Fact, MemoryStore, Message, NewFact, ScoredFact
+from lobug.tokens import estimate_tokens, prompt_budget_tokens
 
 log = logging.getLogger(__name__)
 
@@ -25,7 +26,6 @@ EXTRACTION_MAX_TOKENS = 192
 SUMMARY_MAX_TOKENS = 300
 DISTILL_MAX_TOKENS = 600
 DISTILL_FACTS = 10
-PROMPT_OVERHEAD_TOKENS = 256
 
 T = TypeVar("T")
 
@@ -241,8 +241,8 @@ class MemoryManager:
         pending = self.store.unsummarized_messages(agent)
         to_summarize = oldest_that_fit(
             pending[: len(pending) - self.config.short_term_keep],
-            lambda m: min(len(m.content), prompts.MAX_TRANSCRIPT_MESSAGE_CHARS) + 16,
-            self._prompt_budget_chars(SUMMARY_MAX_TOKENS),
+            lambda m: estimate_tokens(m.content[: prompts.MAX_TRANSCRIPT_MESSAGE_CHARS]) + 8,
+            prompt_budget_tokens(self.context_tokens, SUMMARY_MAX_TOKENS),
         )
         if not to_summarize:
             return
@@ -258,11 +258,11 @@ class MemoryManager:
         pending = self.store.unincorporated_summaries(agent)
         base = self.store.base_memory(agent)
         facts = self.store.recent_facts(agent, DISTILL_FACTS)
-        fixed = len(base) + sum(len(f.content) + 4 for f in facts)
+        fixed = estimate_tokens(base) + sum(estimate_tokens(f.content) + 2 for f in facts)
         to_distill = oldest_that_fit(
             pending[: len(pending) - self.config.long_term_keep],
-            lambda summary: len(summary.content) + 4,
-            self._prompt_budget_chars(DISTILL_MAX_TOKENS) - fixed,
+            lambda summary: estimate_tokens(summary.content) + 2,
+            prompt_budget_tokens(self.context_tokens, DISTILL_MAX_TOKENS) - fixed,
         )
         if not to_distill:
             return
@@ -271,11 +271,6 @@ class MemoryManager:
         )
         self.store.distill_base_memory(agent, document, to_distill)
         report.distilled = True
-
-    def _prompt_budget_chars(self, reply_tokens: int) -> int:
-        """Characters of material a cascade prompt may carry: the context window less the
-        reply and the instructions, at a cautious 3 characters per token."""
-        return (self.context_tokens - reply_tokens - PROMPT_OVERHEAD_TOKENS) * 3
 
     def _ask(self, messages: list[prompts.ChatMessage], max_tokens: int) -> str:
         text = self.chat.complete(

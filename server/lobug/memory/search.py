@@ -82,7 +82,9 @@ def with_similarities(
     return {**known, **store.similarities(kind, missing, vector)}
 
 
-def candidate_count(k: int) -> int:
+def fusion_pool_size(k: int) -> int:
+    """How many candidates each of vector and keyword search brings to the fusion for `k`
+    results."""
     return max(MIN_CANDIDATES, CANDIDATES_PER_RESULT * k)
 
 
@@ -103,7 +105,7 @@ def search_messages(
         except Exception as exc:
             log.warning("embedding failed (%s); searching by keywords only", exc)
             mode = "keyword"
-    n = candidate_count(k)
+    n = fusion_pool_size(k)
     by_vector = store.search_messages(agent, vector, n) if vector is not None else []
     by_words = store.keyword_messages(agent, query, n) if mode != "vector" else []
     messages = {h.message.id: h.message for h in by_vector}
@@ -137,7 +139,7 @@ def search_facts(
 ) -> list[ScoredFact]:
     """Current facts for a prompt: vector hits above the similarity floor, fused with keyword
     hits (a fact naming the same person or place is relevant however its vector scores)."""
-    n = candidate_count(k)
+    n = fusion_pool_size(k)
     by_vector = [
         hit
         for hit in (store.search_facts(agent, vector, n) if vector is not None else [])

@@ -1,0 +1,68 @@
+"""Text helpers shared by memory and search: English function words, and facts about the user
+written in the third person."""
+
+from __future__ import annotations
+
+import re
+
+# English function words: they carry no claim (fact grounding) and match most rows (keyword
+# search). Contractions are listed without their apostrophe, as the FTS tokenizer splits them.
+FUNCTION_WORDS = frozenset(
+    """a about above after again against all also am an and any are as at be because been
+    before being below between both but by can could did do does doing down during each few for
+    from further had has have having he her here hers herself him himself his how i if in into
+    is it its itself just me more most my myself no nor not now of off on once only or other our
+    ours ourselves out over own same she should so some such than that the their theirs them
+    themselves then there these they this those through to too under until up very was we were
+    what when where which while who whom why will with would you your yours yourself yourselves
+    im ive youre whats thats dont didnt""".split()
+)
+
+# Modal verbs and common irregular past forms take no third-person -s.
+_UNCHANGED = frozenset(
+    """can could will would shall should may might must did was had went got made saw bought
+    met told took came gave found left lost ran wrote ate drank began became knew thought felt
+    kept sold sent spent won grew flew broke chose forgot heard held paid said put let set
+    cut hurt quit""".split()
+)
+_IRREGULAR = {"am": "is", "have": "has", "do": "does", "go": "goes", "'m": "is"}
+_PRONOUNS = (
+    (re.compile(r"\bI'm\b|\bI am\b"), "the user is"),
+    (re.compile(r"\bI've\b"), "the user has"),
+    (re.compile(r"\bI'd\b"), "the user would"),
+    (re.compile(r"\bI'll\b"), "the user will"),
+    (re.compile(r"\bmy\b", re.IGNORECASE), "the user's"),
+    (re.compile(r"\bmine\b", re.IGNORECASE), "the user's"),
+    (re.compile(r"\bmyself\b", re.IGNORECASE), "themselves"),
+    (re.compile(r"\bme\b", re.IGNORECASE), "the user"),
+)
+_I_VERB = re.compile(
+    r"\bI\s+((?:really|also|just|usually|often|always|never|sometimes|still|actually|mostly|"
+    r"only|totally|truly)\s+)?([a-z']+)"
+)
+
+
+def third_person(sentence: str) -> str:
+    sentence = _I_VERB.sub(
+        lambda m: f"the user {m.group(1) or ''}{_third_person_verb(m.group(2))}", sentence
+    )
+    for pattern, replacement in _PRONOUNS:
+        sentence = pattern.sub(replacement, sentence)
+    return re.sub(r"\bI\b", "the user", sentence)
+
+
+def _third_person_verb(verb: str) -> str:
+    lowered = verb.lower()
+    if lowered in _IRREGULAR:
+        return _IRREGULAR[lowered]
+    if lowered in _UNCHANGED or lowered.endswith("ed") or "'" in lowered:
+        return verb
+    if re.search(r"(s|sh|ch|x|z|o)$", lowered):
+        return verb + "es"
+    if re.search(r"[^aeiou]y$", lowered):
+        return verb[:-1] + "ies"
+    return verb + "s"
+
+
+def sentence_case(text: str) -> str:
+    return text[:1].upper() + text[1:]
