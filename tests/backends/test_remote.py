@@ -23,7 +23,7 @@ import pytest
 
 from lobug.backends import BackendError, BackendUnavailable, ChatMessage, build_chat
 from lobug.backends import _choose_auto_backend as choose_auto_backend
-from lobug.backends.base import ChatBackend, Embedder
+from lobug.backends.base import Abandoned, ChatBackend, Embedder
 from lobug.backends.remote import (
     OllamaChat,
     OllamaEmbedder,
@@ -692,7 +692,7 @@ def test_openai_retries_once_without_response_format_when_rejected(
 def test_openai_does_not_retry_a_bad_request_a_second_time(
     openai_server: FakeOpenAI, closing: Closer
 ) -> None:
-    openai_server.fail_next("/v1/chat/completions", 400, "schema rejected")
+    openai_server.fail_next("/v1/chat/completions", 400, "response_format is not supported")
     openai_server.fail_next("/v1/chat/completions", 400, "context too long")
     chat = _openai_chat(closing, openai_server.base_url)
 
@@ -701,6 +701,41 @@ def test_openai_does_not_retry_a_bad_request_a_second_time(
 
     assert not isinstance(caught.value, BackendUnavailable)
     assert len(openai_server.bodies("/v1/chat/completions")) == 2
+
+
+def test_a_context_length_error_keeps_structured_output_on(
+    openai_server: FakeOpenAI, closing: Closer
+) -> None:
+    openai_server.fail_next(
+        "/v1/chat/completions", 400, "This model's maximum context length is 4096 tokens"
+    )
+    chat = _openai_chat(closing, openai_server.base_url)
+
+    with pytest.raises(BackendError, match="400"):
+        chat.complete(HELLO, max_tokens=64, json_schema=SCHEMA)
+
+    assert len(openai_server.bodies("/v1/chat/completions")) == 1
+    assert chat.supports_json_schema
+    openai_server.say('{"facts": []}')
+    chat.complete(HELLO, max_tokens=64, json_schema=SCHEMA)
+    assert "response_format" in openai_server.bodies("/v1/chat/completions")[-1]
+
+
+def test_the_retry_without_response_format_keeps_the_abandon_check(
+    openai_server: FakeOpenAI, closing: Closer
+) -> None:
+    openai_server.rejects_response_format = True
+    chat = _openai_chat(closing, openai_server.base_url)
+    checks: list[bool] = []
+
+    def gone() -> bool:
+        checks.append(True)
+        return len(checks) > 1  # the client leaves while the first request is refused
+
+    with pytest.raises(Abandoned):
+        chat.complete(HELLO, max_tokens=64, json_schema=SCHEMA, abandoned=gone)
+
+    assert len(openai_server.bodies("/v1/chat/completions")) == 1
 
 
 def test_openai_bad_request_without_schema_raises_backend_error(

@@ -203,6 +203,17 @@ def _openai_failure(exc: Exception, where: str) -> BackendError:
     return BackendUnavailable(f"OpenAI-compatible server at {where} is unreachable: {exc}")
 
 
+# Words with which compatible servers (vLLM, llama.cpp, LM Studio, LiteLLM...) refuse
+# `response_format`; any other 400 (context length, max_tokens...) is the request's fault.
+STRUCTURED_OUTPUT_MARKERS = ("response_format", "json_schema", "structured output", "guided")
+
+
+def rejects_structured_output(exc: Exception) -> bool:
+    """Whether a 400 says the server does not support structured output."""
+    text = f"{exc} {getattr(exc, 'body', '')}".lower()
+    return any(marker in text for marker in STRUCTURED_OUTPUT_MARKERS)
+
+
 class OpenAIChat(ChatBackend):
     name = "openai"
     supports_json_schema = True
@@ -248,11 +259,17 @@ class OpenAIChat(ChatBackend):
         try:
             response = self._client.chat.completions.create(**request)
         except openai.BadRequestError as exc:
-            if "response_format" not in request:
+            if "response_format" not in request or not rejects_structured_output(exc):
                 raise _openai_failure(exc, self.base_url) from exc
             # Some compatible servers reject structured output; ask once more without it.
             self.supports_json_schema = False
-            return self.complete(messages, max_tokens=max_tokens, temperature=temperature)
+            return self.complete(
+                messages,
+                max_tokens=max_tokens,
+                temperature=temperature,
+                background=background,
+                abandoned=abandoned,
+            )
         except openai.OpenAIError as exc:
             raise _openai_failure(exc, self.base_url) from exc
         if not response.choices:
