@@ -3,6 +3,7 @@ from __future__ import annotations
 import threading
 
 from lobug.backends.embedded import PriorityLock
+from tests.polling import eventually
 
 
 def test_foreground_waiters_go_before_background_waiters() -> None:
@@ -22,8 +23,8 @@ def test_foreground_waiters_go_before_background_waiters() -> None:
         background_started.wait()
         reply = threading.Thread(target=take, args=("reply", False))
         reply.start()
-        while lock.waiting(background=False) != 1:  # until the reply is queued behind us
-            pass
+        # until the reply is queued behind us
+        assert eventually(lambda: lock.waiting(background=False) == 1), "the reply never queued"
     worker.join()
     reply.join()
     assert order == ["reply", "background"]
@@ -54,8 +55,8 @@ def test_each_kind_is_served_in_arrival_order() -> None:
             worker = threading.Thread(target=take, args=(n,))
             worker.start()
             workers.append(worker)
-            while lock.waiting(background=False) != n + 1:
-                pass
+            queued = n + 1
+            assert eventually(lambda: lock.waiting(background=False) == queued), f"{n} not queued"
     for worker in workers:
         worker.join()
     assert order == list(range(6))

@@ -171,6 +171,7 @@ def test_a_summary_backlog_is_taken_in_batches_that_fit_the_context(
     rounds = 0
     while store.count_unsummarized("lobug") >= 30 + 2:
         rounds += 1
+        assert rounds <= 30, "the backlog does not drain"
         fake_chat.enqueue('{"facts": []}', f"Summary {rounds}.")
         report = memory.process_exchange("lobug", *exchange(store, "hi", "hello"))
         assert report.summarized and not report.errors
