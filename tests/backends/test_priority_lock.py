@@ -55,8 +55,7 @@ def test_each_kind_is_served_in_arrival_order() -> None:
             worker = threading.Thread(target=take, args=(n,))
             worker.start()
             workers.append(worker)
-            queued = n + 1
-            assert eventually(lambda: lock.waiting(background=False) == queued), f"{n} not queued"
+            assert eventually(lambda q=n + 1: lock.waiting(background=False) == q), f"{n} not queued"
     for worker in workers:
         worker.join()
     assert order == list(range(6))
