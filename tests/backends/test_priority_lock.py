@@ -55,7 +55,8 @@ def test_each_kind_is_served_in_arrival_order() -> None:
             worker = threading.Thread(target=take, args=(n,))
             worker.start()
             workers.append(worker)
-            assert eventually(lambda q=n + 1: lock.waiting(background=False) == q), f"{n} not queued"
+            queued = eventually(lambda q=n + 1: lock.waiting(background=False) == q)
+            assert queued, f"taker {n} never queued"
     for worker in workers:
         worker.join()
     assert order == list(range(6))
