@@ -198,12 +198,7 @@ class EmbeddedChat(ChatBackend):
 
         threading.Thread(target=generate, name="llama-stream", daemon=True).start()
         try:
-            while (piece := pieces.get()) is not None:
-                if isinstance(piece, Abandoned):
-                    raise piece
-                if isinstance(piece, BaseException):
-                    raise BackendError(f"embedded model failed: {piece}") from piece
-                yield piece
+            yield from _pieces_until_done(pieces)
         finally:
             closed.set()
 
@@ -276,3 +271,13 @@ class LocalEmbedder(Embedder):
         pooled = (hidden * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
         pooled /= np.clip(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12, None)
         return [row.astype(np.float32) for row in pooled]
+
+
+def _pieces_until_done(pieces: queue.Queue[str | BaseException | None]) -> Iterator[str]:
+    """What the generating thread puts in `pieces`, until its end marker; its failure raised."""
+    while (piece := pieces.get()) is not None:
+        if isinstance(piece, Abandoned):
+            raise piece
+        if isinstance(piece, BaseException):
+            raise BackendError(f"embedded model failed: {piece}") from piece
+        yield piece

@@ -1,0 +1,79 @@
+"""The limits that keep the house readable (issue 9): no module in server/ over 500 lines, no
+function over 50 lines, no circular imports between the package's modules."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+PACKAGE = Path(__file__).resolve().parents[1] / "server" / "lobug"
+MAX_MODULE_LINES = 500
+MAX_FUNCTION_LINES = 50
+
+
+def modules() -> dict[str, Path]:
+    found = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+        name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+        found[name] = path
+    return found
+
+
+def test_no_module_is_over_500_lines() -> None:
+    long = {
+        name: n
+        for name, path in modules().items()
+        if (n := len(path.read_text().splitlines())) > MAX_MODULE_LINES
+    }
+    assert long == {}
+
+
+def test_no_function_is_over_50_lines() -> None:
+    long = {}
+    for name, path in modules().items():
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                length = (node.end_lineno or node.lineno) - node.lineno + 1
+                if length > MAX_FUNCTION_LINES:
+                    long[f"{name}.{node.name}"] = length
+    assert long == {}
+
+
+def import_time_dependencies(name: str, path: Path, known: set[str]) -> set[str]:
+    """The package modules `name` imports when it is imported (not inside functions, not
+    under TYPE_CHECKING)."""
+    tree = ast.parse(path.read_text())
+    found: set[str] = set()
+    for node in tree.body:
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            continue
+        for child in [node] if not isinstance(node, ast.Try) else node.body:
+            if isinstance(child, ast.Import):
+                found.update(a.name for a in child.names)
+            elif isinstance(child, ast.ImportFrom) and child.module and child.level == 0:
+                found.add(child.module)
+                found.update(f"{child.module}.{a.name}" for a in child.names)
+    return {m for m in found if m in known and m != name}
+
+
+def test_no_circular_imports() -> None:
+    found = modules()
+    graph = {name: import_time_dependencies(name, path, set(found)) for name, path in found.items()}
+    cycles = []
+
+    def visit(name: str, trail: list[str]) -> None:
+        for dependency in sorted(graph[name]):
+            if dependency in trail:
+                cycles.append([*trail[trail.index(dependency) :], dependency])
+            elif dependency not in done:
+                visit(dependency, [*trail, dependency])
+        done.add(name)
+
+    done: set[str] = set()
+    for name in graph:
+        if name not in done:
+            visit(name, [name])
+    # A package's __init__ importing its own submodules is not a cycle of the design.
+    cycles = [c for c in cycles if not any(b.startswith(f"{a}.") for a, b in zip(c, c[1:]))]
+    assert cycles == []
