@@ -6,7 +6,8 @@ import pytest
 
 from lobug.config import MemoryConfig
 from lobug.memory.manager import MemoryManager, oldest_that_fit
-from lobug.memory.store import MemoryStore, Message
+from lobug.store.models import Message
+from lobug.store.sqlite.engine import SQLiteStore
 from tests.fakes import FakeChat, FakeEmbedder, unreachable
 
 
@@ -14,7 +15,7 @@ def facts_reply(*facts: str) -> str:
     return json.dumps({"facts": [{"fact": f, "type": "personal"} for f in facts]})
 
 
-def exchange(store: MemoryStore, user: str, assistant: str) -> tuple[Message, Message]:
+def exchange(store: SQLiteStore, user: str, assistant: str) -> tuple[Message, Message]:
     return (
         store.append_message("lobug", "default", "user", user),
         store.append_message("lobug", "default", "assistant", assistant),
@@ -22,13 +23,13 @@ def exchange(store: MemoryStore, user: str, assistant: str) -> tuple[Message, Me
 
 
 def manager(
-    store: MemoryStore, chat: FakeChat, embedder: FakeEmbedder, **config: float
+    store: SQLiteStore, chat: FakeChat, embedder: FakeEmbedder, **config: float
 ) -> MemoryManager:
     return MemoryManager(store, chat, embedder, MemoryConfig(**config))  # type: ignore[arg-type]
 
 
 def test_extracted_grounded_facts_are_stored_with_sources(
-    store: MemoryStore, fake_chat: FakeChat, fake_embedder: FakeEmbedder
+    store: SQLiteStore, fake_chat: FakeChat, fake_embedder: FakeEmbedder
 ) -> None:
     fake_chat.enqueue(facts_reply("The user's name is Alex", "The user was born on Mars"))
     user, assistant = exchange(store, "My name is Alex", "Hi Alex!")
@@ -39,7 +40,7 @@ def test_extracted_grounded_facts_are_stored_with_sources(
 
 
 def test_near_duplicate_supersedes_the_old_fact(
-    store: MemoryStore, fake_chat: FakeChat, fake_embedder: FakeEmbedder
+    store: SQLiteStore, fake_chat: FakeChat, fake_embedder: FakeEmbedder
 ) -> None:
     memory = manager(store, fake_chat, fake_embedder)
     fake_chat.enqueue(facts_reply("The user works at NASA in Houston"))
@@ -48,7 +49,7 @@ def test_near_duplicate_supersedes_the_old_fact(
     report = memory.process_exchange(
         "lobug", *exchange(store, "I work at NASA in Houston now", "Nice")
     )
-    history = store.facts("lobug", include_history=True)
+    history = store.facts_with_history("lobug")
     assert len(history) == 2
     assert history[0].superseded_by == history[1].id
     assert report.facts_superseded == [history[0].id]
@@ -56,7 +57,7 @@ def test_near_duplicate_supersedes_the_old_fact(
 
 
 def test_distinct_fact_does_not_supersede(
-    store: MemoryStore, fake_chat: FakeChat, fake_embedder: FakeEmbedder
+    store: SQLiteStore, fake_chat: FakeChat, fake_embedder: FakeEmbedder
 ) -> None:
     memory = manager(store, fake_chat, fake_embedder)
     fake_chat.enqueue(facts_reply("The user works at NASA"))
@@ -67,7 +68,7 @@ def test_distinct_fact_does_not_supersede(
 
 
 def test_retrieval_applies_floor_and_top_k(
-    store: MemoryStore, fake_chat: FakeChat, fake_embedder: FakeEmbedder
+    store: SQLiteStore, fake_chat: FakeChat, fake_embedder: FakeEmbedder
 ) -> None:
     memory = manager(store, fake_chat, fake_embedder, retrieval_top_k=2)
     for text in (
@@ -86,7 +87,7 @@ def test_retrieval_applies_floor_and_top_k(
 
 
 def test_retrieval_survives_a_failing_embedder(
-    store: MemoryStore, fake_chat: FakeChat, fake_embedder: FakeEmbedder
+    store: SQLiteStore, fake_chat: FakeChat, fake_embedder: FakeEmbedder
 ) -> None:
     store.distill_base_memory("lobug", "User Profile:\n- Alex", [])
     fake_embedder.fail_with = unreachable()
@@ -95,14 +96,14 @@ def test_retrieval_survives_a_failing_embedder(
     assert context.base_memory == "User Profile:\n- Alex"
 
 
-def fill_log(store: MemoryStore, count: int) -> None:
+def fill_log(store: SQLiteStore, count: int) -> None:
     for i in range(count):
         store.append_message("lobug", "default", "user" if i % 2 == 0 else "assistant", f"m{i}")
 
 
 @pytest.mark.parametrize(("messages", "summarized"), [(29, False), (30, True)])
 def test_short_term_cascade_fires_at_its_threshold(
-    store: MemoryStore,
+    store: SQLiteStore,
     fake_chat: FakeChat,
     fake_embedder: FakeEmbedder,
     messages: int,
@@ -122,7 +123,7 @@ def test_short_term_cascade_fires_at_its_threshold(
 
 @pytest.mark.parametrize(("summaries", "distilled"), [(19, False), (20, True)])
 def test_long_term_cascade_fires_at_its_threshold(
-    store: MemoryStore,
+    store: SQLiteStore,
     fake_chat: FakeChat,
     fake_embedder: FakeEmbedder,
     summaries: int,
@@ -147,7 +148,7 @@ def test_long_term_cascade_fires_at_its_threshold(
 
 
 def test_a_failing_step_does_not_stop_the_others(
-    store: MemoryStore, fake_chat: FakeChat, fake_embedder: FakeEmbedder
+    store: SQLiteStore, fake_chat: FakeChat, fake_embedder: FakeEmbedder
 ) -> None:
     fill_log(store, 28)
     user, assistant = exchange(store, "I live in Oslo", "Oslo is lovely")
@@ -160,7 +161,7 @@ def test_a_failing_step_does_not_stop_the_others(
 
 
 def test_a_summary_backlog_is_taken_in_batches_that_fit_the_context(
-    store: MemoryStore, fake_chat: FakeChat, fake_embedder: FakeEmbedder
+    store: SQLiteStore, fake_chat: FakeChat, fake_embedder: FakeEmbedder
 ) -> None:
     """A backlog larger than the model's context (a failing model, many API messages) drains
     batch by batch instead of failing forever."""

@@ -11,7 +11,7 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from lobug.memory.store import FACT_TYPES, NewFact
+from lobug.store.models import FACT_TYPES, NewFact
 
 MAX_FACT_CHARS = 300
 MIN_GROUNDED_SHARE = 0.6
