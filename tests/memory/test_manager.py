@@ -1,11 +1,13 @@
 from __future__ import annotations
 
 import json
+import threading
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
 from lobug.config import MemoryConfig
-from lobug.memory.manager import MemoryManager, oldest_that_fit
+from lobug.memory.manager import ExchangeReport, MemoryManager, oldest_that_fit
 from lobug.store.models import Message
 from lobug.store.sqlite.engine import SQLiteStore
 from tests.fakes import FakeChat, FakeEmbedder, unreachable
@@ -187,3 +189,26 @@ def test_oldest_that_fit_always_takes_one() -> None:
     assert oldest_that_fit([5, 5, 5], lambda n: n, 12) == [5, 5]
     assert oldest_that_fit([50, 1], lambda n: n, 10) == [50]
     assert oldest_that_fit([], lambda n: n, 10) == []
+
+
+def test_jobs_learning_the_same_fact_at_once_keep_one_current_fact(
+    store: SQLiteStore, fake_embedder: FakeEmbedder
+) -> None:
+    """The near-duplicate check and the insert are one transaction: jobs racing on the same
+    fact each supersede the one before, never store it side by side."""
+    fact = facts_reply("The user works at NASA in Houston")
+    chat = FakeChat(responder=lambda _, schema: fact if schema else "A summary.")
+    memory = manager(store, chat, fake_embedder)
+    exchanges = [exchange(store, "I work at NASA in Houston", "Cool") for _ in range(8)]
+    start = threading.Barrier(len(exchanges))
+
+    def job(pair: tuple[Message, Message]) -> ExchangeReport:
+        start.wait(timeout=30)
+        return memory.process_exchange("lobug", *pair)
+
+    with ThreadPoolExecutor(len(exchanges)) as pool:
+        reports = list(pool.map(job, exchanges))
+    assert [r.errors for r in reports] == [{}] * len(exchanges)
+    assert [f.content for f in store.facts("lobug")] == ["The user works at NASA in Houston"]
+    assert len(store.facts_with_history("lobug")) == len(exchanges)
+    assert sum(len(r.facts_superseded) for r in reports) == len(exchanges) - 1

@@ -242,3 +242,21 @@ def test_two_processes_sharing_the_file_never_see_database_is_locked(tmp_path: P
     finally:
         for store in stores:
             store.close()
+
+
+def test_facts_stored_at_once_never_duplicate(
+    store: SQLiteStore, fake_embedder: FakeEmbedder
+) -> None:
+    vector = fake_embedder.embed("The user likes tea")
+
+    def add(_: int) -> tuple[int, ...]:
+        added = store.add_fact_superseding_duplicate(
+            "lobug", NewFact("The user likes tea"), vector, duplicate_distance=0.1
+        )
+        return added.superseded
+
+    with ThreadPoolExecutor(8) as pool:
+        superseded = list(pool.map(add, range(32)))
+    assert [f.content for f in store.facts("lobug")] == ["The user likes tea"]
+    assert sorted(len(ids) for ids in superseded) == [0] + [1] * 31
+    assert store.search_facts("lobug", vector, 5)[0].fact.id == store.facts("lobug")[0].id
