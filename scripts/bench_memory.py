@@ -34,7 +34,8 @@ from lobug.backends.base import AbandonCheck, ChatBackend, ChatMessage, JsonSche
 from lobug.backends.embedded import EmbeddedChat, LocalEmbedder
 from lobug.config import MemoryConfig
 from lobug.memory.manager import MemoryManager
-from lobug.memory.store import MemoryStore, NewFact
+from lobug.store.models import NewFact
+from lobug.store.sqlite.engine import SQLiteStore
 
 Vector = npt.NDArray[np.float32]
 T = TypeVar("T")
@@ -198,7 +199,7 @@ def synthetic_fact(i: int) -> NewFact:
     return NewFact(content=f"{name} {relation} {thing} (note {i})", fact_type="knowledge")
 
 
-def fill_store(store: MemoryStore, size: int, rng: np.random.Generator) -> float:
+def fill_store(store: SQLiteStore, size: int, rng: np.random.Generator) -> float:
     """Insert `size` synthetic facts with random unit vectors; return seconds taken."""
     started = time.perf_counter()
     for start in range(0, size, FILL_CHUNK):
@@ -209,10 +210,10 @@ def fill_store(store: MemoryStore, size: int, rng: np.random.Generator) -> float
     return time.perf_counter() - started
 
 
-def open_bound_store(path: Path) -> tuple[MemoryStore, float]:
+def open_bound_store(path: Path) -> tuple[SQLiteStore, float]:
     """Open the store and load its index the way the server does; return it and the seconds."""
     started = time.perf_counter()
-    store = MemoryStore(path)
+    store = SQLiteStore(path)
     store.bind_embedding("bench", DIM)
     return store, time.perf_counter() - started
 
@@ -223,14 +224,14 @@ def time_embedding(embedder: LocalEmbedder, sentences: Sequence[str]) -> list[fl
     return [timed_ms(partial(embedder.embed, sentence))[1] for sentence in sentences]
 
 
-def index_search_ms(store: MemoryStore, agent_id: int, query: Vector) -> float:
+def index_search_ms(store: SQLiteStore, agent_id: int, query: Vector) -> float:
     index = store.index
     if index is None:
         raise RuntimeError("store has no index: bind_embedding() was not called")
     return timed_ms(lambda: index.search(agent_id, query, TOP_K))[1]
 
 
-def time_knn(store: MemoryStore, queries: Vector) -> KnnTimes:
+def time_knn(store: SQLiteStore, queries: Vector) -> KnnTimes:
     """Fast path and sqlite-vec on the same queries, interleaved, plus the fast path's recall."""
     agent_id = store.agent_id(AGENT)
     for query in queries[:WARMUP]:

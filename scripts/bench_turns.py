@@ -24,7 +24,7 @@ from lobug.backends.base import ChatMessage
 from lobug.backends.embedded import EmbeddedChat
 from lobug.conversation import turn_messages
 from lobug.memory.manager import MemoryContext
-from lobug.memory.store import Fact, ScoredFact
+from lobug.store.models import Fact, ScoredFact
 
 FACTS = [
     "The user works at NASA",

@@ -40,7 +40,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "server"))
 
 from tests.e2e.server import ServerProcess, run_with_scratch_files, start_server
 
-from lobug.memory.store import connect
+from lobug.store.sqlite.database import open_connection
 
 MEMORY_AGENT = "crash"
 WORDS = "apple river stone cloud piano lantern meadow copper violet harbor".split()
@@ -126,7 +126,7 @@ def store_through_memory_api(url: str, _: str, text: str) -> int:
 
 def check_database(db_path: Path, ledger: Ledger) -> dict[str, Any]:
     """What a restart would find, read with a plain connection (no repair on open)."""
-    conn = connect(db_path)
+    conn = open_connection(db_path)
     try:
         logged = Counter(
             content
@@ -185,7 +185,7 @@ def vector_problems(conn: Any) -> list[str]:
 
 
 def working_memory_problems(server: ServerProcess, db_path: Path, devices: list[str]) -> list[str]:
-    conn = connect(db_path)
+    conn = open_connection(db_path)
     problems = []
     try:
         for device in devices:

@@ -10,7 +10,7 @@ from fastapi.testclient import TestClient
 from lobug.app import create_app
 from lobug.backends import Backends
 from lobug.config import MemoryConfig, Settings
-from lobug.memory.store import MemoryStore
+from lobug.store.sqlite.engine import SQLiteStore
 from tests.fakes import FakeChat, FakeEmbedder
 
 # The machine is small and shared with model-backed tests: judge properties, not speed.
@@ -39,8 +39,8 @@ def backends(fake_chat: FakeChat, fake_embedder: FakeEmbedder) -> Backends:
 
 
 @pytest.fixture
-def store(tmp_path: Path, fake_embedder: FakeEmbedder) -> Iterator[MemoryStore]:
-    opened = MemoryStore(tmp_path / "store.db")
+def store(tmp_path: Path, fake_embedder: FakeEmbedder) -> Iterator[SQLiteStore]:
+    opened = SQLiteStore(tmp_path / "store.db")
     opened.bind_embedding(fake_embedder.model, fake_embedder.dimension)
     yield opened
     opened.close()

@@ -11,7 +11,7 @@ from lobug.conversation import (
     turn_messages,
 )
 from lobug.memory.manager import MemoryContext
-from lobug.memory.store import Fact, ScoredFact
+from lobug.store.models import Fact, ScoredFact
 
 
 def scored(content: str) -> ScoredFact:

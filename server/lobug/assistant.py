@@ -22,7 +22,8 @@ from lobug.conversation import (
 from lobug.decision import Action, Decision, parse_reply
 from lobug.memory.learning import LearningQueue
 from lobug.memory.manager import ExchangeReport, MemoryManager
-from lobug.memory.store import MemoryStore, Message
+from lobug.store.models import Message
+from lobug.store.protocol import Store
 
 log = logging.getLogger(__name__)
 
@@ -42,7 +43,7 @@ class Turn:
 
 class Assistant:
     def __init__(
-        self, settings: Settings, store: MemoryStore, memory: MemoryManager, chat: ChatBackend
+        self, settings: Settings, store: Store, memory: MemoryManager, chat: ChatBackend
     ) -> None:
         self.settings = settings
         self.store = store
@@ -152,14 +153,14 @@ class Assistant:
     def _finish(self, state: DeviceState, prepared: _Prepared, decision: Decision) -> Turn:
         assistant_message = None
         if decision.text:
-            learn = decision.action == "respond"
-            assistant_message = self.store.append_message(
-                state.agent,
-                state.device_id,
-                "assistant",
-                decision.text,
-                learn_from=prepared.user_message if learn else None,
-            )
+            if decision.action == "respond":
+                assistant_message = self.store.append_reply_for_memory_work(
+                    state.agent, state.device_id, decision.text, prepared.user_message
+                )
+            else:
+                assistant_message = self.store.append_message(
+                    state.agent, state.device_id, "assistant", decision.text
+                )
             state.remember("assistant", decision.text)
         prepared.clock.lap("persist_reply")
         return Turn(

@@ -154,10 +154,6 @@ def _low_pass(samples: Samples, cutoff: float, taps: int = 63) -> Samples:
     return np.convolve(samples, kernel, mode="same").astype(np.float32)
 
 
-def to_pcm16(samples: Samples) -> Pcm16:
-    return (np.clip(samples, -1.0, 1.0) * 32767.0).round().astype(np.int16)
-
-
 def wav_header(sample_rate: int, data_bytes: int, channels: int = 1) -> bytes:
     """A canonical 44-byte PCM 16-bit header (what the M5Stack firmware reads)."""
     byte_rate = sample_rate * channels * 2

@@ -70,10 +70,10 @@ def memory_server_command(
 
 def reindex_command(settings: Settings) -> int:
     from lobug.backends import build_embedder
-    from lobug.memory.store import MemoryStore
+    from lobug.store.sqlite.engine import SQLiteStore
 
     embedder = build_embedder(settings)
-    store = MemoryStore(settings.db_path)
+    store = SQLiteStore(settings.db_path)
     try:
         count = store.reindex(embedder.model, embedder.dimension, embedder.embed_batch)
     finally:

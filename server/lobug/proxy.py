@@ -13,7 +13,7 @@ from typing import Any
 
 from lobug.backends.base import AbandonCheck, ChatBackend, ChatMessage
 from lobug.memory.learning import LearningQueue
-from lobug.memory.store import Message
+from lobug.store.models import Message
 
 log = logging.getLogger(__name__)
 
@@ -140,9 +140,7 @@ class MemoryProxy:
     def _store_reply(self, agent: str, user: Message, reply: str) -> Message | None:
         if not reply.strip():
             return None
-        return self.store.append_message(
-            agent, PROXY_DEVICE, "assistant", reply.strip(), learn_from=user
-        )
+        return self.store.append_reply_for_memory_work(agent, PROXY_DEVICE, reply.strip(), user)
 
     def _keep_partial_reply(self, agent: str, user: Message, reply: str) -> None:
         try:

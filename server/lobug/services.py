@@ -22,7 +22,9 @@ from lobug.config import Settings
 from lobug.maintenance import Task
 from lobug.memory.learning import reembed_messages
 from lobug.memory.manager import MemoryManager
-from lobug.memory.store import EmbeddingMismatch, MemoryStore
+from lobug.store.errors import EmbeddingMismatch
+from lobug.store.protocol import Store
+from lobug.store.sqlite.engine import SQLiteStore
 from lobug.voice import Speech, Voice
 
 log = logging.getLogger(__name__)
@@ -32,7 +34,7 @@ log = logging.getLogger(__name__)
 class Services:
     settings: Settings
     backends: Backends
-    store: MemoryStore
+    store: Store
     memory: MemoryManager
     assistant: Assistant
     speech: Speech
@@ -77,7 +79,7 @@ class MemoryServices:
     """What the memory REST API needs: the store and the embedder; no chat, no speech."""
 
     settings: Settings
-    store: MemoryStore
+    store: Store
     embedder: Embedder
 
     def maintenance_tasks(self) -> list[Task]:
@@ -91,9 +93,9 @@ class MemoryServices:
         self.embedder.close()
 
 
-def open_store(settings: Settings, embedder: Embedder) -> MemoryStore:
+def open_store(settings: Settings, embedder: Embedder) -> Store:
     """Open the database and tie it to the embedder (blocking)."""
-    store = MemoryStore(settings.db_path)
+    store = SQLiteStore(settings.db_path)
     try:
         store.bind_embedding(embedder.model, embedder.dimension)
     except EmbeddingMismatch as exc:

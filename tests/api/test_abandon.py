@@ -13,7 +13,7 @@ import pytest
 from lobug.app import create_app
 from lobug.backends import Backends
 from lobug.config import Settings
-from lobug.memory.store import MemoryStore
+from lobug.store.sqlite.engine import SQLiteStore
 from tests.api.test_voice import speech_wav
 from tests.fakes import FakeChat, FakeEmbedder, FakeSTT, FakeTTS
 from tests.live import LiveServer
@@ -70,7 +70,7 @@ def test_a_reply_nobody_waits_for_is_skipped(
         assert eventually(lambda: fake.abandoned_requests == 1)
     finally:
         server.stop()
-    store = MemoryStore(settings.db_path)
+    store = SQLiteStore(settings.db_path)
     said = [(m.role, m.content) for m in store.recent_messages("lobug", device, 10)]
     store.close()
     assert said == [("user", QUESTION)]  # kept, like any message; no reply

@@ -9,7 +9,8 @@ from fastapi.testclient import TestClient
 from lobug.app import create_app
 from lobug.backends import Backends
 from lobug.config import ConfigError, Settings
-from lobug.memory.store import EmbeddingMismatch, MemoryStore
+from lobug.store.errors import EmbeddingMismatch
+from lobug.store.sqlite.engine import SQLiteStore
 from tests.fakes import FakeChat, FakeEmbedder, unreachable
 
 
@@ -41,7 +42,7 @@ def test_chat_text_answers_and_logs_both_messages(
 ) -> None:
     fake_chat.enqueue("Hello Alex!")
     assert say(client, "My name is Alex") == {"response": "Hello Alex!", "action": "respond"}
-    store = MemoryStore(settings.db_path)
+    store = SQLiteStore(settings.db_path)
     logged = [(m.role, m.content) for m in store.recent_messages("lobug", "default", 20)]
     store.close()
     assert logged == [("user", "My name is Alex"), ("assistant", "Hello Alex!")]
@@ -194,7 +195,7 @@ def test_unreachable_model_gives_503_and_keeps_the_message(
     assert response.status_code == 503
     assert response.json()["error"] == "llm_unavailable"
     assert client.get("/health").json()["status"] == "ok"
-    store = MemoryStore(settings.db_path)
+    store = SQLiteStore(settings.db_path)
     assert [m.content for m in store.recent_messages("lobug", "default", 5)] == ["are you there?"]
     store.close()
 

@@ -10,8 +10,8 @@ import pytest
 from fastapi.testclient import TestClient
 
 from lobug.config import Settings
-from lobug.memory.store import MemoryStore
 from lobug.proxy import MemoryProxy, ProxyRequest
+from lobug.store.sqlite.engine import SQLiteStore
 from tests.fakes import FakeChat, unreachable
 
 
@@ -39,7 +39,7 @@ def test_reply_comes_from_the_backend_and_the_exchange_is_remembered(
         model="anything", messages=[{"role": "user", "content": "My name is Sam"}], user="sam"
     )
     assert reply.choices[0].message.content == "Hello Sam!"
-    store = MemoryStore(settings.db_path)
+    store = SQLiteStore(settings.db_path)
     logged = [(m.role, m.content) for m in store.recent_messages("sam", "v1", 10)]
     learned = [f.content for f in store.facts("sam")]
     store.close()
@@ -94,7 +94,7 @@ def test_streaming_passes_pieces_and_remembers_the_whole_reply(
     pieces = [chunk.choices[0].delta.content or "" for chunk in stream if chunk.choices]
     assert "".join(pieces) == "One two three."
     assert len([p for p in pieces if p]) == 3
-    store = MemoryStore(settings.db_path)
+    store = SQLiteStore(settings.db_path)
     assert [m.content for m in store.recent_messages("c", "v1", 10)] == [
         "Count please",
         "One two three.",

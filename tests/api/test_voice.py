@@ -13,7 +13,7 @@ from lobug.app import create_app
 from lobug.audio import encode_wav, parse_wav
 from lobug.backends import Backends
 from lobug.config import Settings
-from lobug.memory.store import MemoryStore
+from lobug.store.sqlite.engine import SQLiteStore
 from tests.fakes import FakeChat, FakeEmbedder, FakeSTT, FakeTTS
 from tests.polling import eventually
 
@@ -106,7 +106,7 @@ def test_silence_and_empty_recordings_are_ignored(
         "audio_b64": "",
     }
     assert fake_chat.requests == []
-    store = MemoryStore(settings.db_path)
+    store = SQLiteStore(settings.db_path)
     assert store.count_messages("lobug") == 0  # never enters the log or working memory
     store.close()
 

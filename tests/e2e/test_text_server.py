@@ -9,7 +9,7 @@ from typing import Any
 import httpx
 import pytest
 
-from lobug.memory.store import MemoryStore
+from lobug.store.sqlite.engine import SQLiteStore
 from tests.e2e.server import start_server, wait_for_learning
 
 pytestmark = [pytest.mark.e2e, pytest.mark.models]
@@ -36,7 +36,7 @@ def test_conversation_and_learning_survive_a_restart(tmp_path: Path) -> None:
         server.stop()
     assert server.process.returncode == 0, server.log()
 
-    store = MemoryStore(db_path)
+    store = SQLiteStore(db_path)
     facts_before = [f.content for f in store.facts("lobug")]
     store.close()
     assert facts_before, "the embedded model learned nothing from the introduction"
@@ -58,7 +58,7 @@ def test_conversation_and_learning_survive_a_restart(tmp_path: Path) -> None:
     finally:
         server.stop()
 
-    store = MemoryStore(db_path)
+    store = SQLiteStore(db_path)
     log = [(m.role, m.content) for m in store.recent_messages("lobug", "default", 10)]
     store.close()
     assert log[0] == ("user", INTRODUCTION)
@@ -112,7 +112,7 @@ def test_openai_client_gets_memory_through_the_proxy(tmp_path: Path) -> None:
             assert client.get("/health").json()["memory"]["learning_queue"] == 1
     finally:
         server.stop()
-    store = MemoryStore(db_path)
+    store = SQLiteStore(db_path)
     logged = [(m.role, m.content) for m in store.recent_messages("alex", "v1", 10)]
     store.close()
     assert [role for role, _ in logged] == ["user", "assistant", "user", "assistant"]

@@ -85,7 +85,7 @@ def test_first_person_facts_are_stored_about_the_user() -> None:
 
 
 def test_merge_keeps_order_skips_same_words_and_limits() -> None:
-    from lobug.memory.store import NewFact
+    from lobug.store.models import NewFact
 
     first = [NewFact("The user likes tea")]
     second = [NewFact("the user LIKES tea"), NewFact("The user has a cat"), NewFact("x y z")]

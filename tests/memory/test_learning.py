@@ -11,23 +11,24 @@ from lobug.config import MemoryConfig
 from lobug.maintenance import Maintenance
 from lobug.memory.learning import MAX_ATTEMPTS, LearningQueue, reembed_messages
 from lobug.memory.manager import MemoryManager
-from lobug.memory.store import MemoryStore, Message
+from lobug.store.models import Message
+from lobug.store.sqlite.engine import SQLiteStore
 from tests.fakes import FakeChat, FakeEmbedder, unreachable
 from tests.memory.test_manager import facts_reply
 
 
-def answered(store: MemoryStore, user: str, reply: str) -> tuple[Message, Message]:
+def answered(store: SQLiteStore, user: str, reply: str) -> tuple[Message, Message]:
     """An exchange as a turn stores it: the reply and its queue row in one transaction."""
     asked = store.append_message("lobug", "default", "user", user)
-    return asked, store.append_message("lobug", "default", "assistant", reply, learn_from=asked)
+    return asked, store.append_reply_for_memory_work("lobug", "default", reply, asked)
 
 
-def queue(store: MemoryStore, chat: FakeChat, embedder: FakeEmbedder) -> LearningQueue:
+def queue(store: SQLiteStore, chat: FakeChat, embedder: FakeEmbedder) -> LearningQueue:
     return LearningQueue(store, MemoryManager(store, chat, embedder, MemoryConfig()))
 
 
 def test_the_reply_and_its_memory_work_are_queued_together(
-    store: MemoryStore, fake_chat: FakeChat, fake_embedder: FakeEmbedder
+    store: SQLiteStore, fake_chat: FakeChat, fake_embedder: FakeEmbedder
 ) -> None:
     user, reply = answered(store, "My name is Alex", "Nice to meet you, Alex.")
     assert store.count_queued_exchanges() == 1
@@ -45,12 +46,12 @@ def test_work_interrupted_by_a_crash_is_resumed_by_the_next_process(
     tmp_path: Path, fake_chat: FakeChat, fake_embedder: FakeEmbedder
 ) -> None:
     path = tmp_path / "memory.db"
-    first = MemoryStore(path)
+    first = SQLiteStore(path)
     first.bind_embedding(fake_embedder.model, fake_embedder.dimension)
     answered(first, "My name is Alex", "Nice to meet you, Alex.")
     first.close()  # killed before its job ran
 
-    reopened = MemoryStore(path)
+    reopened = SQLiteStore(path)
     reopened.bind_embedding(fake_embedder.model, fake_embedder.dimension)
     fake_chat.enqueue(facts_reply("The user's name is Alex"))
     assert queue(reopened, fake_chat, fake_embedder).resume() == 1
@@ -60,7 +61,7 @@ def test_work_interrupted_by_a_crash_is_resumed_by_the_next_process(
 
 
 def test_failed_extraction_is_retried_then_dropped_with_a_log_line(
-    store: MemoryStore,
+    store: SQLiteStore,
     fake_chat: FakeChat,
     fake_embedder: FakeEmbedder,
     caplog: pytest.LogCaptureFixture,
@@ -78,7 +79,7 @@ def test_failed_extraction_is_retried_then_dropped_with_a_log_line(
 
 
 def test_a_retry_after_the_model_is_back_learns_the_fact(
-    store: MemoryStore, fake_chat: FakeChat, fake_embedder: FakeEmbedder
+    store: SQLiteStore, fake_chat: FakeChat, fake_embedder: FakeEmbedder
 ) -> None:
     answered(store, "My name is Alex", "Nice to meet you, Alex.")
     learning = queue(store, fake_chat, fake_embedder)
@@ -91,7 +92,7 @@ def test_a_retry_after_the_model_is_back_learns_the_fact(
 
 
 def test_resume_leaves_alone_the_exchanges_a_job_is_working_on(
-    store: MemoryStore, fake_chat: FakeChat, fake_embedder: FakeEmbedder
+    store: SQLiteStore, fake_chat: FakeChat, fake_embedder: FakeEmbedder
 ) -> None:
     learning = queue(store, fake_chat, fake_embedder)
     user, reply = answered(store, "My name is Alex", "Nice to meet you, Alex.")
@@ -106,7 +107,7 @@ def test_resume_waits_before_taking_this_process_s_recent_rows(
     tmp_path: Path, fake_chat: FakeChat, fake_embedder: FakeEmbedder
 ) -> None:
     now = [1000.0]
-    store = MemoryStore(tmp_path / "memory.db", clock=lambda: now[0])
+    store = SQLiteStore(tmp_path / "memory.db", clock=lambda: now[0])
     store.bind_embedding(fake_embedder.model, fake_embedder.dimension)
     learning = LearningQueue(
         store, MemoryManager(store, fake_chat, fake_embedder, MemoryConfig()), clock=lambda: now[0]
@@ -120,10 +121,10 @@ def test_resume_waits_before_taking_this_process_s_recent_rows(
 
 
 def test_messages_stored_while_the_embedder_failed_are_embedded_later(
-    store: MemoryStore, fake_embedder: FakeEmbedder
+    store: SQLiteStore, fake_embedder: FakeEmbedder
 ) -> None:
     kept = [
-        store.append_message("lobug", "api", "user", f"note {i} about copper", embed_later=True)
+        store.append_message_to_embed("lobug", "api", "user", f"note {i} about copper")
         for i in range(5)
     ]
     store.append_message("lobug", "default", "user", "a device turn, never embedded")
@@ -159,7 +160,7 @@ def test_maintenance_runs_every_task_and_survives_a_failing_one(
 
 
 def test_resume_stops_between_exchanges_when_asked(
-    store: MemoryStore, fake_chat: FakeChat, fake_embedder: FakeEmbedder
+    store: SQLiteStore, fake_chat: FakeChat, fake_embedder: FakeEmbedder
 ) -> None:
     for i in range(3):
         answered(store, f"fact number {i}", "Noted.")

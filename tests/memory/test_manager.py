@@ -1,12 +1,15 @@
 from __future__ import annotations
 
 import json
+import threading
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
 from lobug.config import MemoryConfig
-from lobug.memory.manager import MemoryManager, oldest_that_fit
-from lobug.memory.store import MemoryStore, Message
+from lobug.memory.manager import ExchangeReport, MemoryManager, oldest_that_fit
+from lobug.store.models import Message
+from lobug.store.sqlite.engine import SQLiteStore
 from tests.fakes import FakeChat, FakeEmbedder, unreachable
 
 
@@ -14,7 +17,7 @@ def facts_reply(*facts: str) -> str:
     return json.dumps({"facts": [{"fact": f, "type": "personal"} for f in facts]})
 
 
-def exchange(store: MemoryStore, user: str, assistant: str) -> tuple[Message, Message]:
+def exchange(store: SQLiteStore, user: str, assistant: str) -> tuple[Message, Message]:
     return (
         store.append_message("lobug", "default", "user", user),
         store.append_message("lobug", "default", "assistant", assistant),
@@ -22,13 +25,13 @@ def exchange(store: MemoryStore, user: str, assistant: str) -> tuple[Message, Me
 
 
 def manager(
-    store: MemoryStore, chat: FakeChat, embedder: FakeEmbedder, **config: float
+    store: SQLiteStore, chat: FakeChat, embedder: FakeEmbedder, **config: float
 ) -> MemoryManager:
     return MemoryManager(store, chat, embedder, MemoryConfig(**config))  # type: ignore[arg-type]
 
 
 def test_extracted_grounded_facts_are_stored_with_sources(
-    store: MemoryStore, fake_chat: FakeChat, fake_embedder: FakeEmbedder
+    store: SQLiteStore, fake_chat: FakeChat, fake_embedder: FakeEmbedder
 ) -> None:
     fake_chat.enqueue(facts_reply("The user's name is Alex", "The user was born on Mars"))
     user, assistant = exchange(store, "My name is Alex", "Hi Alex!")
@@ -39,7 +42,7 @@ def test_extracted_grounded_facts_are_stored_with_sources(
 
 
 def test_near_duplicate_supersedes_the_old_fact(
-    store: MemoryStore, fake_chat: FakeChat, fake_embedder: FakeEmbedder
+    store: SQLiteStore, fake_chat: FakeChat, fake_embedder: FakeEmbedder
 ) -> None:
     memory = manager(store, fake_chat, fake_embedder)
     fake_chat.enqueue(facts_reply("The user works at NASA in Houston"))
@@ -48,7 +51,7 @@ def test_near_duplicate_supersedes_the_old_fact(
     report = memory.process_exchange(
         "lobug", *exchange(store, "I work at NASA in Houston now", "Nice")
     )
-    history = store.facts("lobug", include_history=True)
+    history = store.facts_with_history("lobug")
     assert len(history) == 2
     assert history[0].superseded_by == history[1].id
     assert report.facts_superseded == [history[0].id]
@@ -56,7 +59,7 @@ def test_near_duplicate_supersedes_the_old_fact(
 
 
 def test_distinct_fact_does_not_supersede(
-    store: MemoryStore, fake_chat: FakeChat, fake_embedder: FakeEmbedder
+    store: SQLiteStore, fake_chat: FakeChat, fake_embedder: FakeEmbedder
 ) -> None:
     memory = manager(store, fake_chat, fake_embedder)
     fake_chat.enqueue(facts_reply("The user works at NASA"))
@@ -67,7 +70,7 @@ def test_distinct_fact_does_not_supersede(
 
 
 def test_retrieval_applies_floor_and_top_k(
-    store: MemoryStore, fake_chat: FakeChat, fake_embedder: FakeEmbedder
+    store: SQLiteStore, fake_chat: FakeChat, fake_embedder: FakeEmbedder
 ) -> None:
     memory = manager(store, fake_chat, fake_embedder, retrieval_top_k=2)
     for text in (
@@ -86,7 +89,7 @@ def test_retrieval_applies_floor_and_top_k(
 
 
 def test_retrieval_survives_a_failing_embedder(
-    store: MemoryStore, fake_chat: FakeChat, fake_embedder: FakeEmbedder
+    store: SQLiteStore, fake_chat: FakeChat, fake_embedder: FakeEmbedder
 ) -> None:
     store.distill_base_memory("lobug", "User Profile:\n- Alex", [])
     fake_embedder.fail_with = unreachable()
@@ -95,14 +98,14 @@ def test_retrieval_survives_a_failing_embedder(
     assert context.base_memory == "User Profile:\n- Alex"
 
 
-def fill_log(store: MemoryStore, count: int) -> None:
+def fill_log(store: SQLiteStore, count: int) -> None:
     for i in range(count):
         store.append_message("lobug", "default", "user" if i % 2 == 0 else "assistant", f"m{i}")
 
 
 @pytest.mark.parametrize(("messages", "summarized"), [(29, False), (30, True)])
 def test_short_term_cascade_fires_at_its_threshold(
-    store: MemoryStore,
+    store: SQLiteStore,
     fake_chat: FakeChat,
     fake_embedder: FakeEmbedder,
     messages: int,
@@ -122,7 +125,7 @@ def test_short_term_cascade_fires_at_its_threshold(
 
 @pytest.mark.parametrize(("summaries", "distilled"), [(19, False), (20, True)])
 def test_long_term_cascade_fires_at_its_threshold(
-    store: MemoryStore,
+    store: SQLiteStore,
     fake_chat: FakeChat,
     fake_embedder: FakeEmbedder,
     summaries: int,
@@ -147,7 +150,7 @@ def test_long_term_cascade_fires_at_its_threshold(
 
 
 def test_a_failing_step_does_not_stop_the_others(
-    store: MemoryStore, fake_chat: FakeChat, fake_embedder: FakeEmbedder
+    store: SQLiteStore, fake_chat: FakeChat, fake_embedder: FakeEmbedder
 ) -> None:
     fill_log(store, 28)
     user, assistant = exchange(store, "I live in Oslo", "Oslo is lovely")
@@ -160,7 +163,7 @@ def test_a_failing_step_does_not_stop_the_others(
 
 
 def test_a_summary_backlog_is_taken_in_batches_that_fit_the_context(
-    store: MemoryStore, fake_chat: FakeChat, fake_embedder: FakeEmbedder
+    store: SQLiteStore, fake_chat: FakeChat, fake_embedder: FakeEmbedder
 ) -> None:
     """A backlog larger than the model's context (a failing model, many API messages) drains
     batch by batch instead of failing forever."""
@@ -187,3 +190,26 @@ def test_oldest_that_fit_always_takes_one() -> None:
     assert oldest_that_fit([5, 5, 5], lambda n: n, 12) == [5, 5]
     assert oldest_that_fit([50, 1], lambda n: n, 10) == [50]
     assert oldest_that_fit([], lambda n: n, 10) == []
+
+
+def test_jobs_learning_the_same_fact_at_once_keep_one_current_fact(
+    store: SQLiteStore, fake_embedder: FakeEmbedder
+) -> None:
+    """The near-duplicate check and the insert are one transaction: jobs racing on the same
+    fact each supersede the one before, never store it side by side."""
+    fact = facts_reply("The user works at NASA in Houston")
+    chat = FakeChat(responder=lambda _, schema: fact if schema else "A summary.")
+    memory = manager(store, chat, fake_embedder)
+    exchanges = [exchange(store, "I work at NASA in Houston", "Cool") for _ in range(8)]
+    start = threading.Barrier(len(exchanges))
+
+    def job(pair: tuple[Message, Message]) -> ExchangeReport:
+        start.wait(timeout=30)
+        return memory.process_exchange("lobug", *pair)
+
+    with ThreadPoolExecutor(len(exchanges)) as pool:
+        reports = list(pool.map(job, exchanges))
+    assert [r.errors for r in reports] == [{}] * len(exchanges)
+    assert [f.content for f in store.facts("lobug")] == ["The user works at NASA in Houston"]
+    assert len(store.facts_with_history("lobug")) == len(exchanges)
+    assert sum(len(r.facts_superseded) for r in reports) == len(exchanges) - 1

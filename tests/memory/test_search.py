@@ -11,7 +11,10 @@ from lobug.memory.search import (
     search_facts,
     search_messages,
 )
-from lobug.memory.store import MemoryStore, NewFact, connect, fts_query
+from lobug.store.models import NewFact
+from lobug.store.sqlite.database import open_connection
+from lobug.store.sqlite.engine import SQLiteStore
+from lobug.store.sqlite.fulltext import fts_query
 from tests.fakes import FakeEmbedder, unreachable
 
 
@@ -38,19 +41,19 @@ def test_fts_query_leaves_out_function_words_unless_nothing_else_is_left() -> No
 
 
 def test_a_question_of_function_words_and_one_name_finds_the_name(
-    store: MemoryStore, fake_embedder: FakeEmbedder
+    store: SQLiteStore, fake_embedder: FakeEmbedder
 ) -> None:
     store_messages(store, fake_embedder, ["the cat is on the mat", "Rex is my dog"])
     hits = store.keyword_messages("a", "where is Rex?", 5)
     assert [m.content for m, _ in hits] == ["Rex is my dog"]
 
 
-def store_messages(store: MemoryStore, embedder: FakeEmbedder, texts: list[str]) -> None:
+def store_messages(store: SQLiteStore, embedder: FakeEmbedder, texts: list[str]) -> None:
     for text in texts:
-        store.append_message("a", "api", "user", text, vector=embedder.embed(text))
+        store.append_embedded_message("a", "api", "user", text, embedder.embed(text))
 
 
-def test_hybrid_finds_by_words_and_meaning(store: MemoryStore, fake_embedder: FakeEmbedder) -> None:
+def test_hybrid_finds_by_words_and_meaning(store: SQLiteStore, fake_embedder: FakeEmbedder) -> None:
     store_messages(
         store,
         fake_embedder,
@@ -68,7 +71,7 @@ def test_hybrid_finds_by_words_and_meaning(store: MemoryStore, fake_embedder: Fa
 
 
 def test_failing_embedder_degrades_to_keywords(
-    store: MemoryStore, fake_embedder: FakeEmbedder
+    store: SQLiteStore, fake_embedder: FakeEmbedder
 ) -> None:
     store_messages(store, fake_embedder, ["I adopted a dog named Rex", "Nice weather"])
     fake_embedder.fail_with = unreachable()
@@ -78,7 +81,7 @@ def test_failing_embedder_degrades_to_keywords(
 
 
 def test_fact_retrieval_adds_keyword_hits_below_the_floor(
-    store: MemoryStore, fake_embedder: FakeEmbedder
+    store: SQLiteStore, fake_embedder: FakeEmbedder
 ) -> None:
     for text in ("The user's sister is called Emma", "The user likes green tea"):
         store.add_fact("a", NewFact(text), fake_embedder.embed(text))
@@ -95,23 +98,24 @@ def test_fact_retrieval_adds_keyword_hits_below_the_floor(
     assert [h.fact.content for h in hits] == ["The user's sister is called Emma"]
     superseded = store.facts("a")[0]
     replacement = "The user's sister is called Emma Stone"
-    store.add_fact(
-        "a", NewFact(replacement), fake_embedder.embed(replacement), supersedes=[superseded.id]
+    added = store.add_fact_superseding_duplicate(
+        "a", NewFact(replacement), fake_embedder.embed(replacement), duplicate_distance=2.0
     )
+    assert added.superseded == (superseded.id,)
     hits = search_facts(store, "a", query, None, 5, min_similarity=0.3, weights=SearchWeights())
     assert [h.fact.content for h in hits] == [replacement]  # history is not retrieved
 
 
 def test_damaged_full_text_index_is_rebuilt_when_the_store_opens(tmp_path: Path) -> None:
     path = tmp_path / "fts.db"
-    store = MemoryStore(path)
+    store = SQLiteStore(path)
     store.append_message("a", "d", "user", "the lighthouse keeper")
     store.close()
-    conn = connect(path)
+    conn = open_connection(path)
     conn.execute("DELETE FROM messages_fts_data WHERE id > 1")  # corrupt the index's b-tree
     conn.commit()
     conn.close()
-    reopened = MemoryStore(path)
+    reopened = SQLiteStore(path)
     assert reopened.repair_full_text_search() == []  # already repaired on open
     assert [m.content for m, _ in reopened.keyword_messages("a", "lighthouse", 5)] == [
         "the lighthouse keeper"

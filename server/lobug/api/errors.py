@@ -12,7 +12,7 @@ from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from lobug.backends.base import Abandoned, BackendError, SpeechNotReady
-from lobug.memory.store import StorageUnavailable
+from lobug.store.errors import StorageUnavailable
 
 log = logging.getLogger(__name__)
 

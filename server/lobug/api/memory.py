@@ -19,18 +19,9 @@ from lobug.api.errors import ApiError
 from lobug.backends.base import Vector
 from lobug.memory import search
 from lobug.memory.search import MessageSearch, SearchMode
-from lobug.memory.store import (
-    Agent,
-    BlockChange,
-    BlockExists,
-    BlockNotFound,
-    BlockReadOnly,
-    BlockTooLong,
-    MemoryBlock,
-    Message,
-    ScoredMessage,
-)
 from lobug.services import MemoryServices
+from lobug.store.errors import BlockExists, BlockNotFound, BlockReadOnly, BlockTooLong
+from lobug.store.models import Agent, BlockChange, MemoryBlock, Message, ScoredMessage
 
 API_DEVICE_ID = "api"
 
@@ -252,14 +243,12 @@ async def add_message(body: MessageIn, request: Request, response: Response) -> 
         require_agent(svc, body.agent_name)
         vector = embed_or_none(svc, body.content)
         response.headers["X-Lobug-Embedded"] = "1" if vector is not None else "0"
-        return svc.store.append_message(
-            body.agent_name,
-            API_DEVICE_ID,
-            body.role,
-            body.content,
-            metadata=body.metadata,
-            vector=vector,
-            embed_later=vector is None,
+        if vector is None:
+            return svc.store.append_message_to_embed(
+                body.agent_name, API_DEVICE_ID, body.role, body.content, metadata=body.metadata
+            )
+        return svc.store.append_embedded_message(
+            body.agent_name, API_DEVICE_ID, body.role, body.content, vector, metadata=body.metadata
         )
 
     return message_out(await asyncio.to_thread(store))

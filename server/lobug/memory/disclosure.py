@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from lobug.memory.store import NewFact
+from lobug.store.models import NewFact
 from lobug.text import sentence_case, third_person
 
 MAX_SENTENCE_CHARS = 200

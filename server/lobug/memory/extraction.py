@@ -11,7 +11,7 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from lobug.memory.store import FACT_TYPES, NewFact
+from lobug.store.models import FACT_TYPES, NewFact
 from lobug.text import FUNCTION_WORDS, sentence_case, third_person
 
 MAX_FACT_CHARS = 300

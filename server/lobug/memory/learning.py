@@ -1,7 +1,7 @@
 """Durable memory work: what an answered exchange teaches is not lost to a crash.
 
 The reply and its row in the store's `learning_queue` are written in one transaction
-(`MemoryStore.append_message(..., learn_from=user)`). `job` runs the memory work (facts, then
+(`Store.append_reply_for_memory_work`). `job` runs the memory work (facts, then
 the cascades) right after the answer and removes the row; `resume` runs what a crash left
 behind, or what failed, from the maintenance thread. Fact extraction that fails (model down,
 garbage output) is retried on later passes, up to `MAX_ATTEMPTS`, then dropped with a log line.
@@ -15,7 +15,8 @@ import time
 from collections.abc import Callable
 
 from lobug.memory.manager import ExchangeReport, MemoryManager
-from lobug.memory.store import MemoryStore, Message, Vector
+from lobug.store.models import Message, Vector
+from lobug.store.protocol import Store
 
 log = logging.getLogger(__name__)
 
@@ -28,7 +29,7 @@ RESUME_AFTER_S = 60.0
 
 class LearningQueue:
     def __init__(
-        self, store: MemoryStore, memory: MemoryManager, *, clock: Callable[[], float] = time.time
+        self, store: Store, memory: MemoryManager, *, clock: Callable[[], float] = time.time
     ) -> None:
         self.store = store
         self.memory = memory
@@ -99,7 +100,7 @@ class LearningQueue:
 
 
 def reembed_messages(
-    store: MemoryStore,
+    store: Store,
     embed_batch: Callable[[list[str]], list[Vector]],
     batch: int = 32,
     should_stop: Callable[[], bool] = lambda: False,

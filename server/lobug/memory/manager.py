@@ -17,7 +17,8 @@ from lobug.config import MemoryConfig
 from lobug.memory import prompts, search
 from lobug.memory.disclosure import self_disclosures
 from lobug.memory.extraction import merge_facts, parse_fact_payload, validate_facts
-from lobug.memory.store import Fact, MemoryStore, Message, NewFact, ScoredFact
+from lobug.store.models import Fact, Message, NewFact, ScoredFact
+from lobug.store.protocol import Store
 from lobug.tokens import estimate_tokens, prompt_budget_tokens
 
 log = logging.getLogger(__name__)
@@ -100,7 +101,7 @@ class ExchangeReport:
 class MemoryManager:
     def __init__(
         self,
-        store: MemoryStore,
+        store: Store,
         chat: ChatBackend,
         embedder: Embedder,
         config: MemoryConfig,
@@ -224,16 +225,13 @@ class MemoryManager:
             self._remember(agent, fact, vector, report)
 
     def _remember(self, agent: str, fact: NewFact, vector: Vector, report: ExchangeReport) -> None:
-        """Store a fact; a near-duplicate current fact becomes its history."""
-        nearest = self.store.search_facts(agent, vector, 1)
-        supersedes = [
-            hit.fact.id
-            for hit in nearest
-            if hit.distance < self.config.duplicate_distance_threshold
-        ]
-        stored = self.store.add_fact(agent, fact, vector, supersedes=supersedes)
-        report.facts_added.append(stored)
-        report.facts_superseded.extend(supersedes)
+        """Store a fact; a near-duplicate current fact becomes its history (one transaction,
+        so jobs running at once never store the same fact twice)."""
+        added = self.store.add_fact_superseding_duplicate(
+            agent, fact, vector, duplicate_distance=self.config.duplicate_distance_threshold
+        )
+        report.facts_added.append(added.fact)
+        report.facts_superseded.extend(added.superseded)
 
     def _short_term_cascade(self, agent: str, report: ExchangeReport) -> None:
         if self.store.count_unsummarized(agent) < self.config.short_term_threshold:

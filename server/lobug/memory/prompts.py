@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from lobug.backends.base import ChatMessage, JsonSchema
-from lobug.memory.store import FACT_TYPES, Fact, Message, Summary
+from lobug.store.models import FACT_TYPES, Fact, Message, Summary
 
 MAX_TRANSCRIPT_MESSAGE_CHARS = 400
 

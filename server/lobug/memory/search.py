@@ -17,7 +17,8 @@ from typing import Literal
 
 from lobug.backends.base import Vector
 from lobug.config import MemoryConfig
-from lobug.memory.store import MemoryStore, ScoredFact, ScoredMessage
+from lobug.store.models import ScoredFact, ScoredMessage
+from lobug.store.protocol import Store
 
 log = logging.getLogger(__name__)
 
@@ -68,8 +69,7 @@ def recency_scores(created: dict[int, float], now: float) -> dict[int, float]:
 
 
 def with_similarities(
-    store: MemoryStore,
-    kind: str,
+    lookup: Callable[[Sequence[int], Vector], dict[int, float]],
     known: dict[int, float],
     candidates: Iterable[int],
     vector: Vector | None,
@@ -79,7 +79,7 @@ def with_similarities(
     if vector is None:
         return known
     missing = [i for i in candidates if i not in known]
-    return {**known, **store.similarities(kind, missing, vector)}
+    return {**known, **lookup(missing, vector)}
 
 
 def fusion_pool_size(k: int) -> int:
@@ -89,7 +89,7 @@ def fusion_pool_size(k: int) -> int:
 
 
 def search_messages(
-    store: MemoryStore,
+    store: Store,
     embed: Callable[[str], Vector],
     agent: str,
     query: str,
@@ -111,7 +111,7 @@ def search_messages(
     messages = {h.message.id: h.message for h in by_vector}
     messages.update({m.id: m for m, _ in by_words})
     known = {h.message.id: h.similarity for h in by_vector}
-    similarity = with_similarities(store, "message", known, messages, vector)
+    similarity = with_similarities(store.message_similarities, known, messages, vector)
     fused = fuse(
         [
             (weights.vector, similarity),
@@ -128,7 +128,7 @@ def search_messages(
 
 
 def search_facts(
-    store: MemoryStore,
+    store: Store,
     agent: str,
     query: str,
     vector: Vector | None,
@@ -149,7 +149,7 @@ def search_facts(
     facts = {h.fact.id: h.fact for h in by_vector}
     facts.update({f.id: f for f, _ in by_words})
     known = {h.fact.id: h.similarity for h in by_vector}
-    similarity = with_similarities(store, "fact", known, facts, vector)
+    similarity = with_similarities(store.fact_similarities, known, facts, vector)
     fused = fuse(
         [
             (weights.vector, similarity),

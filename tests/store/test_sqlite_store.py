@@ -6,14 +6,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from lobug.memory.store import (
-    MIGRATIONS,
-    EmbeddingMismatch,
-    MemoryStore,
-    NewFact,
-    StoreError,
-    connect,
-)
+from lobug.store.errors import EmbeddingMismatch, StoreError
+from lobug.store.models import NewFact
+from lobug.store.sqlite.database import open_connection
+from lobug.store.sqlite.engine import SQLiteStore
+from lobug.store.sqlite.schema import MIGRATIONS
 from tests.fakes import FakeEmbedder
 
 
@@ -23,7 +20,7 @@ def unit(*values: float) -> np.ndarray:
 
 
 def test_blank_database_is_migrated_to_the_latest_version(tmp_path: Path) -> None:
-    store = MemoryStore(tmp_path / "blank.db")
+    store = SQLiteStore(tmp_path / "blank.db")
     assert store.schema_version() == MIGRATIONS[-1].version
     assert {
         "agents",
@@ -39,11 +36,11 @@ def test_blank_database_is_migrated_to_the_latest_version(tmp_path: Path) -> Non
 
 def test_migrations_are_recorded_and_not_applied_twice(tmp_path: Path) -> None:
     path = tmp_path / "twice.db"
-    MemoryStore(path).close()
-    reopened = MemoryStore(path)
+    SQLiteStore(path).close()
+    reopened = SQLiteStore(path)
     assert reopened.migrate() == []
     reopened.close()
-    conn = connect(path)
+    conn = open_connection(path)
     rows = conn.execute("SELECT version, name FROM schema_migrations ORDER BY version").fetchall()
     conn.close()
     assert rows == [(m.version, m.name) for m in MIGRATIONS]
@@ -51,14 +48,14 @@ def test_migrations_are_recorded_and_not_applied_twice(tmp_path: Path) -> None:
 
 def test_database_uses_wal_and_creates_parent_folders(tmp_path: Path) -> None:
     path = tmp_path / "deep" / "er" / "memory.db"
-    store = MemoryStore(path)
+    store = SQLiteStore(path)
     store.close()
-    conn = connect(path)
+    conn = open_connection(path)
     assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     conn.close()
 
 
-def test_messages_are_kept_per_device_oldest_first(store: MemoryStore) -> None:
+def test_messages_are_kept_per_device_oldest_first(store: SQLiteStore) -> None:
     for i in range(5):
         store.append_message("lobug", "kitchen", "user", f"kitchen {i}")
         store.append_message("lobug", "desk", "user", f"desk {i}")
@@ -69,32 +66,34 @@ def test_messages_are_kept_per_device_oldest_first(store: MemoryStore) -> None:
 
 def test_messages_survive_reopening(tmp_path: Path) -> None:
     path = tmp_path / "persist.db"
-    first = MemoryStore(path)
+    first = SQLiteStore(path)
     first.append_message("lobug", "default", "user", "remember me")
     first.close()
-    second = MemoryStore(path)
+    second = SQLiteStore(path)
     assert [m.content for m in second.recent_messages("lobug", "default", 20)] == ["remember me"]
     second.close()
 
 
-def test_agents_are_separate_namespaces(store: MemoryStore) -> None:
+def test_agents_are_separate_namespaces(store: SQLiteStore) -> None:
     store.add_fact("alex", NewFact("Alex likes tea"), unit(1, 0, *[0] * 62))
     assert store.facts("lobug") == []
     assert store.search_facts("lobug", unit(1, 0, *[0] * 62), 5) == []
     assert [f.content for f in store.facts("alex")] == ["Alex likes tea"]
 
 
-def test_superseded_fact_becomes_linked_history(store: MemoryStore) -> None:
+def test_superseded_fact_becomes_linked_history(store: SQLiteStore) -> None:
     old = store.add_fact(
         "lobug", NewFact("The user lives in Portland", "personal"), unit(1, 0, *[0] * 62)
     )
-    new = store.add_fact(
+    added = store.add_fact_superseding_duplicate(
         "lobug",
         NewFact("The user lives in Seattle", "personal"),
         unit(1, 0.1, *[0] * 62),
-        supersedes=[old.id],
+        duplicate_distance=0.1,
     )
-    history = {f.id: f for f in store.facts("lobug", include_history=True)}
+    new = added.fact
+    assert added.superseded == (old.id,)
+    history = {f.id: f for f in store.facts_with_history("lobug")}
     assert history[old.id].invalidated_at is not None
     assert history[old.id].superseded_by == new.id
     assert [f.id for f in store.facts("lobug")] == [new.id]
@@ -105,7 +104,7 @@ def test_superseded_fact_becomes_linked_history(store: MemoryStore) -> None:
     ]
 
 
-def test_fact_fields_round_trip(store: MemoryStore) -> None:
+def test_fact_fields_round_trip(store: SQLiteStore) -> None:
     fact = NewFact(
         content="The user has a dentist appointment on Friday",
         fact_type="event",
@@ -132,7 +131,7 @@ def test_fact_fields_round_trip(store: MemoryStore) -> None:
         store.set_user_score(stored.id, 11)
 
 
-def test_fast_index_agrees_with_sqlite_vec(store: MemoryStore) -> None:
+def test_fast_index_agrees_with_sqlite_vec(store: SQLiteStore) -> None:
     rng = np.random.default_rng(7)
     rows = []
     for i in range(300):
@@ -152,12 +151,12 @@ def test_fast_index_agrees_with_sqlite_vec(store: MemoryStore) -> None:
 
 def test_index_is_rebuilt_from_the_store_on_reopen(tmp_path: Path) -> None:
     path = tmp_path / "index.db"
-    first = MemoryStore(path)
+    first = SQLiteStore(path)
     first.bind_embedding("m", 64)
     kept = first.add_fact("lobug", NewFact("kept"), unit(1, *[0] * 63))
     first.add_fact("lobug", NewFact("replacement"), unit(0, 1, *[0] * 62))
     first.close()
-    second = MemoryStore(path)
+    second = SQLiteStore(path)
     second.bind_embedding("m", 64)
     assert second.index is not None and len(second.index) == 2
     assert second.search_facts("lobug", unit(1, *[0] * 63), 1)[0].fact.id == kept.id
@@ -166,10 +165,10 @@ def test_index_is_rebuilt_from_the_store_on_reopen(tmp_path: Path) -> None:
 
 def test_other_embedding_model_is_refused_with_the_fix(tmp_path: Path) -> None:
     path = tmp_path / "mismatch.db"
-    first = MemoryStore(path)
+    first = SQLiteStore(path)
     first.bind_embedding("model-a", 64)
     first.close()
-    second = MemoryStore(path)
+    second = SQLiteStore(path)
     with pytest.raises(EmbeddingMismatch, match="lobug reindex"):
         second.bind_embedding("model-b", 128)
     second.close()
@@ -177,27 +176,28 @@ def test_other_embedding_model_is_refused_with_the_fix(tmp_path: Path) -> None:
 
 def test_reindex_switches_model_and_dimension(tmp_path: Path) -> None:
     path = tmp_path / "reindex.db"
-    old = MemoryStore(path)
+    old = SQLiteStore(path)
     old.bind_embedding("model-a", 4)
     old.add_fact("lobug", NewFact("The user likes green tea"), unit(1, 0, 0, 0))
     superseded = old.add_fact("lobug", NewFact("The user lives in Oslo"), unit(0, 1, 0, 0))
-    old.add_fact(
-        "lobug", NewFact("The user lives in Bergen"), unit(0, 1, 0.1, 0), supersedes=[superseded.id]
+    added = old.add_fact_superseding_duplicate(
+        "lobug", NewFact("The user lives in Bergen"), unit(0, 1, 0.1, 0), duplicate_distance=0.1
     )
+    assert added.superseded == (superseded.id,)
     old.close()
 
     embedder = FakeEmbedder(dim=32)
-    store = MemoryStore(path)
+    store = SQLiteStore(path)
     assert store.reindex(embedder.model, 32, embedder.embed_batch) == 2
     store.close()
-    store = MemoryStore(path)
+    store = SQLiteStore(path)
     store.bind_embedding(embedder.model, 32)
     hits = store.search_facts("lobug", embedder.embed("green tea"), 1)
     assert hits[0].fact.content == "The user likes green tea"
     store.close()
 
 
-def test_summary_marks_its_messages(store: MemoryStore) -> None:
+def test_summary_marks_its_messages(store: SQLiteStore) -> None:
     messages = [store.append_message("lobug", "d", "user", f"m{i}") for i in range(4)]
     summary = store.add_summary("lobug", "they talked", messages[:3])
     assert (summary.source_from_id, summary.source_to_id) == (messages[0].id, messages[2].id)
@@ -208,7 +208,7 @@ def test_summary_marks_its_messages(store: MemoryStore) -> None:
 
 
 def test_vectors_need_a_bound_embedding(tmp_path: Path) -> None:
-    store = MemoryStore(tmp_path / "unbound.db")
+    store = SQLiteStore(tmp_path / "unbound.db")
     with pytest.raises(StoreError):
         store.add_fact("lobug", NewFact("x"), unit(1, 0))
     store.close()
@@ -216,7 +216,7 @@ def test_vectors_need_a_bound_embedding(tmp_path: Path) -> None:
 
 def test_new_database_is_private_to_its_owner(tmp_path: Path) -> None:
     path = tmp_path / "private" / "memory.db"
-    store = MemoryStore(path)
+    store = SQLiteStore(path)
     store.append_message("lobug", "d", "user", "secret")
     assert path.parent.stat().st_mode & 0o777 == 0o700
     for created in (path, path.with_name("memory.db-wal")):
@@ -227,10 +227,10 @@ def test_new_database_is_private_to_its_owner(tmp_path: Path) -> None:
 def test_two_processes_sharing_the_file_never_see_database_is_locked(tmp_path: Path) -> None:
     """`lobug serve` and `lobug memory-server` may share one file: writers wait their turn."""
     path = tmp_path / "shared.db"
-    stores = [MemoryStore(path), MemoryStore(path)]
+    stores = [SQLiteStore(path), SQLiteStore(path)]
     stores[0].ensure_agent("a")
 
-    def write(store: MemoryStore, writer: int) -> None:
+    def write(store: SQLiteStore, writer: int) -> None:
         for n in range(40):
             store.append_message("a", f"w{writer}", "user", f"writer {writer} message {n}")
 
@@ -242,3 +242,21 @@ def test_two_processes_sharing_the_file_never_see_database_is_locked(tmp_path: P
     finally:
         for store in stores:
             store.close()
+
+
+def test_facts_stored_at_once_never_duplicate(
+    store: SQLiteStore, fake_embedder: FakeEmbedder
+) -> None:
+    vector = fake_embedder.embed("The user likes tea")
+
+    def add(_: int) -> tuple[int, ...]:
+        added = store.add_fact_superseding_duplicate(
+            "lobug", NewFact("The user likes tea"), vector, duplicate_distance=0.1
+        )
+        return added.superseded
+
+    with ThreadPoolExecutor(8) as pool:
+        superseded = list(pool.map(add, range(32)))
+    assert [f.content for f in store.facts("lobug")] == ["The user likes tea"]
+    assert sorted(len(ids) for ids in superseded) == [0] + [1] * 31
+    assert store.search_facts("lobug", vector, 5)[0].fact.id == store.facts("lobug")[0].id

@@ -5,9 +5,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from lobug.memory import vector_index
-from lobug.memory.store import MemoryStore, NewFact
-from lobug.memory.vector_index import VectorIndex
+from lobug.store.models import NewFact
+from lobug.store.sqlite import vector_index
+from lobug.store.sqlite.engine import SQLiteStore
+from lobug.store.sqlite.vector_index import VectorIndex
 
 
 def random_unit(rng: np.random.Generator, dim: int) -> np.ndarray:
@@ -216,7 +217,7 @@ def test_reopened_store_loads_every_agent_in_bulk(tmp_path: Path) -> None:
     rng = np.random.default_rng(15)
     dim, per_agent = 8, 4700  # 9400 rows: more than one fetchmany chunk of 8192
     path = tmp_path / "bulk.db"
-    store = MemoryStore(path)
+    store = SQLiteStore(path)
     store.bind_embedding("m", dim)
     written = {}
     for agent in ("ada", "bob"):
@@ -224,7 +225,7 @@ def test_reopened_store_loads_every_agent_in_bulk(tmp_path: Path) -> None:
         store.add_facts_bulk(agent, [(NewFact(f"{agent} {i}"), v) for i, v in enumerate(vectors)])
         written[agent] = vectors
     store.close()
-    reopened = MemoryStore(path)
+    reopened = SQLiteStore(path)
     reopened.bind_embedding("m", dim)
     try:
         index = reopened.index

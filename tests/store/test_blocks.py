@@ -7,21 +7,16 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from lobug.memory.store import (
-    MIGRATIONS,
-    BlockExists,
-    BlockNotFound,
-    BlockReadOnly,
-    BlockTooLong,
-    MemoryStore,
-    connect,
-)
+from lobug.store.errors import BlockExists, BlockNotFound, BlockReadOnly, BlockTooLong
+from lobug.store.sqlite.database import open_connection
+from lobug.store.sqlite.engine import SQLiteStore
+from lobug.store.sqlite.schema import MIGRATIONS
 from tests.fakes import FakeEmbedder
 
 
 def test_a_database_at_migration_1_is_upgraded_and_keeps_its_rows(tmp_path: Path) -> None:
     path = tmp_path / "old.db"
-    conn = connect(path)
+    conn = open_connection(path)
     conn.execute(
         "CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, "
         "applied_at REAL NOT NULL)"
@@ -39,7 +34,7 @@ def test_a_database_at_migration_1_is_upgraded_and_keeps_its_rows(tmp_path: Path
     conn.commit()
     conn.close()
 
-    store = MemoryStore(path)
+    store = SQLiteStore(path)
     assert store.schema_version() == MIGRATIONS[-1].version
     assert {"memory_blocks", "memory_block_history"} <= store.table_names()
     agent = store.find_agent("lobug")
@@ -54,19 +49,19 @@ def test_a_database_at_migration_1_is_upgraded_and_keeps_its_rows(tmp_path: Path
 def test_bind_embedding_adds_message_vectors_to_a_bound_database(tmp_path: Path) -> None:
     embedder = FakeEmbedder()
     path = tmp_path / "bound.db"
-    store = MemoryStore(path)
+    store = SQLiteStore(path)
     store.bind_embedding(embedder.model, embedder.dimension)
     store.close()
-    conn = connect(path)
+    conn = open_connection(path)
     conn.execute("DROP TABLE message_vectors")
     conn.close()
-    reopened = MemoryStore(path)
+    reopened = SQLiteStore(path)
     reopened.bind_embedding(embedder.model, embedder.dimension)
     assert "message_vectors" in reopened.table_names()
     reopened.close()
 
 
-def test_blocks_enforce_limit_read_only_and_uniqueness(store: MemoryStore) -> None:
+def test_blocks_enforce_limit_read_only_and_uniqueness(store: SQLiteStore) -> None:
     store.create_block("a", "human", "Alice", char_limit=10, changed_by="user")
     with pytest.raises(BlockExists):
         store.create_block("a", "human", "again")
@@ -91,9 +86,9 @@ def test_blocks_enforce_limit_read_only_and_uniqueness(store: MemoryStore) -> No
     assert store.blocks("b") == []
 
 
-def test_reindex_re_embeds_messages_that_had_vectors(store: MemoryStore) -> None:
+def test_reindex_re_embeds_messages_that_had_vectors(store: SQLiteStore) -> None:
     embedder = FakeEmbedder()
-    store.append_message("a", "api", "user", "tea", vector=embedder.embed("tea"))
+    store.append_embedded_message("a", "api", "user", "tea", embedder.embed("tea"))
     store.append_message("a", "desk", "user", "not embedded")
     ones = np.ones(8, dtype=np.float32)
     assert store.reindex("other-model", 8, lambda texts: [ones for _ in texts]) == 1

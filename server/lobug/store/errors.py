@@ -1,0 +1,32 @@
+"""What a store raises, whatever its engine."""
+
+from __future__ import annotations
+
+
+class StoreError(RuntimeError):
+    pass
+
+
+class EmbeddingMismatch(StoreError):
+    """The database was embedded with another model or dimension than the one configured."""
+
+
+class StorageUnavailable(StoreError):
+    """The database cannot be read or written now: disk full, read-only, I/O error, or locked
+    for longer than the busy timeout. Nothing committed before is affected."""
+
+
+class BlockExists(StoreError):
+    """The agent already has a memory block with this label."""
+
+
+class BlockNotFound(StoreError):
+    """The agent has no memory block with this label."""
+
+
+class BlockReadOnly(StoreError):
+    """The memory block is read-only."""
+
+
+class BlockTooLong(StoreError):
+    """The value is longer than the block's character limit."""

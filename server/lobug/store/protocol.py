@@ -1,0 +1,191 @@
+"""What the domain asks of a store, one small protocol per concern; `Store` is all of them.
+
+Engines (SQLite today) implement every method here and pass the same tests. Nothing in these
+signatures names an engine: vectors are numpy arrays, rows are the dataclasses of `models`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any, Protocol, runtime_checkable
+
+from lobug.store.models import (
+    AddedFact,
+    Agent,
+    BlockChange,
+    Fact,
+    MemoryBlock,
+    Message,
+    NewFact,
+    QueuedExchange,
+    ScoredFact,
+    ScoredMessage,
+    Summary,
+    Vector,
+)
+
+
+class ConversationLog(Protocol):
+    """Agents (memory namespaces) and every message said to or by one."""
+
+    def find_agent(self, name: str) -> Agent | None: ...
+
+    def ensure_agent(self, name: str, metadata: dict[str, Any] | None = None) -> Agent: ...
+
+    def append_message(
+        self,
+        agent: str,
+        device_id: str,
+        role: str,
+        content: str,
+        *,
+        metadata: dict[str, Any] | None = None,
+    ) -> Message: ...
+
+    def append_embedded_message(
+        self,
+        agent: str,
+        device_id: str,
+        role: str,
+        content: str,
+        vector: Vector,
+        *,
+        metadata: dict[str, Any] | None = None,
+    ) -> Message: ...
+
+    def append_message_to_embed(
+        self,
+        agent: str,
+        device_id: str,
+        role: str,
+        content: str,
+        *,
+        metadata: dict[str, Any] | None = None,
+    ) -> Message: ...
+
+    def recent_messages(self, agent: str, device_id: str, limit: int) -> list[Message]: ...
+
+    def agent_messages(self, agent: str, limit: int) -> list[Message]: ...
+
+    def count_messages(self, agent: str) -> int: ...
+
+    def count_unsummarized(self, agent: str) -> int: ...
+
+    def unsummarized_messages(self, agent: str) -> list[Message]: ...
+
+
+class WorkQueueStore(Protocol):
+    """Memory work that must survive a crash: answered exchanges still to learn from, and
+    messages still to embed."""
+
+    def append_reply_for_memory_work(
+        self, agent: str, device_id: str, content: str, user: Message
+    ) -> Message: ...
+
+    def queued_exchanges(
+        self, limit: int, queued_before: float, after_id: int = 0
+    ) -> list[QueuedExchange]: ...
+
+    def count_queued_exchanges(self) -> int: ...
+
+    def dequeue_exchange(self, assistant_message_id: int) -> None: ...
+
+    def count_failed_attempt(self, assistant_message_id: int) -> int: ...
+
+    def messages_to_embed(self, limit: int) -> list[Message]: ...
+
+    def add_message_vectors(self, embedded: Sequence[tuple[Message, Vector]]) -> None: ...
+
+
+class FactStore(Protocol):
+    def add_fact_superseding_duplicate(
+        self, agent: str, fact: NewFact, vector: Vector, *, duplicate_distance: float
+    ) -> AddedFact: ...
+
+    def recent_facts(self, agent: str, limit: int) -> list[Fact]: ...
+
+    def count_facts(self, agent: str) -> int: ...
+
+
+class SummaryStore(Protocol):
+    """Summaries of the conversation log and the base memory distilled from them."""
+
+    def add_summary(self, agent: str, content: str, messages: Sequence[Message]) -> Summary: ...
+
+    def unincorporated_summaries(self, agent: str) -> list[Summary]: ...
+
+    def count_unincorporated(self, agent: str) -> int: ...
+
+    def count_summaries(self, agent: str) -> int: ...
+
+    def base_memory(self, agent: str) -> str: ...
+
+    def distill_base_memory(
+        self, agent: str, content: str, incorporated: Sequence[Summary]
+    ) -> None: ...
+
+
+class BlockStore(Protocol):
+    def create_block(
+        self,
+        agent: str,
+        label: str,
+        value: str,
+        *,
+        description: str | None = None,
+        char_limit: int | None = None,
+        read_only: bool = False,
+        changed_by: str = "system",
+    ) -> MemoryBlock: ...
+
+    def update_block(
+        self, agent: str, label: str, value: str, *, changed_by: str = "system"
+    ) -> MemoryBlock: ...
+
+    def block(self, agent: str, label: str) -> MemoryBlock | None: ...
+
+    def blocks(self, agent: str) -> list[MemoryBlock]: ...
+
+    def block_history(self, agent: str, label: str) -> list[BlockChange]: ...
+
+
+class SearchStore(Protocol):
+    """Nearest vectors (cosine) and keyword matches (BM25), best first."""
+
+    def search_facts(self, agent: str, query: Vector, k: int) -> list[ScoredFact]: ...
+
+    def search_messages(self, agent: str, query: Vector, k: int) -> list[ScoredMessage]: ...
+
+    def keyword_facts(self, agent: str, query: str, k: int) -> list[tuple[Fact, float]]: ...
+
+    def keyword_messages(self, agent: str, query: str, k: int) -> list[tuple[Message, float]]: ...
+
+    def fact_similarities(self, ids: Sequence[int], query: Vector) -> dict[int, float]: ...
+
+    def message_similarities(self, ids: Sequence[int], query: Vector) -> dict[int, float]: ...
+
+
+class EmbeddingBinding(Protocol):
+    """The one embedding model a store's vectors come from."""
+
+    def bind_embedding(self, model: str, dim: int) -> None: ...
+
+    def reindex(
+        self, model: str, dim: int, embed_batch: Callable[[list[str]], list[Vector]]
+    ) -> int: ...
+
+
+@runtime_checkable
+class Store(
+    ConversationLog,
+    WorkQueueStore,
+    FactStore,
+    SummaryStore,
+    BlockStore,
+    SearchStore,
+    EmbeddingBinding,
+    Protocol,
+):
+    """Everything the domain uses. Thread-safe: every method may be called from any thread."""
+
+    def close(self) -> None: ...

@@ -1,0 +1,169 @@
+"""The connection every part of the SQLite store shares: opening the file (private, WAL,
+sqlite-vec loaded), one lock, transactions, migrations, and the agent ids all tables are
+keyed by."""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from lobug.store.errors import StorageUnavailable, StoreError
+from lobug.store.models import Clock, Vector
+from lobug.store.sqlite.schema import MIGRATIONS
+from lobug.store.sqlite.vector_index import VectorIndex
+
+
+def open_connection(path: Path | str) -> Any:
+    """A pysqlite3 connection with sqlite-vec loaded (the stdlib module cannot load extensions
+    on every Python build)."""
+    import pysqlite3.dbapi2 as sqlite3
+    import sqlite_vec
+
+    conn = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False, timeout=10)
+    conn.enable_load_extension(True)
+    sqlite_vec.load(conn)
+    conn.enable_load_extension(False)
+    return conn
+
+
+@contextmanager
+def storage_errors() -> Iterator[None]:
+    """SQLite's operational failures (full, read-only, I/O, locked, damaged) as
+    StorageUnavailable; constraint errors and programming errors stay what they are."""
+    try:
+        yield
+    except Exception as exc:
+        if is_storage_failure(exc):
+            raise StorageUnavailable(f"the database is unavailable: {exc}") from exc
+        raise
+
+
+def is_storage_failure(exc: Exception) -> bool:
+    sqlite3 = sys.modules["pysqlite3.dbapi2"]  # imported by open_connection() before any query
+    bugs = (sqlite3.IntegrityError, sqlite3.ProgrammingError, sqlite3.InterfaceError)
+    return isinstance(exc, sqlite3.DatabaseError) and not isinstance(exc, bugs)
+
+
+def prepare_private_file(path: Path) -> None:
+    """The memory is personal: new folders are the owner's only (0700) and the database is
+    created readable and writable by the owner only (0600; SQLite gives its -wal and -shm
+    files the same mode). Existing folders are left as they are."""
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    if not path.exists():
+        os.close(os.open(path, os.O_CREAT | os.O_WRONLY, 0o600))
+
+
+def vector_blob(vector: Vector) -> bytes:
+    return np.asarray(vector, dtype=np.float32).tobytes()
+
+
+def marks(items: Sequence[object]) -> str:
+    """`?,?,...`: one placeholder per item, for `IN (...)`."""
+    return ",".join("?" * len(items))
+
+
+class SQLiteDatabase:
+    """One connection guarded by a lock (WAL keeps reads cheap); rows read by column name."""
+
+    def __init__(self, path: Path | str, *, clock: Clock = time.time) -> None:
+        self.path = Path(path)
+        if str(path) != ":memory:":
+            prepare_private_file(self.path)
+        self._clock = clock
+        self._lock = threading.RLock()
+        self._conn = open_connection(path)
+        self._conn.row_factory = sys.modules["pysqlite3.dbapi2"].Row
+        self._conn.execute("PRAGMA journal_mode=WAL")
+        self._conn.execute("PRAGMA synchronous=FULL")
+        self._conn.execute("PRAGMA foreign_keys=ON")
+        self._agent_ids: dict[str, int] = {}
+        self.index: VectorIndex | None = None
+        self.migrate()
+
+    def close(self) -> None:
+        with self._lock:
+            self._conn.close()
+
+    @contextmanager
+    def _transaction(self) -> Iterator[Any]:
+        with self._lock, storage_errors():
+            self._conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield self._conn
+            except BaseException:
+                self._rollback()
+                raise
+            try:
+                self._conn.execute("COMMIT")
+            except BaseException:
+                self._rollback()
+                raise
+
+    def _rollback(self) -> None:
+        if self._conn.in_transaction:
+            self._conn.execute("ROLLBACK")
+
+    def _query(self, sql: str, params: Sequence[Any] = ()) -> list[Any]:
+        with self._lock, storage_errors():
+            return list(self._conn.execute(sql, params).fetchall())
+
+    def _count(self, sql: str, params: Sequence[Any] = ()) -> int:
+        """The value of a `SELECT COUNT(*) AS n ...` query."""
+        return int(self._query(sql, params)[0]["n"])
+
+    def migrate(self) -> list[int]:
+        """Apply pending numbered migrations; return the versions applied now."""
+        with self._lock:
+            self._conn.execute(
+                "CREATE TABLE IF NOT EXISTS schema_migrations ("
+                "version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at REAL NOT NULL)"
+            )
+            done = {row["version"] for row in self._query("SELECT version FROM schema_migrations")}
+            applied = []
+            for migration in MIGRATIONS:
+                if migration.version in done:
+                    continue
+                with self._transaction() as conn:
+                    for statement in migration.statements:
+                        conn.execute(statement)
+                    conn.execute(
+                        "INSERT INTO schema_migrations(version, name, applied_at) VALUES (?,?,?)",
+                        (migration.version, migration.name, self._clock()),
+                    )
+                applied.append(migration.version)
+            return applied
+
+    def schema_version(self) -> int:
+        rows = self._query("SELECT MAX(version) AS version FROM schema_migrations")
+        return int(rows[0]["version"] or 0)
+
+    def table_names(self) -> set[str]:
+        rows = self._query("SELECT name FROM sqlite_master WHERE type='table'")
+        return {row["name"] for row in rows}
+
+    def agent_id(self, name: str) -> int:
+        """The id of a namespace, created on first use."""
+        cached = self._agent_ids.get(name)
+        if cached is not None:
+            return cached
+        with self._transaction() as conn:
+            conn.execute(
+                "INSERT OR IGNORE INTO agents(name, created_at) VALUES (?, ?)",
+                (name, self._clock()),
+            )
+            row = conn.execute("SELECT id FROM agents WHERE name = ?", (name,)).fetchone()
+        self._agent_ids[name] = int(row["id"])
+        return int(row["id"])
+
+    def _require_index(self) -> VectorIndex:
+        if self.index is None:
+            raise StoreError("bind_embedding() must be called before vectors are used")
+        return self.index

@@ -1,0 +1,161 @@
+"""Facts with history: a superseded fact is invalidated and linked to its successor, never
+deleted. Current facts have a row in `fact_vectors`, mirrored by the in-memory index."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from lobug.store.errors import StoreError
+from lobug.store.models import AddedFact, Fact, NewFact, Vector
+from lobug.store.sqlite import rows
+from lobug.store.sqlite.database import SQLiteDatabase, marks, vector_blob
+
+
+class SQLiteFacts(SQLiteDatabase):
+    def add_fact(self, agent: str, fact: NewFact, vector: Vector) -> Fact:
+        """Insert a current fact with its vector."""
+        index = self._require_index()
+        agent_id = self.agent_id(agent)
+        with self._lock:
+            with self._transaction() as conn:
+                fact_id = self._insert_fact(conn, agent_id, fact, vector, self._clock())
+            index.add(agent_id, fact_id, vector)
+        return self.get_fact(fact_id)
+
+    def add_fact_superseding_duplicate(
+        self, agent: str, fact: NewFact, vector: Vector, *, duplicate_distance: float
+    ) -> AddedFact:
+        """Insert a current fact; the nearest current fact, if closer than
+        `duplicate_distance` (cosine), becomes its history. The check and the write are one
+        step under the store's lock, so facts stored at the same time never duplicate."""
+        index = self._require_index()
+        agent_id = self.agent_id(agent)
+        with self._lock:
+            with self._transaction() as conn:
+                nearest = index.search(agent_id, vector, 1)
+                superseded = tuple(i for i, sim in nearest if 1.0 - sim < duplicate_distance)
+                now = self._clock()
+                fact_id = self._insert_fact(conn, agent_id, fact, vector, now)
+                self._supersede(conn, superseded, fact_id, now)
+            for old_id in superseded:
+                index.remove(old_id)
+            index.add(agent_id, fact_id, vector)
+        return AddedFact(self.get_fact(fact_id), superseded)
+
+    @staticmethod
+    def _insert_fact(conn: Any, agent_id: int, fact: NewFact, vector: Vector, now: float) -> int:
+        cursor = conn.execute(
+            "INSERT INTO facts(agent_id, content, fact_type, subject, relation, object, "
+            "time_span, confidence, source_message_ids, created_at, valid_from) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                agent_id,
+                fact.content,
+                fact.fact_type,
+                fact.subject,
+                fact.relation,
+                fact.object,
+                fact.time_span,
+                fact.confidence,
+                json.dumps(list(fact.source_message_ids)),
+                now,
+                now,
+            ),
+        )
+        fact_id = int(cursor.lastrowid)
+        conn.execute(
+            "INSERT INTO fact_vectors(fact_id, agent_id, embedding) VALUES (?, ?, ?)",
+            (fact_id, agent_id, vector_blob(vector)),
+        )
+        return fact_id
+
+    @staticmethod
+    def _supersede(conn: Any, old_ids: Sequence[int], new_id: int, now: float) -> None:
+        for old_id in old_ids:
+            conn.execute(
+                "UPDATE facts SET invalidated_at = ?, superseded_by = ? "
+                "WHERE id = ? AND invalidated_at IS NULL",
+                (now, new_id, old_id),
+            )
+            conn.execute("DELETE FROM fact_vectors WHERE fact_id = ?", (old_id,))
+
+    def add_facts_bulk(self, agent: str, new: Sequence[tuple[NewFact, Vector]]) -> None:
+        """Insert many current facts at once (benchmarks, imports)."""
+        index = self._require_index()
+        agent_id = self.agent_id(agent)
+        now = self._clock()
+        with self._lock:
+            with self._transaction() as conn:
+                start = conn.execute("SELECT COALESCE(MAX(id), 0) AS id FROM facts").fetchone()
+                ids = list(range(start["id"] + 1, start["id"] + 1 + len(new)))
+                conn.executemany(
+                    "INSERT INTO facts(id, agent_id, content, fact_type, confidence, "
+                    "created_at, valid_from) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                    [
+                        (i, agent_id, f.content, f.fact_type, f.confidence, now, now)
+                        for i, (f, _) in zip(ids, new, strict=True)
+                    ],
+                )
+                conn.executemany(
+                    "INSERT INTO fact_vectors(fact_id, agent_id, embedding) VALUES (?, ?, ?)",
+                    [(i, agent_id, vector_blob(v)) for i, (_, v) in zip(ids, new, strict=True)],
+                )
+            for i, (_, vector) in zip(ids, new, strict=True):
+                index.add(agent_id, i, vector)
+
+    def get_fact(self, fact_id: int) -> Fact:
+        found = self._query(
+            f"SELECT {rows.FACT_COLUMNS} FROM {rows.FACTS_JOIN_AGENTS} WHERE f.id = ?",
+            (fact_id,),
+        )
+        if not found:
+            raise KeyError(fact_id)
+        return rows.fact(found[0])
+
+    def facts(self, agent: str) -> list[Fact]:
+        """The agent's current facts, oldest first."""
+        return self._facts_where(agent, "AND f.invalidated_at IS NULL")
+
+    def facts_with_history(self, agent: str) -> list[Fact]:
+        """The agent's facts, superseded ones included, oldest first."""
+        return self._facts_where(agent, "")
+
+    def _facts_where(self, agent: str, condition: str) -> list[Fact]:
+        found = self._query(
+            f"SELECT {rows.FACT_COLUMNS} FROM {rows.FACTS_JOIN_AGENTS} "
+            f"WHERE f.agent_id = ? {condition} ORDER BY f.id",
+            (self.agent_id(agent),),
+        )
+        return [rows.fact(row) for row in found]
+
+    def facts_by_ids(self, ids: Sequence[int]) -> dict[int, Fact]:
+        if not ids:
+            return {}
+        found = self._query(
+            f"SELECT {rows.FACT_COLUMNS} FROM {rows.FACTS_JOIN_AGENTS} "
+            f"WHERE f.id IN ({marks(ids)})",
+            list(ids),
+        )
+        return {row["id"]: rows.fact(row) for row in found}
+
+    def recent_facts(self, agent: str, limit: int) -> list[Fact]:
+        found = self._query(
+            f"SELECT {rows.FACT_COLUMNS} FROM {rows.FACTS_JOIN_AGENTS} "
+            "WHERE f.agent_id = ? AND f.invalidated_at IS NULL ORDER BY f.id DESC LIMIT ?",
+            (self.agent_id(agent), limit),
+        )
+        return [rows.fact(row) for row in found]
+
+    def count_facts(self, agent: str) -> int:
+        return self._count(
+            "SELECT COUNT(*) AS n FROM facts WHERE agent_id = ? AND invalidated_at IS NULL",
+            (self.agent_id(agent),),
+        )
+
+    def set_user_score(self, fact_id: int, score: int | None) -> None:
+        if score is not None and not 0 <= score <= 10:
+            raise StoreError("user score must be between 0 and 10")
+        with self._transaction() as conn:
+            conn.execute("UPDATE facts SET user_score = ? WHERE id = ?", (score, fact_id))

@@ -1,0 +1,101 @@
+"""The work queue: answered exchanges whose memory work has not finished (`learning_queue`,
+written with the reply in one transaction, so a crash never loses it) and messages still to
+embed (`embedding_backlog`)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from lobug.store.models import Message, QueuedExchange, Vector
+from lobug.store.sqlite import rows
+from lobug.store.sqlite.database import vector_blob
+from lobug.store.sqlite.log import SQLiteLog
+
+
+class SQLiteWorkQueue(SQLiteLog):
+    def append_reply_for_memory_work(
+        self, agent: str, device_id: str, content: str, user: Message
+    ) -> Message:
+        """Log the assistant's reply to `user` and queue the exchange for its memory work,
+        in one transaction."""
+        agent_id = self.agent_id(agent)
+        with self._transaction() as conn:
+            reply = self._insert_message(
+                conn, agent, agent_id, device_id, "assistant", content, None
+            )
+            conn.execute(
+                "INSERT INTO learning_queue(assistant_message_id, user_message_id, queued_at) "
+                "VALUES (?, ?, ?)",
+                (reply.id, user.id, reply.created_at),
+            )
+        return reply
+
+    def queued_exchanges(
+        self, limit: int, queued_before: float, after_id: int = 0
+    ) -> list[QueuedExchange]:
+        """Exchanges still waiting for their memory work, oldest first, from the one whose
+        reply comes after message `after_id`."""
+        found = self._query(
+            "SELECT q.attempts, a.name AS agent, "
+            f"{rows.message_columns('u', 'user_')}, {rows.message_columns('l', 'reply_')} "
+            "FROM learning_queue q "
+            "JOIN conversation_log u ON u.id = q.user_message_id "
+            "JOIN conversation_log l ON l.id = q.assistant_message_id "
+            "JOIN agents a ON a.id = l.agent_id "
+            "WHERE q.queued_at < ? AND q.assistant_message_id > ? "
+            "ORDER BY q.assistant_message_id LIMIT ?",
+            (queued_before, after_id, limit),
+        )
+        return [
+            QueuedExchange(
+                rows.message(row["agent"], row, "user_"),
+                rows.message(row["agent"], row, "reply_"),
+                int(row["attempts"]),
+            )
+            for row in found
+        ]
+
+    def count_queued_exchanges(self) -> int:
+        return self._count("SELECT COUNT(*) AS n FROM learning_queue")
+
+    def dequeue_exchange(self, assistant_message_id: int) -> None:
+        with self._transaction() as conn:
+            conn.execute(
+                "DELETE FROM learning_queue WHERE assistant_message_id = ?",
+                (assistant_message_id,),
+            )
+
+    def count_failed_attempt(self, assistant_message_id: int) -> int:
+        """Record one more failed attempt at the exchange's memory work; return the total."""
+        with self._transaction() as conn:
+            conn.execute(
+                "UPDATE learning_queue SET attempts = attempts + 1 WHERE assistant_message_id = ?",
+                (assistant_message_id,),
+            )
+            row = conn.execute(
+                "SELECT attempts FROM learning_queue WHERE assistant_message_id = ?",
+                (assistant_message_id,),
+            ).fetchone()
+        return int(row["attempts"]) if row else 0
+
+    def messages_to_embed(self, limit: int) -> list[Message]:
+        """Messages of the embedding backlog (stored while the embedder failed), oldest first."""
+        found = self._query(
+            f"SELECT {rows.message_columns('l')}, a.name AS agent FROM embedding_backlog b "
+            "JOIN conversation_log l ON l.id = b.message_id JOIN agents a ON a.id = l.agent_id "
+            "ORDER BY b.message_id LIMIT ?",
+            (limit,),
+        )
+        return [rows.message(row["agent"], row) for row in found]
+
+    def add_message_vectors(self, embedded: Sequence[tuple[Message, Vector]]) -> None:
+        """Store the vectors of backlog messages and take them off the backlog."""
+        with self._transaction() as conn:
+            conn.executemany(
+                "INSERT OR REPLACE INTO message_vectors(message_id, agent_id, embedding) "
+                "VALUES (?,?,?)",
+                [(m.id, m.agent_id, vector_blob(v)) for m, v in embedded],
+            )
+            conn.executemany(
+                "DELETE FROM embedding_backlog WHERE message_id = ?", [(m.id,) for m, _ in embedded]
+            )

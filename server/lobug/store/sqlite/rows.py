@@ -1,0 +1,129 @@
+"""Rows of the SQLite store as the domain's dataclasses, read by column name."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from lobug.store.models import Agent, BlockChange, Fact, MemoryBlock, Message, Summary
+
+_MESSAGE_COLUMNS = (
+    "id",
+    "device_id",
+    "role",
+    "content",
+    "created_at",
+    "summarized",
+    "metadata",
+    "agent_id",
+)
+
+AGENT_COLUMNS = "id, name, created_at, metadata"
+BLOCK_COLUMNS = (
+    "id, agent_id, label, value, description, char_limit, read_only, created_at, updated_at"
+)
+BLOCK_CHANGE_COLUMNS = "id, block_id, old_value, new_value, changed_by, changed_at"
+SUMMARY_COLUMNS = "id, content, source_from_id, source_to_id, created_at, incorporated"
+FACT_COLUMNS = (
+    "f.id, a.name AS agent, f.content, f.fact_type, f.subject, f.relation, f.object, "
+    "f.time_span, f.confidence, f.user_score, f.source_message_ids, f.created_at, "
+    "f.valid_from, f.invalidated_at, f.superseded_by"
+)
+FACTS_JOIN_AGENTS = "facts f JOIN agents a ON a.id = f.agent_id"
+
+
+def message_columns(table: str = "", prefix: str = "") -> str:
+    """The columns `message` reads, from `table` (an alias in the query) and, where one query
+    reads two messages, renamed with `prefix`."""
+    source = f"{table}." if table else ""
+    return ", ".join(
+        f"{source}{c} AS {prefix}{c}" if prefix else f"{source}{c}" for c in _MESSAGE_COLUMNS
+    )
+
+
+MESSAGE_COLUMNS = message_columns()
+
+
+def json_or_none(value: dict[str, Any] | None) -> str | None:
+    return None if value is None else json.dumps(value)
+
+
+def _dict_or_none(text: str | None) -> dict[str, Any] | None:
+    return None if text is None else json.loads(text)
+
+
+def agent(row: Any) -> Agent:
+    return Agent(
+        int(row["id"]), str(row["name"]), float(row["created_at"]), _dict_or_none(row["metadata"])
+    )
+
+
+def message(agent_name: str, row: Any, prefix: str = "") -> Message:
+    return Message(
+        id=row[f"{prefix}id"],
+        agent=agent_name,
+        device_id=row[f"{prefix}device_id"],
+        role=row[f"{prefix}role"],
+        content=row[f"{prefix}content"],
+        created_at=row[f"{prefix}created_at"],
+        summarized=bool(row[f"{prefix}summarized"]),
+        metadata=_dict_or_none(row[f"{prefix}metadata"]),
+        agent_id=row[f"{prefix}agent_id"],
+    )
+
+
+def fact(row: Any) -> Fact:
+    return Fact(
+        id=row["id"],
+        agent=row["agent"],
+        content=row["content"],
+        fact_type=row["fact_type"],
+        subject=row["subject"],
+        relation=row["relation"],
+        object=row["object"],
+        time_span=row["time_span"],
+        confidence=float(row["confidence"]),
+        user_score=row["user_score"],
+        source_message_ids=tuple(json.loads(row["source_message_ids"])),
+        created_at=row["created_at"],
+        valid_from=row["valid_from"],
+        invalidated_at=row["invalidated_at"],
+        superseded_by=row["superseded_by"],
+    )
+
+
+def block(row: Any) -> MemoryBlock:
+    return MemoryBlock(
+        id=row["id"],
+        agent_id=row["agent_id"],
+        label=row["label"],
+        value=row["value"],
+        description=row["description"],
+        char_limit=row["char_limit"],
+        read_only=bool(row["read_only"]),
+        created_at=row["created_at"],
+        updated_at=row["updated_at"],
+    )
+
+
+def block_change(row: Any) -> BlockChange:
+    return BlockChange(
+        id=row["id"],
+        block_id=row["block_id"],
+        old_value=row["old_value"],
+        new_value=row["new_value"],
+        changed_by=row["changed_by"],
+        changed_at=row["changed_at"],
+    )
+
+
+def summary(agent_name: str, row: Any) -> Summary:
+    return Summary(
+        id=row["id"],
+        agent=agent_name,
+        content=row["content"],
+        source_from_id=row["source_from_id"],
+        source_to_id=row["source_to_id"],
+        created_at=row["created_at"],
+        incorporated=bool(row["incorporated"]),
+    )

@@ -1,0 +1,183 @@
+"""The SQLite schema: numbered migrations, applied in order when a database opens and recorded
+in `schema_migrations`. They are the contract with every database file already written: never
+edit one, add the next.
+
+`fact_vectors` (the *current* facts) and `message_vectors` (logged messages that were embedded)
+are vec0 tables whose dimension comes from the embedding model, so `vectors.py` creates them
+when the store is bound to a model, not here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class Migration:
+    version: int
+    name: str
+    statements: Sequence[str] = field(default_factory=tuple)
+
+
+MIGRATIONS: tuple[Migration, ...] = (
+    Migration(
+        1,
+        "initial_schema",
+        (
+            """CREATE TABLE agents (
+                id INTEGER PRIMARY KEY,
+                name TEXT NOT NULL UNIQUE,
+                created_at REAL NOT NULL
+            )""",
+            """CREATE TABLE conversation_log (
+                id INTEGER PRIMARY KEY AUTOINCREMENT,
+                agent_id INTEGER NOT NULL REFERENCES agents(id),
+                device_id TEXT NOT NULL,
+                role TEXT NOT NULL CHECK (role IN ('user', 'assistant')),
+                content TEXT NOT NULL,
+                created_at REAL NOT NULL,
+                summarized INTEGER NOT NULL DEFAULT 0
+            )""",
+            "CREATE INDEX conversation_log_by_device ON conversation_log(agent_id, device_id, id)",
+            "CREATE INDEX conversation_log_unsummarized "
+            "ON conversation_log(agent_id, summarized, id)",
+            """CREATE TABLE facts (
+                id INTEGER PRIMARY KEY AUTOINCREMENT,
+                agent_id INTEGER NOT NULL REFERENCES agents(id),
+                content TEXT NOT NULL,
+                fact_type TEXT NOT NULL,
+                subject TEXT,
+                relation TEXT,
+                object TEXT,
+                time_span TEXT,
+                confidence REAL NOT NULL DEFAULT 0.5,
+                user_score INTEGER CHECK (user_score BETWEEN 0 AND 10),
+                source_message_ids TEXT NOT NULL DEFAULT '[]',
+                created_at REAL NOT NULL,
+                valid_from REAL NOT NULL,
+                invalidated_at REAL,
+                superseded_by INTEGER REFERENCES facts(id)
+            )""",
+            "CREATE INDEX facts_by_agent ON facts(agent_id, invalidated_at, id)",
+            """CREATE TABLE summaries (
+                id INTEGER PRIMARY KEY AUTOINCREMENT,
+                agent_id INTEGER NOT NULL REFERENCES agents(id),
+                content TEXT NOT NULL,
+                source_from_id INTEGER NOT NULL,
+                source_to_id INTEGER NOT NULL,
+                created_at REAL NOT NULL,
+                incorporated INTEGER NOT NULL DEFAULT 0
+            )""",
+            "CREATE INDEX summaries_unincorporated ON summaries(agent_id, incorporated, id)",
+            """CREATE TABLE base_memory (
+                agent_id INTEGER PRIMARY KEY REFERENCES agents(id),
+                content TEXT NOT NULL DEFAULT '',
+                updated_at REAL NOT NULL
+            )""",
+            "CREATE TABLE store_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
+        ),
+    ),
+    Migration(
+        2,
+        "memory_api",
+        (
+            "ALTER TABLE agents ADD COLUMN metadata TEXT",
+            # SQLite cannot alter a CHECK constraint: rebuild the log with the same ids.
+            """CREATE TABLE conversation_log_v2 (
+                id INTEGER PRIMARY KEY AUTOINCREMENT,
+                agent_id INTEGER NOT NULL REFERENCES agents(id),
+                device_id TEXT NOT NULL,
+                role TEXT NOT NULL CHECK (role IN ('user', 'assistant', 'system')),
+                content TEXT NOT NULL,
+                created_at REAL NOT NULL,
+                summarized INTEGER NOT NULL DEFAULT 0,
+                metadata TEXT
+            )""",
+            "INSERT INTO conversation_log_v2(id, agent_id, device_id, role, content, created_at, "
+            "summarized) SELECT id, agent_id, device_id, role, content, created_at, summarized "
+            "FROM conversation_log",
+            "INSERT INTO sqlite_sequence(name, seq) SELECT 'conversation_log_v2', seq "
+            "FROM sqlite_sequence WHERE name = 'conversation_log' AND NOT EXISTS "
+            "(SELECT 1 FROM sqlite_sequence WHERE name = 'conversation_log_v2')",
+            "UPDATE sqlite_sequence SET seq = MAX(seq, COALESCE((SELECT seq FROM sqlite_sequence "
+            "WHERE name = 'conversation_log'), 0)) WHERE name = 'conversation_log_v2'",
+            "DROP TABLE conversation_log",
+            "ALTER TABLE conversation_log_v2 RENAME TO conversation_log",
+            "CREATE INDEX conversation_log_by_device ON conversation_log(agent_id, device_id, id)",
+            "CREATE INDEX conversation_log_unsummarized "
+            "ON conversation_log(agent_id, summarized, id)",
+            "CREATE INDEX conversation_log_by_agent ON conversation_log(agent_id, id)",
+            """CREATE TABLE memory_blocks (
+                id INTEGER PRIMARY KEY AUTOINCREMENT,
+                agent_id INTEGER NOT NULL REFERENCES agents(id),
+                label TEXT NOT NULL,
+                value TEXT NOT NULL,
+                description TEXT,
+                char_limit INTEGER CHECK (char_limit IS NULL OR char_limit > 0),
+                read_only INTEGER NOT NULL DEFAULT 0,
+                created_at REAL NOT NULL,
+                updated_at REAL NOT NULL,
+                UNIQUE (agent_id, label)
+            )""",
+            """CREATE TABLE memory_block_history (
+                id INTEGER PRIMARY KEY AUTOINCREMENT,
+                block_id INTEGER NOT NULL REFERENCES memory_blocks(id),
+                old_value TEXT,
+                new_value TEXT NOT NULL,
+                changed_by TEXT NOT NULL,
+                changed_at REAL NOT NULL
+            )""",
+            "CREATE INDEX memory_block_history_by_block ON memory_block_history(block_id, id)",
+        ),
+    ),
+    Migration(
+        3,
+        "full_text_search",
+        (
+            "CREATE VIRTUAL TABLE messages_fts USING fts5("
+            "content, content='conversation_log', content_rowid='id', tokenize='porter unicode61')",
+            "CREATE TRIGGER messages_fts_insert AFTER INSERT ON conversation_log BEGIN "
+            "INSERT INTO messages_fts(rowid, content) VALUES (new.id, new.content); END",
+            "CREATE TRIGGER messages_fts_delete AFTER DELETE ON conversation_log BEGIN "
+            "INSERT INTO messages_fts(messages_fts, rowid, content) "
+            "VALUES ('delete', old.id, old.content); END",
+            "CREATE TRIGGER messages_fts_update AFTER UPDATE OF content ON conversation_log BEGIN "
+            "INSERT INTO messages_fts(messages_fts, rowid, content) "
+            "VALUES ('delete', old.id, old.content); "
+            "INSERT INTO messages_fts(rowid, content) VALUES (new.id, new.content); END",
+            "INSERT INTO messages_fts(messages_fts) VALUES ('rebuild')",
+            "CREATE VIRTUAL TABLE facts_fts USING fts5("
+            "content, content='facts', content_rowid='id', tokenize='porter unicode61')",
+            "CREATE TRIGGER facts_fts_insert AFTER INSERT ON facts BEGIN "
+            "INSERT INTO facts_fts(rowid, content) VALUES (new.id, new.content); END",
+            "CREATE TRIGGER facts_fts_delete AFTER DELETE ON facts BEGIN "
+            "INSERT INTO facts_fts(facts_fts, rowid, content) "
+            "VALUES ('delete', old.id, old.content); END",
+            "CREATE TRIGGER facts_fts_update AFTER UPDATE OF content ON facts BEGIN "
+            "INSERT INTO facts_fts(facts_fts, rowid, content) "
+            "VALUES ('delete', old.id, old.content); "
+            "INSERT INTO facts_fts(rowid, content) VALUES (new.id, new.content); END",
+            "INSERT INTO facts_fts(facts_fts) VALUES ('rebuild')",
+        ),
+    ),
+    Migration(
+        4,
+        "learning_queue",
+        (
+            # Answered exchanges whose memory work (facts, cascades) has not finished: written
+            # with the reply in one transaction, removed when the work is done, so a crash
+            # never loses it.
+            """CREATE TABLE learning_queue (
+                assistant_message_id INTEGER PRIMARY KEY REFERENCES conversation_log(id),
+                user_message_id INTEGER NOT NULL REFERENCES conversation_log(id),
+                attempts INTEGER NOT NULL DEFAULT 0,
+                queued_at REAL NOT NULL
+            )""",
+            # Messages meant to have a vector that were stored while the embedder failed.
+            """CREATE TABLE embedding_backlog (
+                message_id INTEGER PRIMARY KEY REFERENCES conversation_log(id)
+            )""",
+        ),
+    ),
+)

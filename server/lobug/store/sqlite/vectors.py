@@ -1,0 +1,183 @@
+"""Vectors: the store is bound to one embedding model (`store_meta`), whose dimension the vec0
+tables take; `reindex` re-embeds everything with another one. Facts are searched in the
+in-memory `VectorIndex` (exact, rebuilt from `fact_vectors` when bound), messages in vec0."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from lobug.store.errors import EmbeddingMismatch
+from lobug.store.models import ScoredFact, ScoredMessage, Vector
+from lobug.store.sqlite import rows
+from lobug.store.sqlite.database import marks, vector_blob
+from lobug.store.sqlite.facts import SQLiteFacts
+from lobug.store.sqlite.vector_index import VectorIndex
+
+EmbedBatch = Callable[[list[str]], list[Vector]]
+
+
+def _embed_all(embed_batch: EmbedBatch, texts: list[str]) -> list[Vector]:
+    vectors: list[Vector] = []
+    for start in range(0, len(texts), 256):
+        vectors.extend(embed_batch(texts[start : start + 256]))
+    return vectors
+
+
+def _write_signature(conn: Any, model: str, dim: int) -> None:
+    conn.executemany(
+        "INSERT OR REPLACE INTO store_meta(key, value) VALUES (?, ?)",
+        [("embedding_model", model), ("embedding_dim", str(dim))],
+    )
+
+
+def _create_vector_tables(conn: Any, dim: int) -> None:
+    for table, key in (("fact_vectors", "fact_id"), ("message_vectors", "message_id")):
+        conn.execute(
+            f"CREATE VIRTUAL TABLE IF NOT EXISTS {table} USING vec0("
+            f"{key} INTEGER PRIMARY KEY, agent_id INTEGER PARTITION KEY, "
+            f"embedding float[{int(dim)}] distance_metric=cosine)"
+        )
+
+
+class SQLiteVectors(SQLiteFacts):
+    def embedding_signature(self) -> tuple[str, int] | None:
+        meta = {
+            row["key"]: row["value"] for row in self._query("SELECT key, value FROM store_meta")
+        }
+        if "embedding_model" not in meta:
+            return None
+        return meta["embedding_model"], int(meta["embedding_dim"])
+
+    def bind_embedding(self, model: str, dim: int) -> None:
+        """Tie the store to one embedding model; refuse another one with a clear message."""
+        signature = self.embedding_signature()
+        if signature is None:
+            with self._transaction() as conn:
+                _write_signature(conn, model, dim)
+                _create_vector_tables(conn, dim)
+        elif signature == (model, dim):
+            # Databases bound before message vectors existed gain their table here.
+            with self._transaction() as conn:
+                _create_vector_tables(conn, dim)
+        else:
+            old_model, old_dim = signature
+            raise EmbeddingMismatch(
+                f"The memory database {self.path} was embedded with {old_model} ({old_dim} "
+                f"dimensions), but this server is configured for {model} ({dim} dimensions). "
+                "Run `lobug reindex` to re-embed every fact with the configured model, or set "
+                "LOBUG_EMBED_BACKEND / LOBUG_EMBED_MODEL back to the old one."
+            )
+        self._load_index(dim)
+
+    def reindex(self, model: str, dim: int, embed_batch: EmbedBatch) -> int:
+        """Re-embed every current fact, and every message that had a vector, with a new model;
+        return how many facts and messages were embedded."""
+        facts = self._query(
+            "SELECT id, agent_id, content FROM facts WHERE invalidated_at IS NULL ORDER BY id"
+        )
+        messages = self._embedded_messages()
+        fact_vectors = _embed_all(embed_batch, [row["content"] for row in facts])
+        message_vectors = _embed_all(embed_batch, [row["content"] for row in messages])
+        with self._transaction() as conn:
+            conn.execute("DROP TABLE IF EXISTS fact_vectors")
+            conn.execute("DROP TABLE IF EXISTS message_vectors")
+            _create_vector_tables(conn, dim)
+            for table, key, found, vectors in (
+                ("fact_vectors", "fact_id", facts, fact_vectors),
+                ("message_vectors", "message_id", messages, message_vectors),
+            ):
+                conn.executemany(
+                    f"INSERT INTO {table}({key}, agent_id, embedding) VALUES (?,?,?)",
+                    [
+                        (r["id"], r["agent_id"], vector_blob(v))
+                        for r, v in zip(found, vectors, strict=True)
+                    ],
+                )
+            _write_signature(conn, model, dim)
+        self._load_index(dim)
+        return len(facts) + len(messages)
+
+    def _embedded_messages(self) -> list[Any]:
+        if "message_vectors" not in self.table_names():
+            return []
+        return self._query(
+            "SELECT c.id, c.agent_id, c.content FROM conversation_log c "
+            "JOIN message_vectors v ON v.message_id = c.id ORDER BY c.id"
+        )
+
+    def _load_index(self, dim: int) -> None:
+        index = VectorIndex(dim)
+        with self._lock:
+            cursor = self._conn.execute("SELECT fact_id, agent_id, embedding FROM fact_vectors")
+            while found := cursor.fetchmany(8192):
+                blobs = b"".join(row["embedding"] for row in found)
+                index.add_many(
+                    [row["agent_id"] for row in found],
+                    [row["fact_id"] for row in found],
+                    np.frombuffer(blobs, dtype=np.float32).reshape(-1, dim),
+                )
+            self.index = index
+
+    def search_facts(self, agent: str, query: Vector, k: int) -> list[ScoredFact]:
+        """Current facts nearest to `query` (cosine), best first, via the in-memory index."""
+        hits = self._require_index().search(self.agent_id(agent), query, k)
+        return self._scored(hits)
+
+    def search_facts_sqlite(self, agent: str, query: Vector, k: int) -> list[ScoredFact]:
+        """The same search done by sqlite-vec's vec0 scan (the store of record)."""
+        found = self._query(
+            "SELECT fact_id, distance FROM fact_vectors "
+            "WHERE embedding MATCH ? AND k = ? AND agent_id = ? ORDER BY distance",
+            (vector_blob(query), k, self.agent_id(agent)),
+        )
+        return self._scored([(int(r["fact_id"]), 1.0 - float(r["distance"])) for r in found])
+
+    def _scored(self, hits: Sequence[tuple[int, float]]) -> list[ScoredFact]:
+        facts = self.facts_by_ids([fact_id for fact_id, _ in hits])
+        return [ScoredFact(facts[i], score) for i, score in hits if i in facts]
+
+    def search_messages(self, agent: str, query: Vector, k: int) -> list[ScoredMessage]:
+        """The agent's embedded messages nearest to `query` (cosine), best first."""
+        hits = self._query(
+            "SELECT message_id, distance FROM message_vectors "
+            "WHERE embedding MATCH ? AND k = ? AND agent_id = ? ORDER BY distance",
+            (vector_blob(query), k, self.agent_id(agent)),
+        )
+        if not hits:
+            return []
+        found = self._query(
+            f"SELECT {rows.MESSAGE_COLUMNS} FROM conversation_log WHERE id IN ({marks(hits)})",
+            [int(hit["message_id"]) for hit in hits],
+        )
+        by_id = {row["id"]: rows.message(agent, row) for row in found}
+        return [
+            ScoredMessage(by_id[int(hit["message_id"])], 1.0 - float(hit["distance"]))
+            for hit in hits
+            # A zero vector has no cosine distance: it matches nothing.
+            if int(hit["message_id"]) in by_id and hit["distance"] is not None
+        ]
+
+    def fact_similarities(self, ids: Sequence[int], query: Vector) -> dict[int, float]:
+        """Cosine similarity of `query` to the stored vectors of these current facts (those
+        without a vector are left out)."""
+        if not ids:
+            return {}
+        return self._require_index().similarities(ids, query)  # vec0 looks ids up slowly
+
+    def message_similarities(self, ids: Sequence[int], query: Vector) -> dict[int, float]:
+        """Cosine similarity of `query` to the stored vectors of these messages (those
+        without a vector are left out)."""
+        if not ids:
+            return {}
+        found = self._query(
+            f"SELECT message_id, embedding FROM message_vectors WHERE message_id IN ({marks(ids)})",
+            list(ids),
+        )
+        q = np.asarray(query, dtype=np.float32)
+        return {
+            int(row["message_id"]): float(np.frombuffer(row["embedding"], dtype=np.float32) @ q)
+            for row in found
+        }
