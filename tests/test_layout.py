@@ -4,6 +4,7 @@ function over 50 lines, no circular imports between the package's modules."""
 from __future__ import annotations
 
 import ast
+import itertools
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[1] / "server" / "lobug"
@@ -75,5 +76,5 @@ def test_no_circular_imports() -> None:
         if name not in done:
             visit(name, [name])
     # A package's __init__ importing its own submodules is not a cycle of the design.
-    cycles = [c for c in cycles if not any(b.startswith(f"{a}.") for a, b in zip(c, c[1:]))]
+    cycles = [c for c in cycles if not any(b.startswith(f"{a}.") for a, b in itertools.pairwise(c))]
     assert cycles == []
