@@ -17,6 +17,8 @@ SERVER_ONLY = (
     "ctranslate2",
     "numpy",
     "sqlite_vec",
+    "pydantic",
+    "openai",  # imported when a `learning()` block begins, not before
 )
 
 
