@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from lobug.backends.base import AbandonCheck, ChatBackend, ChatMessage
+from lobug.client.messages import content_text, insert_after_system, last_user_text
 from lobug.memory.learning import LearningQueue
 from lobug.store.models import Message
 
@@ -33,22 +34,6 @@ class ProxyRequest:
     temperature: float
 
 
-def message_text(content: Any) -> str:
-    """Plain text of an OpenAI message content: a string, or a list of parts (text kept)."""
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        texts = [
-            part.get("text", "")
-            for part in content
-            if isinstance(part, dict) and part.get("type") == "text"
-        ]
-        return "\n".join(t for t in texts if isinstance(t, str))
-    if content is None:
-        return ""
-    raise ProxyRequestError("message content must be a string or a list of parts")
-
-
 def parse_messages(raw: Any) -> list[ChatMessage]:
     if not isinstance(raw, list) or not raw:
         raise ProxyRequestError("'messages' must be a non-empty list")
@@ -59,16 +44,19 @@ def parse_messages(raw: Any) -> list[ChatMessage]:
         role = item["role"]
         if role not in ("system", "developer", "user", "assistant", "tool"):
             raise ProxyRequestError(f"unknown message role {role!r}")
-        text = message_text(item.get("content"))
+        text = content_text(item.get("content"))
+        if text is None:
+            raise ProxyRequestError("message content must be a string or a list of parts")
         messages.append({"role": "system" if role == "developer" else role, "content": text})
     return messages
 
 
-def last_user_text(messages: list[ChatMessage]) -> str:
-    for message in reversed(messages):
-        if message["role"] == "user" and message["content"].strip():
-            return message["content"].strip()
-    raise ProxyRequestError("the request has no user message")
+def user_query(messages: list[ChatMessage]) -> str:
+    """The text of the request's last user message: what the memory is searched for."""
+    query = last_user_text(messages)
+    if not query:
+        raise ProxyRequestError("the request has no user message, or its last one has no text")
+    return query
 
 
 def with_memory(messages: list[ChatMessage], sections: list[str]) -> list[ChatMessage]:
@@ -79,10 +67,7 @@ def with_memory(messages: list[ChatMessage], sections: list[str]) -> list[ChatMe
         "role": "system",
         "content": "What you remember about this user:\n\n" + "\n\n".join(sections),
     }
-    lead = 0
-    while lead < len(messages) and messages[lead]["role"] == "system":
-        lead += 1
-    return [*messages[:lead], memory, *messages[lead:]]
+    return insert_after_system(messages, memory)
 
 
 class MemoryProxy:

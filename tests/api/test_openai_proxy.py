@@ -110,6 +110,17 @@ def test_streaming_passes_pieces_and_remembers_the_whole_reply(
         ({"model": "m", "messages": [{"role": "wizard", "content": "x"}]}, "invalid_request"),
         ({"model": "m", "messages": [{"role": "system", "content": "x"}]}, "invalid_request"),
         ({"messages": [{"role": "user", "content": 5}]}, "invalid_request"),
+        (
+            # the last user turn holds no text: an earlier one is never taken (and stored) for it
+            {
+                "messages": [
+                    {"role": "user", "content": "x"},
+                    {"role": "assistant", "content": "y"},
+                    {"role": "user", "content": [{"type": "image_url", "image_url": {"url": "z"}}]},
+                ]
+            },
+            "invalid_request",
+        ),
         ({"messages": [{"role": "user", "content": "x"}], "max_tokens": 0}, "invalid_request"),
         ({"messages": [{"role": "user", "content": "x"}], "temperature": "hot"}, "invalid_request"),
         ({"messages": [{"role": "user", "content": "x"}], "user": "a b/c"}, "invalid_agent"),

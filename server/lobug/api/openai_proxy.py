@@ -21,7 +21,7 @@ from lobug.api.disconnect import watch_disconnect
 from lobug.api.errors import ApiError
 from lobug.api.streaming import ClosingStreamingResponse, blocking_stream
 from lobug.backends.base import BackendError
-from lobug.proxy import MemoryProxy, ProxyRequest, ProxyRequestError, last_user_text
+from lobug.proxy import MemoryProxy, ProxyRequest, ProxyRequestError, user_query
 from lobug.proxy import parse_messages as parse_chat_messages
 
 router = APIRouter(prefix="/v1")
@@ -61,7 +61,7 @@ def parse_request(
 ) -> ProxyRequest:
     try:
         messages = parse_chat_messages(body.get("messages"))
-        query = last_user_text(messages)
+        query = user_query(messages)
     except ProxyRequestError as exc:
         raise ApiError(422, "invalid_request", str(exc)) from None
     agent = request.headers.get("x-agent") or body.get("user") or default_agent

@@ -26,8 +26,9 @@ from openai.types.chat import ChatCompletionMessageParam
 from lobug import learning
 from lobug.app import create_app, create_memory_app
 from lobug.backends import Backends
+from lobug.client import MemoryServerUnavailable
+from lobug.client.session import CONTEXT_HEADER
 from lobug.config import Settings
-from lobug.interceptor import CONTEXT_HEADER, MemoryServerUnavailable
 from tests.live import LiveServer
 
 AGENT = "tester"
@@ -401,7 +402,7 @@ def test_memory_server_dying_mid_call_degrades_to_a_plain_call(
     remember(memory_api, "user", "My name is Alice.")
     upstream.on_request = memory_server.stop
     with (
-        caplog.at_level(logging.WARNING, "lobug.interceptor"),
+        caplog.at_level(logging.WARNING, "lobug.client"),
         learning(AGENT, base_url=memory_server.url),
     ):
         assert ask(client, USER) == "Nice to meet you."  # context fetched, then the server died
