@@ -49,21 +49,6 @@ def message_text(content: Any) -> str:
     raise ProxyRequestError("message content must be a string or a list of parts")
 
 
-def parse_messages(raw: Any) -> list[ChatMessage]:
-    if not isinstance(raw, list) or not raw:
-        raise ProxyRequestError("'messages' must be a non-empty list")
-    messages: list[ChatMessage] = []
-    for item in raw:
-        if not isinstance(item, dict) or not isinstance(item.get("role"), str):
-            raise ProxyRequestError("each message needs a 'role' and a 'content'")
-        role = item["role"]
-        if role not in ("system", "developer", "user", "assistant", "tool"):
-            raise ProxyRequestError(f"unknown message role {role!r}")
-        text = message_text(item.get("content"))
-        messages.append({"role": "system" if role == "developer" else role, "content": text})
-    return messages
-
-
 def last_user_text(messages: list[ChatMessage]) -> str:
     for message in reversed(messages):
         if message["role"] == "user" and message["content"].strip():
