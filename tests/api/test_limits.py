@@ -103,7 +103,9 @@ def test_every_json_endpoint_has_the_body_limit(small_limit_client: TestClient, 
 
 
 @pytest.mark.parametrize("path", ["/chat/text", "/context/sensors"])
-def test_the_device_json_limit_is_the_setting(tmp_path: Path, backends: Backends, path: str) -> None:
+def test_the_device_json_limit_is_the_setting(
+    tmp_path: Path, backends: Backends, path: str
+) -> None:
     """~100 KiB of JSON: past the old hard-coded 64 KiB, within a 200 KiB setting."""
     body = json.dumps({"text": "x" * 100_000, "orientation": "up", "gyro_x": 1.0}).encode()
     within = Settings(db_path=tmp_path / "m.db", max_body_bytes=200_000, max_text_chars=200_000)

@@ -17,18 +17,16 @@ from pydantic import (
     Field,
     StrictBool,
     StrictFloat,
-    ValidationError,
     ValidationInfo,
     ValidatorFunctionWrapHandler,
     field_validator,
     model_validator,
 )
-from pydantic_core import PydanticCustomError
 
 from lobug import __version__
 from lobug.api.deps import DeviceId, ServicesDep
 from lobug.api.disconnect import watch_disconnect
-from lobug.api.errors import ApiError
+from lobug.api.errors import ApiError, body_error, valid_or
 from lobug.conversation import SensorReading
 from lobug.services import Services
 
@@ -49,16 +47,16 @@ class ChatTextIn(BaseModel):
     @classmethod
     def _has_text(cls, data: Any) -> Any:
         if isinstance(data, dict) and "text" not in data:
-            raise PydanticCustomError("missing_text", "The body needs a 'text' field")
+            raise body_error("missing_text", "The body needs a 'text' field")
         return data
 
     @field_validator("text", mode="before")
     @classmethod
     def _stripped(cls, value: Any) -> str:
         if not isinstance(value, str):
-            raise PydanticCustomError("invalid_text", "'text' must be a string")
+            raise body_error("invalid_text", "'text' must be a string")
         if not value.strip():
-            raise PydanticCustomError("empty_text", "'text' is empty")
+            raise body_error("empty_text", "'text' is empty")
         return value.strip()
 
 
@@ -79,19 +77,25 @@ class SensorsIn(BaseModel):
     @field_validator("orientation", mode="wrap")
     @classmethod
     def _orientation(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return _or_invalid_sensors(value, handler, "'orientation' must be a string of <= 32 chars")
+        return valid_or(
+            value, handler, "invalid_sensors", "'orientation' must be a string of <= 32 chars"
+        )
 
     @field_validator("is_moving", "is_shaking", "tap_detected", mode="wrap")
     @classmethod
     def _flag(cls, value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo) -> Any:
-        return _or_invalid_sensors(value, handler, f"'{info.field_name}' must be true or false")
+        return valid_or(
+            value, handler, "invalid_sensors", f"'{info.field_name}' must be true or false"
+        )
 
     @field_validator(*AXES, mode="wrap")
     @classmethod
     def _number(
         cls, value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo
     ) -> Any:
-        return _or_invalid_sensors(value, handler, f"'{info.field_name}' must be a finite number")
+        return valid_or(
+            value, handler, "invalid_sensors", f"'{info.field_name}' must be a finite number"
+        )
 
     def reading(self) -> SensorReading:
         return SensorReading(
@@ -103,13 +107,6 @@ class SensorsIn(BaseModel):
             gyro=(self.gyro_x, self.gyro_y, self.gyro_z),
             received_at=time.time(),
         )
-
-
-def _or_invalid_sensors(value: Any, handler: ValidatorFunctionWrapHandler, reason: str) -> Any:
-    try:
-        return handler(value)
-    except ValidationError:
-        raise PydanticCustomError("invalid_sensors", "{reason}", {"reason": reason}) from None
 
 
 def said_text(body: ChatTextIn, svc: ServicesDep) -> str:

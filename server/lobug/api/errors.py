@@ -14,6 +14,8 @@ from typing import Any
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from pydantic import ValidationError, ValidatorFunctionWrapHandler
+from pydantic_core import PydanticCustomError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from lobug.backends.base import Abandoned, BackendError, SpeechNotReady
@@ -62,6 +64,20 @@ class ApiError(Exception):
         self.status = status
         self.error = error
         self.detail = detail
+
+
+def body_error(code: str, reason: str) -> PydanticCustomError:
+    """A validation failure of a body field with a stable code of its own (in
+    `VALIDATION_CODES`); raise it from a pydantic validator."""
+    return PydanticCustomError(code, "{reason}", {"reason": reason})
+
+
+def valid_or(value: Any, handler: ValidatorFunctionWrapHandler, code: str, reason: str) -> Any:
+    """For wrap validators: `value` validated, or any failure reported as `code`."""
+    try:
+        return handler(value)
+    except ValidationError:
+        raise body_error(code, reason) from None
 
 
 def error_response(

@@ -10,7 +10,7 @@ import re
 import time
 import uuid
 from collections.abc import Iterator
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, get_args
 
 from fastapi import APIRouter, BackgroundTasks, Header, Request
 from fastapi.responses import JSONResponse
@@ -22,17 +22,15 @@ from pydantic import (
     StrictBool,
     StrictFloat,
     StrictInt,
-    ValidationError,
     ValidatorFunctionWrapHandler,
     WithJsonSchema,
     field_validator,
     model_validator,
 )
-from pydantic_core import PydanticCustomError
 
 from lobug.api.deps import ServicesDep
 from lobug.api.disconnect import watch_disconnect
-from lobug.api.errors import ApiError
+from lobug.api.errors import ApiError, body_error, valid_or
 from lobug.api.streaming import ClosingStreamingResponse, blocking_stream
 from lobug.backends.base import BackendError, ChatMessage
 from lobug.proxy import MemoryProxy, ProxyRequest, ProxyRequestError, last_user_text, message_text
@@ -40,10 +38,11 @@ from lobug.proxy import MemoryProxy, ProxyRequest, ProxyRequestError, last_user_
 router = APIRouter(prefix="/v1")
 
 AGENT_NAME = re.compile(r"^[A-Za-z0-9._:@-]{1,64}$")
-ROLES = ("system", "developer", "user", "assistant", "tool")
 DEFAULT_TEMPERATURE = 0.7
 AGENT_RULE = "The agent must be 1-64 of A-Z a-z 0-9 . _ : @ -"
 
+Role = Literal["system", "developer", "user", "assistant", "tool"]
+ROLES = get_args(Role)
 Tokens = Annotated[StrictInt, Field(ge=1, le=8192)] | None
 Temperature = Annotated[StrictFloat, Field(ge=0, le=2)] | None
 Content = Annotated[
@@ -60,25 +59,21 @@ Content = Annotated[
 ]
 
 
-def bad_request(reason: str, code: str = "invalid_request") -> PydanticCustomError:
-    return PydanticCustomError(code, "{reason}", {"reason": reason})
-
-
 class ChatMessageIn(BaseModel):
     """One OpenAI chat message; fields this server does not use are allowed and ignored."""
 
     model_config = ConfigDict(extra="allow")
 
-    role: Literal["system", "developer", "user", "assistant", "tool"]
+    role: Role
     content: Content = ""
 
     @model_validator(mode="before")
     @classmethod
     def _has_role(cls, data: Any) -> Any:
         if not isinstance(data, dict) or not isinstance(data.get("role"), str):
-            raise bad_request("each message needs a 'role' and a 'content'")
+            raise body_error("invalid_request", "each message needs a 'role' and a 'content'")
         if data["role"] not in ROLES:
-            raise bad_request(f"unknown message role {data['role']!r}")
+            raise body_error("invalid_request", f"unknown message role {data['role']!r}")
         return data
 
     @field_validator("content", mode="before")
@@ -88,7 +83,7 @@ class ChatMessageIn(BaseModel):
         try:
             return message_text(value)
         except ProxyRequestError as exc:
-            raise bad_request(str(exc)) from None
+            raise body_error("invalid_request", str(exc)) from None
 
     def chat_message(self) -> ChatMessage:
         return {
@@ -118,32 +113,34 @@ class ChatCompletionIn(BaseModel):
         if isinstance(data, dict) and not (
             isinstance(data.get("messages"), list) and data["messages"]
         ):
-            raise bad_request("'messages' must be a non-empty list")
+            raise body_error("invalid_request", "'messages' must be a non-empty list")
         return data
 
     @field_validator("user", mode="before")
     @classmethod
     def _user(cls, value: Any) -> Any:
         if value is not None and not isinstance(value, str):
-            raise bad_request(AGENT_RULE, "invalid_agent")
+            raise body_error("invalid_agent", AGENT_RULE)
         return value
 
     @field_validator("max_tokens", "max_completion_tokens", mode="wrap")
     @classmethod
     def _tokens(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return _or_bad_request(value, handler, "max_tokens must be an integer from 1 to 8192")
+        reason = "max_tokens must be an integer from 1 to 8192"
+        return valid_or(value, handler, "invalid_request", reason)
 
     @field_validator("temperature", mode="wrap")
     @classmethod
     def _temperature(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return _or_bad_request(value, handler, "temperature must be a number from 0 to 2")
+        reason = "temperature must be a number from 0 to 2"
+        return valid_or(value, handler, "invalid_request", reason)
 
     @model_validator(mode="after")
     def _has_query(self) -> ChatCompletionIn:
         try:
             self._query = last_user_text(self.chat_messages())
         except ProxyRequestError as exc:
-            raise bad_request(str(exc)) from None
+            raise body_error("invalid_request", str(exc)) from None
         return self
 
     def chat_messages(self) -> list[ChatMessage]:
@@ -159,14 +156,6 @@ class ChatCompletionIn(BaseModel):
             max_tokens=tokens or default_max_tokens,
             temperature=DEFAULT_TEMPERATURE if temperature is None else temperature,
         )
-
-
-
-def _or_bad_request(value: Any, handler: ValidatorFunctionWrapHandler, reason: str) -> Any:
-    try:
-        return handler(value)
-    except ValidationError:
-        raise bad_request(reason) from None
 
 
 def agent_of(header: str | None, user: str | None, default: str) -> str:
