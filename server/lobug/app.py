@@ -113,6 +113,7 @@ def new_app(title: str, settings: Settings, lifespan: Lifespan) -> FastAPI:
         docs_url="/docs" if docs else None,
         redoc_url="/redoc" if docs else None,
         openapi_url="/openapi.json" if docs else None,
+        strict_content_type=False,  # a JSON body sent without a Content-Type is still read
     )
     app.state.settings = settings
     install_error_handlers(app)

@@ -9,10 +9,9 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any
 
 from lobug.backends.base import AbandonCheck, ChatBackend, ChatMessage
-from lobug.client.messages import content_text, insert_after_system, last_user_text
+from lobug.client.messages import insert_after_system, last_user_text
 from lobug.memory.learning import LearningQueue
 from lobug.store.models import Message
 
@@ -32,23 +31,6 @@ class ProxyRequest:
     query: str
     max_tokens: int
     temperature: float
-
-
-def parse_messages(raw: Any) -> list[ChatMessage]:
-    if not isinstance(raw, list) or not raw:
-        raise ProxyRequestError("'messages' must be a non-empty list")
-    messages: list[ChatMessage] = []
-    for item in raw:
-        if not isinstance(item, dict) or not isinstance(item.get("role"), str):
-            raise ProxyRequestError("each message needs a 'role' and a 'content'")
-        role = item["role"]
-        if role not in ("system", "developer", "user", "assistant", "tool"):
-            raise ProxyRequestError(f"unknown message role {role!r}")
-        text = content_text(item.get("content"))
-        if text is None:
-            raise ProxyRequestError("message content must be a string or a list of parts")
-        messages.append({"role": "system" if role == "developer" else role, "content": text})
-    return messages
 
 
 def user_query(messages: list[ChatMessage]) -> str:

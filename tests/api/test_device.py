@@ -144,7 +144,7 @@ def test_model_prefix_never_reaches_the_device(client: TestClient, fake_chat: Fa
         (b'{"text": null}', 422, "invalid_text"),
         (b'{"text": "   "}', 422, "empty_text"),
         (json.dumps({"text": "x" * 4001}).encode(), 413, "text_too_long"),
-        (b'{"text": "' + b"x" * 70_000 + b'"}', 413, "payload_too_large"),
+        (b'{"text": "' + b"x" * 1_100_000 + b'"}', 413, "payload_too_large"),  # > max_body_bytes
         (b"\xff\xfe\x00", 400, "invalid_json"),
     ],
 )

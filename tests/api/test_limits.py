@@ -102,6 +102,22 @@ def test_every_json_endpoint_has_the_body_limit(small_limit_client: TestClient, 
     assert response.json()["error"] == "payload_too_large"
 
 
+@pytest.mark.parametrize("path", ["/chat/text", "/context/sensors"])
+def test_the_device_json_limit_is_the_setting(
+    tmp_path: Path, backends: Backends, path: str
+) -> None:
+    """~100 KiB of JSON: past the old hard-coded 64 KiB, within a 200 KiB setting."""
+    body = json.dumps({"text": "x" * 100_000, "orientation": "up", "gyro_x": 1.0}).encode()
+    within = Settings(db_path=tmp_path / "m.db", max_body_bytes=200_000, max_text_chars=200_000)
+    with TestClient(create_app(within, backends)) as client:
+        response = client.post(path, content=body, headers={"Content-Type": "application/json"})
+    assert response.status_code == 200, response.text
+    below = within.with_overrides(max_body_bytes=50_000)
+    with TestClient(create_app(below, backends)) as client:
+        response = client.post(path, content=body, headers={"Content-Type": "application/json"})
+    assert (response.status_code, response.json()["error"]) == (413, "payload_too_large")
+
+
 def test_audio_paths_allow_a_recording(small_limit_client: TestClient) -> None:
     with small_limit_client as client:
         medium = client.post(

@@ -6,60 +6,122 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import math
-import re
 import time
-from typing import Any
+from typing import Annotated, Any
 
-from fastapi import APIRouter, BackgroundTasks, Request
+from fastapi import APIRouter, BackgroundTasks, Depends, Request
 from fastapi.responses import JSONResponse
+from pydantic import (
+    AllowInfNan,
+    BaseModel,
+    Field,
+    StrictBool,
+    StrictFloat,
+    ValidationInfo,
+    ValidatorFunctionWrapHandler,
+    field_validator,
+    model_validator,
+)
 
 from lobug import __version__
-from lobug.api.body import read_json_object
+from lobug.api.deps import DeviceId, ServicesDep
 from lobug.api.disconnect import watch_disconnect
-from lobug.api.errors import ApiError
+from lobug.api.errors import ApiError, body_error, valid_or
 from lobug.conversation import SensorReading
 from lobug.services import Services
 
-DEVICE_ID = re.compile(r"^[A-Za-z0-9._:-]{1,64}$")
 HEALTH_PROBE_TTL_S = 5.0
 
 public = APIRouter()  # paths open without a token: see auth.OPEN_PATHS
 router = APIRouter()
 
-TEXT_BODY = {
-    "requestBody": {
-        "required": True,
-        "content": {
-            "application/json": {
-                "schema": {
-                    "type": "object",
-                    "required": ["text"],
-                    "properties": {"text": {"type": "string", "minLength": 1}},
-                }
-            }
-        },
-    }
-}
+Flag = StrictBool | None
+Number = Annotated[StrictFloat, AllowInfNan(False)] | None
+AXES = ("accel_x", "accel_y", "accel_z", "gyro_x", "gyro_y", "gyro_z")
 
 
-def services(request: Request) -> Services:
-    found: Services = request.app.state.services
-    return found
+class ChatTextIn(BaseModel):
+    text: str = Field(min_length=1, description="What the user said")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _has_text(cls, data: Any) -> Any:
+        if isinstance(data, dict) and "text" not in data:
+            raise body_error("missing_text", "The body needs a 'text' field")
+        return data
+
+    @field_validator("text", mode="before")
+    @classmethod
+    def _stripped(cls, value: Any) -> str:
+        if not isinstance(value, str):
+            raise body_error("invalid_text", "'text' must be a string")
+        if not value.strip():
+            raise body_error("empty_text", "'text' is empty")
+        return value.strip()
 
 
-def device_id(request: Request) -> str:
-    value = request.headers.get("x-device-id", "default").strip() or "default"
-    if not DEVICE_ID.match(value):
-        raise ApiError(
-            400, "invalid_device_id", "X-Device-Id must be 1-64 characters of A-Z a-z 0-9 . _ : -"
+class SensorsIn(BaseModel):
+    """The device's latest motion reading; every field optional."""
+
+    orientation: str | None = Field(default=None, max_length=32)
+    is_moving: Flag = None
+    is_shaking: Flag = None
+    tap_detected: Flag = None
+    accel_x: Number = None
+    accel_y: Number = None
+    accel_z: Number = None
+    gyro_x: Number = None
+    gyro_y: Number = None
+    gyro_z: Number = None
+
+    @field_validator("orientation", mode="wrap")
+    @classmethod
+    def _orientation(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
+        return valid_or(
+            value, handler, "invalid_sensors", "'orientation' must be a string of <= 32 chars"
         )
-    return value
+
+    @field_validator("is_moving", "is_shaking", "tap_detected", mode="wrap")
+    @classmethod
+    def _flag(cls, value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo) -> Any:
+        return valid_or(
+            value, handler, "invalid_sensors", f"'{info.field_name}' must be true or false"
+        )
+
+    @field_validator(*AXES, mode="wrap")
+    @classmethod
+    def _number(
+        cls, value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo
+    ) -> Any:
+        return valid_or(
+            value, handler, "invalid_sensors", f"'{info.field_name}' must be a finite number"
+        )
+
+    def reading(self) -> SensorReading:
+        return SensorReading(
+            orientation=self.orientation,
+            is_moving=self.is_moving,
+            is_shaking=self.is_shaking,
+            tap_detected=self.tap_detected,
+            accel=(self.accel_x, self.accel_y, self.accel_z),
+            gyro=(self.gyro_x, self.gyro_y, self.gyro_z),
+            received_at=time.time(),
+        )
+
+
+def said_text(body: ChatTextIn, svc: ServicesDep) -> str:
+    """The text of a /chat/text body, within `max_text_chars`."""
+    max_chars = svc.settings.max_text_chars
+    if len(body.text) > max_chars:
+        raise ApiError(413, "text_too_long", f"'text' is longer than {max_chars} characters")
+    return body.text
+
+
+SaidText = Annotated[str, Depends(said_text)]
 
 
 @public.get("/health")
-async def health(request: Request) -> dict[str, Any]:
-    svc = services(request)
+async def health(svc: ServicesDep) -> dict[str, Any]:
     reachable = await svc.llm_reachable(HEALTH_PROBE_TTL_S)
     return {
         "status": "ok",
@@ -105,9 +167,9 @@ def memory_counts(svc: Services) -> dict[str, int]:
 
 
 @router.get("/context/working-memory")
-async def working_memory(request: Request) -> dict[str, Any]:
+async def working_memory(svc: ServicesDep, device: DeviceId) -> dict[str, Any]:
     """What the model sees as this device's conversation (for simulators and debugging)."""
-    state = await asyncio.to_thread(services(request).assistant.device, device_id(request))
+    state = await asyncio.to_thread(svc.assistant.device, device)
     return {
         "device_id": state.device_id,
         "agent": state.agent,
@@ -116,11 +178,14 @@ async def working_memory(request: Request) -> dict[str, Any]:
     }
 
 
-@router.post("/chat/text", openapi_extra=TEXT_BODY)
-async def chat_text(request: Request, background: BackgroundTasks) -> JSONResponse:
-    svc = services(request)
-    device = device_id(request)
-    text = validated_text(await read_json_object(request), svc.settings.max_text_chars)
+@router.post("/chat/text")
+async def chat_text(
+    svc: ServicesDep,
+    device: DeviceId,
+    text: SaidText,
+    request: Request,
+    background: BackgroundTasks,
+) -> JSONResponse:
     async with watch_disconnect(request) as abandoned:
         turn = await asyncio.to_thread(svc.assistant.reply, device, text, abandoned=abandoned)
     learn = svc.assistant.learning_job(turn)
@@ -132,63 +197,11 @@ async def chat_text(request: Request, background: BackgroundTasks) -> JSONRespon
     )
 
 
-def validated_text(body: dict[str, Any], max_chars: int) -> str:
-    text = body.get("text")
-    if "text" not in body:
-        raise ApiError(422, "missing_text", "The body needs a 'text' field")
-    if not isinstance(text, str):
-        raise ApiError(422, "invalid_text", "'text' must be a string")
-    text = text.strip()
-    if not text:
-        raise ApiError(422, "empty_text", "'text' is empty")
-    if len(text) > max_chars:
-        raise ApiError(413, "text_too_long", f"'text' is longer than {max_chars} characters")
-    return text
-
-
 def timing_header(timings: dict[str, float]) -> str:
     return ", ".join(f"{name};dur={duration:.1f}" for name, duration in timings.items())
 
 
 @router.post("/context/sensors")
-async def context_sensors(request: Request) -> dict[str, str]:
-    svc = services(request)
-    device = device_id(request)
-    reading = parse_sensors(await read_json_object(request))
-    svc.assistant.update_sensors(device, reading)
+async def context_sensors(svc: ServicesDep, device: DeviceId, body: SensorsIn) -> dict[str, str]:
+    svc.assistant.update_sensors(device, body.reading())
     return {"status": "ok"}
-
-
-def parse_sensors(body: dict[str, Any]) -> SensorReading:
-    orientation = body.get("orientation")
-    if orientation is not None and (not isinstance(orientation, str) or len(orientation) > 32):
-        raise ApiError(422, "invalid_sensors", "'orientation' must be a string of <= 32 chars")
-    return SensorReading(
-        orientation=orientation,
-        is_moving=_flag(body, "is_moving"),
-        is_shaking=_flag(body, "is_shaking"),
-        tap_detected=_flag(body, "tap_detected"),
-        accel=(_number(body, "accel_x"), _number(body, "accel_y"), _number(body, "accel_z")),
-        gyro=(_number(body, "gyro_x"), _number(body, "gyro_y"), _number(body, "gyro_z")),
-        received_at=time.time(),
-    )
-
-
-def _flag(body: dict[str, Any], name: str) -> bool | None:
-    value = body.get(name)
-    if value is None or isinstance(value, bool):
-        return value
-    raise ApiError(422, "invalid_sensors", f"'{name}' must be true or false")
-
-
-def _number(body: dict[str, Any], name: str) -> float | None:
-    value = body.get(name)
-    if value is None:
-        return None
-    try:
-        number = float(value) if not isinstance(value, bool | str) else math.nan
-    except (TypeError, OverflowError):
-        number = math.nan
-    if not math.isfinite(number):
-        raise ApiError(422, "invalid_sensors", f"'{name}' must be a finite number")
-    return number

@@ -1,23 +1,36 @@
-"""One JSON error shape for every failure: {"error": "<stable code>", "detail": "<for people>"}."""
+"""One JSON error shape for every failure: {"error": "<stable code>", "detail": "<for people>"}.
+
+Every failure reaches the client through the handlers installed here: `ApiError` raised by a
+route or dependency, validation failures of the pydantic bodies (a validator names its stable
+code by raising `PydanticCustomError(code, ...)` with a code listed in `VALIDATION_CODES`),
+store errors, backend errors and anything unexpected."""
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from pydantic import ValidationError, ValidatorFunctionWrapHandler
+from pydantic_core import PydanticCustomError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from lobug.backends.base import Abandoned, BackendError, SpeechNotReady
-from lobug.store.errors import StorageUnavailable
+from lobug.store.errors import (
+    BlockExists,
+    BlockNotFound,
+    BlockReadOnly,
+    BlockTooLong,
+    StorageUnavailable,
+)
 
 log = logging.getLogger(__name__)
 
 _HTTP_CODES = {
-    400: "bad_request",
+    400: "invalid_json",  # FastAPI answers 400 only when a JSON body cannot be decoded
     401: "unauthorized",
     403: "forbidden",
     404: "not_found",
@@ -25,6 +38,23 @@ _HTTP_CODES = {
     413: "payload_too_large",
     415: "unsupported_media_type",
     422: "invalid_request",
+}
+
+# Stable codes that body validators raise as pydantic error types, with their status.
+VALIDATION_CODES = {
+    "missing_text": 422,
+    "invalid_text": 422,
+    "empty_text": 422,
+    "invalid_sensors": 422,
+    "invalid_agent": 422,
+    "invalid_request": 422,
+}
+
+_STORE_ERRORS: dict[type[Exception], tuple[int, str]] = {
+    BlockExists: (409, "block_exists"),
+    BlockNotFound: (404, "block_not_found"),
+    BlockReadOnly: (403, "block_read_only"),
+    BlockTooLong: (422, "block_too_long"),
 }
 
 
@@ -36,10 +66,48 @@ class ApiError(Exception):
         self.detail = detail
 
 
+def body_error(code: str, reason: str) -> PydanticCustomError:
+    """A validation failure of a body field with a stable code of its own (in
+    `VALIDATION_CODES`); raise it from a pydantic validator."""
+    return PydanticCustomError(code, "{reason}", {"reason": reason})
+
+
+def valid_or(value: Any, handler: ValidatorFunctionWrapHandler, code: str, reason: str) -> Any:
+    """For wrap validators: `value` validated, or any failure reported as `code`."""
+    try:
+        return handler(value)
+    except ValidationError:
+        raise body_error(code, reason) from None
+
+
 def error_response(
     status: int, error: str, detail: Any, headers: Mapping[str, str] | None = None
 ) -> JSONResponse:
     return JSONResponse({"error": error, "detail": detail}, status_code=status, headers=headers)
+
+
+def validation_response(errors: Sequence[Any]) -> JSONResponse:
+    """The first error with a stable code of its own decides; else 422 `invalid_request` with
+    every problem listed."""
+    for error in errors:
+        kind = error.get("type")
+        if kind in VALIDATION_CODES:
+            return error_response(VALIDATION_CODES[kind], kind, str(error.get("msg", "")))
+        if kind == "json_invalid":
+            return error_response(400, "invalid_json", "The body is not valid JSON")
+        if tuple(error.get("loc", ())) == ("body",):
+            return _whole_body_error(kind)
+    problems = [
+        {"loc": [str(part) for part in e.get("loc", ())], "msg": str(e.get("msg", ""))}
+        for e in errors
+    ]
+    return error_response(422, "invalid_request", problems)
+
+
+def _whole_body_error(kind: str) -> JSONResponse:
+    if kind == "missing":  # an empty body is no JSON at all
+        return error_response(400, "invalid_json", "The body is not valid JSON")
+    return error_response(422, "invalid_request", "The body must be a JSON object")
 
 
 def install_error_handlers(app: FastAPI) -> None:
@@ -50,16 +118,27 @@ def install_error_handlers(app: FastAPI) -> None:
 
     async def validation_error(_: Request, exc: Exception) -> JSONResponse:
         assert isinstance(exc, RequestValidationError)
-        problems = [
-            {"loc": [str(part) for part in e.get("loc", ())], "msg": str(e.get("msg", ""))}
-            for e in exc.errors()
-        ]
-        return error_response(422, "invalid_request", problems)
+        return validation_response(exc.errors())
 
     async def http_error(_: Request, exc: Exception) -> JSONResponse:
         assert isinstance(exc, StarletteHTTPException)
         code = _HTTP_CODES.get(exc.status_code, "http_error")
         return error_response(exc.status_code, code, exc.detail, exc.headers)
+
+    async def store_error(_: Request, exc: Exception) -> JSONResponse:
+        status, code = next(v for k, v in _STORE_ERRORS.items() if isinstance(exc, k))
+        return error_response(status, code, str(exc))
+
+    app.add_exception_handler(ApiError, api_error)
+    app.add_exception_handler(RequestValidationError, validation_error)
+    app.add_exception_handler(StarletteHTTPException, http_error)
+    for store_exception in _STORE_ERRORS:
+        app.add_exception_handler(store_exception, store_error)
+    _install_service_handlers(app)
+
+
+def _install_service_handlers(app: FastAPI) -> None:
+    """Failures of what a request depends on: the model, speech, the database; and bugs."""
 
     async def backend_error(_: Request, exc: Exception) -> JSONResponse:
         log.warning("model backend failed: %s", exc)
@@ -81,9 +160,6 @@ def install_error_handlers(app: FastAPI) -> None:
         log.error("unhandled error", exc_info=exc)
         return error_response(500, "internal_error", "Internal server error")
 
-    app.add_exception_handler(ApiError, api_error)
-    app.add_exception_handler(RequestValidationError, validation_error)
-    app.add_exception_handler(StarletteHTTPException, http_error)
     app.add_exception_handler(BackendError, backend_error)
     app.add_exception_handler(SpeechNotReady, speech_not_ready)
     app.add_exception_handler(Abandoned, abandoned)

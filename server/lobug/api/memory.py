@@ -12,15 +12,15 @@ import logging
 from datetime import UTC, datetime
 from typing import Any, Literal
 
-from fastapi import APIRouter, Query, Request, Response
+from fastapi import APIRouter, Query, Response
 from pydantic import BaseModel, Field
 
+from lobug.api.deps import MemoryDep, PathAgent, require_agent
 from lobug.api.errors import ApiError
 from lobug.backends.base import Vector
 from lobug.memory import search
 from lobug.memory.search import MessageSearch, SearchMode
 from lobug.services import MemoryServices
-from lobug.store.errors import BlockExists, BlockNotFound, BlockReadOnly, BlockTooLong
 from lobug.store.models import Agent, BlockChange, MemoryBlock, Message, ScoredMessage
 
 API_DEVICE_ID = "api"
@@ -180,19 +180,6 @@ def change_out(change: BlockChange) -> BlockChangeOut:
 # ---------------------------------------------------------------------- helpers
 
 
-def memory(request: Request) -> MemoryServices:
-    found: MemoryServices = request.app.state.memory
-    return found
-
-
-def require_agent(svc: MemoryServices, name: str) -> Agent:
-    """Blocking: call in a worker thread. 404 for a name never created by POST /agents."""
-    agent = svc.store.find_agent(name)
-    if agent is None:
-        raise ApiError(404, "agent_not_found", f"No agent named {name!r}; POST /agents first")
-    return agent
-
-
 def search_limit(svc: MemoryServices, limit: int | None) -> int:
     if limit is None:
         return svc.settings.default_search_limit
@@ -203,16 +190,11 @@ def search_limit(svc: MemoryServices, limit: int | None) -> int:
     return limit
 
 
-def block_not_found(agent: str, label: str) -> ApiError:
-    return ApiError(404, "block_not_found", f"Agent {agent!r} has no memory block {label!r}")
-
-
 # ---------------------------------------------------------------------- routes
 
 
 @public.get("/health")
-async def health(request: Request) -> dict[str, Any]:
-    svc = memory(request)
+async def health(svc: MemoryDep) -> dict[str, Any]:
     return {
         "status": "ok",
         "embedding_backend": svc.embedder.name,
@@ -223,21 +205,20 @@ async def health(request: Request) -> dict[str, Any]:
 
 
 @router.post("/agents")
-async def create_agent(body: AgentIn, request: Request) -> AgentOut:
-    agent = await asyncio.to_thread(memory(request).store.ensure_agent, body.name, body.metadata)
+async def create_agent(body: AgentIn, svc: MemoryDep) -> AgentOut:
+    agent = await asyncio.to_thread(svc.store.ensure_agent, body.name, body.metadata)
     return agent_out(agent)
 
 
-@router.get("/agents/{name}")
-async def get_agent(name: str, request: Request) -> AgentOut:
-    return agent_out(await asyncio.to_thread(require_agent, memory(request), name))
+@router.get("/agents/{agent_name}")
+async def get_agent(agent: PathAgent) -> AgentOut:
+    return agent_out(agent)
 
 
 @router.post("/messages")
-async def add_message(body: MessageIn, request: Request, response: Response) -> MessageOut:
+async def add_message(body: MessageIn, svc: MemoryDep, response: Response) -> MessageOut:
     """Stored with its embedding; if the embedder fails the message is still stored, found by
     its words only (`X-Lobug-Embedded: 0`)."""
-    svc = memory(request)
 
     def store() -> Message:
         require_agent(svc, body.agent_name)
@@ -264,24 +245,18 @@ def embed_or_none(svc: MemoryServices, text: str) -> Vector | None:
 
 @router.get("/messages/{agent_name}")
 async def list_messages(
-    agent_name: str,
-    request: Request,
+    agent: PathAgent,
+    svc: MemoryDep,
     limit: int = Query(default=100, ge=1, le=MAX_LIST_LIMIT),
 ) -> list[MessageOut]:
-    svc = memory(request)
-
-    def newest() -> list[Message]:
-        require_agent(svc, agent_name)
-        return svc.store.agent_messages(agent_name, limit)
-
-    return [message_out(m) for m in await asyncio.to_thread(newest)]
+    newest = await asyncio.to_thread(svc.store.agent_messages, agent.name, limit)
+    return [message_out(m) for m in newest]
 
 
 @router.post("/messages/search")
-async def search_messages(body: SearchIn, request: Request, response: Response) -> list[MessageOut]:
+async def search_messages(body: SearchIn, svc: MemoryDep, response: Response) -> list[MessageOut]:
     """Hybrid search (or `mode`: vector / keyword). The `X-Lobug-Search-Mode` header says what
     ran: `keyword` when the embedder failed."""
-    svc = memory(request)
     limit = search_limit(svc, body.limit)
 
     def run() -> MessageSearch:
@@ -308,9 +283,7 @@ def hybrid_messages(
 
 
 @router.post("/memory-blocks")
-async def create_block(body: BlockIn, request: Request) -> BlockOut:
-    svc = memory(request)
-
+async def create_block(body: BlockIn, svc: MemoryDep) -> BlockOut:
     def create() -> MemoryBlock:
         require_agent(svc, body.agent_name)
         return svc.store.create_block(
@@ -323,88 +296,51 @@ async def create_block(body: BlockIn, request: Request) -> BlockOut:
             changed_by=body.changed_by,
         )
 
-    try:
-        return block_out(await asyncio.to_thread(create))
-    except BlockExists:
-        raise ApiError(
-            409, "block_exists", f"Agent {body.agent_name!r} already has a block {body.label!r}"
-        ) from None
-    except BlockTooLong as exc:
-        raise ApiError(422, "block_too_long", str(exc)) from None
+    return block_out(await asyncio.to_thread(create))
 
 
 @router.get("/memory-blocks/{agent_name}")
-async def list_blocks(agent_name: str, request: Request) -> list[BlockOut]:
-    svc = memory(request)
-
-    def blocks() -> list[MemoryBlock]:
-        require_agent(svc, agent_name)
-        return svc.store.blocks(agent_name)
-
-    return [block_out(b) for b in await asyncio.to_thread(blocks)]
+async def list_blocks(agent: PathAgent, svc: MemoryDep) -> list[BlockOut]:
+    return [block_out(b) for b in await asyncio.to_thread(svc.store.blocks, agent.name)]
 
 
 @router.get("/memory-blocks/{agent_name}/{label}")
-async def get_block(agent_name: str, label: str, request: Request) -> BlockOut:
-    svc = memory(request)
-
-    def block() -> MemoryBlock | None:
-        require_agent(svc, agent_name)
-        return svc.store.block(agent_name, label)
-
-    found = await asyncio.to_thread(block)
+async def get_block(agent: PathAgent, label: str, svc: MemoryDep) -> BlockOut:
+    found = await asyncio.to_thread(svc.store.block, agent.name, label)
     if found is None:
-        raise block_not_found(agent_name, label)
+        raise ApiError(
+            404, "block_not_found", f"Agent {agent.name!r} has no memory block {label!r}"
+        )
     return block_out(found)
 
 
 @router.put("/memory-blocks/{agent_name}/{label}")
 async def update_block(
-    agent_name: str, label: str, body: BlockUpdateIn, request: Request
+    agent: PathAgent, label: str, body: BlockUpdateIn, svc: MemoryDep
 ) -> BlockOut:
-    svc = memory(request)
-
-    def update() -> MemoryBlock:
-        require_agent(svc, agent_name)
-        return svc.store.update_block(agent_name, label, body.value, changed_by=body.changed_by)
-
-    try:
-        return block_out(await asyncio.to_thread(update))
-    except BlockNotFound:
-        raise block_not_found(agent_name, label) from None
-    except BlockReadOnly:
-        raise ApiError(403, "block_read_only", f"Memory block {label!r} is read-only") from None
-    except BlockTooLong as exc:
-        raise ApiError(422, "block_too_long", str(exc)) from None
+    block = await asyncio.to_thread(
+        svc.store.update_block, agent.name, label, body.value, changed_by=body.changed_by
+    )
+    return block_out(block)
 
 
 @router.get("/memory-blocks/{agent_name}/{label}/history")
-async def block_history(agent_name: str, label: str, request: Request) -> list[BlockChangeOut]:
-    svc = memory(request)
-
-    def history() -> list[BlockChange]:
-        require_agent(svc, agent_name)
-        return svc.store.block_history(agent_name, label)
-
-    try:
-        return [change_out(c) for c in await asyncio.to_thread(history)]
-    except BlockNotFound:
-        raise block_not_found(agent_name, label) from None
+async def block_history(agent: PathAgent, label: str, svc: MemoryDep) -> list[BlockChangeOut]:
+    changes = await asyncio.to_thread(svc.store.block_history, agent.name, label)
+    return [change_out(c) for c in changes]
 
 
 @router.post("/context/{agent_name}")
-async def context(agent_name: str, body: ContextIn, request: Request) -> ContextOut:
-    svc = memory(request)
-    if body.agent_name is not None and body.agent_name != agent_name:
+async def context(agent: PathAgent, body: ContextIn, svc: MemoryDep) -> ContextOut:
+    if body.agent_name is not None and body.agent_name != agent.name:
         raise ApiError(422, "agent_mismatch", "'agent_name' in the body differs from the path")
     limit = svc.settings.max_context_messages
 
     def gather() -> tuple[list[MemoryBlock], MessageSearch]:
-        require_agent(svc, agent_name)
-        blocks = svc.store.blocks(agent_name)
+        blocks = svc.store.blocks(agent.name)
         if limit == 0:
             return blocks, MessageSearch([], "hybrid")
-        return blocks, hybrid_messages(svc, agent_name, body.query, limit)
+        return blocks, hybrid_messages(svc, agent.name, body.query, limit)
 
     blocks, found = await asyncio.to_thread(gather)
     return ContextOut(

@@ -10,28 +10,169 @@ import re
 import time
 import uuid
 from collections.abc import Iterator
-from typing import Any
+from typing import Annotated, Any, Literal, get_args
 
-from fastapi import APIRouter, BackgroundTasks, Request
+from fastapi import APIRouter, BackgroundTasks, Header, Request
 from fastapi.responses import JSONResponse
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    StrictBool,
+    StrictFloat,
+    StrictInt,
+    ValidatorFunctionWrapHandler,
+    WithJsonSchema,
+    field_validator,
+    model_validator,
+)
 
-from lobug.api.body import read_json_object
-from lobug.api.device import services
+from lobug.api.deps import ServicesDep
 from lobug.api.disconnect import watch_disconnect
-from lobug.api.errors import ApiError
+from lobug.api.errors import ApiError, body_error, valid_or
 from lobug.api.streaming import ClosingStreamingResponse, blocking_stream
-from lobug.backends.base import BackendError
+from lobug.backends.base import BackendError, ChatMessage
+from lobug.client.messages import content_text
 from lobug.proxy import MemoryProxy, ProxyRequest, ProxyRequestError, user_query
-from lobug.proxy import parse_messages as parse_chat_messages
 
 router = APIRouter(prefix="/v1")
 
 AGENT_NAME = re.compile(r"^[A-Za-z0-9._:@-]{1,64}$")
+DEFAULT_TEMPERATURE = 0.7
+AGENT_RULE = "The agent must be 1-64 of A-Z a-z 0-9 . _ : @ -"
+
+Role = Literal["system", "developer", "user", "assistant", "tool"]
+ROLES = get_args(Role)
+Tokens = Annotated[StrictInt, Field(ge=1, le=8192)] | None
+Temperature = Annotated[StrictFloat, Field(ge=0, le=2)] | None
+Content = Annotated[
+    str,
+    WithJsonSchema(
+        {
+            "anyOf": [
+                {"type": "string"},
+                {"type": "array", "items": {"type": "object"}},
+                {"type": "null"},
+            ]
+        }
+    ),
+]
+
+
+class ChatMessageIn(BaseModel):
+    """One OpenAI chat message; fields this server does not use are allowed and ignored."""
+
+    model_config = ConfigDict(extra="allow")
+
+    role: Role
+    content: Content = ""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _has_role(cls, data: Any) -> Any:
+        if not isinstance(data, dict) or not isinstance(data.get("role"), str):
+            raise body_error("invalid_request", "each message needs a 'role' and a 'content'")
+        if data["role"] not in ROLES:
+            raise body_error("invalid_request", f"unknown message role {data['role']!r}")
+        return data
+
+    @field_validator("content", mode="before")
+    @classmethod
+    def _text(cls, value: Any) -> str:
+        """Plain text: a string, or the text of a list of parts."""
+        text = content_text(value)
+        if text is None:
+            raise body_error(
+                "invalid_request", "message content must be a string or a list of parts"
+            )
+        return text
+
+    def chat_message(self) -> ChatMessage:
+        return {
+            "role": "system" if self.role == "developer" else self.role,
+            "content": self.content,
+        }
+
+
+class ChatCompletionIn(BaseModel):
+    """An OpenAI chat completion request. Clients send many more fields than this server uses:
+    they are allowed and ignored."""
+
+    model_config = ConfigDict(extra="allow")
+
+    messages: list[ChatMessageIn] = Field(min_length=1)
+    model: str | None = None
+    user: str | None = None
+    stream: StrictBool | None = None
+    max_tokens: Tokens = None
+    max_completion_tokens: Tokens = None
+    temperature: Temperature = None
+    _query: str = PrivateAttr("")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _has_messages(cls, data: Any) -> Any:
+        if isinstance(data, dict) and not (
+            isinstance(data.get("messages"), list) and data["messages"]
+        ):
+            raise body_error("invalid_request", "'messages' must be a non-empty list")
+        return data
+
+    @field_validator("user", mode="before")
+    @classmethod
+    def _user(cls, value: Any) -> Any:
+        if value is not None and not isinstance(value, str):
+            raise body_error("invalid_agent", AGENT_RULE)
+        return value
+
+    @field_validator("max_tokens", "max_completion_tokens", mode="wrap")
+    @classmethod
+    def _tokens(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
+        reason = "max_tokens must be an integer from 1 to 8192"
+        return valid_or(value, handler, "invalid_request", reason)
+
+    @field_validator("temperature", mode="wrap")
+    @classmethod
+    def _temperature(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
+        reason = "temperature must be a number from 0 to 2"
+        return valid_or(value, handler, "invalid_request", reason)
+
+    @model_validator(mode="after")
+    def _has_query(self) -> ChatCompletionIn:
+        try:
+            self._query = user_query(self.chat_messages())
+        except ProxyRequestError as exc:
+            raise body_error("invalid_request", str(exc)) from None
+        return self
+
+    def chat_messages(self) -> list[ChatMessage]:
+        return [message.chat_message() for message in self.messages]
+
+    def proxy_request(self, agent: str, default_max_tokens: int) -> ProxyRequest:
+        tokens = self.max_completion_tokens or self.max_tokens
+        temperature = self.temperature
+        return ProxyRequest(
+            agent=agent,
+            messages=self.chat_messages(),
+            query=self._query,
+            max_tokens=tokens or default_max_tokens,
+            temperature=DEFAULT_TEMPERATURE if temperature is None else temperature,
+        )
+
+
+def agent_of(header: str | None, user: str | None, default: str) -> str:
+    """The memory namespace: the `X-Agent` header, else the request's `user`, else the
+    server's default agent."""
+    agent = header or user or default
+    if not AGENT_NAME.match(agent):
+        raise ApiError(422, "invalid_agent", AGENT_RULE)
+    return agent
 
 
 @router.get("/models")
-async def models(request: Request) -> dict[str, Any]:
-    chat = services(request).chat
+async def models(svc: ServicesDep) -> dict[str, Any]:
+    chat = svc.chat
     return {
         "object": "list",
         "data": [{"id": chat.model, "object": "model", "created": 0, "owned_by": "lobug"}],
@@ -39,13 +180,18 @@ async def models(request: Request) -> dict[str, Any]:
 
 
 @router.post("/chat/completions")
-async def chat_completions(request: Request, background: BackgroundTasks) -> Any:
-    svc = services(request)
-    body = await read_json_object(request, svc.settings.max_body_bytes)
-    proxy_request = parse_request(body, request, svc.settings.agent, svc.settings.llm_max_tokens)
+async def chat_completions(
+    body: ChatCompletionIn,
+    svc: ServicesDep,
+    request: Request,
+    background: BackgroundTasks,
+    x_agent: Annotated[str | None, Header(description="The agent (memory namespace)")] = None,
+) -> Any:
+    agent = agent_of(x_agent, body.user, svc.settings.agent)
+    proxy_request = body.proxy_request(agent, svc.settings.llm_max_tokens)
     proxy = MemoryProxy(svc.assistant.learning, svc.chat)
-    model = str(body.get("model") or svc.chat.model)
-    if body.get("stream") is True:
+    model = body.model or svc.chat.model
+    if body.stream is True:
         user, messages = await asyncio.to_thread(proxy.prepare, proxy_request)
         chunks = sse_chunks(proxy.stream(proxy_request, user, messages), model)
         return ClosingStreamingResponse(blocking_stream(chunks), media_type="text/event-stream")
@@ -54,45 +200,6 @@ async def chat_completions(request: Request, background: BackgroundTasks) -> Any
     if learn is not None:
         background.add_task(learn)
     return JSONResponse(completion(reply, model))
-
-
-def parse_request(
-    body: dict[str, Any], request: Request, default_agent: str, default_max_tokens: int
-) -> ProxyRequest:
-    try:
-        messages = parse_chat_messages(body.get("messages"))
-        query = user_query(messages)
-    except ProxyRequestError as exc:
-        raise ApiError(422, "invalid_request", str(exc)) from None
-    agent = request.headers.get("x-agent") or body.get("user") or default_agent
-    if not isinstance(agent, str) or not AGENT_NAME.match(agent):
-        raise ApiError(422, "invalid_agent", "The agent must be 1-64 of A-Z a-z 0-9 . _ : @ -")
-    return ProxyRequest(
-        agent=agent,
-        messages=messages,
-        query=query,
-        max_tokens=_bounded_int(
-            body, "max_completion_tokens", body.get("max_tokens"), default_max_tokens
-        ),
-        temperature=_temperature(body.get("temperature")),
-    )
-
-
-def _bounded_int(body: dict[str, Any], name: str, fallback: Any, default: int) -> int:
-    value = body.get(name, fallback)
-    if value is None:
-        return default
-    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 8192:
-        raise ApiError(422, "invalid_request", "max_tokens must be an integer from 1 to 8192")
-    return value
-
-
-def _temperature(value: Any) -> float:
-    if value is None:
-        return 0.7
-    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 2:
-        raise ApiError(422, "invalid_request", "temperature must be a number from 0 to 2")
-    return float(value)
 
 
 def completion(reply: str, model: str) -> dict[str, Any]:

@@ -12,52 +12,90 @@ import asyncio
 import threading
 import time
 from collections.abc import AsyncGenerator, Callable
+from dataclasses import dataclass
+from typing import Annotated, Any
 from urllib.parse import quote
 
-from fastapi import APIRouter, BackgroundTasks, Request
+from fastapi import APIRouter, BackgroundTasks, Depends, Request
 from fastapi.responses import JSONResponse, Response
+from pydantic import BaseModel
 from starlette.datastructures import UploadFile
 from starlette.formparsers import MultiPartException, MultiPartParser
 
-from lobug.api.body import read_limited
-from lobug.api.device import device_id, services, timing_header
+from lobug.api.deps import DeviceId, ServicesDep
+from lobug.api.device import timing_header
 from lobug.api.disconnect import watch_disconnect
 from lobug.api.errors import ApiError
 from lobug.api.streaming import ClosingStreamingResponse, blocking_stream
 from lobug.audio import Audio, AudioError, parse_wav
-from lobug.config import Settings
 from lobug.voice import StreamedVoice, Voice, VoiceReply
 
 router = APIRouter()
 
 WAV_TYPES = ("audio/wav", "audio/x-wav", "audio/wave", "audio/vnd.wave")
 MULTIPART_OVERHEAD = 16 * 1024
-UPLOAD_BODY = {
-    "requestBody": {
-        "required": True,
-        "content": {
-            "multipart/form-data": {
-                "schema": {
-                    "type": "object",
-                    "required": ["audio"],
-                    "properties": {"audio": {"type": "string", "format": "binary"}},
-                }
-            },
-            "audio/wav": {"schema": {"type": "string", "format": "binary"}},
-        },
+
+
+class AudioUpload(BaseModel):
+    """The recording: a WAV file as multipart field `audio`, or the whole body as audio/wav."""
+
+    audio: bytes
+
+
+def upload_body() -> dict[str, Any]:
+    """The request body in OpenAPI: the upload's schema under both media types it comes in."""
+    form = AudioUpload.model_json_schema()
+    content = {
+        "multipart/form-data": {"schema": form},
+        "audio/wav": {"schema": form["properties"]["audio"]},
     }
-}
+    return {"requestBody": {"required": True, "content": content}}
 
 
-@router.post("/chat/audio", openapi_extra=UPLOAD_BODY)
-async def chat_audio(request: Request, background: BackgroundTasks) -> JSONResponse:
-    svc = services(request)
-    device = device_id(request)
-    timings: dict[str, float] = {}
-    audio = await read_recording(request, svc.settings, timings)
+@dataclass(frozen=True)
+class Recording:
+    audio: Audio
+    decode_ms: float
+
+
+async def recording(request: Request, svc: ServicesDep) -> Recording:
+    """The uploaded WAV (multipart field `audio`, or a raw audio/wav body), decoded. The body
+    size is bounded by the app's body limit for the audio paths."""
+    settings = svc.settings
+    content_type = request.headers.get("content-type", "").lower()
+    media_type = content_type.split(";")[0].strip()
+    if media_type != "multipart/form-data" and media_type not in WAV_TYPES:
+        raise ApiError(
+            415,
+            "unsupported_media_type",
+            "Upload the recording as multipart/form-data field 'audio' or as an audio/wav body",
+        )
+    body = await request.body()
+    started = time.perf_counter()
+    data = await _audio_field(request, body) if media_type == "multipart/form-data" else body
+    if len(data) > settings.max_audio_bytes:
+        raise ApiError(
+            413, "audio_too_large", f"The recording is larger than {settings.max_audio_bytes} bytes"
+        )
+    audio = await asyncio.to_thread(_decode, data, settings.max_audio_seconds)
+    return Recording(audio, (time.perf_counter() - started) * 1000)
+
+
+Upload = Annotated[Recording, Depends(recording)]
+
+
+@router.post("/chat/audio", openapi_extra=upload_body())
+async def chat_audio(
+    svc: ServicesDep,
+    device: DeviceId,
+    upload: Upload,
+    request: Request,
+    background: BackgroundTasks,
+) -> JSONResponse:
+    timings = {"decode": upload.decode_ms}
     async with watch_disconnect(request) as abandoned:
         reply: VoiceReply = await asyncio.to_thread(
-            svc.voice.reply, device, audio, timings, abandoned
+            svc.voice.reply, device, upload.audio, timings, abandoned
         )
     if reply.turn is not None:
         learn = svc.assistant.learning_job(reply.turn)
@@ -66,15 +104,14 @@ async def chat_audio(request: Request, background: BackgroundTasks) -> JSONRespo
     return JSONResponse(reply.as_contract(), headers={"Server-Timing": timing_header(timings)})
 
 
-@router.post("/chat/audio/stream", openapi_extra=UPLOAD_BODY)
-async def chat_audio_stream(request: Request) -> Response:
-    svc = services(request)
-    device = device_id(request)
-    timings: dict[str, float] = {}
-    audio = await read_recording(request, svc.settings, timings)
+@router.post("/chat/audio/stream", openapi_extra=upload_body())
+async def chat_audio_stream(
+    svc: ServicesDep, device: DeviceId, upload: Upload, request: Request
+) -> Response:
+    timings = {"decode": upload.decode_ms}
     async with watch_disconnect(request) as abandoned:
         streamed: StreamedVoice = await asyncio.to_thread(
-            svc.voice.start_streaming, device, audio, timings, abandoned
+            svc.voice.start_streaming, device, upload.audio, timings, abandoned
         )
     headers = {
         "X-Lobug-Action": streamed.action,
@@ -105,34 +142,12 @@ def _after_stream(voice: Voice, streamed: StreamedVoice) -> Callable[[], None]:
 
 
 @router.get("/chat/turns/{turn_id}")
-async def chat_turn(request: Request, turn_id: str) -> dict[str, object]:
+async def chat_turn(turn_id: str, svc: ServicesDep) -> dict[str, object]:
     """Transcription, action and reply text of a recent streamed turn."""
-    summary = services(request).voice.turn_summary(turn_id)
+    summary = svc.voice.turn_summary(turn_id)
     if summary is None:
         raise ApiError(404, "unknown_turn", "No recent turn has this id")
     return summary
-
-
-async def read_recording(request: Request, settings: Settings, timings: dict[str, float]) -> Audio:
-    """The uploaded WAV (multipart field `audio`, or a raw audio/wav body), decoded."""
-    content_type = request.headers.get("content-type", "").lower()
-    media_type = content_type.split(";")[0].strip()
-    if media_type != "multipart/form-data" and media_type not in WAV_TYPES:
-        raise ApiError(
-            415,
-            "unsupported_media_type",
-            "Upload the recording as multipart/form-data field 'audio' or as an audio/wav body",
-        )
-    body = await read_limited(request, settings.max_audio_bytes + MULTIPART_OVERHEAD)
-    started = time.perf_counter()
-    data = await _audio_field(request, body) if media_type == "multipart/form-data" else body
-    if len(data) > settings.max_audio_bytes:
-        raise ApiError(
-            413, "audio_too_large", f"The recording is larger than {settings.max_audio_bytes} bytes"
-        )
-    audio = await asyncio.to_thread(_decode, data, settings.max_audio_seconds)
-    timings["decode"] = (time.perf_counter() - started) * 1000
-    return audio
 
 
 def _decode(data: bytes, max_seconds: float) -> Audio:

@@ -1,0 +1,64 @@
+"""What routes take besides their body: the running services, the device, the agent.
+
+Use the `Annotated` aliases in route signatures (`svc: ServicesDep`, `device: DeviceId`)."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from typing import Annotated
+
+from fastapi import Depends, Header, Request
+
+from lobug.api.errors import ApiError
+from lobug.services import MemoryServices, Services
+from lobug.store.models import Agent
+
+DEFAULT_DEVICE = "default"
+DEVICE_ID = re.compile(r"^[A-Za-z0-9._:-]{1,64}$")
+
+
+def services(request: Request) -> Services:
+    """The device server's running services (opened by the app's lifespan)."""
+    found: Services = request.app.state.services
+    return found
+
+
+def memory_services(request: Request) -> MemoryServices:
+    """The memory API's services: on the device server and on `lobug memory-server`."""
+    found: MemoryServices = request.app.state.memory
+    return found
+
+
+def device_id(
+    x_device_id: Annotated[
+        str, Header(description="The device's name: 1-64 of A-Z a-z 0-9 . _ : -")
+    ] = DEFAULT_DEVICE,
+) -> str:
+    value = x_device_id.strip() or DEFAULT_DEVICE
+    if not DEVICE_ID.match(value):
+        raise ApiError(
+            400, "invalid_device_id", "X-Device-Id must be 1-64 characters of A-Z a-z 0-9 . _ : -"
+        )
+    return value
+
+
+ServicesDep = Annotated[Services, Depends(services)]
+MemoryDep = Annotated[MemoryServices, Depends(memory_services)]
+DeviceId = Annotated[str, Depends(device_id)]
+
+
+def require_agent(svc: MemoryServices, name: str) -> Agent:
+    """Blocking: call in a worker thread. 404 for a name never created by POST /agents."""
+    agent = svc.store.find_agent(name)
+    if agent is None:
+        raise ApiError(404, "agent_not_found", f"No agent named {name!r}; POST /agents first")
+    return agent
+
+
+async def path_agent(agent_name: str, svc: MemoryDep) -> Agent:
+    """The agent named by the `{agent_name}` path parameter."""
+    return await asyncio.to_thread(require_agent, svc, agent_name)
+
+
+PathAgent = Annotated[Agent, Depends(path_agent)]
