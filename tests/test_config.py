@@ -162,3 +162,10 @@ def test_search_limits_are_checked() -> None:
         Settings.from_memory_env({"MEMORY_DEFAULT_SEARCH_LIMIT": "30"})
     with pytest.raises(ConfigError, match="MEMORY_SERVER_PORT"):
         Settings.from_memory_env({"MEMORY_SERVER_PORT": "eighty"})
+
+
+def test_max_devices_is_read_and_checked() -> None:
+    assert Settings.from_env({}).max_devices == 256
+    assert Settings.from_env({"LOBUG_MAX_DEVICES": "8"}).max_devices == 8
+    with pytest.raises(ConfigError, match="LOBUG_MAX_DEVICES must be positive"):
+        Settings.from_env({"LOBUG_MAX_DEVICES": "0"})

@@ -103,6 +103,7 @@ class Settings:
     max_text_chars: int = 4000
     max_body_bytes: int = 1024 * 1024
     maintenance_interval_s: float = 300.0
+    max_devices: int = 256
 
     default_search_limit: int = 5
     max_search_limit: int = 20
@@ -125,6 +126,8 @@ class Settings:
             raise ConfigError("LOBUG_MAINTENANCE_INTERVAL_S must be positive")
         if self.max_text_chars < 1:
             raise ConfigError("LOBUG_MAX_TEXT_CHARS must be positive")
+        if self.max_devices < 1:
+            raise ConfigError("LOBUG_MAX_DEVICES must be positive")
         if self.tts_sample_rate is not None and not 8000 <= self.tts_sample_rate <= 48000:
             raise ConfigError("LOBUG_TTS_SAMPLE_RATE must be between 8000 and 48000")
         if self.max_audio_seconds <= 0 or self.max_audio_bytes <= 44:
@@ -199,6 +202,7 @@ class Settings:
             max_text_chars=env.integer("LOBUG_MAX_TEXT_CHARS", 4000),
             max_body_bytes=env.integer("LOBUG_MAX_BODY_BYTES", 1024 * 1024),
             maintenance_interval_s=env.number("LOBUG_MAINTENANCE_INTERVAL_S", 300.0),
+            max_devices=env.integer("LOBUG_MAX_DEVICES", 256),
             default_search_limit=env.integer("MEMORY_DEFAULT_SEARCH_LIMIT", 5),
             max_search_limit=env.integer("MEMORY_MAX_SEARCH_LIMIT", 20),
             max_context_messages=env.integer("MEMORY_MAX_CONTEXT_MESSAGES", 10),
