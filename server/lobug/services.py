@@ -20,9 +20,9 @@ from lobug.backends import (
 )
 from lobug.config import Settings
 from lobug.maintenance import Task
-from lobug.memory.learning import reembed_messages
 from lobug.memory.manager import MemoryManager
 from lobug.memory.store import EmbeddingMismatch, MemoryStore
+from lobug.memory.work_queue import MemoryWork, reembed_messages
 from lobug.voice import Speech, Voice
 
 log = logging.getLogger(__name__)
@@ -34,6 +34,7 @@ class Services:
     backends: Backends
     store: MemoryStore
     memory: MemoryManager
+    memory_work: MemoryWork
     assistant: Assistant
     speech: Speech
     voice: Voice
@@ -61,13 +62,16 @@ class Services:
 
     def maintenance_tasks(self) -> list[Task]:
         """Re-embed memory-API messages stored while the embedder failed; run the memory
-        work of exchanges that a crash or a failure left in the learning queue."""
+        work of exchanges that a crash or a failure left in the memory-work queue."""
         return [
             *self.memory_api.maintenance_tasks(),
-            ("resumed exchanges", self.assistant.learning.resume),
+            ("resumed exchanges", self.memory_work.resume),
         ]
 
     def close(self) -> None:
+        """Stop the memory work (bounded wait; what is unfinished stays queued in the
+        store), then close the store and the models."""
+        self.memory_work.close()
         self.store.close()
         self.backends.close()
 
@@ -138,6 +142,7 @@ def open_services(settings: Settings, backends: Backends | None = None) -> Servi
         settings.memory,
         context_tokens=settings.llm_context_tokens,
     )
+    memory_work = MemoryWork(store, memory)
     assistant = Assistant(settings, store, memory, backends.chat)
     voice = Voice(settings, assistant, speech)
     log.info(
@@ -149,4 +154,4 @@ def open_services(settings: Settings, backends: Backends | None = None) -> Servi
         backends.embedder.dimension,
         settings.db_path,
     )
-    return Services(settings, backends, store, memory, assistant, speech, voice)
+    return Services(settings, backends, store, memory, memory_work, assistant, speech, voice)

@@ -11,8 +11,10 @@ from fastapi.testclient import TestClient
 
 from lobug.config import Settings
 from lobug.memory.store import MemoryStore
+from lobug.memory.work_queue import PendingExchange
 from lobug.proxy import MemoryProxy, ProxyRequest
 from tests.fakes import FakeChat, unreachable
+from tests.polling import memory_work_done
 
 
 @pytest.fixture
@@ -32,12 +34,13 @@ def test_models_lists_the_chat_model(llm: openai.OpenAI) -> None:
 
 
 def test_reply_comes_from_the_backend_and_the_exchange_is_remembered(
-    llm: openai.OpenAI, fake_chat: FakeChat, settings: Settings
+    llm: openai.OpenAI, client: TestClient, fake_chat: FakeChat, settings: Settings
 ) -> None:
     fake_chat.enqueue("Hello Sam!", facts("The user's name is Sam"))
     reply = llm.chat.completions.create(
         model="anything", messages=[{"role": "user", "content": "My name is Sam"}], user="sam"
     )
+    memory_work_done(client)
     assert reply.choices[0].message.content == "Hello Sam!"
     store = MemoryStore(settings.db_path)
     logged = [(m.role, m.content) for m in store.recent_messages("sam", "v1", 10)]
@@ -48,12 +51,13 @@ def test_reply_comes_from_the_backend_and_the_exchange_is_remembered(
 
 
 def test_memory_is_injected_after_the_callers_system_message(
-    llm: openai.OpenAI, fake_chat: FakeChat
+    llm: openai.OpenAI, client: TestClient, fake_chat: FakeChat
 ) -> None:
     fake_chat.enqueue("Noted.", facts("The user plays the cello"))
     llm.chat.completions.create(
         model="m", messages=[{"role": "user", "content": "I play the cello"}], user="ana"
     )
+    memory_work_done(client)
     llm.chat.completions.create(
         model="m",
         messages=[
@@ -65,6 +69,7 @@ def test_memory_is_injected_after_the_callers_system_message(
         ],
         extra_headers={"X-Agent": "ana"},
     )
+    memory_work_done(client)
     sent, _ = fake_chat.requests[-2]  # the reply request (extraction follows it)
     assert [m["role"] for m in sent] == ["system", "system", "user"]
     assert sent[0]["content"] == "You are a music teacher."
@@ -72,14 +77,16 @@ def test_memory_is_injected_after_the_callers_system_message(
     assert sent[2]["content"] == "Does the user play the cello?"
 
 
-def test_agents_are_isolated(llm: openai.OpenAI, fake_chat: FakeChat) -> None:
+def test_agents_are_isolated(llm: openai.OpenAI, client: TestClient, fake_chat: FakeChat) -> None:
     fake_chat.enqueue("Ok.", facts("The user hates mornings"))
     llm.chat.completions.create(
         model="m", messages=[{"role": "user", "content": "I hate mornings"}], user="a"
     )
+    memory_work_done(client)
     llm.chat.completions.create(
         model="m", messages=[{"role": "user", "content": "Do I hate mornings?"}], user="b"
     )
+    memory_work_done(client)
     sent, _ = fake_chat.requests[-2]
     assert all("mornings" not in m["content"] for m in sent if m["role"] == "system")
 
@@ -143,7 +150,7 @@ def test_a_stream_the_client_abandons_keeps_what_was_sent_for_later_learning(
     client: TestClient, fake_chat: FakeChat
 ) -> None:
     services = client.app.state.services  # type: ignore[attr-defined]
-    proxy = MemoryProxy(services.assistant.learning, fake_chat)
+    proxy = MemoryProxy(services.store, services.memory, fake_chat)
     request = ProxyRequest(
         agent="d",
         messages=[{"role": "user", "content": "Tell me a story"}],
@@ -153,7 +160,8 @@ def test_a_stream_the_client_abandons_keeps_what_was_sent_for_later_learning(
     )
     fake_chat.enqueue("Once upon a time there was a robot.")
     user, messages = proxy.prepare(request)
-    pieces = proxy.stream(request, user, messages)
+    stored = PendingExchange()
+    pieces = proxy.stream(request, user, messages, stored)
     assert next(pieces) + next(pieces) == "Once upon "
     pieces.close()  # the client hung up
     assert fake_chat.abandoned_streams == 1
@@ -162,5 +170,7 @@ def test_a_stream_the_client_abandons_keeps_what_was_sent_for_later_learning(
         "Tell me a story",
         "Once upon",
     ]
-    assert store.count_queued_exchanges() == 1  # learned from by the next maintenance pass
-    assert services.assistant.pending_learning == 0
+    kept = stored.wait(timeout_s=0)
+    assert kept is not None and kept.assistant.content == "Once upon"  # for the hand-over
+    assert store.count_queued_exchanges() == 1  # queued with the reply, in one transaction
+    assert services.memory_work.pending == 0

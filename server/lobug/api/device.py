@@ -15,6 +15,7 @@ from fastapi import APIRouter, BackgroundTasks, Request
 from fastapi.responses import JSONResponse
 
 from lobug import __version__
+from lobug.api.background import hand_over_exchange
 from lobug.api.body import read_json_object
 from lobug.api.disconnect import watch_disconnect
 from lobug.api.errors import ApiError
@@ -99,7 +100,7 @@ def memory_counts(svc: Services) -> dict[str, int]:
         "messages": svc.store.count_messages(agent),
         "facts": svc.store.count_facts(agent),
         "summaries": svc.store.count_summaries(agent),
-        "pending_learning": svc.assistant.pending_learning,
+        "pending_learning": svc.memory_work.pending,
         "learning_queue": svc.store.count_queued_exchanges(),
     }
 
@@ -123,9 +124,7 @@ async def chat_text(request: Request, background: BackgroundTasks) -> JSONRespon
     text = validated_text(await read_json_object(request), svc.settings.max_text_chars)
     async with watch_disconnect(request) as abandoned:
         turn = await asyncio.to_thread(svc.assistant.reply, device, text, abandoned=abandoned)
-    learn = svc.assistant.learning_job(turn)
-    if learn is not None:
-        background.add_task(learn)
+    hand_over_exchange(background, svc.memory_work, lambda: turn.exchange)
     return JSONResponse(
         {"response": turn.response, "action": turn.action},
         headers={"Server-Timing": timing_header(turn.timings_ms)},

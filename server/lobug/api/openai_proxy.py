@@ -15,12 +15,14 @@ from typing import Any
 from fastapi import APIRouter, BackgroundTasks, Request
 from fastapi.responses import JSONResponse
 
+from lobug.api.background import hand_over_exchange
 from lobug.api.body import read_json_object
 from lobug.api.device import services
 from lobug.api.disconnect import watch_disconnect
 from lobug.api.errors import ApiError
 from lobug.api.streaming import ClosingStreamingResponse, blocking_stream
 from lobug.backends.base import BackendError
+from lobug.memory.work_queue import PendingExchange
 from lobug.proxy import MemoryProxy, ProxyRequest, ProxyRequestError, last_user_text
 from lobug.proxy import parse_messages as parse_chat_messages
 
@@ -43,16 +45,18 @@ async def chat_completions(request: Request, background: BackgroundTasks) -> Any
     svc = services(request)
     body = await read_json_object(request, svc.settings.max_body_bytes)
     proxy_request = parse_request(body, request, svc.settings.agent, svc.settings.llm_max_tokens)
-    proxy = MemoryProxy(svc.assistant.learning, svc.chat)
+    proxy = MemoryProxy(svc.store, svc.memory, svc.chat)
     model = str(body.get("model") or svc.chat.model)
     if body.get("stream") is True:
         user, messages = await asyncio.to_thread(proxy.prepare, proxy_request)
-        chunks = sse_chunks(proxy.stream(proxy_request, user, messages), model)
-        return ClosingStreamingResponse(blocking_stream(chunks), media_type="text/event-stream")
+        stored = PendingExchange()
+        hand_over_exchange(background, svc.memory_work, stored.wait)
+        chunks = sse_chunks(proxy.stream(proxy_request, user, messages, stored), model)
+        pieces = blocking_stream(chunks, lambda: stored.settle(None))  # a stream never started
+        return ClosingStreamingResponse(pieces, media_type="text/event-stream")
     async with watch_disconnect(request) as abandoned:
-        reply, learn = await asyncio.to_thread(proxy.complete, proxy_request, abandoned)
-    if learn is not None:
-        background.add_task(learn)
+        reply, exchange = await asyncio.to_thread(proxy.complete, proxy_request, abandoned)
+    hand_over_exchange(background, svc.memory_work, lambda: exchange)
     return JSONResponse(completion(reply, model))
 
 

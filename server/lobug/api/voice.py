@@ -9,9 +9,8 @@ device needs besides the sound travels in headers known before the first byte:
 from __future__ import annotations
 
 import asyncio
-import threading
 import time
-from collections.abc import AsyncGenerator, Callable
+from collections.abc import AsyncGenerator
 from urllib.parse import quote
 
 from fastapi import APIRouter, BackgroundTasks, Request
@@ -19,6 +18,7 @@ from fastapi.responses import JSONResponse, Response
 from starlette.datastructures import UploadFile
 from starlette.formparsers import MultiPartException, MultiPartParser
 
+from lobug.api.background import hand_over_exchange
 from lobug.api.body import read_limited
 from lobug.api.device import device_id, services, timing_header
 from lobug.api.disconnect import watch_disconnect
@@ -26,7 +26,7 @@ from lobug.api.errors import ApiError
 from lobug.api.streaming import ClosingStreamingResponse, blocking_stream
 from lobug.audio import Audio, AudioError, parse_wav
 from lobug.config import Settings
-from lobug.voice import StreamedVoice, Voice, VoiceReply
+from lobug.voice import StreamedVoice, VoiceReply
 
 router = APIRouter()
 
@@ -59,15 +59,12 @@ async def chat_audio(request: Request, background: BackgroundTasks) -> JSONRespo
         reply: VoiceReply = await asyncio.to_thread(
             svc.voice.reply, device, audio, timings, abandoned
         )
-    if reply.turn is not None:
-        learn = svc.assistant.learning_job(reply.turn)
-        if learn is not None:
-            background.add_task(learn)
+    hand_over_exchange(background, svc.memory_work, lambda: reply.exchange)
     return JSONResponse(reply.as_contract(), headers={"Server-Timing": timing_header(timings)})
 
 
 @router.post("/chat/audio/stream", openapi_extra=UPLOAD_BODY)
-async def chat_audio_stream(request: Request) -> Response:
+async def chat_audio_stream(request: Request, background: BackgroundTasks) -> Response:
     svc = services(request)
     device = device_id(request)
     timings: dict[str, float] = {}
@@ -85,23 +82,12 @@ async def chat_audio_stream(request: Request) -> Response:
     }
     if streamed.streaming is None:
         return Response(b"", media_type="audio/wav", headers=headers)
-    pcm = blocking_stream(svc.voice.stream_audio(streamed), _after_stream(svc.voice, streamed))
+    hand_over_exchange(background, svc.memory_work, streamed.stored.wait)
+    # However the audio stops, finish the turn (also when the stream never started).
+    pcm = blocking_stream(
+        svc.voice.stream_audio(streamed), lambda: svc.voice.finish_stream(streamed)
+    )
     return ClosingStreamingResponse(pcm, media_type="audio/wav", headers=headers)
-
-
-def _after_stream(voice: Voice, streamed: StreamedVoice) -> Callable[[], None]:
-    """Once the audio stops, however it stops: finish the turn (persist what was said, free
-    the device; also when the stream never started), then learn from it on a thread of its
-    own, so the stream ends for the device without waiting for fact extraction (the exchange
-    is in the learning queue already, should the process die first)."""
-
-    def after() -> None:
-        voice.finish_stream(streamed)
-        job = voice.learning_job_for(streamed)
-        if job is not None:
-            threading.Thread(target=job, name="learn-stream", daemon=True).start()
-
-    return after
 
 
 @router.get("/chat/turns/{turn_id}")
