@@ -3,18 +3,24 @@
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Iterator
+from pathlib import Path
 
+import httpx
 import openai
 import pytest
 from fastapi.testclient import TestClient
 
+from lobug.app import create_app
+from lobug.backends import Backends
 from lobug.config import Settings
 from lobug.memory.store import MemoryStore
 from lobug.memory.work_queue import PendingExchange
 from lobug.proxy import MemoryProxy, ProxyRequest
-from tests.fakes import FakeChat, unreachable
-from tests.polling import memory_work_done
+from tests.fakes import FakeChat, FakeEmbedder, unreachable
+from tests.live import LiveServer
+from tests.polling import eventually, memory_work_done
 
 
 @pytest.fixture
@@ -135,9 +141,6 @@ def test_unreachable_backend_is_a_503(llm: openai.OpenAI, fake_chat: FakeChat) -
 
 
 def test_tokens_guard_the_proxy(settings: Settings, backends: object) -> None:
-    from lobug.app import create_app
-    from lobug.backends import Backends
-
     assert isinstance(backends, Backends)
     guarded = settings.with_overrides(device_tokens=("t0k",))
     with TestClient(create_app(guarded, backends)) as client:
@@ -174,3 +177,34 @@ def test_a_stream_the_client_abandons_keeps_what_was_sent_for_later_learning(
     assert kept is not None and kept.assistant.content == "Once upon"  # for the hand-over
     assert store.count_queued_exchanges() == 1  # queued with the reply, in one transaction
     assert services.memory_work.pending == 0
+
+
+def test_a_streamed_reply_ends_while_its_memory_work_is_still_running(tmp_path: Path) -> None:
+    """Over real HTTP: the client gets `[DONE]` and the response completes while a slow fact
+    extraction for that exchange is still held; the work then finishes on its own."""
+    chat = FakeChat()
+    chat.extraction_gate = threading.Event()
+    chat.enqueue("One two three.", facts("The user counts"))
+    settings = Settings(db_path=tmp_path / "memory.db")
+    server = LiveServer(create_app(settings, Backends(chat, FakeEmbedder())))
+    body = {"model": "m", "messages": [{"role": "user", "content": "Count"}], "stream": True}
+    try:
+        with httpx.stream(
+            "POST", f"{server.url}/v1/chat/completions", json=body, timeout=5
+        ) as response:
+            lines = [line for line in response.iter_lines() if line]
+        assert lines[-1] == "data: [DONE]"
+        assert chat.extraction_started.wait(10), "the memory work never started"
+        health = httpx.get(f"{server.url}/health", timeout=5).json()
+        assert health["memory"]["pending_learning"] == 1  # still held
+        chat.extraction_gate.set()
+        assert eventually(
+            lambda: httpx.get(f"{server.url}/health").json()["memory"]["pending_learning"] == 0
+        )
+    finally:
+        chat.extraction_gate.set()
+        server.stop()
+    store = MemoryStore(settings.db_path)
+    learned = [f.content for f in store.facts("lobug")]
+    store.close()
+    assert learned == ["The user counts"]
