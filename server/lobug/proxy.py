@@ -121,8 +121,9 @@ class MemoryProxy:
         """Reply pieces as generated; once the stream ends the exchange is stored and
         `stored` settled with it.
 
-        A client that hangs up closes this iterator: the model stops, and the part of the
-        reply it was sent is stored and queued for memory work."""
+        A client that hangs up closes this iterator: the model stops, the part of the reply
+        it was sent is stored and queued, and the maintenance pass learns from it later
+        (`stored` is settled with nothing to hand over now)."""
         said: list[str] = []
         try:
             for piece in self.chat.stream(
@@ -131,7 +132,8 @@ class MemoryProxy:
                 said.append(piece)
                 yield piece
         except GeneratorExit:
-            stored.settle(self._keep_partial_reply(request.agent, user, "".join(said)))
+            self._keep_partial_reply(request.agent, user, "".join(said))
+            stored.settle(None)
             raise
         stored.settle(self.remember(request.agent, user, "".join(said)))
 
@@ -144,9 +146,8 @@ class MemoryProxy:
         )
         return Exchange(user, assistant)
 
-    def _keep_partial_reply(self, agent: str, user: Message, reply: str) -> Exchange | None:
+    def _keep_partial_reply(self, agent: str, user: Message, reply: str) -> None:
         try:
-            return self.remember(agent, user, reply)
+            self.remember(agent, user, reply)
         except Exception as exc:  # runs while the iterator is being closed: never raise here
             log.warning("could not store the reply of an abandoned stream: %s", exc)
-            return None
