@@ -80,9 +80,9 @@ async def chat_audio_stream(request: Request, background: BackgroundTasks) -> Re
         "X-Lobug-Turn": streamed.turn_id,
         "Server-Timing": timing_header(timings),
     }
+    hand_over_exchange(background, svc.memory_work, streamed.stored.wait)
     if streamed.streaming is None:
         return Response(b"", media_type="audio/wav", headers=headers)
-    hand_over_exchange(background, svc.memory_work, streamed.stored.wait)
     # However the audio stops, finish the turn (also when the stream never started).
     pcm = blocking_stream(
         svc.voice.stream_audio(streamed), lambda: svc.voice.finish_stream(streamed)
