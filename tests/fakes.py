@@ -52,6 +52,10 @@ class FakeChat(ChatBackend):
         self.queue_gate: threading.Event | None = None
         self.abandon_checks: list[AbandonCheck | None] = []
         self.abandoned_requests = 0
+        # Set `extraction_gate` to hold fact extraction (a slow model at work after a reply);
+        # `extraction_started` says one is held.
+        self.extraction_gate: threading.Event | None = None
+        self.extraction_started = threading.Event()
         self._lock = threading.Lock()
 
     def enqueue(self, *replies: str) -> None:
@@ -70,6 +74,9 @@ class FakeChat(ChatBackend):
         if self.queue_gate is not None and not background:
             self.abandon_checks.append(abandoned)
             self.queue_gate.wait(30)  # a reply waiting for a busy model
+        if self.extraction_gate is not None and json_schema is not None:
+            self.extraction_started.set()
+            self.extraction_gate.wait(30)
         try:
             raise_if_abandoned(abandoned)
         except Abandoned:

@@ -176,3 +176,10 @@ def test_every_settings_field_can_be_set_from_the_environment() -> None:
 
     assert {f.name for f in fields(Settings)} - {"memory"} == set(SETTINGS_ENV)
     assert {f.name for f in fields(MemoryConfig)} == set(MEMORY_ENV)
+
+
+def test_max_devices_is_read_and_checked() -> None:
+    assert Settings.from_env({}).max_devices == 256
+    assert Settings.from_env({"LOBUG_MAX_DEVICES": "8"}).max_devices == 8
+    with pytest.raises(ConfigError, match="LOBUG_MAX_DEVICES must be positive"):
+        Settings.from_env({"LOBUG_MAX_DEVICES": "0"})

@@ -1,6 +1,7 @@
-"""One conversational turn, shared by every input path (text now, audio later).
+"""One conversational turn, shared by every input path (text and voice).
 
-Blocking: the API runs `reply` in a worker thread and `remember` as a background task.
+Blocking: the API runs `reply` in a worker thread; the memory work after an answered turn
+(`Turn.exchange`) is handed to the services' `MemoryWork` queue once the response is sent.
 """
 
 from __future__ import annotations
@@ -9,7 +10,10 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, ExitStack
 from dataclasses import dataclass, field
+from functools import partial
+from types import TracebackType
 
 from lobug.backends.base import AbandonCheck, ChatBackend, ChatMessage
 from lobug.config import Settings
@@ -20,8 +24,9 @@ from lobug.conversation import (
     turn_messages,
 )
 from lobug.decision import Action, Decision, parse_reply
-from lobug.memory.learning import LearningQueue
-from lobug.memory.manager import ExchangeReport, MemoryManager
+from lobug.devices import DeviceStates
+from lobug.memory.manager import MemoryManager
+from lobug.memory.work_queue import Exchange
 from lobug.store.models import Message
 from lobug.store.protocol import Store
 
@@ -40,6 +45,14 @@ class Turn:
     assistant_message: Message | None
     timings_ms: dict[str, float] = field(default_factory=dict)
 
+    @property
+    def exchange(self) -> Exchange | None:
+        """The answered exchange, queued for memory work with the reply; None for a turn
+        that was not answered in words."""
+        if self.action != "respond" or self.assistant_message is None:
+            return None
+        return Exchange(self.user_message, self.assistant_message)
+
 
 class Assistant:
     def __init__(
@@ -49,28 +62,17 @@ class Assistant:
         self.store = store
         self.memory = memory
         self.chat = chat
-        self._devices: dict[str, DeviceState] = {}
-        self._devices_lock = threading.Lock()
-        self.learning = LearningQueue(store, memory)
-
-    @property
-    def pending_learning(self) -> int:
-        """Answered turns whose memory processing has not finished yet."""
-        return self.learning.pending
+        self.devices = DeviceStates(settings.max_devices, self._warm)
 
     def device(self, device_id: str) -> DeviceState:
-        """The device's state, its working memory warmed from the log on first use."""
-        with self._devices_lock:
-            state = self._devices.get(device_id)
-            if state is None:
-                agent = self.settings.agent_for_device(device_id)
-                size = self.settings.memory.working_memory_size
-                recent = self.store.recent_messages(agent, device_id, size)
-                state = new_device_state(
-                    device_id, agent, size, ((m.role, m.content) for m in recent)
-                )
-                self._devices[device_id] = state
-            return state
+        """The device's state, its working memory warmed from the log when not in memory."""
+        return self.devices.get(device_id)
+
+    def _warm(self, device_id: str) -> DeviceState:
+        agent = self.settings.agent_for_device(device_id)
+        size = self.settings.memory.working_memory_size
+        recent = self.store.recent_messages(agent, device_id, size)
+        return new_device_state(device_id, agent, size, ((m.role, m.content) for m in recent))
 
     def update_sensors(self, device_id: str, reading: SensorReading) -> None:
         self.device(device_id).sensors = reading
@@ -87,8 +89,7 @@ class Assistant:
 
         Raises BackendError when the chat model fails, and Abandoned when the client stopped
         waiting before the model started on it; either way the user's message stays stored."""
-        state = self.device(device_id)
-        with state.lock:
+        with self.devices.turn(device_id) as state:
             prepared = self._prepare(state, text, agency)
             raw = self.chat.complete(
                 prepared.messages,
@@ -97,7 +98,7 @@ class Assistant:
                 abandoned=abandoned,
             )
             prepared.clock.lap("llm")
-            return self._finish(state, prepared, parse_reply(raw))
+            return prepared.conclude(parse_reply(raw))
 
     def reply_streaming(
         self,
@@ -110,27 +111,25 @@ class Assistant:
         """Like `reply`, but the answer arrives in pieces as the model generates it.
 
         The action is known when this returns (an [IGNORE]/[REACT] prefix is read first); the
-        caller consumes `pieces` and then calls `finish()`, which persists the answer and
-        releases the device for its next turn."""
-        state = self.device(device_id)
-        state.lock.acquire()
-        try:
-            prepared = self._prepare(state, text, agency)
-            stream = self.chat.stream(
-                prepared.messages,
-                max_tokens=self.settings.llm_max_tokens,
-                temperature=self.settings.llm_temperature,
-                abandoned=abandoned,
-            )
-            action, head = read_action_prefix(stream)
-        except BaseException:
-            state.lock.release()
-            raise
-        return StreamingTurn(self, state, prepared, action, head, stream)
+        caller consumes `pieces` and then closes the turn (`close()` or a `with` block)."""
+        start = partial(self._start_stream, text=text, agency=agency, abandoned=abandoned)
+        return StreamingTurn(self.devices.turn(device_id), start)
 
-    def _prepare(self, state: DeviceState, text: str, agency: bool) -> _Prepared:
+    def _start_stream(
+        self, state: DeviceState, *, text: str, agency: bool, abandoned: AbandonCheck | None
+    ) -> tuple[PreparedTurn, Iterator[str]]:
+        prepared = self._prepare(state, text, agency)
+        stream = self.chat.stream(
+            prepared.messages,
+            max_tokens=self.settings.llm_max_tokens,
+            temperature=self.settings.llm_temperature,
+            abandoned=abandoned,
+        )
+        return prepared, stream
+
+    def _prepare(self, state: DeviceState, text: str, agency: bool) -> PreparedTurn:
         timings: dict[str, float] = {}
-        clock = _Stopwatch(timings)
+        clock = Stopwatch(timings)
         user_message = self.store.append_message(state.agent, state.device_id, "user", text)
         state.remember("user", text)
         clock.lap("persist_user")
@@ -148,69 +147,68 @@ class Assistant:
             reply_tokens=self.settings.llm_max_tokens,
             notes_last=self.chat.caches_prompt_prefix,
         )
-        return _Prepared(user_message, messages, timings, clock)
+        return PreparedTurn(self.store, state, user_message, messages, timings, clock)
 
-    def _finish(self, state: DeviceState, prepared: _Prepared, decision: Decision) -> Turn:
+
+@dataclass
+class PreparedTurn:
+    """A turn whose user message is stored and whose prompt is built, run while its device
+    is held; `conclude` stores the answer."""
+
+    store: Store
+    state: DeviceState
+    user_message: Message
+    messages: list[ChatMessage]
+    timings: dict[str, float]
+    clock: Stopwatch
+
+    def conclude(self, decision: Decision) -> Turn:
+        """Store the answer (with its memory work queued when it is a `respond`) and add it
+        to the device's working memory."""
+        state = self.state
         assistant_message = None
         if decision.text:
             if decision.action == "respond":
                 assistant_message = self.store.append_reply_for_memory_work(
-                    state.agent, state.device_id, decision.text, prepared.user_message
+                    state.agent, state.device_id, decision.text, self.user_message
                 )
             else:
                 assistant_message = self.store.append_message(
                     state.agent, state.device_id, "assistant", decision.text
                 )
             state.remember("assistant", decision.text)
-        prepared.clock.lap("persist_reply")
+        self.clock.lap("persist_reply")
         return Turn(
             device_id=state.device_id,
             agent=state.agent,
             action=decision.action,
             response=decision.text,
-            user_message=prepared.user_message,
+            user_message=self.user_message,
             assistant_message=assistant_message,
-            timings_ms=prepared.timings,
+            timings_ms=self.timings,
         )
 
-    def learning_job(self, turn: Turn) -> Callable[[], ExchangeReport] | None:
-        """For an answered turn, the memory work (facts, cascades) to run in the background.
 
-        Counted in `pending_learning` from now until the job finishes; queued in the store
-        since the reply was, so a crash before it finishes does not lose it."""
-        if turn.action != "respond" or turn.assistant_message is None:
-            return None
-        return self.learning.job(turn.user_message, turn.assistant_message)
+StreamStart = Callable[[DeviceState], tuple[PreparedTurn, Iterator[str]]]
 
 
-@dataclass
-class _Prepared:
-    user_message: Message
-    messages: list[ChatMessage]
-    timings: dict[str, float]
-    clock: _Stopwatch
+class StreamingTurn(AbstractContextManager["StreamingTurn"]):
+    """A turn whose answer is still being generated; see `Assistant.reply_streaming`.
 
+    It holds its device from the moment it is made (the device's next turn waits) until it is
+    closed, by `close()` or at the end of a `with` block: closing stops the model if it is
+    still writing (the device hung up), stores what was said and lets the next turn in."""
 
-class StreamingTurn:
-    """A turn whose answer is still being generated; see `Assistant.reply_streaming`."""
-
-    def __init__(
-        self,
-        assistant: Assistant,
-        state: DeviceState,
-        prepared: _Prepared,
-        action: Action,
-        head: str,
-        rest: Iterator[str],
-    ) -> None:
-        self.action = action
-        self.user_message = prepared.user_message
-        self._assistant = assistant
-        self._state = state
-        self._prepared = prepared
-        self._head = head
-        self._rest = rest
+    def __init__(self, device: AbstractContextManager[DeviceState], start: StreamStart) -> None:
+        with ExitStack() as stack:
+            state = stack.enter_context(device)
+            self._prepared, self._rest = start(state)
+            self.action, self._head = read_action_prefix(self._rest)
+            self._held = stack.pop_all()  # started: the device stays held until `close`
+        self.user_message = self._prepared.user_message
         self._said: list[str] = []
+        self._open = True
+        self._closing = threading.Lock()
         self.turn: Turn | None = None
 
     @property
@@ -228,24 +226,33 @@ class StreamingTurn:
             self._said.append(piece)
             yield piece
 
-    def finish(self) -> Turn:
-        """Stop the model if it is still writing (the device hung up), persist what was said
-        and let the device's next turn in. Safe to call twice."""
-        if self.turn is not None:
-            return self.turn
-        try:
-            close = getattr(self._rest, "close", None)
-            if close is not None:
-                close()  # the device hung up mid-answer: stop the model
-            self._prepared.clock.lap("llm")
-            text = "".join(self._said).strip() if self.action == "respond" else self._head
-            decision = Decision(self.action, text)
-            if self.action == "respond" and not text:
-                decision = Decision("ignore", "")
-            self.turn = self._assistant._finish(self._state, self._prepared, decision)
-        finally:
-            self._state.lock.release()
+    def close(self) -> Turn | None:
+        """Stop the model, store what was said, free the device; the stored turn (None when
+        storing it failed before). Safe to call again, from any thread."""
+        with self._closing:
+            if self._open:
+                self._open = False
+                with self._held:  # the device is freed however storing goes
+                    close_model = getattr(self._rest, "close", None)
+                    if close_model is not None:
+                        close_model()  # the device hung up mid-answer: stop the model
+                    self._prepared.clock.lap("llm")
+                    self.turn = self._prepared.conclude(self._decision())
         return self.turn
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def _decision(self) -> Decision:
+        text = "".join(self._said).strip() if self.action == "respond" else self._head
+        if self.action == "respond" and not text:
+            return Decision("ignore", "")
+        return Decision(self.action, text)
 
 
 def read_action_prefix(stream: Iterator[str]) -> tuple[Action, str]:
@@ -275,7 +282,7 @@ def _could_be_prefix(text: str) -> bool:
     return any(p.startswith(upper) or upper.startswith(p) for p in ("[IGNORE]", "[REACT]"))
 
 
-class _Stopwatch:
+class Stopwatch:
     def __init__(self, timings: dict[str, float]) -> None:
         self._timings = timings
         self._last = time.perf_counter()

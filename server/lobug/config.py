@@ -103,6 +103,7 @@ class Settings:
     max_text_chars: int = 4000
     max_body_bytes: int = 1024 * 1024
     maintenance_interval_s: float = 300.0
+    max_devices: int = 256
 
     default_search_limit: int = 5
     max_search_limit: int = 20
@@ -125,6 +126,8 @@ class Settings:
             raise ConfigError("LOBUG_MAINTENANCE_INTERVAL_S must be positive")
         if self.max_text_chars < 1:
             raise ConfigError("LOBUG_MAX_TEXT_CHARS must be positive")
+        if self.max_devices < 1:
+            raise ConfigError("LOBUG_MAX_DEVICES must be positive")
         if self.tts_sample_rate is not None and not 8000 <= self.tts_sample_rate <= 48000:
             raise ConfigError("LOBUG_TTS_SAMPLE_RATE must be between 8000 and 48000")
         if self.max_audio_seconds <= 0 or self.max_audio_bytes <= 44:
@@ -330,6 +333,7 @@ SETTINGS_ENV: dict[str, tuple[str, EnvReader]] = {
     "default_search_limit": ("MEMORY_DEFAULT_SEARCH_LIMIT", _Env.optional_integer),
     "max_search_limit": ("MEMORY_MAX_SEARCH_LIMIT", _Env.optional_integer),
     "max_context_messages": ("MEMORY_MAX_CONTEXT_MESSAGES", _Env.optional_integer),
+    "max_devices": ("LOBUG_MAX_DEVICES", _Env.optional_integer),
 }
 
 # `lobug memory-server`: the seed's variables, over what `from_env` read.

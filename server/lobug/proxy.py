@@ -7,13 +7,15 @@ Blocking throughout: the API runs it in worker threads.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from lobug.backends.base import AbandonCheck, ChatBackend, ChatMessage
 from lobug.client.messages import insert_after_system, last_user_text
-from lobug.memory.learning import LearningQueue
+from lobug.memory.manager import MemoryManager
+from lobug.memory.work_queue import Exchange, StreamedExchange
 from lobug.store.models import Message
+from lobug.store.protocol import Store
 
 log = logging.getLogger(__name__)
 
@@ -53,10 +55,9 @@ def with_memory(messages: list[ChatMessage], sections: list[str]) -> list[ChatMe
 
 
 class MemoryProxy:
-    def __init__(self, learning: LearningQueue, chat: ChatBackend) -> None:
-        self.store = learning.store
-        self.memory = learning.memory
-        self.learning = learning
+    def __init__(self, store: Store, memory: MemoryManager, chat: ChatBackend) -> None:
+        self.store = store
+        self.memory = memory
         self.chat = chat
 
     def prepare(self, request: ProxyRequest) -> tuple[Message, list[ChatMessage]]:
@@ -67,8 +68,8 @@ class MemoryProxy:
 
     def complete(
         self, request: ProxyRequest, abandoned: AbandonCheck | None = None
-    ) -> tuple[str, Callable[[], object] | None]:
-        """The reply, and the memory work to run after answering."""
+    ) -> tuple[str, Exchange | None]:
+        """The reply, and the exchange stored for memory work (None for an empty reply)."""
         user, messages = self.prepare(request)
         reply = self.chat.complete(
             messages,
@@ -79,12 +80,18 @@ class MemoryProxy:
         return reply, self.remember(request.agent, user, reply)
 
     def stream(
-        self, request: ProxyRequest, user: Message, messages: list[ChatMessage]
+        self,
+        request: ProxyRequest,
+        user: Message,
+        messages: list[ChatMessage],
+        stored: StreamedExchange,
     ) -> Iterator[str]:
-        """Reply pieces as generated; the exchange is remembered once the stream ends.
+        """Reply pieces as generated; once the stream ends the exchange is stored and
+        `stored` settled with it.
 
         A client that hangs up closes this iterator: the model stops, the part of the reply
-        it was sent is stored and queued, and the maintenance pass learns from it later."""
+        it was sent is stored and queued, and the maintenance pass learns from it later
+        (`stored` is settled with nothing to hand over now)."""
         said: list[str] = []
         try:
             for piece in self.chat.stream(
@@ -94,23 +101,21 @@ class MemoryProxy:
                 yield piece
         except GeneratorExit:
             self._keep_partial_reply(request.agent, user, "".join(said))
+            stored.settle(None)
             raise
-        learn = self.remember(request.agent, user, "".join(said))
-        if learn is not None:
-            learn()
+        stored.settle(self.remember(request.agent, user, "".join(said)))
 
-    def remember(self, agent: str, user: Message, reply: str) -> Callable[[], object] | None:
-        """Store the reply with its place in the learning queue; return the memory work."""
-        assistant = self._store_reply(agent, user, reply)
-        return None if assistant is None else self.learning.job(user, assistant)
-
-    def _store_reply(self, agent: str, user: Message, reply: str) -> Message | None:
+    def remember(self, agent: str, user: Message, reply: str) -> Exchange | None:
+        """Store the reply with its row in the memory-work queue; the exchange, if any."""
         if not reply.strip():
             return None
-        return self.store.append_reply_for_memory_work(agent, PROXY_DEVICE, reply.strip(), user)
+        assistant = self.store.append_reply_for_memory_work(
+            agent, PROXY_DEVICE, reply.strip(), user
+        )
+        return Exchange(user, assistant)
 
     def _keep_partial_reply(self, agent: str, user: Message, reply: str) -> None:
         try:
-            self._store_reply(agent, user, reply)
+            self.remember(agent, user, reply)
         except Exception as exc:  # runs while the iterator is being closed: never raise here
             log.warning("could not store the reply of an abandoned stream: %s", exc)

@@ -20,8 +20,8 @@ from lobug.backends import (
 )
 from lobug.config import Settings
 from lobug.maintenance import Task
-from lobug.memory.learning import reembed_messages
 from lobug.memory.manager import MemoryManager
+from lobug.memory.work_queue import MemoryWork, reembed_messages
 from lobug.store.errors import EmbeddingMismatch
 from lobug.store.protocol import Store
 from lobug.store.sqlite.engine import SQLiteStore
@@ -36,6 +36,7 @@ class Services:
     backends: Backends
     store: Store
     memory: MemoryManager
+    memory_work: MemoryWork
     assistant: Assistant
     speech: Speech
     voice: Voice
@@ -63,13 +64,16 @@ class Services:
 
     def maintenance_tasks(self) -> list[Task]:
         """Re-embed memory-API messages stored while the embedder failed; run the memory
-        work of exchanges that a crash or a failure left in the learning queue."""
+        work of exchanges that a crash or a failure left in the memory-work queue."""
         return [
             *self.memory_api.maintenance_tasks(),
-            ("resumed exchanges", self.assistant.learning.resume),
+            ("resumed exchanges", self.memory_work.resume),
         ]
 
     def close(self) -> None:
+        """Stop the memory work (bounded wait; what is unfinished stays queued in the
+        store), then close the store and the models."""
+        self.memory_work.close()
         self.store.close()
         self.backends.close()
 
@@ -140,6 +144,7 @@ def open_services(settings: Settings, backends: Backends | None = None) -> Servi
         settings.memory,
         context_tokens=settings.llm_context_tokens,
     )
+    memory_work = MemoryWork(store, memory)
     assistant = Assistant(settings, store, memory, backends.chat)
     voice = Voice(settings, assistant, speech)
     log.info(
@@ -151,4 +156,4 @@ def open_services(settings: Settings, backends: Backends | None = None) -> Servi
         backends.embedder.dimension,
         settings.db_path,
     )
-    return Services(settings, backends, store, memory, assistant, speech, voice)
+    return Services(settings, backends, store, memory, memory_work, assistant, speech, voice)

@@ -29,6 +29,7 @@ from lobug.backends.base import (
 )
 from lobug.config import Settings
 from lobug.decision import Action, ignore_reason
+from lobug.memory.work_queue import Exchange, StreamedExchange
 
 log = logging.getLogger(__name__)
 
@@ -96,6 +97,11 @@ class VoiceReply:
     turn: Turn | None = None
     timings_ms: dict[str, float] = field(default_factory=dict)
 
+    @property
+    def exchange(self) -> Exchange | None:
+        """The answered exchange to hand to the memory-work queue, if any."""
+        return None if self.turn is None else self.turn.exchange
+
     def as_contract(self) -> dict[str, str]:
         """The body devices in the field read."""
         return {
@@ -116,6 +122,7 @@ class StreamedVoice:
     sample_rate: int
     streaming: StreamingTurn | None
     timings_ms: dict[str, float]
+    stored: StreamedExchange = field(default_factory=StreamedExchange)
 
 
 class Voice:
@@ -199,19 +206,16 @@ class Voice:
         turn_id = uuid.uuid4().hex
         if reason is not None:
             self._record(turn_id, transcript.text, "ignore", "", done=True)
-            return StreamedVoice(
-                turn_id, transcript.text, "ignore", self.output_rate, None, timings
-            )
+            return self._without_audio(turn_id, transcript.text, "ignore", timings)
         streaming = self.assistant.reply_streaming(
             device_id, transcript.text, agency=True, abandoned=abandoned
         )
         timings.update(streaming.timings_ms)
         if streaming.action != "respond":
-            turn = streaming.finish()
-            self._record(turn_id, transcript.text, turn.action, turn.response, done=True)
-            return StreamedVoice(
-                turn_id, transcript.text, turn.action, self.output_rate, None, timings
-            )
+            turn = streaming.close()  # known from its prefix: stored, the device freed
+            action, response = (turn.action, turn.response) if turn else ("ignore", "")
+            self._record(turn_id, transcript.text, action, response, done=True)
+            return self._without_audio(turn_id, transcript.text, action, timings)
         self._record(turn_id, transcript.text, "respond", "", done=False)
         return StreamedVoice(
             turn_id, transcript.text, "respond", self.output_rate, streaming, timings
@@ -232,18 +236,27 @@ class Voice:
             self.finish_stream(streamed)
 
     def finish_stream(self, streamed: StreamedVoice) -> None:
-        """Stop the model, persist what was said and free the device. Safe to call twice."""
+        """Stop the model, persist what was said and free the device; settle `stored`.
+        Safe to call twice."""
         if streamed.streaming is None:
             return
-        turn = streamed.streaming.finish()
-        self._record(
-            streamed.turn_id, streamed.transcription, turn.action, turn.response, done=True
-        )
+        turn = None
+        try:
+            turn = streamed.streaming.close()
+            if turn is not None:
+                self._record(
+                    streamed.turn_id, streamed.transcription, turn.action, turn.response, done=True
+                )
+        finally:
+            streamed.stored.settle(None if turn is None else turn.exchange)
 
-    def learning_job_for(self, streamed: StreamedVoice) -> Callable[[], object] | None:
-        if streamed.streaming is None or streamed.streaming.turn is None:
-            return None
-        return self.assistant.learning_job(streamed.streaming.turn)
+    def _without_audio(
+        self, turn_id: str, transcription: str, action: Action, timings: dict[str, float]
+    ) -> StreamedVoice:
+        """A streamed turn that ended before any audio (ignore, react): nothing to learn from."""
+        streamed = StreamedVoice(turn_id, transcription, action, self.output_rate, None, timings)
+        streamed.stored.settle(None)
+        return streamed
 
     # ------------------------------------------------------------------ sidecar
 

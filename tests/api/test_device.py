@@ -12,12 +12,14 @@ from lobug.config import ConfigError, Settings
 from lobug.store.errors import EmbeddingMismatch
 from lobug.store.sqlite.engine import SQLiteStore
 from tests.fakes import FakeChat, FakeEmbedder, unreachable
+from tests.polling import memory_work_done
 
 
 def say(client: TestClient, text: str, device: str | None = None) -> dict[str, str]:
     headers = {"X-Device-Id": device} if device else {}
     response = client.post("/chat/text", json={"text": text}, headers=headers)
     assert response.status_code == 200, response.text
+    memory_work_done(client)  # what the turn taught reaches the next one
     body: dict[str, str] = response.json()
     return body
 

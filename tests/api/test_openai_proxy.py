@@ -3,16 +3,24 @@
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Iterator
+from pathlib import Path
 
+import httpx
 import openai
 import pytest
 from fastapi.testclient import TestClient
 
+from lobug.app import create_app
+from lobug.backends import Backends
 from lobug.config import Settings
+from lobug.memory.work_queue import StreamedExchange
 from lobug.proxy import MemoryProxy, ProxyRequest
 from lobug.store.sqlite.engine import SQLiteStore
-from tests.fakes import FakeChat, unreachable
+from tests.fakes import FakeChat, FakeEmbedder, unreachable
+from tests.live import LiveServer
+from tests.polling import eventually, memory_work_done
 
 
 @pytest.fixture
@@ -32,12 +40,13 @@ def test_models_lists_the_chat_model(llm: openai.OpenAI) -> None:
 
 
 def test_reply_comes_from_the_backend_and_the_exchange_is_remembered(
-    llm: openai.OpenAI, fake_chat: FakeChat, settings: Settings
+    llm: openai.OpenAI, client: TestClient, fake_chat: FakeChat, settings: Settings
 ) -> None:
     fake_chat.enqueue("Hello Sam!", facts("The user's name is Sam"))
     reply = llm.chat.completions.create(
         model="anything", messages=[{"role": "user", "content": "My name is Sam"}], user="sam"
     )
+    memory_work_done(client)
     assert reply.choices[0].message.content == "Hello Sam!"
     store = SQLiteStore(settings.db_path)
     logged = [(m.role, m.content) for m in store.recent_messages("sam", "v1", 10)]
@@ -48,12 +57,13 @@ def test_reply_comes_from_the_backend_and_the_exchange_is_remembered(
 
 
 def test_memory_is_injected_after_the_callers_system_message(
-    llm: openai.OpenAI, fake_chat: FakeChat
+    llm: openai.OpenAI, client: TestClient, fake_chat: FakeChat
 ) -> None:
     fake_chat.enqueue("Noted.", facts("The user plays the cello"))
     llm.chat.completions.create(
         model="m", messages=[{"role": "user", "content": "I play the cello"}], user="ana"
     )
+    memory_work_done(client)
     llm.chat.completions.create(
         model="m",
         messages=[
@@ -65,6 +75,7 @@ def test_memory_is_injected_after_the_callers_system_message(
         ],
         extra_headers={"X-Agent": "ana"},
     )
+    memory_work_done(client)
     sent, _ = fake_chat.requests[-2]  # the reply request (extraction follows it)
     assert [m["role"] for m in sent] == ["system", "system", "user"]
     assert sent[0]["content"] == "You are a music teacher."
@@ -72,14 +83,16 @@ def test_memory_is_injected_after_the_callers_system_message(
     assert sent[2]["content"] == "Does the user play the cello?"
 
 
-def test_agents_are_isolated(llm: openai.OpenAI, fake_chat: FakeChat) -> None:
+def test_agents_are_isolated(llm: openai.OpenAI, client: TestClient, fake_chat: FakeChat) -> None:
     fake_chat.enqueue("Ok.", facts("The user hates mornings"))
     llm.chat.completions.create(
         model="m", messages=[{"role": "user", "content": "I hate mornings"}], user="a"
     )
+    memory_work_done(client)
     llm.chat.completions.create(
         model="m", messages=[{"role": "user", "content": "Do I hate mornings?"}], user="b"
     )
+    memory_work_done(client)
     sent, _ = fake_chat.requests[-2]
     assert all("mornings" not in m["content"] for m in sent if m["role"] == "system")
 
@@ -139,9 +152,6 @@ def test_unreachable_backend_is_a_503(llm: openai.OpenAI, fake_chat: FakeChat) -
 
 
 def test_tokens_guard_the_proxy(settings: Settings, backends: object) -> None:
-    from lobug.app import create_app
-    from lobug.backends import Backends
-
     assert isinstance(backends, Backends)
     guarded = settings.with_overrides(device_tokens=("t0k",))
     with TestClient(create_app(guarded, backends)) as client:
@@ -154,7 +164,7 @@ def test_a_stream_the_client_abandons_keeps_what_was_sent_for_later_learning(
     client: TestClient, fake_chat: FakeChat
 ) -> None:
     services = client.app.state.services  # type: ignore[attr-defined]
-    proxy = MemoryProxy(services.assistant.learning, fake_chat)
+    proxy = MemoryProxy(services.store, services.memory, fake_chat)
     request = ProxyRequest(
         agent="d",
         messages=[{"role": "user", "content": "Tell me a story"}],
@@ -164,7 +174,8 @@ def test_a_stream_the_client_abandons_keeps_what_was_sent_for_later_learning(
     )
     fake_chat.enqueue("Once upon a time there was a robot.")
     user, messages = proxy.prepare(request)
-    pieces = proxy.stream(request, user, messages)
+    stored = StreamedExchange()
+    pieces = proxy.stream(request, user, messages, stored)
     assert next(pieces) + next(pieces) == "Once upon "
     pieces.close()  # the client hung up
     assert fake_chat.abandoned_streams == 1
@@ -173,5 +184,37 @@ def test_a_stream_the_client_abandons_keeps_what_was_sent_for_later_learning(
         "Tell me a story",
         "Once upon",
     ]
+    assert stored.wait(timeout_s=0) is None  # nothing handed over now:
     assert store.count_queued_exchanges() == 1  # learned from by the next maintenance pass
-    assert services.assistant.pending_learning == 0
+    assert services.memory_work.pending == 0
+
+
+def test_a_streamed_reply_ends_while_its_memory_work_is_still_running(tmp_path: Path) -> None:
+    """Over real HTTP: the client gets `[DONE]` and the response completes while a slow fact
+    extraction for that exchange is still held; the work then finishes on its own."""
+    chat = FakeChat()
+    chat.extraction_gate = threading.Event()
+    chat.enqueue("One two three.", facts("The user counts"))
+    settings = Settings(db_path=tmp_path / "memory.db")
+    server = LiveServer(create_app(settings, Backends(chat, FakeEmbedder())))
+    body = {"model": "m", "messages": [{"role": "user", "content": "Count"}], "stream": True}
+    try:
+        with httpx.stream(
+            "POST", f"{server.url}/v1/chat/completions", json=body, timeout=5
+        ) as response:
+            lines = [line for line in response.iter_lines() if line]
+        assert lines[-1] == "data: [DONE]"
+        assert chat.extraction_started.wait(10), "the memory work never started"
+        health = httpx.get(f"{server.url}/health", timeout=5).json()
+        assert health["memory"]["pending_learning"] == 1  # still held
+        chat.extraction_gate.set()
+        assert eventually(
+            lambda: httpx.get(f"{server.url}/health").json()["memory"]["pending_learning"] == 0
+        )
+    finally:
+        chat.extraction_gate.set()
+        server.stop()
+    store = SQLiteStore(settings.db_path)
+    learned = [f.content for f in store.facts("lobug")]
+    store.close()
+    assert learned == ["The user counts"]

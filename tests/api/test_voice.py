@@ -15,7 +15,7 @@ from lobug.backends import Backends
 from lobug.config import Settings
 from lobug.store.sqlite.engine import SQLiteStore
 from tests.fakes import FakeChat, FakeEmbedder, FakeSTT, FakeTTS
-from tests.polling import eventually
+from tests.polling import memory_work_done
 
 
 def speech_wav(seconds: float = 2.0, rate: int = 16000) -> bytes:
@@ -77,6 +77,7 @@ def test_voice_turns_use_the_agency_prompt_and_are_learned_from(
     voice_client: TestClient, fake_chat: FakeChat
 ) -> None:
     voice_client.post("/chat/audio", files=upload(speech_wav()))
+    memory_work_done(voice_client)
     assert "[IGNORE]" in fake_chat.chat_requests()[-1][0]["content"]
     assert len(fake_chat.extraction_requests()) == 1
 
@@ -244,8 +245,7 @@ def test_stream_sends_wav_header_then_pcm_and_a_sidecar(
     assert sidecar["done"] is True
     assert sidecar["response"] == "First sentence here. Second one follows. And a third!"
     assert sidecar["transcription"] == "What is the weather like today?"
-    assistant = voice_client.app.state.services.assistant  # type: ignore[attr-defined]
-    assert eventually(lambda: assistant.pending_learning == 0)
+    memory_work_done(voice_client)
     assert len(fake_chat.extraction_requests()) == 1  # learned after the stream
 
 

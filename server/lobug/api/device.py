@@ -24,6 +24,7 @@ from pydantic import (
 )
 
 from lobug import __version__
+from lobug.api.background import hand_over_exchange
 from lobug.api.deps import DeviceId, ServicesDep
 from lobug.api.disconnect import watch_disconnect
 from lobug.api.errors import ApiError, body_error, valid_or
@@ -161,7 +162,7 @@ def memory_counts(svc: Services) -> dict[str, int]:
         "messages": svc.store.count_messages(agent),
         "facts": svc.store.count_facts(agent),
         "summaries": svc.store.count_summaries(agent),
-        "pending_learning": svc.assistant.pending_learning,
+        "pending_learning": svc.memory_work.pending,
         "learning_queue": svc.store.count_queued_exchanges(),
     }
 
@@ -188,9 +189,7 @@ async def chat_text(
 ) -> JSONResponse:
     async with watch_disconnect(request) as abandoned:
         turn = await asyncio.to_thread(svc.assistant.reply, device, text, abandoned=abandoned)
-    learn = svc.assistant.learning_job(turn)
-    if learn is not None:
-        background.add_task(learn)
+    hand_over_exchange(background, svc.memory_work, lambda: turn.exchange)
     return JSONResponse(
         {"response": turn.response, "action": turn.action},
         headers={"Server-Timing": timing_header(turn.timings_ms)},

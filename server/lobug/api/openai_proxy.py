@@ -28,12 +28,14 @@ from pydantic import (
     model_validator,
 )
 
+from lobug.api.background import hand_over_exchange
 from lobug.api.deps import ServicesDep
 from lobug.api.disconnect import watch_disconnect
 from lobug.api.errors import ApiError, body_error, valid_or
 from lobug.api.streaming import ClosingStreamingResponse, blocking_stream
 from lobug.backends.base import BackendError, ChatMessage
 from lobug.client.messages import content_text
+from lobug.memory.work_queue import StreamedExchange
 from lobug.proxy import MemoryProxy, ProxyRequest, ProxyRequestError, user_query
 
 router = APIRouter(prefix="/v1")
@@ -189,16 +191,18 @@ async def chat_completions(
 ) -> Any:
     agent = agent_of(x_agent, body.user, svc.settings.agent)
     proxy_request = body.proxy_request(agent, svc.settings.llm_max_tokens)
-    proxy = MemoryProxy(svc.assistant.learning, svc.chat)
+    proxy = MemoryProxy(svc.store, svc.memory, svc.chat)
     model = body.model or svc.chat.model
     if body.stream is True:
         user, messages = await asyncio.to_thread(proxy.prepare, proxy_request)
-        chunks = sse_chunks(proxy.stream(proxy_request, user, messages), model)
-        return ClosingStreamingResponse(blocking_stream(chunks), media_type="text/event-stream")
+        stored = StreamedExchange()
+        hand_over_exchange(background, svc.memory_work, stored.wait)
+        chunks = sse_chunks(proxy.stream(proxy_request, user, messages, stored), model)
+        pieces = blocking_stream(chunks, lambda: stored.settle(None))  # a stream never started
+        return ClosingStreamingResponse(pieces, media_type="text/event-stream")
     async with watch_disconnect(request) as abandoned:
-        reply, learn = await asyncio.to_thread(proxy.complete, proxy_request, abandoned)
-    if learn is not None:
-        background.add_task(learn)
+        reply, exchange = await asyncio.to_thread(proxy.complete, proxy_request, abandoned)
+    hand_over_exchange(background, svc.memory_work, lambda: exchange)
     return JSONResponse(completion(reply, model))
 
 

@@ -9,9 +9,8 @@ device needs besides the sound travels in headers known before the first byte:
 from __future__ import annotations
 
 import asyncio
-import threading
 import time
-from collections.abc import AsyncGenerator, Callable
+from collections.abc import AsyncGenerator
 from dataclasses import dataclass
 from typing import Annotated, Any
 from urllib.parse import quote
@@ -22,13 +21,14 @@ from pydantic import BaseModel
 from starlette.datastructures import UploadFile
 from starlette.formparsers import MultiPartException, MultiPartParser
 
+from lobug.api.background import hand_over_exchange
 from lobug.api.deps import DeviceId, ServicesDep
 from lobug.api.device import timing_header
 from lobug.api.disconnect import watch_disconnect
 from lobug.api.errors import ApiError
 from lobug.api.streaming import ClosingStreamingResponse, blocking_stream
 from lobug.audio import Audio, AudioError, parse_wav
-from lobug.voice import StreamedVoice, Voice, VoiceReply
+from lobug.voice import StreamedVoice, VoiceReply
 
 router = APIRouter()
 
@@ -97,16 +97,17 @@ async def chat_audio(
         reply: VoiceReply = await asyncio.to_thread(
             svc.voice.reply, device, upload.audio, timings, abandoned
         )
-    if reply.turn is not None:
-        learn = svc.assistant.learning_job(reply.turn)
-        if learn is not None:
-            background.add_task(learn)
+    hand_over_exchange(background, svc.memory_work, lambda: reply.exchange)
     return JSONResponse(reply.as_contract(), headers={"Server-Timing": timing_header(timings)})
 
 
 @router.post("/chat/audio/stream", openapi_extra=upload_body())
 async def chat_audio_stream(
-    svc: ServicesDep, device: DeviceId, upload: Upload, request: Request
+    svc: ServicesDep,
+    device: DeviceId,
+    upload: Upload,
+    request: Request,
+    background: BackgroundTasks,
 ) -> Response:
     timings = {"decode": upload.decode_ms}
     async with watch_disconnect(request) as abandoned:
@@ -120,25 +121,14 @@ async def chat_audio_stream(
         "X-Lobug-Turn": streamed.turn_id,
         "Server-Timing": timing_header(timings),
     }
+    hand_over_exchange(background, svc.memory_work, streamed.stored.wait)
     if streamed.streaming is None:
         return Response(b"", media_type="audio/wav", headers=headers)
-    pcm = blocking_stream(svc.voice.stream_audio(streamed), _after_stream(svc.voice, streamed))
+    # However the audio stops, finish the turn (also when the stream never started).
+    pcm = blocking_stream(
+        svc.voice.stream_audio(streamed), lambda: svc.voice.finish_stream(streamed)
+    )
     return ClosingStreamingResponse(pcm, media_type="audio/wav", headers=headers)
-
-
-def _after_stream(voice: Voice, streamed: StreamedVoice) -> Callable[[], None]:
-    """Once the audio stops, however it stops: finish the turn (persist what was said, free
-    the device; also when the stream never started), then learn from it on a thread of its
-    own, so the stream ends for the device without waiting for fact extraction (the exchange
-    is in the learning queue already, should the process die first)."""
-
-    def after() -> None:
-        voice.finish_stream(streamed)
-        job = voice.learning_job_for(streamed)
-        if job is not None:
-            threading.Thread(target=job, name="learn-stream", daemon=True).start()
-
-    return after
 
 
 @router.get("/chat/turns/{turn_id}")

@@ -1,0 +1,70 @@
+"""The devices heard lately: each one's working memory and sensors, at most `limit` of them.
+
+The least recently used device beyond the limit is dropped; its next turn warms a new state
+from the conversation log. A device in the middle of a turn is never dropped: its turn holds
+the state's lock, and only an idle state can be evicted. A turn that took a state which was
+evicted before it got the lock takes the fresh one instead, so one device never has two
+states, or two turns at once."""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+
+from lobug.conversation import DeviceState
+
+
+class DeviceStates:
+    def __init__(self, limit: int, warm: Callable[[str], DeviceState]) -> None:
+        self.limit = limit
+        self._warm = warm
+        self._states: OrderedDict[str, DeviceState] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def __len__(self) -> int:
+        with self._lock:
+            return len(self._states)
+
+    def __contains__(self, device_id: object) -> bool:
+        with self._lock:
+            return device_id in self._states
+
+    def get(self, device_id: str) -> DeviceState:
+        """The device's state, warmed from the log when it is not in memory."""
+        with self._lock:
+            state = self._states.get(device_id)
+            if state is None:
+                state = self._warm(device_id)
+                self._states[device_id] = state
+            self._states.move_to_end(device_id)
+            self._evict_idle(keep=device_id)
+            return state
+
+    @contextmanager
+    def turn(self, device_id: str) -> Iterator[DeviceState]:
+        """The device's state, held for one turn: other turns of the device wait."""
+        state = self._held(device_id)
+        try:
+            yield state
+        finally:
+            state.lock.release()
+
+    def _held(self, device_id: str) -> DeviceState:
+        while True:
+            state = self.get(device_id)
+            state.lock.acquire()
+            with self._lock:
+                if self._states.get(device_id) is state:
+                    return state
+            state.lock.release()  # evicted while this turn waited for it: take the new one
+
+    def _evict_idle(self, keep: str) -> None:
+        excess = len(self._states) - self.limit
+        for device_id, state in list(self._states.items()):
+            if excess <= 0:
+                return
+            if device_id != keep and not state.lock.locked():
+                del self._states[device_id]
+                excess -= 1

@@ -1,0 +1,183 @@
+"""Durable memory work: what an answered exchange teaches is not lost to a crash.
+
+The reply and its row in the store's `learning_queue` table are written in one transaction
+(`Store.append_reply_for_memory_work`). After the response has gone out, the
+request hands the exchange to `MemoryWork.submit`, which runs the memory work (facts, then the
+cascades) on the queue's one thread and removes the row; `resume` runs what a crash left
+behind, or what failed, from the maintenance thread, on that same thread. Fact extraction that
+fails (model down, garbage output) is retried on later passes, up to `MAX_ATTEMPTS`, then
+dropped with a log line.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import CancelledError, Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass
+
+from lobug.memory.manager import ExchangeReport, MemoryManager
+from lobug.store.models import Message, Vector
+from lobug.store.protocol import Store
+
+log = logging.getLogger(__name__)
+
+MAX_ATTEMPTS = 3
+RESUME_BATCH = 50
+# A row is resumed only once it is this old, so an exchange stored a moment ago, whose
+# response has not gone out yet (so it is not submitted yet), is never run twice.
+RESUME_AFTER_S = 60.0
+CLOSE_WAIT_S = 30.0
+# How long the hand-over after a streamed response waits for the stream to store its reply
+# (a client that hung up mid-step: the step in progress finishes first).
+STREAM_END_WAIT_S = 60.0
+
+
+@dataclass(frozen=True)
+class Exchange:
+    """A user's message and the reply stored with its row in the durable queue."""
+
+    user: Message
+    assistant: Message
+
+
+class StreamedExchange:
+    """The exchange a streamed reply stores when its stream ends, however it ends; `wait`
+    gives it to the hand-over that runs after the response (None: nothing to learn from)."""
+
+    def __init__(self) -> None:
+        self._settled = threading.Event()
+        self._exchange: Exchange | None = None
+        self._lock = threading.Lock()
+
+    def settle(self, exchange: Exchange | None) -> None:
+        """Record what the stream stored; the first call wins."""
+        with self._lock:
+            if not self._settled.is_set():
+                self._exchange = exchange
+                self._settled.set()
+
+    def wait(self, timeout_s: float = STREAM_END_WAIT_S) -> Exchange | None:
+        if not self._settled.wait(timeout_s):
+            log.warning("a stream did not end within %.0f s; its memory work waits", timeout_s)
+            return None
+        return self._exchange
+
+
+class MemoryWork:
+    """The queue of memory work after replies, run one exchange at a time on one thread."""
+
+    def __init__(
+        self, store: Store, memory: MemoryManager, *, clock: Callable[[], float] = time.time
+    ) -> None:
+        self.store = store
+        self.memory = memory
+        self._clock = clock
+        # Rows queued before this process started cannot belong to one of its submissions.
+        self._started = clock()
+        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="memory-work")
+        self._in_flight: dict[int, Future[ExchangeReport | None]] = {}
+        self._closed = False
+        self._lock = threading.Lock()
+
+    @property
+    def pending(self) -> int:
+        """Exchanges submitted in this process whose memory work has not finished yet."""
+        with self._lock:
+            return len(self._in_flight)
+
+    def submit(self, exchange: Exchange) -> Future[ExchangeReport | None] | None:
+        """Queue the exchange's memory work; None when it is queued already or the queue is
+        closed (its row then waits in the store for the next process's `resume`)."""
+        key = exchange.assistant.id
+        with self._lock:
+            if self._closed or key in self._in_flight:
+                return None
+            future = self._executor.submit(self._run, exchange)
+            self._in_flight[key] = future
+        future.add_done_callback(lambda _: self._forget(key))
+        return future
+
+    def resume(self, should_stop: Callable[[], bool] = lambda: False) -> int:
+        """Run the queued exchanges nobody submitted in this process: those left by an earlier
+        process, and those that failed, one at a time; return how many were run."""
+        done = 0
+        after = 0
+        queued_before = max(self._started, self._clock() - RESUME_AFTER_S)
+        while batch := self.store.queued_exchanges(RESUME_BATCH, queued_before, after):
+            for queued in batch:
+                if should_stop():
+                    return done
+                after = queued.assistant.id
+                future = self.submit(Exchange(queued.user, queued.assistant))
+                if future is None:
+                    continue
+                try:
+                    future.result()
+                except CancelledError:  # the queue closed under us
+                    return done
+                done += 1
+        return done
+
+    def close(self, timeout_s: float = CLOSE_WAIT_S) -> None:
+        """Take no more work, drop what has not started and wait (bounded) for the exchange
+        in progress. Unfinished exchanges keep their rows for the next process."""
+        with self._lock:
+            self._closed = True
+            running = list(self._in_flight.values())
+        self._executor.shutdown(wait=False, cancel_futures=True)
+        _, unfinished = wait(running, timeout=timeout_s)
+        if unfinished:
+            log.warning("memory work still running after %.0f s; resumed next start", timeout_s)
+
+    def _forget(self, key: int) -> None:
+        with self._lock:
+            self._in_flight.pop(key, None)
+
+    def _run(self, exchange: Exchange) -> ExchangeReport | None:
+        try:
+            return self._process(exchange)
+        except Exception:  # nobody waits on this thread: say it, keep the row for a retry
+            log.exception("memory work for message %d failed", exchange.assistant.id)
+            return None
+
+    def _process(self, exchange: Exchange) -> ExchangeReport:
+        user, assistant = exchange.user, exchange.assistant
+        report = self.memory.process_exchange(assistant.agent, user, assistant)
+        log.info(
+            "memory: +%d facts, %d superseded, summarized=%s, distilled=%s, errors=%s",
+            len(report.facts_added),
+            len(report.facts_superseded),
+            report.summarized,
+            report.distilled,
+            sorted(report.errors),
+        )
+        if "extract_facts" not in report.errors:
+            self.store.dequeue_exchange(assistant.id)
+            return report
+        attempts = self.store.count_failed_attempt(assistant.id)
+        if attempts >= MAX_ATTEMPTS:
+            log.warning(
+                "memory: giving up on message %d after %d failed attempts", assistant.id, attempts
+            )
+            self.store.dequeue_exchange(assistant.id)
+        return report
+
+
+def reembed_messages(
+    store: Store,
+    embed_batch: Callable[[list[str]], list[Vector]],
+    batch: int = 32,
+    should_stop: Callable[[], bool] = lambda: False,
+) -> int:
+    """Embed the messages of the store's embedding backlog; return how many."""
+    done = 0
+    while not should_stop() and (messages := store.messages_to_embed(batch)):
+        vectors = embed_batch([m.content for m in messages])
+        store.add_message_vectors(list(zip(messages, vectors, strict=True)))
+        done += len(messages)
+        if len(messages) < batch:
+            break
+    return done

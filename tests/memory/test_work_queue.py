@@ -1,0 +1,245 @@
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from lobug.config import MemoryConfig
+from lobug.maintenance import Maintenance
+from lobug.memory.manager import MemoryManager
+from lobug.memory.work_queue import MAX_ATTEMPTS, Exchange, MemoryWork, reembed_messages
+from lobug.store.sqlite.engine import SQLiteStore
+from tests.fakes import FakeChat, FakeEmbedder, unreachable
+from tests.memory.test_manager import facts_reply
+
+
+def answered(store: SQLiteStore, user: str, reply: str) -> Exchange:
+    """An exchange as a turn stores it: the reply and its queue row in one transaction."""
+    asked = store.append_message("lobug", "default", "user", user)
+    return Exchange(asked, store.append_reply_for_memory_work("lobug", "default", reply, asked))
+
+
+@pytest.fixture
+def new_work(
+    store: SQLiteStore, fake_chat: FakeChat, fake_embedder: FakeEmbedder
+) -> Iterator[Callable[[], MemoryWork]]:
+    """Opens queues as a starting server would (rows stored before count as left behind)."""
+    opened: list[MemoryWork] = []
+
+    def new() -> MemoryWork:
+        opened.append(
+            MemoryWork(store, MemoryManager(store, fake_chat, fake_embedder, MemoryConfig()))
+        )
+        return opened[-1]
+
+    yield new
+    for queue in opened:
+        queue.close()
+
+
+def held_extraction() -> tuple[FakeChat, threading.Event]:
+    """A chat model whose fact extraction waits until the returned event is set."""
+    chat = FakeChat()
+    chat.extraction_gate = threading.Event()
+    return chat, chat.extraction_gate
+
+
+def test_the_reply_and_its_memory_work_are_queued_together(
+    store: SQLiteStore, fake_chat: FakeChat, new_work: Callable[[], MemoryWork]
+) -> None:
+    exchange = answered(store, "My name is Alex", "Nice to meet you, Alex.")
+    assert store.count_queued_exchanges() == 1
+    fake_chat.enqueue(facts_reply("The user's name is Alex"))
+    work = new_work()
+    future = work.submit(exchange)
+    assert future is not None
+    future.result(timeout=10)
+    assert work.pending == 0
+    assert store.count_queued_exchanges() == 0
+    assert [f.content for f in store.facts("lobug")] == ["The user's name is Alex"]
+
+
+def test_jobs_run_one_at_a_time_on_the_queue_s_own_thread(
+    store: SQLiteStore, fake_embedder: FakeEmbedder
+) -> None:
+    chat, gate = held_extraction()
+    work = MemoryWork(store, MemoryManager(store, chat, fake_embedder, MemoryConfig()))
+    first = work.submit(answered(store, "I like tea", "Tea it is."))
+    second = work.submit(answered(store, "I like jam", "Jam it is."))
+    assert first is not None and second is not None
+    assert chat.extraction_started.wait(10)
+    assert work.pending == 2 and len(chat.extraction_requests()) == 0
+    names = {t.name for t in threading.enumerate()}
+    assert any(name.startswith("memory-work") for name in names)
+    gate.set()
+    second.result(timeout=10)
+    assert work.pending == 0 and len(chat.extraction_requests()) == 2
+    work.close()
+
+
+def test_an_exchange_already_queued_is_not_queued_twice(
+    store: SQLiteStore, fake_embedder: FakeEmbedder
+) -> None:
+    chat, gate = held_extraction()
+    work = MemoryWork(store, MemoryManager(store, chat, fake_embedder, MemoryConfig()))
+    exchange = answered(store, "I like tea", "Tea it is.")
+    assert work.submit(exchange) is not None
+    assert work.submit(exchange) is None
+    gate.set()
+    work.close()
+    assert len(chat.extraction_requests()) == 1
+
+
+def test_close_waits_for_the_job_in_progress_and_leaves_the_rest_queued(
+    store: SQLiteStore, fake_embedder: FakeEmbedder, caplog: pytest.LogCaptureFixture
+) -> None:
+    chat, gate = held_extraction()
+    work = MemoryWork(store, MemoryManager(store, chat, fake_embedder, MemoryConfig()))
+    running = work.submit(answered(store, "I like tea", "Tea it is."))
+    waiting = work.submit(answered(store, "I like jam", "Jam it is."))
+    assert running is not None and waiting is not None and chat.extraction_started.wait(10)
+    with caplog.at_level(logging.WARNING, logger="lobug.memory.work_queue"):
+        work.close(timeout_s=0.05)  # the running job outlives the bounded wait
+    assert "still running" in caplog.text
+    assert waiting.cancelled() and work.pending == 1
+    gate.set()
+    running.result(timeout=10)
+    assert work.pending == 0
+    assert store.count_queued_exchanges() == 1  # the dropped one waits for the next process
+    assert work.submit(answered(store, "I like figs", "Figs!")) is None  # closed
+
+
+def test_work_interrupted_by_a_crash_is_resumed_by_the_next_process(
+    tmp_path: Path, fake_chat: FakeChat, fake_embedder: FakeEmbedder
+) -> None:
+    path = tmp_path / "memory.db"
+    first = SQLiteStore(path)
+    first.bind_embedding(fake_embedder.model, fake_embedder.dimension)
+    answered(first, "My name is Alex", "Nice to meet you, Alex.")
+    first.close()  # killed before its job ran
+
+    reopened = SQLiteStore(path)
+    reopened.bind_embedding(fake_embedder.model, fake_embedder.dimension)
+    fake_chat.enqueue(facts_reply("The user's name is Alex"))
+    work = MemoryWork(reopened, MemoryManager(reopened, fake_chat, fake_embedder, MemoryConfig()))
+    assert work.resume() == 1
+    work.close()
+    assert [f.content for f in reopened.facts("lobug")] == ["The user's name is Alex"]
+    assert reopened.count_queued_exchanges() == 0
+    reopened.close()
+
+
+def test_failed_extraction_is_retried_then_dropped_with_a_log_line(
+    store: SQLiteStore,
+    fake_chat: FakeChat,
+    new_work: Callable[[], MemoryWork],
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    answered(store, "My name is Alex", "Nice to meet you, Alex.")
+    work = new_work()
+    fake_chat.fail_with = unreachable()
+    for attempt in range(1, MAX_ATTEMPTS):
+        assert work.resume() == 1
+        assert store.queued_exchanges(10, float("inf"))[0].attempts == attempt
+    with caplog.at_level(logging.WARNING, logger="lobug.memory.work_queue"):
+        assert work.resume() == 1
+    assert store.count_queued_exchanges() == 0
+    assert "giving up" in caplog.text
+
+
+def test_a_retry_after_the_model_is_back_learns_the_fact(
+    store: SQLiteStore, fake_chat: FakeChat, new_work: Callable[[], MemoryWork]
+) -> None:
+    answered(store, "My name is Alex", "Nice to meet you, Alex.")
+    work = new_work()
+    fake_chat.fail_with = unreachable()
+    work.resume()
+    fake_chat.fail_with = None
+    fake_chat.enqueue(facts_reply("The user's name is Alex"))
+    assert work.resume() == 1
+    assert [f.content for f in store.facts("lobug")] == ["The user's name is Alex"]
+
+
+def test_resume_leaves_alone_the_exchanges_already_submitted(
+    store: SQLiteStore, fake_embedder: FakeEmbedder
+) -> None:
+    chat, gate = held_extraction()
+    work = MemoryWork(store, MemoryManager(store, chat, fake_embedder, MemoryConfig()))
+    submitted = work.submit(answered(store, "My name is Alex", "Nice to meet you, Alex."))
+    assert submitted is not None and chat.extraction_started.wait(10)
+    assert work.resume() == 0
+    gate.set()
+    submitted.result(timeout=10)
+    work.close()
+    assert store.count_queued_exchanges() == 0
+    assert len(chat.extraction_requests()) == 1
+
+
+def test_resume_waits_before_taking_this_process_s_recent_rows(
+    tmp_path: Path, fake_chat: FakeChat, fake_embedder: FakeEmbedder
+) -> None:
+    now = [1000.0]
+    store = SQLiteStore(tmp_path / "memory.db", clock=lambda: now[0])
+    store.bind_embedding(fake_embedder.model, fake_embedder.dimension)
+    work = MemoryWork(
+        store, MemoryManager(store, fake_chat, fake_embedder, MemoryConfig()), clock=lambda: now[0]
+    )
+    now[0] += 1
+    answered(store, "My name is Alex", "Nice to meet you, Alex.")  # response not sent yet
+    assert work.resume() == 0
+    now[0] += 120  # long past any request handler: left behind by a failed job
+    assert work.resume() == 1
+    work.close()
+    store.close()
+
+
+def test_messages_stored_while_the_embedder_failed_are_embedded_later(
+    store: SQLiteStore, fake_embedder: FakeEmbedder
+) -> None:
+    kept = [
+        store.append_message_to_embed("lobug", "api", "user", f"note {i} about copper")
+        for i in range(5)
+    ]
+    store.append_message("lobug", "default", "user", "a device turn, never embedded")
+    query = fake_embedder.embed("note about copper")
+    assert store.search_messages("lobug", query, 10) == []
+    assert reembed_messages(store, fake_embedder.embed_batch, batch=2) == 5
+    found = {hit.message.id for hit in store.search_messages("lobug", query, 10)}
+    assert found == {m.id for m in kept}
+    assert reembed_messages(store, fake_embedder.embed_batch) == 0
+
+
+def test_maintenance_runs_every_task_and_survives_a_failing_one(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    ran = threading.Event()
+
+    def broken(should_stop: Callable[[], bool]) -> int:
+        raise RuntimeError("embedder down")
+
+    def working(should_stop: Callable[[], bool]) -> int:
+        ran.set()
+        return 2
+
+    maintenance = Maintenance([("broken", broken), ("working", working)], interval_s=3600)
+    with caplog.at_level(logging.INFO, logger="lobug.maintenance"):
+        assert maintenance.run_once() == {"working": 2}
+        ran.clear()
+        maintenance.start()
+        assert ran.wait(10)
+        maintenance.stop()
+    assert "broken failed: embedder down" in caplog.text
+    assert "working: 2" in caplog.text
+
+
+def test_resume_stops_between_exchanges_when_asked(
+    store: SQLiteStore, new_work: Callable[[], MemoryWork]
+) -> None:
+    for i in range(3):
+        answered(store, f"fact number {i}", "Noted.")
+    calls = iter([False, True])
+    assert new_work().resume(should_stop=lambda: next(calls, True)) == 1
+    assert store.count_queued_exchanges() == 2

@@ -1,0 +1,79 @@
+"""Streaming turns hold their device themselves: the next turn of the device waits until the
+streaming turn is closed, however it ends."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+
+import pytest
+
+from lobug.assistant import Assistant
+from lobug.config import MemoryConfig, Settings
+from lobug.memory.manager import MemoryManager
+from lobug.store.sqlite.engine import SQLiteStore
+from tests.fakes import FakeChat, FakeEmbedder, unreachable
+
+
+@pytest.fixture
+def assistant(
+    settings: Settings, store: SQLiteStore, fake_chat: FakeChat, fake_embedder: FakeEmbedder
+) -> Assistant:
+    memory = MemoryManager(store, fake_chat, fake_embedder, MemoryConfig())
+    return Assistant(settings, store, memory, fake_chat)
+
+
+def device_is_free(assistant: Assistant, device_id: str = "desk") -> bool:
+    lock = assistant.device(device_id).lock
+    if not lock.acquire(timeout=2):
+        return False
+    lock.release()
+    return True
+
+
+def test_a_streaming_turn_holds_its_device_until_its_with_block_ends(
+    assistant: Assistant, fake_chat: FakeChat
+) -> None:
+    fake_chat.enqueue("One. Two. Three.")
+    with assistant.reply_streaming("desk", "count") as streaming:
+        assert next(iter(streaming.pieces())) == "One. "
+        assert not assistant.device("desk").lock.acquire(blocking=False)
+    assert device_is_free(assistant)
+    assert streaming.turn is not None and streaming.turn.response == "One."
+    assert streaming.turn.exchange is not None  # queued for memory work with the reply
+    assert fake_chat.abandoned_streams == 1  # closing stopped the model
+
+
+def test_the_device_is_freed_when_the_with_block_raises(
+    assistant: Assistant, fake_chat: FakeChat
+) -> None:
+    fake_chat.enqueue("A long answer.")
+    with pytest.raises(RuntimeError), assistant.reply_streaming("desk", "hi"):
+        raise RuntimeError("the device hung up badly")
+    assert device_is_free(assistant)
+
+
+def test_the_device_is_freed_when_the_model_fails_to_start(
+    assistant: Assistant, fake_chat: FakeChat
+) -> None:
+    fake_chat.fail_with = unreachable()
+    with pytest.raises(type(unreachable())):
+        assistant.reply_streaming("desk", "hi")
+    assert device_is_free(assistant)
+
+
+def test_closing_twice_from_two_threads_stores_the_answer_once(
+    assistant: Assistant, fake_chat: FakeChat, store: SQLiteStore
+) -> None:
+    fake_chat.enqueue("Hello there.")
+    streaming = assistant.reply_streaming("desk", "hi")
+    pieces: Iterator[str] = streaming.pieces()
+    assert "".join(pieces) == "Hello there."
+    closers = [threading.Thread(target=streaming.close) for _ in range(2)]
+    for closer in closers:
+        closer.start()
+    for closer in closers:
+        closer.join(10)
+    said = [m.content for m in store.recent_messages("lobug", "desk", 10)]
+    assert said == ["hi", "Hello there."]
+    assert device_is_free(assistant)
