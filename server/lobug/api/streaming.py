@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import AsyncGenerator, Callable, Iterator
+from collections.abc import Callable, Iterator
 from typing import Generic, TypeVar
 
 from fastapi.responses import StreamingResponse
@@ -19,23 +19,31 @@ T = TypeVar("T")
 
 
 class ClosingStreamingResponse(StreamingResponse):
+    """Closes its body however the response ends, and only then runs the background task: the
+    memory work hand-over waits for what the stream stored, and a device's turn is free before
+    the next request can need it (Starlette would run the task first on a hang-up)."""
+
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        background, self.background = self.background, None
         try:
             await super().__call__(scope, receive, send)
         finally:
-            body = self.body_iterator
-            if isinstance(body, AsyncGenerator):
-                await body.aclose()
+            close = getattr(self.body_iterator, "aclose", None)
+            if close is not None:
+                await close()
+        if background is not None:
+            await background()
 
 
 class _Stepper(Generic[T]):
     """Steps the iterator one item at a time from worker threads; `close` waits for a step
-    in progress, closes the iterator, then runs `after`."""
+    in progress, closes the iterator, then runs `after` (once)."""
 
     def __init__(self, items: Iterator[T], after: Callable[[], object] | None) -> None:
         self._items = items
         self._after = after
         self._lock = threading.Lock()
+        self._closed = False
 
     def step(self) -> tuple[bool, T | None]:
         with self._lock:
@@ -45,6 +53,9 @@ class _Stepper(Generic[T]):
 
     def close(self) -> None:
         with self._lock:
+            if self._closed:
+                return
+            self._closed = True
             close = getattr(self._items, "close", None)
             if close is not None:
                 close()
@@ -52,20 +63,38 @@ class _Stepper(Generic[T]):
             self._after()
 
 
-async def blocking_stream(
+class BlockingStream(Generic[T]):
+    """A blocking iterator as an async iterator, stepped in worker threads. However it ends
+    (exhausted, the client gone, or closed before its first item), the iterator is closed and
+    `after` runs, in a thread: nothing here awaits once the request is being cancelled."""
+
+    def __init__(self, items: Iterator[T], after: Callable[[], object] | None = None) -> None:
+        self._stepper = _Stepper(items, after)
+
+    def __aiter__(self) -> BlockingStream[T]:
+        return self
+
+    async def __anext__(self) -> T:
+        try:
+            more, item = await asyncio.to_thread(self._stepper.step)
+        except BaseException:
+            self._close_in_thread()  # the client hung up mid-step
+            raise
+        if not more:
+            await asyncio.to_thread(self._stepper.close)
+            raise StopAsyncIteration
+        return item  # type: ignore[return-value]
+
+    async def aclose(self) -> None:
+        self._close_in_thread()
+
+    def _close_in_thread(self) -> None:
+        threading.Thread(target=self._stepper.close, name="stream-close", daemon=True).start()
+
+
+def blocking_stream(
     items: Iterator[T], after: Callable[[], object] | None = None
-) -> AsyncGenerator[T, None]:
-    """`items` as an async generator; however it ends, `items` is closed and then `after` runs
+) -> BlockingStream[T]:
+    """`items` as an async iterator; however it ends, `items` is closed and then `after` runs
     (both in a worker thread)."""
-    stepper = _Stepper(items, after)
-    try:
-        while True:
-            more, item = await asyncio.to_thread(stepper.step)
-            if not more:
-                break
-            yield item  # type: ignore[misc]
-    except BaseException:
-        # The client hung up: nothing here may await any more, so a thread closes.
-        threading.Thread(target=stepper.close, name="stream-close", daemon=True).start()
-        raise
-    await asyncio.to_thread(stepper.close)
+    return BlockingStream(items, after)
