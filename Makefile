@@ -49,4 +49,4 @@ soak: $(STAMP)
 	$(BIN)/python scripts/soak.py --minutes $(or $(MINUTES),10)
 
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .coverage
