@@ -14,12 +14,10 @@ from lobug.backends.base import AbandonCheck, ChatBackend, ChatMessage
 from lobug.client.messages import insert_after_system, last_user_text
 from lobug.memory.manager import MemoryManager
 from lobug.memory.work_queue import Exchange, StreamedExchange
-from lobug.store.models import Message
+from lobug.store.models import PROXY_SOURCE, Message
 from lobug.store.protocol import Store
 
 log = logging.getLogger(__name__)
-
-PROXY_DEVICE = "v1"  # the conversation log's device column for messages that came this way
 
 
 class ProxyRequestError(ValueError):
@@ -62,7 +60,7 @@ class MemoryProxy:
 
     def prepare(self, request: ProxyRequest) -> tuple[Message, list[ChatMessage]]:
         """Log the user's message, then build the messages with memory injected."""
-        user = self.store.append_message(request.agent, PROXY_DEVICE, "user", request.query)
+        user = self.store.append_message(request.agent, PROXY_SOURCE, "user", request.query)
         context = self.memory.retrieve_context(request.agent, request.query)
         return user, with_memory(request.messages, context.prompt_sections())
 
@@ -110,7 +108,7 @@ class MemoryProxy:
         if not reply.strip():
             return None
         assistant = self.store.append_reply_for_memory_work(
-            agent, PROXY_DEVICE, reply.strip(), user
+            agent, PROXY_SOURCE, reply.strip(), user
         )
         return Exchange(user, assistant)
 

@@ -189,6 +189,14 @@ def test_invalid_device_id_and_unknown_paths_are_json_errors(client: TestClient)
     assert (response.status_code, response.json()["error"]) == (405, "method_not_allowed")
 
 
+@pytest.mark.parametrize("device", ["api", "v1"])
+def test_device_ids_of_internal_sources_are_refused(client: TestClient, device: str) -> None:
+    """`api` and `v1` name the memory API and the proxy in the log: a device called so would
+    warm its working memory from their messages."""
+    response = client.get("/context/working-memory", headers={"X-Device-Id": device})
+    assert (response.status_code, response.json()["error"]) == (400, "invalid_device_id")
+
+
 def test_unreachable_model_gives_503_and_keeps_the_message(
     client: TestClient, fake_chat: FakeChat, settings: Settings
 ) -> None:

@@ -137,6 +137,7 @@ def test_streaming_passes_pieces_and_remembers_the_whole_reply(
         ({"messages": [{"role": "user", "content": "x"}], "max_tokens": 0}, "invalid_request"),
         ({"messages": [{"role": "user", "content": "x"}], "temperature": "hot"}, "invalid_request"),
         ({"messages": [{"role": "user", "content": "x"}], "user": "a b/c"}, "invalid_agent"),
+        ({"messages": [{"role": "user", "content": "x"}], "user": "alex\n"}, "invalid_agent"),
     ],
 )
 def test_bad_requests_get_422(client: TestClient, body: dict[str, object], error: str) -> None:

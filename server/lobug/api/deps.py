@@ -12,10 +12,10 @@ from fastapi import Depends, Header, Request
 
 from lobug.api.errors import ApiError
 from lobug.services import MemoryServices, Services
-from lobug.store.models import Agent
+from lobug.store.models import INTERNAL_SOURCES, Agent
 
 DEFAULT_DEVICE = "default"
-DEVICE_ID = re.compile(r"^[A-Za-z0-9._:-]{1,64}$")
+DEVICE_ID = re.compile(r"[A-Za-z0-9._:-]{1,64}")
 
 
 def services(request: Request) -> Services:
@@ -36,9 +36,13 @@ def device_id(
     ] = DEFAULT_DEVICE,
 ) -> str:
     value = x_device_id.strip() or DEFAULT_DEVICE
-    if not DEVICE_ID.match(value):
+    if not DEVICE_ID.fullmatch(value):
         raise ApiError(
             400, "invalid_device_id", "X-Device-Id must be 1-64 characters of A-Z a-z 0-9 . _ : -"
+        )
+    if value in INTERNAL_SOURCES:
+        raise ApiError(
+            400, "invalid_device_id", f"X-Device-Id {value!r} names an internal source of the log"
         )
     return value
 

@@ -21,9 +21,7 @@ from lobug.backends.base import Vector
 from lobug.memory import search
 from lobug.memory.search import MessageSearch, SearchMode
 from lobug.services import MemoryServices
-from lobug.store.models import Agent, BlockChange, MemoryBlock, Message, ScoredMessage
-
-API_DEVICE_ID = "api"
+from lobug.store.models import API_SOURCE, Agent, BlockChange, MemoryBlock, Message, ScoredMessage
 
 MAX_CONTENT_CHARS = 100_000
 MAX_LIST_LIMIT = 1000
@@ -66,12 +64,12 @@ class BlockIn(BaseModel):
     description: str | None = Field(default=None, max_length=2000)
     limit: int | None = Field(default=None, ge=1, le=MAX_CONTENT_CHARS)
     read_only: bool = False
-    changed_by: str = Field(default=API_DEVICE_ID, min_length=1, max_length=100)
+    changed_by: str = Field(default=API_SOURCE, min_length=1, max_length=100)
 
 
 class BlockUpdateIn(BaseModel):
     value: str = Field(max_length=MAX_CONTENT_CHARS)
-    changed_by: str = Field(default=API_DEVICE_ID, min_length=1, max_length=100)
+    changed_by: str = Field(default=API_SOURCE, min_length=1, max_length=100)
 
 
 class ContextIn(BaseModel):
@@ -226,10 +224,10 @@ async def add_message(body: MessageIn, svc: MemoryDep, response: Response) -> Me
         response.headers["X-Lobug-Embedded"] = "1" if vector is not None else "0"
         if vector is None:
             return svc.store.append_message_to_embed(
-                body.agent_name, API_DEVICE_ID, body.role, body.content, metadata=body.metadata
+                body.agent_name, API_SOURCE, body.role, body.content, metadata=body.metadata
             )
         return svc.store.append_embedded_message(
-            body.agent_name, API_DEVICE_ID, body.role, body.content, vector, metadata=body.metadata
+            body.agent_name, API_SOURCE, body.role, body.content, vector, metadata=body.metadata
         )
 
     return message_out(await asyncio.to_thread(store))

@@ -40,7 +40,7 @@ from lobug.proxy import MemoryProxy, ProxyRequest, ProxyRequestError, user_query
 
 router = APIRouter(prefix="/v1")
 
-AGENT_NAME = re.compile(r"^[A-Za-z0-9._:@-]{1,64}$")
+AGENT_NAME = re.compile(r"[A-Za-z0-9._:@-]{1,64}")
 DEFAULT_TEMPERATURE = 0.7
 AGENT_RULE = "The agent must be 1-64 of A-Z a-z 0-9 . _ : @ -"
 
@@ -167,7 +167,7 @@ def agent_of(header: str | None, user: str | None, default: str) -> str:
     """The memory namespace: the `X-Agent` header, else the request's `user`, else the
     server's default agent."""
     agent = header or user or default
-    if not AGENT_NAME.match(agent):
+    if not AGENT_NAME.fullmatch(agent):
         raise ApiError(422, "invalid_agent", AGENT_RULE)
     return agent
 

@@ -14,6 +14,13 @@ Clock = Callable[[], float]
 FACT_TYPES = ("personal", "preference", "knowledge", "event")
 
 
+# The conversation log's device column for messages that came from no device: the memory API
+# (and `learning()`) and the OpenAI-compatible proxy. No device may call itself one of these.
+API_SOURCE = "api"
+PROXY_SOURCE = "v1"
+INTERNAL_SOURCES = frozenset({API_SOURCE, PROXY_SOURCE})
+
+
 @dataclass(frozen=True)
 class Agent:
     id: int
