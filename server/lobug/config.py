@@ -226,123 +226,121 @@ class _Env:
         value = self._environ.get(name, "").strip()
         return value or None
 
-    def optional_integer(self, name: str) -> int | None:
-        raw = self.text(name)
-        if raw is None:
-            return None
-        try:
-            return int(raw)
-        except ValueError:
-            raise ConfigError(f"{name} must be an integer, got {raw!r}") from None
-
-    def optional_number(self, name: str) -> float | None:
-        raw = self.text(name)
-        if raw is None:
-            return None
-        try:
-            return float(raw)
-        except ValueError:
-            raise ConfigError(f"{name} must be a number, got {raw!r}") from None
-
-    def optional_flag(self, name: str) -> bool | None:
-        raw = self.text(name)
-        if raw is None:
-            return None
-        if raw.lower() in ("1", "true", "yes", "on"):
-            return True
-        if raw.lower() in ("0", "false", "no", "off"):
-            return False
-        raise ConfigError(f"{name} must be 1/0, true/false, yes/no or on/off, got {raw!r}")
-
-    def lowered(self, name: str) -> str | None:
-        value = self.text(name)
-        return value.lower() if value else None
-
-    def path(self, name: str) -> Path | None:
-        value = self.text(name)
-        return Path(value).expanduser() if value else None
-
-    def tokens(self, name: str) -> tuple[str, ...] | None:
-        value = self.text(name)
-        return parse_tokens(value) if value else None
-
-    def device_agents(self, name: str) -> dict[str, str] | None:
-        value = self.text(name)
-        return parse_device_agents(value) if value else None
-
-    def read_all(self, table: Mapping[str, tuple[str, EnvReader]]) -> dict[str, Any]:
-        """The fields of `table` whose variable is set, read by their reader."""
+    def read_all(self, table: Mapping[str, tuple[str, Parser]]) -> dict[str, Any]:
+        """The fields of `table` whose variable is set, each parsed by its parser; a value the
+        parser refuses is a ConfigError naming the variable."""
         found = {}
-        for field_name, (variable, read) in table.items():
-            value = read(self, variable)
-            if value is not None:
-                found[field_name] = value
+        for field_name, (variable, parse) in table.items():
+            raw = self.text(variable)
+            if raw is None:
+                continue
+            try:
+                found[field_name] = parse(raw)
+            except ConfigError:
+                raise
+            except ValueError as exc:
+                raise ConfigError(f"{variable} must be {exc}, got {raw!r}") from None
         return found
 
 
-EnvReader = Callable[[_Env, str], Any]
+Parser = Callable[[str], Any]
 
-MEMORY_ENV: dict[str, tuple[str, EnvReader]] = {
-    "short_term_threshold": ("LOBUG_SHORT_TERM_THRESHOLD", _Env.optional_integer),
-    "short_term_keep": ("LOBUG_SHORT_TERM_KEEP", _Env.optional_integer),
-    "long_term_threshold": ("LOBUG_LONG_TERM_THRESHOLD", _Env.optional_integer),
-    "long_term_keep": ("LOBUG_LONG_TERM_KEEP", _Env.optional_integer),
-    "retrieval_top_k": ("LOBUG_RETRIEVAL_TOP_K", _Env.optional_integer),
-    "retrieval_min_similarity": ("LOBUG_RETRIEVAL_MIN_SIMILARITY", _Env.optional_number),
-    "duplicate_distance_threshold": ("LOBUG_DUPLICATE_DISTANCE", _Env.optional_number),
-    "working_memory_size": ("LOBUG_WORKING_MEMORY_SIZE", _Env.optional_integer),
-    "max_facts_per_exchange": ("LOBUG_MAX_FACTS_PER_EXCHANGE", _Env.optional_integer),
-    "search_vector_weight": ("LOBUG_SEARCH_VECTOR_WEIGHT", _Env.optional_number),
-    "search_keyword_weight": ("LOBUG_SEARCH_KEYWORD_WEIGHT", _Env.optional_number),
-    "search_recency_weight": ("LOBUG_SEARCH_RECENCY_WEIGHT", _Env.optional_number),
+
+def _integer(raw: str) -> int:
+    try:
+        return int(raw)
+    except ValueError:
+        raise ValueError("an integer") from None
+
+
+def _number(raw: str) -> float:
+    try:
+        return float(raw)
+    except ValueError:
+        raise ValueError("a number") from None
+
+
+def _flag(raw: str) -> bool:
+    if raw.lower() in ("1", "true", "yes", "on"):
+        return True
+    if raw.lower() in ("0", "false", "no", "off"):
+        return False
+    raise ValueError("1/0, true/false, yes/no or on/off")
+
+
+def _path(raw: str) -> Path:
+    return Path(raw).expanduser()
+
+
+def _lowered(raw: str) -> str:
+    return raw.lower()
+
+
+def _text(raw: str) -> str:
+    return raw
+
+
+MEMORY_ENV: dict[str, tuple[str, Parser]] = {
+    "short_term_threshold": ("LOBUG_SHORT_TERM_THRESHOLD", _integer),
+    "short_term_keep": ("LOBUG_SHORT_TERM_KEEP", _integer),
+    "long_term_threshold": ("LOBUG_LONG_TERM_THRESHOLD", _integer),
+    "long_term_keep": ("LOBUG_LONG_TERM_KEEP", _integer),
+    "retrieval_top_k": ("LOBUG_RETRIEVAL_TOP_K", _integer),
+    "retrieval_min_similarity": ("LOBUG_RETRIEVAL_MIN_SIMILARITY", _number),
+    "duplicate_distance_threshold": ("LOBUG_DUPLICATE_DISTANCE", _number),
+    "working_memory_size": ("LOBUG_WORKING_MEMORY_SIZE", _integer),
+    "max_facts_per_exchange": ("LOBUG_MAX_FACTS_PER_EXCHANGE", _integer),
+    "search_vector_weight": ("LOBUG_SEARCH_VECTOR_WEIGHT", _number),
+    "search_keyword_weight": ("LOBUG_SEARCH_KEYWORD_WEIGHT", _number),
+    "search_recency_weight": ("LOBUG_SEARCH_RECENCY_WEIGHT", _number),
 }
 
-SETTINGS_ENV: dict[str, tuple[str, EnvReader]] = {
-    "host": ("LOBUG_HOST", _Env.text),
-    "port": ("LOBUG_PORT", _Env.optional_integer),
-    "db_path": ("LOBUG_DB_PATH", _Env.path),
-    "agent": ("LOBUG_AGENT", _Env.text),
-    "device_agents": ("LOBUG_DEVICE_AGENTS", _Env.device_agents),
-    "llm_backend": ("LOBUG_LLM_BACKEND", _Env.lowered),
-    "llm_model": ("LOBUG_LLM_MODEL", _Env.text),
-    "llm_base_url": ("LOBUG_LLM_BASE_URL", _Env.text),
-    "llm_api_key": ("LOBUG_LLM_API_KEY", _Env.text),
-    "ollama_host": ("OLLAMA_HOST", _Env.text),
-    "llm_timeout_s": ("LOBUG_LLM_TIMEOUT", _Env.optional_number),
-    "llm_connect_timeout_s": ("LOBUG_LLM_CONNECT_TIMEOUT", _Env.optional_number),
-    "llm_max_tokens": ("LOBUG_LLM_MAX_TOKENS", _Env.optional_integer),
-    "llm_temperature": ("LOBUG_LLM_TEMPERATURE", _Env.optional_number),
-    "llm_context_tokens": ("LOBUG_LLM_CONTEXT_TOKENS", _Env.optional_integer),
-    "llm_threads": ("LOBUG_LLM_THREADS", _Env.optional_integer),
-    "llm_prompt_cache_mib": ("LOBUG_LLM_PROMPT_CACHE_MIB", _Env.optional_integer),
-    "embed_backend": ("LOBUG_EMBED_BACKEND", _Env.lowered),
-    "embed_model": ("LOBUG_EMBED_MODEL", _Env.text),
-    "embed_dim": ("LOBUG_EMBED_DIM", _Env.optional_integer),
-    "speech_enabled": ("LOBUG_SPEECH", _Env.optional_flag),
-    "stt_model": ("LOBUG_STT_MODEL", _Env.text),
-    "stt_language": ("LOBUG_STT_LANGUAGE", _Env.lowered),
-    "tts_voice": ("LOBUG_TTS_VOICE", _Env.path),
-    "tts_sample_rate": ("LOBUG_TTS_SAMPLE_RATE", _Env.optional_integer),
-    "max_audio_seconds": ("LOBUG_MAX_AUDIO_SECONDS", _Env.optional_number),
-    "max_audio_bytes": ("LOBUG_MAX_AUDIO_BYTES", _Env.optional_integer),
-    "device_tokens": ("LOBUG_DEVICE_TOKENS", _Env.tokens),
-    "allow_unauthenticated": ("LOBUG_ALLOW_UNAUTHENTICATED", _Env.optional_flag),
-    "max_text_chars": ("LOBUG_MAX_TEXT_CHARS", _Env.optional_integer),
-    "max_body_bytes": ("LOBUG_MAX_BODY_BYTES", _Env.optional_integer),
-    "maintenance_interval_s": ("LOBUG_MAINTENANCE_INTERVAL_S", _Env.optional_number),
-    "default_search_limit": ("MEMORY_DEFAULT_SEARCH_LIMIT", _Env.optional_integer),
-    "max_search_limit": ("MEMORY_MAX_SEARCH_LIMIT", _Env.optional_integer),
-    "max_context_messages": ("MEMORY_MAX_CONTEXT_MESSAGES", _Env.optional_integer),
-    "max_devices": ("LOBUG_MAX_DEVICES", _Env.optional_integer),
+SETTINGS_ENV: dict[str, tuple[str, Parser]] = {
+    "host": ("LOBUG_HOST", _text),
+    "port": ("LOBUG_PORT", _integer),
+    "db_path": ("LOBUG_DB_PATH", _path),
+    "agent": ("LOBUG_AGENT", _text),
+    "device_agents": ("LOBUG_DEVICE_AGENTS", parse_device_agents),
+    "llm_backend": ("LOBUG_LLM_BACKEND", _lowered),
+    "llm_model": ("LOBUG_LLM_MODEL", _text),
+    "llm_base_url": ("LOBUG_LLM_BASE_URL", _text),
+    "llm_api_key": ("LOBUG_LLM_API_KEY", _text),
+    "ollama_host": ("OLLAMA_HOST", _text),
+    "llm_timeout_s": ("LOBUG_LLM_TIMEOUT", _number),
+    "llm_connect_timeout_s": ("LOBUG_LLM_CONNECT_TIMEOUT", _number),
+    "llm_max_tokens": ("LOBUG_LLM_MAX_TOKENS", _integer),
+    "llm_temperature": ("LOBUG_LLM_TEMPERATURE", _number),
+    "llm_context_tokens": ("LOBUG_LLM_CONTEXT_TOKENS", _integer),
+    "llm_threads": ("LOBUG_LLM_THREADS", _integer),
+    "llm_prompt_cache_mib": ("LOBUG_LLM_PROMPT_CACHE_MIB", _integer),
+    "embed_backend": ("LOBUG_EMBED_BACKEND", _lowered),
+    "embed_model": ("LOBUG_EMBED_MODEL", _text),
+    "embed_dim": ("LOBUG_EMBED_DIM", _integer),
+    "speech_enabled": ("LOBUG_SPEECH", _flag),
+    "stt_model": ("LOBUG_STT_MODEL", _text),
+    "stt_language": ("LOBUG_STT_LANGUAGE", _lowered),
+    "tts_voice": ("LOBUG_TTS_VOICE", _path),
+    "tts_sample_rate": ("LOBUG_TTS_SAMPLE_RATE", _integer),
+    "max_audio_seconds": ("LOBUG_MAX_AUDIO_SECONDS", _number),
+    "max_audio_bytes": ("LOBUG_MAX_AUDIO_BYTES", _integer),
+    "device_tokens": ("LOBUG_DEVICE_TOKENS", parse_tokens),
+    "allow_unauthenticated": ("LOBUG_ALLOW_UNAUTHENTICATED", _flag),
+    "max_text_chars": ("LOBUG_MAX_TEXT_CHARS", _integer),
+    "max_body_bytes": ("LOBUG_MAX_BODY_BYTES", _integer),
+    "maintenance_interval_s": ("LOBUG_MAINTENANCE_INTERVAL_S", _number),
+    "default_search_limit": ("MEMORY_DEFAULT_SEARCH_LIMIT", _integer),
+    "max_search_limit": ("MEMORY_MAX_SEARCH_LIMIT", _integer),
+    "max_context_messages": ("MEMORY_MAX_CONTEXT_MESSAGES", _integer),
+    "max_devices": ("LOBUG_MAX_DEVICES", _integer),
 }
 
 # `lobug memory-server`: the seed's variables, over what `from_env` read.
 MEMORY_SERVER_PORT = 8283
-MEMORY_SERVER_ENV: dict[str, tuple[str, EnvReader]] = {
-    "host": ("MEMORY_SERVER_HOST", _Env.text),
-    "port": ("MEMORY_SERVER_PORT", _Env.optional_integer),
-    "db_path": ("MEMORY_SERVER_DB_PATH", _Env.path),
-    "embed_backend": ("MEMORY_EMBEDDING_BACKEND", _Env.lowered),
-    "embed_model": ("MEMORY_EMBEDDING_MODEL", _Env.text),
-    "ollama_host": ("OLLAMA_BASE_URL", _Env.text),
+MEMORY_SERVER_ENV: dict[str, tuple[str, Parser]] = {
+    "host": ("MEMORY_SERVER_HOST", _text),
+    "port": ("MEMORY_SERVER_PORT", _integer),
+    "db_path": ("MEMORY_SERVER_DB_PATH", _path),
+    "embed_backend": ("MEMORY_EMBEDDING_BACKEND", _lowered),
+    "embed_model": ("MEMORY_EMBEDDING_MODEL", _text),
+    "ollama_host": ("OLLAMA_BASE_URL", _text),
 }
