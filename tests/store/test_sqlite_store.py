@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from lobug.store.errors import EmbeddingMismatch, StoreError
-from lobug.store.models import NewFact
+from lobug.store.models import FactFlags, NewFact
 from lobug.store.sqlite.database import open_connection
 from lobug.store.sqlite.engine import SQLiteStore
 from lobug.store.sqlite.schema import MIGRATIONS
@@ -125,10 +125,10 @@ def test_fact_fields_round_trip(store: SQLiteStore) -> None:
     assert stored.source_message_ids == (3, 4)
     assert stored.confidence == pytest.approx(0.8)
     assert stored.valid_from == stored.created_at
-    store.set_user_score(stored.id, 9)
+    store.set_fact_flags("lobug", stored.id, FactFlags(user_score=9), actor="manual")
     assert store.get_fact(stored.id).user_score == 9
     with pytest.raises(StoreError):
-        store.set_user_score(stored.id, 11)
+        store.set_fact_flags("lobug", stored.id, FactFlags(user_score=11), actor="manual")
 
 
 def test_fast_index_agrees_with_sqlite_vec(store: SQLiteStore) -> None:

@@ -30,3 +30,19 @@ class BlockReadOnly(StoreError):
 
 class BlockTooLong(StoreError):
     """The value is longer than the block's character limit."""
+
+
+class FactNotFound(StoreError):
+    """The agent has no fact with this id."""
+
+
+class FactNotCurrent(StoreError):
+    """The fact was superseded or forgotten: only its current version can change."""
+
+
+class SourcesForgotten(StoreError):
+    """Every message a fact was learned from was forgotten while it was being learned."""
+
+
+class MessageNotFound(StoreError):
+    """The agent has no message with this id."""

@@ -20,6 +20,19 @@ API_SOURCE = "api"
 PROXY_SOURCE = "v1"
 INTERNAL_SOURCES = frozenset({API_SOURCE, PROXY_SOURCE})
 
+# Who changed the memory, as the audit log records it (besides `device:<id>`).
+MANUAL = "manual"  # a person, through the memory API
+EXTRACTION = "extraction"  # facts learned from a conversation
+CASCADE = "cascade"  # summaries and base memory written by the model
+VOICE = "voice"  # a request said or typed to a device ("forget that")
+CLI = "cli"
+
+
+def origin_of(device_id: str) -> str:
+    """How a fact's origin names the place its source messages came from: `api`, `v1`, or
+    `device:<id>`."""
+    return device_id if device_id in INTERNAL_SOURCES else f"device:{device_id}"
+
 
 @dataclass(frozen=True)
 class Agent:
@@ -90,6 +103,7 @@ class NewFact:
     time_span: str | None = None
     confidence: float = 0.5
     source_message_ids: tuple[int, ...] = ()
+    origin: str | None = None
 
 
 @dataclass(frozen=True)
@@ -109,6 +123,14 @@ class Fact:
     valid_from: float
     invalidated_at: float | None
     superseded_by: int | None
+    origin: str | None = None
+    pinned: bool = False
+    forgotten_at: float | None = None
+    purged_at: float | None = None
+
+    @property
+    def is_current(self) -> bool:
+        return self.invalidated_at is None
 
 
 @dataclass(frozen=True)
@@ -138,3 +160,79 @@ class Summary:
     source_to_id: int
     created_at: float
     incorporated: bool
+
+
+@dataclass(frozen=True)
+class FactQuery:
+    """Which of an agent's facts to list: current ones unless `include_history`."""
+
+    fact_type: str | None = None
+    pinned: bool | None = None
+    include_history: bool = False
+    limit: int = 100
+    offset: int = 0
+
+
+@dataclass(frozen=True)
+class FactFlags:
+    """A change to a fact's flags: `pinned` and `user_score` when given (`clear_score`
+    removes the score)."""
+
+    pinned: bool | None = None
+    user_score: int | None = None
+    clear_score: bool = False
+
+    def assignments(self) -> dict[str, Any]:
+        changes: dict[str, Any] = {}
+        if self.pinned is not None:
+            changes["pinned"] = int(self.pinned)
+        if self.user_score is not None or self.clear_score:
+            changes["user_score"] = None if self.clear_score else self.user_score
+        return changes
+
+
+@dataclass(frozen=True)
+class BaseMemoryVersion:
+    id: int
+    content: str
+    written_by: str
+    created_at: float
+
+
+@dataclass(frozen=True)
+class AgentCounts:
+    agent: Agent
+    messages: int
+    facts: int
+    summaries: int
+
+
+@dataclass(frozen=True)
+class AuditEntry:
+    id: int
+    agent_id: int | None
+    at: float
+    actor: str
+    action: str
+    target: str
+    target_ids: tuple[int, ...]
+    before: str | None
+    after: str | None
+    detail: dict[str, Any] | None
+
+
+@dataclass(frozen=True)
+class Forgotten:
+    """What one forget erased: the messages, the facts that had no other source, the
+    summaries that covered them (their other messages are summarized again later)."""
+
+    messages: tuple[int, ...] = ()
+    facts: tuple[int, ...] = ()
+    summaries: tuple[int, ...] = ()
+
+    def counts(self) -> dict[str, int]:
+        return {
+            "messages": len(self.messages),
+            "facts": len(self.facts),
+            "summaries": len(self.summaries),
+        }

@@ -10,10 +10,17 @@ from collections.abc import Callable, Sequence
 from typing import Any, Protocol, runtime_checkable
 
 from lobug.store.models import (
+    EXTRACTION,
     AddedFact,
     Agent,
+    AgentCounts,
+    AuditEntry,
+    BaseMemoryVersion,
     BlockChange,
     Fact,
+    FactFlags,
+    FactQuery,
+    Forgotten,
     MemoryBlock,
     Message,
     NewFact,
@@ -99,7 +106,13 @@ class WorkQueueStore(Protocol):
 
 class FactStore(Protocol):
     def add_fact_superseding_duplicate(
-        self, agent: str, fact: NewFact, vector: Vector, *, duplicate_distance: float
+        self,
+        agent: str,
+        fact: NewFact,
+        vector: Vector,
+        *,
+        duplicate_distance: float,
+        actor: str = EXTRACTION,
     ) -> AddedFact: ...
 
     def recent_facts(self, agent: str, limit: int) -> list[Fact]: ...
@@ -123,6 +136,14 @@ class SummaryStore(Protocol):
     def distill_base_memory(
         self, agent: str, content: str, incorporated: Sequence[Summary]
     ) -> None: ...
+
+    def summaries(self, agent: str) -> list[Summary]: ...
+
+    def base_memory_is_stale(self, agent: str) -> bool: ...
+
+    def base_memory_history(self, agent: str) -> list[BaseMemoryVersion]: ...
+
+    def write_base_memory(self, agent: str, content: str, *, actor: str) -> None: ...
 
 
 class BlockStore(Protocol):
@@ -165,6 +186,51 @@ class SearchStore(Protocol):
     def message_similarities(self, ids: Sequence[int], query: Vector) -> dict[int, float]: ...
 
 
+class CurationStore(Protocol):
+    """What a person does to the memory: see, correct, pin, score, forget and purge; every
+    change recorded in the audit log under its `actor`."""
+
+    def agent_fact(self, agent: str, fact_id: int) -> Fact: ...
+
+    def list_facts(self, agent: str, query: FactQuery) -> tuple[list[Fact], int]: ...
+
+    def facts_by_ids(self, ids: Sequence[int]) -> dict[int, Fact]: ...
+
+    def pinned_facts(self, agent: str) -> list[Fact]: ...
+
+    def fact_versions(self, agent: str, fact_id: int) -> list[Fact]: ...
+
+    def add_fact(
+        self, agent: str, fact: NewFact, vector: Vector, *, actor: str = EXTRACTION
+    ) -> Fact: ...
+
+    def correct_fact(
+        self, agent: str, fact_id: int, fact: NewFact, vector: Vector, *, actor: str
+    ) -> Fact: ...
+
+    def set_fact_flags(self, agent: str, fact_id: int, flags: FactFlags, *, actor: str) -> Fact: ...
+
+    def forget_fact(self, agent: str, fact_id: int, *, actor: str, purge: bool = False) -> Fact: ...
+
+    def messages_by_id(self, agent: str, ids: Sequence[int]) -> list[Message]: ...
+
+    def span_message_ids(
+        self, agent: str, device: str | None, since: float | None, until: float | None
+    ) -> list[int]: ...
+
+    def forget_message(self, agent: str, message_id: int, *, actor: str) -> Forgotten: ...
+
+    def forget_messages(self, agent: str, ids: Sequence[int], *, actor: str) -> Forgotten: ...
+
+    def agents_with_counts(self) -> list[AgentCounts]: ...
+
+    def delete_agent(self, name: str, *, actor: str) -> dict[str, int]: ...
+
+    def audit_entries(self, agent: str, limit: int, offset: int = 0) -> list[AuditEntry]: ...
+
+    def count_audit_entries(self, agent: str) -> int: ...
+
+
 class EmbeddingBinding(Protocol):
     """The one embedding model a store's vectors come from."""
 
@@ -183,6 +249,7 @@ class Store(
     SummaryStore,
     BlockStore,
     SearchStore,
+    CurationStore,
     EmbeddingBinding,
     Protocol,
 ):

@@ -8,8 +8,8 @@ from typing import Any
 
 from lobug.store.errors import BlockExists, BlockNotFound, BlockReadOnly, BlockTooLong
 from lobug.store.models import BlockChange, MemoryBlock
-from lobug.store.sqlite import rows
-from lobug.store.sqlite.database import SQLiteDatabase
+from lobug.store.sqlite import audit, rows
+from lobug.store.sqlite.audit import SQLiteAudit
 
 
 def _check_limit(value: str, char_limit: int | None) -> None:
@@ -20,16 +20,19 @@ def _check_limit(value: str, char_limit: int | None) -> None:
 
 
 def _record_change(
-    conn: Any, block_id: int, old: str | None, new: str, changed_by: str, at: float
+    conn: Any, agent_id: int, block_id: int, old: str | None, new: str, changed_by: str, at: float
 ) -> None:
+    """The change in the block's history and in the audit log."""
     conn.execute(
         "INSERT INTO memory_block_history(block_id, old_value, new_value, changed_by, "
         "changed_at) VALUES (?, ?, ?, ?, ?)",
         (block_id, old, new, changed_by, at),
     )
+    action = "create" if old is None else "update"
+    audit.record(conn, at, agent_id, changed_by, action, "block", [block_id], before=old, after=new)
 
 
-class SQLiteBlocks(SQLiteDatabase):
+class SQLiteBlocks(SQLiteAudit):
     def create_block(
         self,
         agent: str,
@@ -58,7 +61,7 @@ class SQLiteBlocks(SQLiteDatabase):
                 (agent_id, label, value, description, char_limit, int(read_only), now, now),
             )
             block_id = int(cursor.lastrowid)
-            _record_change(conn, block_id, None, value, changed_by, now)
+            _record_change(conn, agent_id, block_id, None, value, changed_by, now)
         return MemoryBlock(
             block_id, agent_id, label, value, description, char_limit, read_only, now, now
         )
@@ -85,7 +88,7 @@ class SQLiteBlocks(SQLiteDatabase):
                 "UPDATE memory_blocks SET value = ?, updated_at = ? WHERE id = ?",
                 (value, now, block.id),
             )
-            _record_change(conn, block.id, block.value, value, changed_by, now)
+            _record_change(conn, agent_id, block.id, block.value, value, changed_by, now)
         return dataclasses.replace(block, value=value, updated_at=now)
 
     def block(self, agent: str, label: str) -> MemoryBlock | None:

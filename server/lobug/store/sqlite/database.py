@@ -84,6 +84,7 @@ class SQLiteDatabase:
         self._conn.execute("PRAGMA journal_mode=WAL")
         self._conn.execute("PRAGMA synchronous=FULL")
         self._conn.execute("PRAGMA foreign_keys=ON")
+        self._conn.execute("PRAGMA secure_delete=ON")  # erased text leaves no bytes behind
         self._agent_ids: dict[str, int] = {}
         self.index: VectorIndex | None = None
         self.migrate()

@@ -1,5 +1,6 @@
 """Facts with history: a superseded fact is invalidated and linked to its successor, never
-deleted. Current facts have a row in `fact_vectors`, mirrored by the in-memory index."""
+deleted. Current facts have a row in `fact_vectors`, mirrored by the in-memory index. Every
+fact written is recorded in the audit log."""
 
 from __future__ import annotations
 
@@ -7,49 +8,88 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from lobug.store.errors import StoreError
-from lobug.store.models import AddedFact, Fact, NewFact, Vector
-from lobug.store.sqlite import rows
-from lobug.store.sqlite.database import SQLiteDatabase, marks, vector_blob
+from lobug.store import errors
+from lobug.store.models import EXTRACTION, AddedFact, Fact, NewFact, Vector
+from lobug.store.sqlite import audit, rows
+from lobug.store.sqlite.audit import SQLiteAudit
+from lobug.store.sqlite.database import marks, vector_blob
 
 
-class SQLiteFacts(SQLiteDatabase):
-    def add_fact(self, agent: str, fact: NewFact, vector: Vector) -> Fact:
+class SQLiteFacts(SQLiteAudit):
+    def add_fact(
+        self, agent: str, fact: NewFact, vector: Vector, *, actor: str = EXTRACTION
+    ) -> Fact:
         """Insert a current fact with its vector."""
         index = self._require_index()
         agent_id = self.agent_id(agent)
         with self._lock:
             with self._transaction() as conn:
-                fact_id = self._insert_fact(conn, agent_id, fact, vector, self._clock())
+                now = self._clock()
+                fact_id = self._insert_fact(conn, agent_id, fact, vector, now)
+                audit.record(
+                    conn, now, agent_id, actor, "create", "fact", [fact_id], after=fact.content
+                )
             index.add(agent_id, fact_id, vector)
         return self.get_fact(fact_id)
 
     def add_fact_superseding_duplicate(
-        self, agent: str, fact: NewFact, vector: Vector, *, duplicate_distance: float
+        self,
+        agent: str,
+        fact: NewFact,
+        vector: Vector,
+        *,
+        duplicate_distance: float,
+        actor: str = EXTRACTION,
     ) -> AddedFact:
         """Insert a current fact; the nearest current fact, if closer than
         `duplicate_distance` (cosine), becomes its history. The check and the write are one
-        step under the store's lock, so facts stored at the same time never duplicate."""
+        step under the store's lock, so facts stored at the same time never duplicate.
+
+        Raises SourcesForgotten when the fact has source messages and all of them were
+        forgotten while it was being learned (a forgotten message leaves no fact behind)."""
         index = self._require_index()
         agent_id = self.agent_id(agent)
         with self._lock:
             with self._transaction() as conn:
+                self._check_sources_remain(conn, fact.source_message_ids)
                 nearest = index.search(agent_id, vector, 1)
                 superseded = tuple(i for i, sim in nearest if 1.0 - sim < duplicate_distance)
                 now = self._clock()
                 fact_id = self._insert_fact(conn, agent_id, fact, vector, now)
                 self._supersede(conn, superseded, fact_id, now)
+                audit.record(
+                    conn,
+                    now,
+                    agent_id,
+                    actor,
+                    "create",
+                    "fact",
+                    [fact_id, *superseded],
+                    after=fact.content,
+                    detail={"superseded": list(superseded)} if superseded else None,
+                )
             for old_id in superseded:
                 index.remove(old_id)
             index.add(agent_id, fact_id, vector)
         return AddedFact(self.get_fact(fact_id), superseded)
 
     @staticmethod
+    def _check_sources_remain(conn: Any, source_ids: Sequence[int]) -> None:
+        if not source_ids:
+            return
+        found = conn.execute(
+            f"SELECT COUNT(*) AS n FROM conversation_log WHERE id IN ({marks(source_ids)})",
+            list(source_ids),
+        ).fetchone()
+        if found["n"] == 0:
+            raise errors.SourcesForgotten("every source message of this fact was forgotten")
+
+    @staticmethod
     def _insert_fact(conn: Any, agent_id: int, fact: NewFact, vector: Vector, now: float) -> int:
         cursor = conn.execute(
             "INSERT INTO facts(agent_id, content, fact_type, subject, relation, object, "
-            "time_span, confidence, source_message_ids, created_at, valid_from) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "time_span, confidence, source_message_ids, created_at, valid_from, origin) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
                 agent_id,
                 fact.content,
@@ -62,6 +102,7 @@ class SQLiteFacts(SQLiteDatabase):
                 json.dumps(list(fact.source_message_ids)),
                 now,
                 now,
+                fact.origin,
             ),
         )
         fact_id = int(cursor.lastrowid)
@@ -114,6 +155,17 @@ class SQLiteFacts(SQLiteDatabase):
             raise KeyError(fact_id)
         return rows.fact(found[0])
 
+    def agent_fact(self, agent: str, fact_id: int) -> Fact:
+        """One of the agent's facts (any version); FactNotFound when it has none by this id."""
+        found = self._query(
+            f"SELECT {rows.FACT_COLUMNS} FROM {rows.FACTS_JOIN_AGENTS} "
+            "WHERE f.id = ? AND f.agent_id = ?",
+            (fact_id, self.agent_id(agent)),
+        )
+        if not found:
+            raise errors.FactNotFound(f"agent {agent!r} has no fact {fact_id}")
+        return rows.fact(found[0])
+
     def facts(self, agent: str) -> list[Fact]:
         """The agent's current facts, oldest first."""
         return self._facts_where(agent, "AND f.invalidated_at IS NULL")
@@ -153,9 +205,3 @@ class SQLiteFacts(SQLiteDatabase):
             "SELECT COUNT(*) AS n FROM facts WHERE agent_id = ? AND invalidated_at IS NULL",
             (self.agent_id(agent),),
         )
-
-    def set_user_score(self, fact_id: int, score: int | None) -> None:
-        if score is not None and not 0 <= score <= 10:
-            raise StoreError("user score must be between 0 and 10")
-        with self._transaction() as conn:
-            conn.execute("UPDATE facts SET user_score = ? WHERE id = ?", (score, fact_id))

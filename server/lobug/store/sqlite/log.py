@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from lobug.store.models import Agent, Message, Vector
 from lobug.store.sqlite import rows
-from lobug.store.sqlite.database import SQLiteDatabase, vector_blob
+from lobug.store.sqlite.database import SQLiteDatabase, marks, vector_blob
 
 
 class SQLiteLog(SQLiteDatabase):
@@ -103,6 +104,17 @@ class SQLiteLog(SQLiteDatabase):
         )
         message_id = int(cursor.lastrowid)
         return Message(message_id, agent, device_id, role, content, now, False, metadata, agent_id)
+
+    def messages_by_id(self, agent: str, ids: Sequence[int]) -> list[Message]:
+        """The agent's messages among `ids`, oldest first (others' ids are left out)."""
+        if not ids:
+            return []
+        found = self._query(
+            f"SELECT {rows.MESSAGE_COLUMNS} FROM conversation_log "
+            f"WHERE agent_id = ? AND id IN ({marks(ids)}) ORDER BY id",
+            (self.agent_id(agent), *ids),
+        )
+        return [rows.message(agent, row) for row in found]
 
     def agent_messages(self, agent: str, limit: int) -> list[Message]:
         """The agent's last `limit` messages from every device, newest first."""

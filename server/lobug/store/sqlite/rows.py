@@ -5,7 +5,16 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from lobug.store.models import Agent, BlockChange, Fact, MemoryBlock, Message, Summary
+from lobug.store.models import (
+    Agent,
+    AuditEntry,
+    BaseMemoryVersion,
+    BlockChange,
+    Fact,
+    MemoryBlock,
+    Message,
+    Summary,
+)
 
 _MESSAGE_COLUMNS = (
     "id",
@@ -27,8 +36,11 @@ SUMMARY_COLUMNS = "id, content, source_from_id, source_to_id, created_at, incorp
 FACT_COLUMNS = (
     "f.id, a.name AS agent, f.content, f.fact_type, f.subject, f.relation, f.object, "
     "f.time_span, f.confidence, f.user_score, f.source_message_ids, f.created_at, "
-    "f.valid_from, f.invalidated_at, f.superseded_by"
+    "f.valid_from, f.invalidated_at, f.superseded_by, f.origin, f.pinned, f.forgotten_at, "
+    "f.purged_at"
 )
+AUDIT_COLUMNS = "id, agent_id, at, actor, action, target, target_ids, before, after, detail"
+BASE_MEMORY_VERSION_COLUMNS = "id, content, written_by, created_at"
 FACTS_JOIN_AGENTS = "facts f JOIN agents a ON a.id = f.agent_id"
 
 
@@ -89,6 +101,10 @@ def fact(row: Any) -> Fact:
         valid_from=row["valid_from"],
         invalidated_at=row["invalidated_at"],
         superseded_by=row["superseded_by"],
+        origin=row["origin"],
+        pinned=bool(row["pinned"]),
+        forgotten_at=row["forgotten_at"],
+        purged_at=row["purged_at"],
     )
 
 
@@ -126,4 +142,28 @@ def summary(agent_name: str, row: Any) -> Summary:
         source_to_id=row["source_to_id"],
         created_at=row["created_at"],
         incorporated=bool(row["incorporated"]),
+    )
+
+
+def audit_entry(row: Any) -> AuditEntry:
+    return AuditEntry(
+        id=row["id"],
+        agent_id=row["agent_id"],
+        at=row["at"],
+        actor=row["actor"],
+        action=row["action"],
+        target=row["target"],
+        target_ids=tuple(json.loads(row["target_ids"])),
+        before=row["before"],
+        after=row["after"],
+        detail=_dict_or_none(row["detail"]),
+    )
+
+
+def base_memory_version(row: Any) -> BaseMemoryVersion:
+    return BaseMemoryVersion(
+        id=row["id"],
+        content=row["content"],
+        written_by=row["written_by"],
+        created_at=row["created_at"],
     )

@@ -180,4 +180,46 @@ MIGRATIONS: tuple[Migration, ...] = (
             )""",
         ),
     ),
+    Migration(
+        5,
+        "curation",
+        (
+            # Where a fact came from (`device:<id>`, `api`, `v1`, `manual`), whether a person
+            # pinned it, and when it was forgotten (it left every prompt and search) or purged
+            # (its text erased; the row stays as a content-free tombstone).
+            "ALTER TABLE facts ADD COLUMN origin TEXT",
+            "ALTER TABLE facts ADD COLUMN pinned INTEGER NOT NULL DEFAULT 0",
+            "ALTER TABLE facts ADD COLUMN forgotten_at REAL",
+            "ALTER TABLE facts ADD COLUMN purged_at REAL",
+            "CREATE INDEX facts_pinned ON facts(agent_id, pinned) WHERE pinned = 1",
+            # Every version of the base memory, by the cascade or by hand; `stale` asks the
+            # long-term cascade to rewrite it (something it was distilled from was forgotten).
+            "ALTER TABLE base_memory ADD COLUMN stale INTEGER NOT NULL DEFAULT 0",
+            """CREATE TABLE base_memory_versions (
+                id INTEGER PRIMARY KEY AUTOINCREMENT,
+                agent_id INTEGER NOT NULL REFERENCES agents(id),
+                content TEXT NOT NULL,
+                written_by TEXT NOT NULL,
+                created_at REAL NOT NULL
+            )""",
+            "CREATE INDEX base_memory_versions_by_agent ON base_memory_versions(agent_id, id)",
+            "INSERT INTO base_memory_versions(agent_id, content, written_by, created_at) "
+            "SELECT agent_id, content, 'cascade', updated_at FROM base_memory",
+            # Append-only: rows are never updated or deleted, except that a purge scrubs the
+            # text it erased from `before`/`after`, and deleting an agent removes its rows.
+            """CREATE TABLE audit_log (
+                id INTEGER PRIMARY KEY AUTOINCREMENT,
+                agent_id INTEGER,
+                at REAL NOT NULL,
+                actor TEXT NOT NULL,
+                action TEXT NOT NULL,
+                target TEXT NOT NULL,
+                target_ids TEXT NOT NULL DEFAULT '[]',
+                before TEXT,
+                after TEXT,
+                detail TEXT
+            )""",
+            "CREATE INDEX audit_log_by_agent ON audit_log(agent_id, id)",
+        ),
+    ),
 )

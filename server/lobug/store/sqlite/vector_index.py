@@ -302,6 +302,14 @@ class VectorIndex:
             if agent_id is not None:
                 self._shards[agent_id].remove(fact_id)
 
+    def drop_agent(self, agent_id: int) -> None:
+        """Forget every vector of one agent."""
+        with self._lock:
+            shard = self._shards.pop(agent_id, None)
+            if shard is not None:
+                for fact_id in list(shard.row_of):
+                    self._agent_of.pop(fact_id, None)
+
     def search(self, agent_id: int, query: Vector, k: int) -> list[tuple[int, float]]:
         query = self._check(query)
         with self._lock:
