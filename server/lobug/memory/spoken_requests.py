@@ -1,0 +1,262 @@
+"""Memory requests a person says or types to the device, recognised before the model is asked.
+
+Only whole, clear English requests count: a false positive would erase someone's memory, so
+the request must be everything that was said, give or take politeness and wake words.
+
+Forget the last turn (`ForgetLast`):
+    "forget that", "forget this", "forget what I (just) said", "forget what I just told you",
+    "forget (that) I said that", "forget the last thing I (just) said", "forget my last message",
+    "delete that", "erase that", "scratch that", "delete what I (just) said"; any of them may end
+    with "from your memory".
+Forget a topic (`ForgetTopic`):
+    "forget what/everything/all (that) I (just) told you/said/mentioned about <topic>",
+    "forget/delete/erase everything/all/anything (you know) about <topic>",
+    "forget what you know about <topic>", "forget (all) about <topic>". The topic is kept as
+    said; it has at most 8 words and 80 characters, is not a bare pronoun ("forget about it" is
+    a brush-off, "everything about me" is too broad for a sentence said to the device) and holds
+    no second clause ("..., what's the weather", "... and tell me a joke").
+Correct a fact (`Correction`):
+    a marker, "that's/that is wrong, not right, incorrect, not true, not correct", "you're wrong",
+    "you got that wrong", "wrong" or "correction", then a statement "my <subject> is/are/was
+    (called/named) <value>": "that's wrong, my sister's name is Ana". The subject has at most 6
+    words; the value at most 12 words and 80 characters, one clause with no second statement
+    ("... is Ana and my brother's name is Bob" is refused whole). The marker alone ("that's
+    wrong") is not a request, as there is no new value to store; a statement without a marker
+    ("my car is blue", "actually, my dog is called Rex", "no, my car is blue") is an ordinary
+    turn, as it may just as well be news ("actually my sister is coming over tomorrow").
+
+Around any of them: case, curly apostrophes, missing punctuation (speech to text), leading
+"hey/hi/ok/okay/oh/um/so/well/no/oops/sorry/actually/never mind/please" and the wake word
+"Lo-Bug", trailing "please/thanks/thank you". A polite "can/could/would/will you (please)" may
+open a request, and only then may it end with a question mark; every other question ("did you
+forget that?", "forget that?") is an ordinary turn, and so is anything over 200 characters.
+
+`PHRASINGS` lists examples of each kind with what they mean, for the documentation and tests.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import NamedTuple
+
+from lobug.text import sentence_case
+
+MAX_REQUEST_CHARS = 200
+MAX_TOPIC_CHARS = 80
+MAX_TOPIC_WORDS = 8
+MAX_SUBJECT_WORDS = 6
+MAX_VALUE_CHARS = 80
+MAX_VALUE_WORDS = 12
+
+
+@dataclass(frozen=True)
+class ForgetLast:
+    """Forget what the person said last."""
+
+
+@dataclass(frozen=True)
+class ForgetTopic:
+    """Forget what the person said about a topic, kept in their words ("my sister")."""
+
+    topic: str
+
+
+@dataclass(frozen=True)
+class Correction:
+    """Replace what is known about `subject` ("my sister's name") with `value` ("Ana")."""
+
+    subject: str
+    value: str
+    statement: str  # the corrected fact as said, as a sentence: "My sister's name is Ana."
+
+
+MemoryRequest = ForgetLast | ForgetTopic | Correction
+
+
+class Phrasing(NamedTuple):
+    said: str
+    means: MemoryRequest
+
+
+PHRASINGS: tuple[Phrasing, ...] = (
+    Phrasing("Forget that", ForgetLast()),
+    Phrasing("Please forget that", ForgetLast()),
+    Phrasing("Forget what I just said", ForgetLast()),
+    Phrasing("Forget the last thing I said", ForgetLast()),
+    Phrasing("Forget I said that", ForgetLast()),
+    Phrasing("Forget my last message", ForgetLast()),
+    Phrasing("Never mind, forget that", ForgetLast()),
+    Phrasing("Delete that", ForgetLast()),
+    Phrasing("Scratch that", ForgetLast()),
+    Phrasing("Could you forget what I just said?", ForgetLast()),
+    Phrasing("Forget what I told you about my sister", ForgetTopic("my sister")),
+    Phrasing("Forget everything I said about the party", ForgetTopic("the party")),
+    Phrasing("Forget everything about the dentist", ForgetTopic("the dentist")),
+    Phrasing("Forget everything you know about my old job", ForgetTopic("my old job")),
+    Phrasing("Forget about my sister", ForgetTopic("my sister")),
+    Phrasing("Delete everything about my ex", ForgetTopic("my ex")),
+    Phrasing(
+        "That's wrong, my sister's name is Ana",
+        Correction("my sister's name", "Ana", "My sister's name is Ana."),
+    ),
+    Phrasing(
+        "No, that's not right: my car is blue",
+        Correction("my car", "blue", "My car is blue."),
+    ),
+    Phrasing(
+        "That is wrong, my favourite colour is green",
+        Correction("my favourite colour", "green", "My favourite colour is green."),
+    ),
+    Phrasing(
+        "You got that wrong, my dog is called Rex",
+        Correction("my dog", "Rex", "My dog is called Rex."),
+    ),
+    Phrasing(
+        "Correction: my birthday is on the 3rd of May",
+        Correction("my birthday", "on the 3rd of May", "My birthday is on the 3rd of May."),
+    ),
+)
+
+_SEPARATOR = r"(?:\s*[,.:;!-]+\s*|\s+)"
+_LEADING_FILLER = re.compile(
+    rf"""^(?:
+        (?:hey|hi|hello|ok|okay|oh|um|uh|er|so|well|no|nope|oops|sorry|actually
+          |never\s?mind|please|lo[\s-]?bug)
+        {_SEPARATOR}
+    )+""",
+    re.IGNORECASE | re.VERBOSE,
+)
+_TRAILING_PUNCTUATION = " ,.!;:"
+_TRAILING_WORD = re.compile(r"\s+(?:please|thanks|thank\s+you|lo[\s-]?bug)$", re.IGNORECASE)
+_POLITE_ASK = re.compile(r"^(?:can|could|would|will)\s+you\s+(?:please\s+)?", re.IGNORECASE)
+_FORGET_LAST = re.compile(
+    r"""
+    (?:forget\s+(?:that|this)
+      |forget\s+what\s+i\s+(?:just\s+)?said
+      |forget\s+what\s+i\s+just\s+told\s+you
+      |forget\s+(?:that\s+)?i\s+said\s+that
+      |forget\s+(?:the\s+)?last\s+thing\s+i\s+(?:just\s+)?said
+      |forget\s+my\s+last\s+message
+      |(?:delete|erase|scratch)\s+that
+      |delete\s+what\s+i\s+(?:just\s+)?said)
+    (?:\s+from\s+(?:your\s+)?memory)?
+    """,
+    re.IGNORECASE | re.VERBOSE,
+)
+_FORGET_TOPIC = re.compile(
+    r"""
+    (?:(?:forget|delete|erase)\s+(?:what|everything|all)\s+(?:that\s+)?i\s+(?:just\s+)?
+         (?:told\s+you|said(?:\s+to\s+you)?|mentioned)
+      |(?:forget|delete|erase)\s+(?:(?:everything|all|anything)(?:\s+you\s+know)?
+         |what\s+you\s+know)
+      |forget(?:\s+all)?)
+    \s+about\s+(?P<topic>.+)
+    """,
+    re.IGNORECASE | re.VERBOSE,
+)
+_CORRECTION = re.compile(
+    rf"""
+    (?:that(?:'s|s|\s+is)\s+(?:wrong|not\s+right|incorrect|not\s+true|not\s+correct)
+      |you(?:'re|re|\s+are)\s+wrong
+      |you(?:'ve|\s+have)?\s+got\s+(?:that|it)\s+wrong
+      |wrong
+      |correction)
+    {_SEPARATOR}(?:actually{_SEPARATOR})?
+    (?P<statement>
+      (?P<subject>my\s+.+?)\s+(?:is|are|was)(?:\s+(?:called|named))?\s+(?P<value>.+))
+    """,
+    re.IGNORECASE | re.VERBOSE,
+)
+# "forget about it" brushes a subject off; "forget about me" is too broad to act on from voice.
+_PRONOUNS = frozenset(
+    "it that this those these them him her me us myself everything anything all any of stuff "
+    "things".split()
+)
+_NOT_A_NOUN_PHRASE_START = frozenset("it them him me us myself everything anything".split())
+_CLAUSE_BREAK = re.compile(r"[,;:!?]|\.\s")
+_SECOND_REQUEST = re.compile(
+    r"\b(?:and|then|but)\s+(?:then\s+)?(?:tell|play|set|turn|remind|show|give|what|whats|"
+    r"what's|how|when|where|who|why|can|could|would|will|please|lets|let's)\b",
+    re.IGNORECASE,
+)
+# "my sister's name is Ana and my brother's name is Bob" is two corrections: neither is applied.
+_SECOND_STATEMENT = re.compile(r"\b(?:is|are|was|were|i'm|im)\b", re.IGNORECASE)
+
+
+def recognise_memory_request(text: str) -> MemoryRequest | None:
+    """The memory request `text` is, or None for an ordinary turn."""
+    request = _request_part(text)
+    if request is None:
+        return None
+    return _forget_last(request) or _forget_topic(request) or _correction(request)
+
+
+def _request_part(text: str) -> str | None:
+    """What was asked without politeness and wake words, or None if it was a plain question."""
+    said = " ".join(text.replace("’", "'").replace("‘", "'").split())
+    if len(said) > MAX_REQUEST_CHARS:
+        return None
+    asked = said.endswith("?")
+    said = _LEADING_FILLER.sub("", said.rstrip("?"))
+    polite = _POLITE_ASK.match(said)
+    if asked and not polite:
+        return None
+    if polite:
+        said = said[polite.end() :]
+    return _without_trailing_filler(said)
+
+
+def _without_trailing_filler(said: str) -> str:
+    while True:
+        shorter = _TRAILING_WORD.sub("", said.rstrip(_TRAILING_PUNCTUATION))
+        if shorter == said:
+            return said
+        said = shorter
+
+
+def _forget_last(request: str) -> ForgetLast | None:
+    return ForgetLast() if _FORGET_LAST.fullmatch(request) else None
+
+
+def _forget_topic(request: str) -> ForgetTopic | None:
+    match = _FORGET_TOPIC.fullmatch(request)
+    if match is None or not _is_topic(match["topic"]):
+        return None
+    return ForgetTopic(match["topic"])
+
+
+def _is_topic(topic: str) -> bool:
+    words = topic.split()
+    return (
+        len(topic) <= MAX_TOPIC_CHARS
+        and len(words) <= MAX_TOPIC_WORDS
+        and words[0].lower() not in _NOT_A_NOUN_PHRASE_START
+        and not all(word.lower() in _PRONOUNS for word in words)
+        and _is_one_clause(topic)
+    )
+
+
+def _correction(request: str) -> Correction | None:
+    match = _CORRECTION.fullmatch(request)
+    if match is None or not _is_subject(match["subject"]) or not _is_value(match["value"]):
+        return None
+    statement = sentence_case(match["statement"]) + "."
+    return Correction(match["subject"], match["value"], statement)
+
+
+def _is_subject(subject: str) -> bool:
+    return len(subject.split()) <= MAX_SUBJECT_WORDS and _is_one_clause(subject)
+
+
+def _is_value(value: str) -> bool:
+    return (
+        len(value) <= MAX_VALUE_CHARS
+        and len(value.split()) <= MAX_VALUE_WORDS
+        and _is_one_clause(value)
+        and not _SECOND_STATEMENT.search(value)
+    )
+
+
+def _is_one_clause(words: str) -> bool:
+    return not _CLAUSE_BREAK.search(words) and not _SECOND_REQUEST.search(words)
