@@ -40,6 +40,7 @@ def test_environment_overrides_every_tunable(tmp_path: Path) -> None:
             "LOBUG_EMBED_BACKEND": "ollama",
             "LOBUG_EMBED_MODEL": "mxbai-embed-large",
             "LOBUG_DEVICE_TOKENS": " a, b ,,",
+            "LOBUG_ADMIN_TOKENS": "root-1 ,, root-2 ",
             "LOBUG_DEVICE_AGENTS": "kitchen=family, desk=alex",
             "LOBUG_SHORT_TERM_THRESHOLD": "40",
             "LOBUG_SHORT_TERM_KEEP": "5",
@@ -66,6 +67,7 @@ def test_environment_overrides_every_tunable(tmp_path: Path) -> None:
     )
     assert settings.embed_model_name == "mxbai-embed-large"
     assert settings.device_tokens == ("a", "b")
+    assert settings.admin_tokens == ("root-1", "root-2")
     assert settings.agent_for_device("kitchen") == "family"
     assert settings.agent_for_device("bedroom") == "lobug"
     assert settings.memory.short_term_threshold == 40
@@ -119,6 +121,7 @@ def test_exposed_server_needs_tokens_or_an_explicit_opt_out(tmp_path: Path) -> N
     with pytest.raises(ConfigError, match="LOBUG_DEVICE_TOKENS"):
         check_exposure(exposed)
     assert check_exposure(exposed.with_overrides(device_tokens=("t",))) is None
+    assert check_exposure(exposed.with_overrides(admin_tokens=("t",))) is None
     warning = check_exposure(exposed.with_overrides(allow_unauthenticated=True))
     assert warning is not None and "WITHOUT authentication" in warning
     assert check_exposure(Settings(db_path=tmp_path / "m.db")) is None
@@ -138,6 +141,7 @@ def test_memory_server_reads_the_seed_variables(tmp_path: Path) -> None:
             "MEMORY_MAX_CONTEXT_MESSAGES": "4",
             "LOBUG_EMBED_BACKEND": "openai",
             "LOBUG_DEVICE_TOKENS": "t1",
+            "LOBUG_ADMIN_TOKENS": "a1,a2",
         }
     )
     assert (settings.host, settings.port) == ("127.0.0.2", 9000)
@@ -147,10 +151,12 @@ def test_memory_server_reads_the_seed_variables(tmp_path: Path) -> None:
     assert (settings.default_search_limit, settings.max_search_limit) == (3, 7)
     assert settings.max_context_messages == 4
     assert settings.device_tokens == ("t1",)
+    assert settings.admin_tokens == ("a1", "a2")
 
 
 def test_memory_server_defaults_follow_the_seed() -> None:
     settings = Settings.from_memory_env({})
+    assert (settings.device_tokens, settings.admin_tokens) == ((), ())
     assert (settings.host, settings.port) == ("127.0.0.1", 8283)
     assert (settings.default_search_limit, settings.max_search_limit) == (5, 20)
     assert settings.max_context_messages == 10

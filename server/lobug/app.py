@@ -12,7 +12,7 @@ from fastapi import FastAPI
 
 from lobug import __version__
 from lobug.api import device, memory, openai_proxy, voice
-from lobug.api.auth import TokenGate
+from lobug.api.auth import TokenGate, role_without_tokens
 from lobug.api.errors import install_error_handlers
 from lobug.api.limits import BodySizeLimit
 from lobug.api.voice import MULTIPART_OVERHEAD
@@ -105,7 +105,7 @@ def new_app(title: str, settings: Settings, lifespan: Lifespan) -> FastAPI:
     """A FastAPI app with the JSON errors and body limits. The interactive docs and the
     OpenAPI schema are served only where no token is needed: with tokens set, nothing but
     `/health` answers without one."""
-    docs = not settings.device_tokens
+    docs = not settings.tokens_required
     app = FastAPI(
         title=title,
         version=__version__,
@@ -118,5 +118,10 @@ def new_app(title: str, settings: Settings, lifespan: Lifespan) -> FastAPI:
     app.state.settings = settings
     install_error_handlers(app)
     app.add_middleware(BodySizeLimit, limit_for=body_limits(settings))
-    app.add_middleware(TokenGate, tokens=settings.device_tokens)  # outermost: runs first
+    app.add_middleware(  # outermost: runs first
+        TokenGate,
+        device_tokens=settings.device_tokens,
+        admin_tokens=settings.admin_tokens,
+        open_role=role_without_tokens(settings),
+    )
     return app

@@ -99,6 +99,7 @@ class Settings:
     max_audio_bytes: int = 8 * 1024 * 1024
 
     device_tokens: tuple[str, ...] = ()
+    admin_tokens: tuple[str, ...] = ()
     allow_unauthenticated: bool = False
     max_text_chars: int = 4000
     max_body_bytes: int = 1024 * 1024
@@ -138,6 +139,11 @@ class Settings:
             )
         if self.max_context_messages < 0:
             raise ConfigError("MEMORY_MAX_CONTEXT_MESSAGES must not be negative")
+
+    @property
+    def tokens_required(self) -> bool:
+        """Whether any bearer token, device or admin, is configured."""
+        return bool(self.device_tokens or self.admin_tokens)
 
     @property
     def embed_model_name(self) -> str:
@@ -202,17 +208,18 @@ def is_loopback(host: str) -> bool:
 
 def check_exposure(settings: Settings) -> str | None:
     """Refuse an unauthenticated server beyond loopback; return a warning if explicitly allowed."""
-    if is_loopback(settings.host) or settings.device_tokens:
+    if is_loopback(settings.host) or settings.tokens_required:
         return None
     if settings.allow_unauthenticated:
         return (
             f"Serving on {settings.host} WITHOUT authentication "
-            "(LOBUG_ALLOW_UNAUTHENTICATED=1): anyone on the network can talk to the memory."
+            "(LOBUG_ALLOW_UNAUTHENTICATED=1): anyone on the network can talk to the memory; "
+            "its admin routes (erase, edit, audit, export) stay closed."
         )
     raise ConfigError(
         f"LOBUG_HOST={settings.host} is reachable from other machines. Set LOBUG_DEVICE_TOKENS "
-        "(comma-separated bearer tokens) or, for old firmware without tokens, "
-        "LOBUG_ALLOW_UNAUTHENTICATED=1."
+        "(comma-separated bearer tokens for devices) and LOBUG_ADMIN_TOKENS (for erasing and "
+        "editing memory) or, for old firmware without tokens, LOBUG_ALLOW_UNAUTHENTICATED=1."
     )
 
 
@@ -324,6 +331,7 @@ SETTINGS_ENV: dict[str, tuple[str, Parser]] = {
     "max_audio_seconds": ("LOBUG_MAX_AUDIO_SECONDS", _number),
     "max_audio_bytes": ("LOBUG_MAX_AUDIO_BYTES", _integer),
     "device_tokens": ("LOBUG_DEVICE_TOKENS", parse_tokens),
+    "admin_tokens": ("LOBUG_ADMIN_TOKENS", parse_tokens),
     "allow_unauthenticated": ("LOBUG_ALLOW_UNAUTHENTICATED", _flag),
     "max_text_chars": ("LOBUG_MAX_TEXT_CHARS", _integer),
     "max_body_bytes": ("LOBUG_MAX_BODY_BYTES", _integer),

@@ -1,17 +1,27 @@
-"""Bearer-token gate for devices and programs when the server is exposed beyond loopback.
+"""Bearer-token gate for devices, programs and admins when the server is exposed beyond
+loopback, and the caller's role it records for the routes.
 
 A pure ASGI middleware, so a request without a valid token is refused before anything else
-happens to it: its body is not read, its JSON not parsed, its path not even routed."""
+happens to it: its body is not read, its JSON not parsed, its path not even routed. A request it
+lets through carries its role, `ADMIN` or `DEVICE`, under `ROLE_KEY` in the scope's state;
+`deps.require_admin` reads it."""
 
 from __future__ import annotations
 
 import hmac
+from typing import Literal
 
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from lobug.api.errors import error_response
+from lobug.config import Settings, is_loopback
 
 OPEN_PATHS = frozenset({"/health", "/memory/health"})
+ROLE_KEY = "lobug_role"
+
+Role = Literal["admin", "device"]
+ADMIN: Role = "admin"
+DEVICE: Role = "device"
 
 
 def token_matches(presented: str, tokens: tuple[str, ...]) -> bool:
@@ -31,21 +41,54 @@ def bearer_token(scope: Scope) -> str:
     return ""
 
 
-class TokenGate:
-    """401 for every path but `OPEN_PATHS` without `Authorization: Bearer <token>`, when
-    tokens are configured."""
+def role_without_tokens(settings: Settings) -> Role:
+    """Everyone's role when no token is configured: admin on loopback (only this machine can
+    call), device when exposed with LOBUG_ALLOW_UNAUTHENTICATED=1 (it chats, it does not erase)."""
+    return ADMIN if is_loopback(settings.host) else DEVICE
 
-    def __init__(self, app: ASGIApp, tokens: tuple[str, ...]) -> None:
+
+def caller_role(scope: Scope) -> Role | None:
+    """The role `TokenGate` recorded for this request; None on an open path without a token."""
+    role: Role | None = scope.get("state", {}).get(ROLE_KEY)
+    return role
+
+
+class TokenGate:
+    """401 for every path but `OPEN_PATHS` without `Authorization: Bearer <token>` naming a
+    device or an admin token, when any token is configured; records the caller's role."""
+
+    def __init__(
+        self,
+        app: ASGIApp,
+        device_tokens: tuple[str, ...],
+        admin_tokens: tuple[str, ...],
+        open_role: Role,
+    ) -> None:
         self.app = app
-        self.tokens = tokens
+        self.device_tokens = device_tokens
+        self.admin_tokens = admin_tokens
+        self.open_role = open_role
+
+    def role_of(self, scope: Scope) -> Role | None:
+        """The caller's role, or None when tokens are configured and none of them was
+        presented. Both lists are compared in full, whatever the first one says."""
+        if not (self.device_tokens or self.admin_tokens):
+            return self.open_role
+        presented = bearer_token(scope)
+        is_admin = token_matches(presented, self.admin_tokens)
+        is_device = token_matches(presented, self.device_tokens)
+        if is_admin:
+            return ADMIN
+        return DEVICE if is_device else None
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if (
-            scope["type"] == "http"
-            and self.tokens
-            and scope["path"] not in OPEN_PATHS
-            and not token_matches(bearer_token(scope), self.tokens)
-        ):
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        role = self.role_of(scope)
+        if role is not None:
+            scope.setdefault("state", {})[ROLE_KEY] = role
+        elif scope["path"] not in OPEN_PATHS:
             refusal = error_response(
                 401,
                 "unauthorized",

@@ -1,15 +1,18 @@
-"""What routes take besides their body: the running services, the device, the agent.
+"""What routes take besides their body: the running services, the device, the agent, and
+the admin check.
 
-Use the `Annotated` aliases in route signatures (`svc: ServicesDep`, `device: DeviceId`)."""
+Use the `Annotated` aliases in route signatures (`svc: ServicesDep`, `device: DeviceId`), and
+`dependencies=[AdminOnly]` on a route only admins may call."""
 
 from __future__ import annotations
 
 import asyncio
 import re
-from typing import Annotated
+from typing import Annotated, Any
 
 from fastapi import Depends, Header, Request
 
+from lobug.api.auth import ADMIN, caller_role
 from lobug.api.errors import ApiError
 from lobug.services import MemoryServices, Services
 from lobug.store.models import INTERNAL_SOURCES, Agent
@@ -47,9 +50,27 @@ def device_id(
     return value
 
 
+def require_admin(request: Request) -> None:
+    """403 admin_required unless the caller holds an admin token (or, with no token
+    configured, calls on loopback): see `auth.TokenGate`."""
+    if caller_role(request.scope) != ADMIN:
+        raise ApiError(
+            403,
+            "admin_required",
+            "This action needs an admin token: 'Authorization: Bearer <token>' with a token "
+            "from LOBUG_ADMIN_TOKENS (a device token may chat, not erase or edit memory)",
+        )
+
+
 ServicesDep = Annotated[Services, Depends(services)]
 MemoryDep = Annotated[MemoryServices, Depends(memory_services)]
 DeviceId = Annotated[str, Depends(device_id)]
+AdminOnly = Depends(require_admin)  # `@router.delete(..., dependencies=[AdminOnly])`
+# The 403 in the OpenAPI schema: `@router.delete(..., dependencies=[AdminOnly],
+# responses=ADMIN_RESPONSES)`, or both once on an `APIRouter` of admin routes.
+ADMIN_RESPONSES: dict[int | str, dict[str, Any]] = {
+    403: {"description": "admin_required: the caller holds no admin token (LOBUG_ADMIN_TOKENS)"}
+}
 
 
 def require_agent(svc: MemoryServices, name: str) -> Agent:

@@ -138,7 +138,7 @@ async def health(svc: ServicesDep) -> dict[str, Any]:
         },
         "db_path": str(svc.settings.db_path),
         "agent": svc.settings.agent,
-        "auth": "token" if svc.settings.device_tokens else "none",
+        "auth": "token" if svc.settings.tokens_required else "none",
         "memory": await asyncio.to_thread(memory_counts, svc),
         "speech": speech_status(svc),
     }
