@@ -20,7 +20,7 @@ def assistant(
     settings: Settings, store: SQLiteStore, fake_chat: FakeChat, fake_embedder: FakeEmbedder
 ) -> Assistant:
     memory = MemoryManager(store, fake_chat, fake_embedder, MemoryConfig())
-    return Assistant(settings, store, memory, fake_chat)
+    return Assistant(settings, store, memory, fake_chat, fake_embedder)
 
 
 def device_is_free(assistant: Assistant, device_id: str = "desk") -> bool:

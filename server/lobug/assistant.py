@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from types import TracebackType
 
-from lobug.backends.base import AbandonCheck, ChatBackend, ChatMessage
+from lobug.backends.base import AbandonCheck, ChatBackend, ChatMessage, Embedder
 from lobug.config import Settings
 from lobug.conversation import (
     DeviceState,
@@ -25,6 +25,7 @@ from lobug.conversation import (
 )
 from lobug.decision import Action, Decision, parse_reply
 from lobug.devices import DeviceStates
+from lobug.memory.curation import Curation
 from lobug.memory.manager import MemoryManager
 from lobug.memory.work_queue import Exchange
 from lobug.store.models import Message
@@ -56,13 +57,19 @@ class Turn:
 
 class Assistant:
     def __init__(
-        self, settings: Settings, store: Store, memory: MemoryManager, chat: ChatBackend
+        self,
+        settings: Settings,
+        store: Store,
+        memory: MemoryManager,
+        chat: ChatBackend,
+        embedder: Embedder,
     ) -> None:
         self.settings = settings
         self.store = store
         self.memory = memory
         self.chat = chat
         self.devices = DeviceStates(settings.max_devices, self._warm)
+        self.curation = Curation(store, embedder, settings.memory, self.rewarm)
 
     def device(self, device_id: str) -> DeviceState:
         """The device's state, its working memory warmed from the log when not in memory."""
@@ -73,6 +80,12 @@ class Assistant:
         size = self.settings.memory.working_memory_size
         recent = self.store.recent_messages(agent, device_id, size)
         return new_device_state(device_id, agent, size, ((m.role, m.content) for m in recent))
+
+    def rewarm(self, agent: str) -> None:
+        """Refill the working memory of the agent's devices from the log (after a forget)."""
+        for state in self.devices.of_agent(agent):
+            recent = self.store.recent_messages(agent, state.device_id, state.history.maxlen or 0)
+            state.refill((m.role, m.content) for m in recent)
 
     def update_sensors(self, device_id: str, reading: SensorReading) -> None:
         self.device(device_id).sensors = reading

@@ -61,6 +61,12 @@ class DeviceState:
     def remember(self, role: str, content: str) -> None:
         self.history.append({"role": role, "content": content})
 
+    def refill(self, messages: Iterable[tuple[str, str]]) -> None:
+        """Replace the working memory with `messages` (role, content), oldest first."""
+        fresh: list[ChatMessage] = [{"role": r, "content": c} for r, c in messages]
+        self.history.clear()
+        self.history.extend(fresh)
+
 
 def new_device_state(
     device_id: str, agent: str, size: int, warm_from: Iterable[tuple[str, str]]

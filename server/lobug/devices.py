@@ -31,6 +31,11 @@ class DeviceStates:
         with self._lock:
             return device_id in self._states
 
+    def of_agent(self, agent: str) -> list[DeviceState]:
+        """The states in memory of the devices that talk to `agent`."""
+        with self._lock:
+            return [state for state in self._states.values() if state.agent == agent]
+
     def get(self, device_id: str) -> DeviceState:
         """The device's state, warmed from the log when it is not in memory."""
         with self._lock:

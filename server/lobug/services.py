@@ -20,6 +20,7 @@ from lobug.backends import (
 )
 from lobug.config import Settings
 from lobug.maintenance import Task
+from lobug.memory.curation import Curation
 from lobug.memory.manager import MemoryManager
 from lobug.memory.work_queue import MemoryWork, reembed_messages
 from lobug.store.errors import EmbeddingMismatch
@@ -60,7 +61,7 @@ class Services:
 
     @property
     def memory_api(self) -> MemoryServices:
-        return MemoryServices(self.settings, self.store, self.embedder)
+        return MemoryServices(self.settings, self.store, self.embedder, self.assistant.curation)
 
     def maintenance_tasks(self) -> list[Task]:
         """Re-embed memory-API messages stored while the embedder failed; run the memory
@@ -85,6 +86,7 @@ class MemoryServices:
     settings: Settings
     store: Store
     embedder: Embedder
+    curation: Curation
 
     def maintenance_tasks(self) -> list[Task]:
         def reembed(should_stop: Callable[[], bool]) -> int:
@@ -120,7 +122,7 @@ def open_memory_services(settings: Settings, embedder: Embedder | None = None) -
         embedder.dimension,
         settings.db_path,
     )
-    return MemoryServices(settings, store, embedder)
+    return MemoryServices(settings, store, embedder, Curation(store, embedder, settings.memory))
 
 
 def open_services(settings: Settings, backends: Backends | None = None) -> Services:
@@ -145,7 +147,7 @@ def open_services(settings: Settings, backends: Backends | None = None) -> Servi
         context_tokens=settings.llm_context_tokens,
     )
     memory_work = MemoryWork(store, memory)
-    assistant = Assistant(settings, store, memory, backends.chat)
+    assistant = Assistant(settings, store, memory, backends.chat, backends.embedder)
     voice = Voice(settings, assistant, speech)
     log.info(
         "ready: chat=%s (%s), embeddings=%s (%s, %d dims), db=%s",

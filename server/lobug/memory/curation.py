@@ -1,0 +1,158 @@
+"""What a person does to the memory, whatever the door (REST API, CLI, voice): add, correct,
+pin, score, forget and purge facts; forget messages and stretches of conversation; write the
+base memory; delete an agent. Every change is recorded in the store's audit log under `actor`.
+
+Forgetting messages also rewarms the working memory of the agent's devices (`on_forget`), so
+nothing forgotten stays in a prompt. Blocking throughout: call from worker threads.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from lobug.backends.base import Embedder
+from lobug.config import MemoryConfig
+from lobug.memory import search
+from lobug.store.models import (
+    FACT_TYPES,
+    MANUAL,
+    AddedFact,
+    Fact,
+    FactFlags,
+    FactQuery,
+    Forgotten,
+    NewFact,
+)
+from lobug.store.protocol import Store
+
+# A fact found by a topic must be at least this similar to it (or share a word with it).
+TOPIC_MIN_SIMILARITY = 0.5
+
+
+def nothing_to_rewarm(agent: str) -> None:
+    """The default `on_forget`: a server without devices keeps no working memory."""
+
+
+@dataclass(frozen=True)
+class FactPage:
+    facts: list[Fact]
+    total: int
+
+
+class Curation:
+    def __init__(
+        self,
+        store: Store,
+        embedder: Embedder,
+        config: MemoryConfig,
+        on_forget: Callable[[str], None] = nothing_to_rewarm,
+    ) -> None:
+        self.store = store
+        self.embedder = embedder
+        self.config = config
+        self.on_forget = on_forget
+
+    # ------------------------------------------------------------------ facts
+
+    def list_facts(self, agent: str, query: FactQuery, text: str | None = None) -> FactPage:
+        """A page of the agent's facts; with `text`, the current facts found for it by
+        hybrid search, best first (filtered by type and pin)."""
+        if not text:
+            facts, total = self.store.list_facts(agent, query)
+            return FactPage(facts, total)
+        found = [
+            fact
+            for fact in self.search(agent, text, query.offset + query.limit)
+            if (query.fact_type is None or fact.fact_type == query.fact_type)
+            and (query.pinned is None or fact.pinned == query.pinned)
+        ]
+        return FactPage(found[query.offset :], len(found))
+
+    def search(self, agent: str, text: str, k: int, min_similarity: float = 0.0) -> list[Fact]:
+        try:
+            vector = self.embedder.embed(text)
+        except Exception:
+            vector = None  # keywords alone still find facts
+        hits = search.search_facts(
+            self.store,
+            agent,
+            text,
+            vector,
+            k,
+            min_similarity=min_similarity,
+            weights=search.weights_of(self.config),
+        )
+        return [hit.fact for hit in hits]
+
+    def add_fact(
+        self, agent: str, content: str, fact_type: str | None = None, *, actor: str = MANUAL
+    ) -> AddedFact:
+        """A fact a person wrote (origin `manual`): embedded, and a near duplicate of a
+        current fact becomes its new version."""
+        fact = NewFact(content.strip(), _fact_type(fact_type), confidence=1.0, origin=MANUAL)
+        return self.store.add_fact_superseding_duplicate(
+            agent,
+            fact,
+            self.embedder.embed(fact.content),
+            duplicate_distance=self.config.duplicate_distance_threshold,
+            actor=actor,
+        )
+
+    def correct_fact(self, agent: str, fact_id: int, content: str, *, actor: str) -> Fact:
+        """A new version of the current fact `fact_id` with `content`."""
+        old = self.store.agent_fact(agent, fact_id)
+        fact = NewFact(content.strip(), old.fact_type, confidence=1.0, origin=MANUAL)
+        return self.store.correct_fact(
+            agent, fact_id, fact, self.embedder.embed(fact.content), actor=actor
+        )
+
+    def set_flags(self, agent: str, fact_id: int, flags: FactFlags, *, actor: str) -> Fact:
+        return self.store.set_fact_flags(agent, fact_id, flags, actor=actor)
+
+    def forget_fact(self, agent: str, fact_id: int, *, purge: bool, actor: str) -> Fact:
+        return self.store.forget_fact(agent, fact_id, actor=actor, purge=purge)
+
+    def facts_about(self, agent: str, topic: str) -> list[Fact]:
+        """Current facts about `topic`: sharing a word with it, or close to it in meaning."""
+        limit = max(self.config.retrieval_top_k, 10)
+        return self.search(agent, topic, limit, min_similarity=TOPIC_MIN_SIMILARITY)
+
+    # ------------------------------------------------------------------ messages
+
+    def forget_messages(self, agent: str, ids: Sequence[int], *, actor: str) -> Forgotten:
+        forgotten = self.store.forget_messages(agent, ids, actor=actor)
+        if forgotten.messages:
+            self.on_forget(agent)
+        return forgotten
+
+    def forget_message(self, agent: str, message_id: int, *, actor: str) -> Forgotten:
+        forgotten = self.store.forget_message(agent, message_id, actor=actor)
+        self.on_forget(agent)
+        return forgotten
+
+    def forget_span(
+        self,
+        agent: str,
+        *,
+        device: str | None,
+        since: float | None,
+        until: float | None,
+        actor: str,
+    ) -> Forgotten:
+        """Forget every message of the agent in a stretch of time (from one device or all)."""
+        ids = self.store.span_message_ids(agent, device, since, until)
+        return self.forget_messages(agent, ids, actor=actor)
+
+    def delete_agent(self, agent: str, *, actor: str) -> dict[str, int]:
+        counts = self.store.delete_agent(agent, actor=actor)
+        self.on_forget(agent)
+        return counts
+
+
+def _fact_type(fact_type: str | None) -> str:
+    if fact_type is None:
+        return "knowledge"
+    if fact_type not in FACT_TYPES:
+        raise ValueError(f"type must be one of {', '.join(FACT_TYPES)}")
+    return fact_type
