@@ -4,13 +4,23 @@ import json
 import threading
 from concurrent.futures import ThreadPoolExecutor
 
+import numpy as np
 import pytest
 
 from lobug.config import MemoryConfig
-from lobug.memory.manager import ExchangeReport, MemoryManager, oldest_that_fit
-from lobug.store.models import Message
+from lobug.memory.manager import (
+    PINNED_BUDGET_TOKENS,
+    ExchangeReport,
+    MemoryManager,
+    oldest_that_fit,
+)
+from lobug.store.models import FactFlags, Message, NewFact
 from lobug.store.sqlite.engine import SQLiteStore
 from tests.fakes import FakeChat, FakeEmbedder, unreachable
+
+
+def unit_of(text: str) -> np.ndarray:
+    return FakeEmbedder().embed(text)
 
 
 def facts_reply(*facts: str) -> str:
@@ -213,3 +223,51 @@ def test_jobs_learning_the_same_fact_at_once_keep_one_current_fact(
     assert [f.content for f in store.facts("lobug")] == ["The user works at NASA in Houston"]
     assert len(store.facts_with_history("lobug")) == len(exchanges)
     assert sum(len(r.facts_superseded) for r in reports) == len(exchanges) - 1
+
+
+def test_pinned_facts_come_first_after_the_personality_and_within_their_budget(
+    store: SQLiteStore, fake_chat: FakeChat, fake_embedder: FakeEmbedder
+) -> None:
+    memory = manager(store, fake_chat, fake_embedder)
+    pinned = store.add_fact("lobug", NewFact("The user is allergic to nuts"), unit_of("nuts"))
+    store.set_fact_flags("lobug", pinned.id, FactFlags(pinned=True), actor="manual")
+    store.distill_base_memory("lobug", "User Profile", [])
+    context = memory.retrieve_context("lobug", "quantum chromodynamics")
+    sections = context.prompt_sections()
+    assert sections[0].startswith("[Do not forget]") and "allergic to nuts" in sections[0]
+    assert sections[1].startswith("[Long-term memory]")
+    found = memory.retrieve_context("lobug", "is the user allergic to nuts")
+    assert found.facts == ()  # already in the pinned section, not twice
+    long = "x" * (PINNED_BUDGET_TOKENS * 4)
+    for i in range(3):
+        extra = store.add_fact("lobug", NewFact(f"{long} {i}"), unit_of(f"long {i}"))
+        store.set_fact_flags("lobug", extra.id, FactFlags(pinned=True), actor="manual")
+    assert len(memory.retrieve_context("lobug", "hi").pinned) == 1  # the newest alone
+
+
+def test_an_exchange_forgotten_before_its_turn_is_not_learned_from(
+    store: SQLiteStore, fake_chat: FakeChat, fake_embedder: FakeEmbedder
+) -> None:
+    user, assistant = exchange(store, "My name is Alex", "Hi Alex!")
+    store.forget_messages("lobug", [user.id, assistant.id], actor="manual")
+    report = manager(store, fake_chat, fake_embedder).process_exchange("lobug", user, assistant)
+    assert report == ExchangeReport() and fake_chat.requests == []
+
+
+def test_a_stale_base_memory_is_rewritten_from_what_is_left(
+    store: SQLiteStore, fake_chat: FakeChat, fake_embedder: FakeEmbedder
+) -> None:
+    kept = store.append_message("lobug", "default", "user", "I like tea")
+    gone = store.append_message("lobug", "default", "user", "I like Zorblax")
+    store.add_summary("lobug", "The user likes tea", [kept])
+    store.add_summary("lobug", "The user likes Zorblax", [gone])
+    store.distill_base_memory("lobug", "Likes tea and Zorblax", store.summaries("lobug"))
+    store.forget_messages("lobug", [gone.id], actor="manual")
+    fake_chat.enqueue('{"facts": []}', "Likes tea")
+    report = manager(store, fake_chat, fake_embedder).process_exchange(
+        "lobug", *exchange(store, "hi", "hello")
+    )
+    assert report.distilled and store.base_memory("lobug") == "Likes tea"
+    assert not store.base_memory_is_stale("lobug")
+    prompt = fake_chat.requests[-1][0][-1]["content"]
+    assert "The user likes tea" in prompt and "Zorblax" not in prompt

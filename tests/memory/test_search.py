@@ -11,7 +11,7 @@ from lobug.memory.search import (
     search_facts,
     search_messages,
 )
-from lobug.store.models import NewFact
+from lobug.store.models import FactFlags, NewFact
 from lobug.store.sqlite.database import open_connection
 from lobug.store.sqlite.engine import SQLiteStore
 from lobug.store.sqlite.fulltext import fts_query
@@ -121,3 +121,29 @@ def test_damaged_full_text_index_is_rebuilt_when_the_store_opens(tmp_path: Path)
         "the lighthouse keeper"
     ]
     reopened.close()
+
+
+def test_a_persons_score_lifts_or_sinks_a_fact(
+    store: SQLiteStore, fake_embedder: FakeEmbedder
+) -> None:
+    texts = ("The user drinks coffee black", "The user drinks coffee sweet")
+    ids = [store.add_fact("a", NewFact(t), fake_embedder.embed(t)).id for t in texts]
+
+    def ranking() -> list[int]:
+        query = "how does the user drink coffee"
+        hits = search_facts(
+            store,
+            "a",
+            query,
+            fake_embedder.embed(query),
+            2,
+            min_similarity=0.0,
+            weights=SearchWeights(recency=0.0),
+        )
+        return [h.fact.id for h in hits]
+
+    first = ranking()
+    store.set_fact_flags("a", first[0], FactFlags(user_score=0), actor="manual")
+    store.set_fact_flags("a", first[1], FactFlags(user_score=10), actor="manual")
+    assert ranking() == [first[1], first[0]]
+    assert sorted(first) == sorted(ids)

@@ -5,6 +5,7 @@ Blocking throughout (model calls, SQLite): callers run it in worker threads.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 import time
@@ -17,7 +18,8 @@ from lobug.config import MemoryConfig
 from lobug.memory import prompts, search
 from lobug.memory.disclosure import self_disclosures
 from lobug.memory.extraction import merge_facts, parse_fact_payload, validate_facts
-from lobug.store.models import Fact, Message, NewFact, ScoredFact
+from lobug.store.errors import SourcesForgotten
+from lobug.store.models import Fact, Message, NewFact, ScoredFact, Summary, origin_of
 from lobug.store.protocol import Store
 from lobug.tokens import estimate_tokens, prompt_budget_tokens
 
@@ -27,6 +29,8 @@ EXTRACTION_MAX_TOKENS = 192
 SUMMARY_MAX_TOKENS = 300
 DISTILL_MAX_TOKENS = 600
 DISTILL_FACTS = 10
+# Pinned facts are always in the prompt, newest first, within this many tokens.
+PINNED_BUDGET_TOKENS = 400
 
 T = TypeVar("T")
 
@@ -53,6 +57,7 @@ class MemoryContext:
     facts: tuple[ScoredFact, ...] = ()
     timings_ms: dict[str, float] = field(default_factory=dict)
     blocks: tuple[tuple[str, str], ...] = ()
+    pinned: tuple[str, ...] = ()
 
     def prompt_sections(self) -> list[str]:
         """Stored text quoted as data: each line a JSON string under a header that says so, so
@@ -61,8 +66,11 @@ class MemoryContext:
         return [*self.standing_sections(), *self.turn_sections()]
 
     def standing_sections(self) -> list[str]:
-        """Long-term memory and memory blocks: the same from turn to turn."""
+        """Pinned facts, long-term memory and memory blocks: the same from turn to turn."""
         sections = []
+        if self.pinned:
+            lines = [f"- {quote(text)}" for text in self.pinned]
+            sections.append(f"[Do not forget] {DATA_NOTE}\n" + "\n".join(lines))
         lines = [quote(line) for line in self.base_memory.splitlines() if line.strip()]
         if lines:
             sections.append(f"[Long-term memory] {DATA_NOTE}\n" + "\n".join(lines))
@@ -130,8 +138,27 @@ class MemoryManager:
         except Exception:
             log.warning("reading base memory failed", exc_info=True)
             base = ""
+        pinned = self._pinned(agent)
         return MemoryContext(
-            base_memory=base, facts=facts, timings_ms=timings, blocks=self._blocks(agent)
+            base_memory=base,
+            facts=tuple(hit for hit in facts if not hit.fact.pinned),
+            timings_ms=timings,
+            blocks=self._blocks(agent),
+            pinned=pinned,
+        )
+
+    def _pinned(self, agent: str) -> tuple[str, ...]:
+        """The pinned facts that fit their budget, newest first."""
+        try:
+            facts = self.store.pinned_facts(agent)
+        except Exception:
+            log.warning("reading pinned facts failed", exc_info=True)
+            return ()
+        return tuple(
+            fact.content
+            for fact in oldest_that_fit(
+                facts, lambda f: estimate_tokens(f.content) + 2, PINNED_BUDGET_TOKENS
+            )
         )
 
     def _blocks(self, agent: str) -> tuple[tuple[str, str], ...]:
@@ -176,8 +203,11 @@ class MemoryManager:
         user_message: Message,
         assistant_message: Message,
     ) -> ExchangeReport:
-        """Extract facts, then run the cascades; every step isolated from the others."""
+        """Extract facts, then run the cascades; every step isolated from the others. An
+        exchange forgotten before its turn came is not learned from."""
         report = ExchangeReport()
+        if not self.store.messages_by_id(agent, [user_message.id, assistant_message.id]):
+            return report
         steps: list[tuple[str, Callable[[], None]]] = [
             (
                 "extract_facts",
@@ -220,6 +250,8 @@ class MemoryManager:
             )
         if not facts:
             return
+        origin = origin_of(user.device_id)
+        facts = [dataclasses.replace(fact, origin=origin) for fact in facts]
         vectors = self.embedder.embed_batch([fact.content for fact in facts])
         for fact, vector in zip(facts, vectors, strict=True):
             self._remember(agent, fact, vector, report)
@@ -227,9 +259,13 @@ class MemoryManager:
     def _remember(self, agent: str, fact: NewFact, vector: Vector, report: ExchangeReport) -> None:
         """Store a fact; a near-duplicate current fact becomes its history (one transaction,
         so jobs running at once never store the same fact twice)."""
-        added = self.store.add_fact_superseding_duplicate(
-            agent, fact, vector, duplicate_distance=self.config.duplicate_distance_threshold
-        )
+        try:
+            added = self.store.add_fact_superseding_duplicate(
+                agent, fact, vector, duplicate_distance=self.config.duplicate_distance_threshold
+            )
+        except SourcesForgotten:
+            log.info("a fact was not stored: its exchange was forgotten while it was learned")
+            return
         report.facts_added.append(added.fact)
         report.facts_superseded.extend(added.superseded)
 
@@ -251,24 +287,48 @@ class MemoryManager:
         report.summarized = True
 
     def _long_term_cascade(self, agent: str, report: ExchangeReport) -> None:
+        if self.store.base_memory_is_stale(agent):
+            self._rewrite_base_memory(agent, report)
+            return
         if self.store.count_unincorporated(agent) < self.config.long_term_threshold:
             return
         pending = self.store.unincorporated_summaries(agent)
         base = self.store.base_memory(agent)
+        to_distill = self._distill(
+            agent, base, pending[: len(pending) - self.config.long_term_keep]
+        )
+        report.distilled = bool(to_distill)
+
+    def _rewrite_base_memory(self, agent: str, report: ExchangeReport) -> None:
+        """Something the base memory came from was forgotten: write it again, from nothing,
+        out of the summaries and facts that are left."""
+        summaries = self.store.summaries(agent)
+        if not summaries and not self.store.recent_facts(agent, 1):
+            self.store.distill_base_memory(agent, "", [])
+        else:
+            self._distill(agent, "", summaries, rewrite=True)
+        report.distilled = True
+
+    def _distill(
+        self, agent: str, base: str, summaries: list[Summary], *, rewrite: bool = False
+    ) -> list[Summary]:
+        """Distill the oldest `summaries` that fit into the base memory; those absorbed."""
         facts = self.store.recent_facts(agent, DISTILL_FACTS)
         fixed = estimate_tokens(base) + sum(estimate_tokens(f.content) + 2 for f in facts)
         to_distill = oldest_that_fit(
-            pending[: len(pending) - self.config.long_term_keep],
+            summaries,
             lambda summary: estimate_tokens(summary.content) + 2,
             prompt_budget_tokens(self.context_tokens, DISTILL_MAX_TOKENS) - fixed,
         )
-        if not to_distill:
-            return
+        if not to_distill and not rewrite:
+            return []
         document = self._ask(
             prompts.distill_base_memory_messages(base, to_distill, facts), DISTILL_MAX_TOKENS
         )
-        self.store.distill_base_memory(agent, document, to_distill)
-        report.distilled = True
+        self.store.distill_base_memory(
+            agent, document, [s for s in to_distill if not s.incorporated]
+        )
+        return to_distill
 
     def _ask(self, messages: list[prompts.ChatMessage], max_tokens: int) -> str:
         text = self.chat.complete(

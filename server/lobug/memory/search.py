@@ -3,6 +3,8 @@
 Each candidate found by either signal gets `vector * cosine + keyword * bm25 / best_bm25 +
 recency * exp(-age / RECENCY_DAYS)`. On LoCoMo this beat reciprocal-rank fusion (recall@10
 0.627 against 0.597 with the same candidates) and both single signals (see `make bench`).
+A fact a person scored (0-10) also gets `USER_SCORE_WEIGHT * (score - 5) / 5`: up to +0.1
+for a 10, down to -0.1 for a 0, none unscored.
 If the embedder fails, search falls back to keywords and says so (`mode`).
 """
 
@@ -17,7 +19,7 @@ from typing import Literal
 
 from lobug.backends.base import Vector
 from lobug.config import MemoryConfig
-from lobug.store.models import ScoredFact, ScoredMessage
+from lobug.store.models import Fact, ScoredFact, ScoredMessage
 from lobug.store.protocol import Store
 
 log = logging.getLogger(__name__)
@@ -26,6 +28,7 @@ SearchMode = Literal["hybrid", "vector", "keyword"]
 CANDIDATES_PER_RESULT = 4
 MIN_CANDIDATES = 40
 RECENCY_DAYS = 30.0
+USER_SCORE_WEIGHT = 0.1
 
 
 @dataclass(frozen=True)
@@ -60,6 +63,11 @@ def keyword_scores(hits: Sequence[tuple[int, float]]) -> dict[int, float]:
     """BM25 relative to the best match of this query."""
     best = max((score for _, score in hits), default=0.0)
     return {item: score / best for item, score in hits} if best > 0 else {}
+
+
+def user_scores(facts: Iterable[Fact]) -> dict[int, float]:
+    """A person's score of each scored fact, from -1 (0) through 0 (5) to 1 (10)."""
+    return {f.id: (f.user_score - 5) / 5 for f in facts if f.user_score is not None}
 
 
 def recency_scores(created: dict[int, float], now: float) -> dict[int, float]:
@@ -158,6 +166,7 @@ def search_facts(
                 weights.recency,
                 recency_scores({i: f.created_at for i, f in facts.items()}, time.time()),
             ),
+            (USER_SCORE_WEIGHT, user_scores(facts.values())),
         ],
         k,
     )
