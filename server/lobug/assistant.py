@@ -27,6 +27,8 @@ from lobug.decision import Action, Decision, parse_reply
 from lobug.devices import DeviceStates
 from lobug.memory.curation import Curation
 from lobug.memory.manager import MemoryManager
+from lobug.memory.spoken_curation import carry_out
+from lobug.memory.spoken_requests import recognise_memory_request
 from lobug.memory.work_queue import Exchange
 from lobug.store.models import Message
 from lobug.store.protocol import Store
@@ -42,7 +44,7 @@ class Turn:
     agent: str
     action: Action
     response: str
-    user_message: Message
+    user_message: Message | None  # None for a memory request ("forget that"): not logged
     assistant_message: Message | None
     timings_ms: dict[str, float] = field(default_factory=dict)
 
@@ -50,7 +52,7 @@ class Turn:
     def exchange(self) -> Exchange | None:
         """The answered exchange, queued for memory work with the reply; None for a turn
         that was not answered in words."""
-        if self.action != "respond" or self.assistant_message is None:
+        if self.action != "respond" or self.assistant_message is None or not self.user_message:
             return None
         return Exchange(self.user_message, self.assistant_message)
 
@@ -104,6 +106,8 @@ class Assistant:
         waiting before the model started on it; either way the user's message stays stored."""
         with self.devices.turn(device_id) as state:
             prepared = self._prepare(state, text, agency)
+            if prepared.answer is not None:
+                return prepared.conclude(Decision("respond", prepared.answer))
             raw = self.chat.complete(
                 prepared.messages,
                 max_tokens=self.settings.llm_max_tokens,
@@ -132,6 +136,8 @@ class Assistant:
         self, state: DeviceState, *, text: str, agency: bool, abandoned: AbandonCheck | None
     ) -> tuple[PreparedTurn, Iterator[str]]:
         prepared = self._prepare(state, text, agency)
+        if prepared.answer is not None:
+            return prepared, iter([prepared.answer])
         stream = self.chat.stream(
             prepared.messages,
             max_tokens=self.settings.llm_max_tokens,
@@ -143,6 +149,11 @@ class Assistant:
     def _prepare(self, state: DeviceState, text: str, agency: bool) -> PreparedTurn:
         timings: dict[str, float] = {}
         clock = Stopwatch(timings)
+        request = recognise_memory_request(text)
+        if request is not None:
+            answer = carry_out(self.curation, state.agent, state.device_id, request)
+            clock.lap("memory_request")
+            return PreparedTurn(self.store, state, None, [], timings, clock, answer=answer)
         user_message = self.store.append_message(state.agent, state.device_id, "user", text)
         state.remember("user", text)
         clock.lap("persist_user")
@@ -170,17 +181,18 @@ class PreparedTurn:
 
     store: Store
     state: DeviceState
-    user_message: Message
+    user_message: Message | None
     messages: list[ChatMessage]
     timings: dict[str, float]
     clock: Stopwatch
+    answer: str | None = None  # a memory request's answer, given without the model
 
     def conclude(self, decision: Decision) -> Turn:
         """Store the answer (with its memory work queued when it is a `respond`) and add it
-        to the device's working memory."""
+        to the device's working memory; a memory request's answer is neither."""
         state = self.state
         assistant_message = None
-        if decision.text:
+        if decision.text and self.user_message is not None:
             if decision.action == "respond":
                 assistant_message = self.store.append_reply_for_memory_work(
                     state.agent, state.device_id, decision.text, self.user_message

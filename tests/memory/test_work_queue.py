@@ -11,6 +11,7 @@ from lobug.config import MemoryConfig
 from lobug.maintenance import Maintenance
 from lobug.memory.manager import MemoryManager
 from lobug.memory.work_queue import MAX_ATTEMPTS, Exchange, MemoryWork, reembed_messages
+from lobug.store.models import FactQuery
 from lobug.store.sqlite.engine import SQLiteStore
 from tests.fakes import FakeChat, FakeEmbedder, unreachable
 from tests.memory.test_manager import facts_reply
@@ -243,3 +244,24 @@ def test_resume_stops_between_exchanges_when_asked(
     calls = iter([False, True])
     assert new_work().resume(should_stop=lambda: next(calls, True)) == 1
     assert store.count_queued_exchanges() == 2
+
+
+def test_forgetting_while_the_exchange_is_learned_leaves_nothing_of_it(
+    new_work: Callable[[], MemoryWork], store: SQLiteStore, fake_chat: FakeChat
+) -> None:
+    secret = "Quaxilotl"
+    fake_chat.extraction_gate = threading.Event()
+    fake_chat.enqueue(facts_reply(f"The user's cat is called {secret}"))
+    exchange = answered(store, f"My cat is called {secret}", "What a name!")
+    future = new_work().submit(exchange)
+    assert future is not None and fake_chat.extraction_started.wait(5)
+    store.forget_messages(
+        "lobug", [exchange.user.id, exchange.assistant.id], actor="manual"
+    )  # while the model is still extracting
+    fake_chat.extraction_gate.set()
+    report = future.result(timeout=10)
+    assert report is not None and report.facts_added == []
+    assert store.list_facts("lobug", FactQuery(include_history=True))[1] == 0
+    database = Path(store.path)
+    stored = b"".join(p.read_bytes() for p in database.parent.glob(database.name + "*"))
+    assert secret.encode() not in stored

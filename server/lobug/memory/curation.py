@@ -8,6 +8,7 @@ nothing forgotten stays in a prompt. Blocking throughout: call from worker threa
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -25,9 +26,23 @@ from lobug.store.models import (
     NewFact,
 )
 from lobug.store.protocol import Store
+from lobug.text import FUNCTION_WORDS
 
-# A fact found by a topic must be at least this similar to it (or share a word with it).
-TOPIC_MIN_SIMILARITY = 0.5
+# A fact found by meaning for a topic none names must be at least this similar to it.
+TOPIC_MIN_SIMILARITY = 0.6
+TOPIC_CANDIDATES = 50
+_WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)*")
+
+
+def content_stems(text: str) -> set[str]:
+    """The words of `text` that carry meaning, crudely stemmed ("sister's", "sisters" and
+    "sister" are one), for telling whether a text names a topic."""
+    stems = set()
+    for word in _WORD.findall(text.lower()):
+        word = re.sub(r"['’]s?$", "", word.replace("’", "'").removesuffix("'s"))
+        if word and word not in FUNCTION_WORDS:
+            stems.add(word[:-1] if len(word) > 3 and word.endswith("s") else word)
+    return stems
 
 
 def nothing_to_rewarm(agent: str) -> None:
@@ -114,9 +129,30 @@ class Curation:
         return self.store.forget_fact(agent, fact_id, actor=actor, purge=purge)
 
     def facts_about(self, agent: str, topic: str) -> list[Fact]:
-        """Current facts about `topic`: sharing a word with it, or close to it in meaning."""
-        limit = max(self.config.retrieval_top_k, 10)
-        return self.search(agent, topic, limit, min_similarity=TOPIC_MIN_SIMILARITY)
+        """Current facts about `topic`: naming every content word of it, or (when none does)
+        close to it in meaning."""
+        words = content_stems(topic)
+        named = [
+            fact
+            for fact, _ in self.store.keyword_facts(agent, topic, TOPIC_CANDIDATES)
+            if words <= content_stems(fact.content)
+        ]
+        if named or not words:
+            return named
+        try:
+            vector = self.embedder.embed(topic)
+        except Exception:
+            return []
+        hits = self.store.search_facts(agent, vector, TOPIC_CANDIDATES)
+        return [hit.fact for hit in hits if hit.similarity >= TOPIC_MIN_SIMILARITY]
+
+    def messages_about(self, agent: str, topic: str) -> list[int]:
+        """The ids of the agent's messages naming every content word of `topic`."""
+        words = content_stems(topic)
+        if not words:
+            return []
+        found = self.store.keyword_messages(agent, topic, TOPIC_CANDIDATES * 10)
+        return sorted(m.id for m, _ in found if words <= content_stems(m.content))
 
     # ------------------------------------------------------------------ messages
 

@@ -1,0 +1,84 @@
+"""Memory requests said or typed to a device ("forget that", "forget what I told you about my
+sister", "that's wrong, my sister's name is Ana"; see `spoken_requests`), carried out and
+answered with a short confirmation, without asking the model.
+
+Neither the request nor its answer enters the conversation log or the working memory: nothing
+is learned from them, and a topic to forget is not written down again. Changes are audited
+as `voice`.
+"""
+
+from __future__ import annotations
+
+import re
+
+from lobug.memory.curation import Curation
+from lobug.memory.spoken_requests import Correction, ForgetLast, ForgetTopic, MemoryRequest
+from lobug.store.models import VOICE
+from lobug.text import sentence_case, third_person
+
+# How far back "forget that" looks for the person's last message on this device.
+LAST_TURN_WINDOW = 20
+MAX_LISTED = 3
+_SECOND_PERSON = {"my": "your", "mine": "yours", "me": "you", "myself": "yourself", "i": "you"}
+
+
+def carry_out(curation: Curation, agent: str, device_id: str, request: MemoryRequest) -> str:
+    """Do what was asked; the sentence to say back."""
+    if isinstance(request, ForgetLast):
+        return forget_last_turn(curation, agent, device_id)
+    if isinstance(request, ForgetTopic):
+        return forget_topic(curation, agent, request.topic)
+    return correct(curation, agent, request)
+
+
+def forget_last_turn(curation: Curation, agent: str, device_id: str) -> str:
+    """Forget the device's last message from the person and what came after it."""
+    recent = curation.store.recent_messages(agent, device_id, LAST_TURN_WINDOW)
+    starts = [i for i, message in enumerate(recent) if message.role == "user"]
+    if not starts:
+        return "There is nothing for me to forget yet."
+    ids = [message.id for message in recent[starts[-1] :]]
+    curation.forget_messages(agent, ids, actor=VOICE)
+    return "Okay, I forgot what you just said."
+
+
+def forget_topic(curation: Curation, agent: str, topic: str) -> str:
+    """Purge the facts and messages about `topic`."""
+    facts = curation.facts_about(agent, topic)
+    messages = curation.messages_about(agent, topic)
+    for fact in facts:
+        curation.forget_fact(agent, fact.id, purge=True, actor=VOICE)
+    curation.forget_messages(agent, messages, actor=VOICE)
+    about = second_person(topic)
+    if not facts and not messages:
+        return f"I had nothing saved about {about}."
+    return f"Okay, I forgot what you told me about {about}."
+
+
+def correct(curation: Curation, agent: str, request: Correction) -> str:
+    """Replace the one fact about the subject with the statement; store it when there is
+    none; ask which when there are several."""
+    content = sentence_case(third_person(request.statement.rstrip(".!")))
+    said = second_person(request.statement.rstrip(".!"))
+    candidates = curation.facts_about(agent, request.subject)
+    if not candidates:
+        curation.add_fact(agent, content, "personal", actor=VOICE)
+        return f"Thanks, I'll remember that {said}."
+    if len(candidates) == 1:
+        curation.correct_fact(agent, candidates[0].id, content, actor=VOICE)
+        return f"Got it, I corrected that: {said}."
+    listed = " or ".join(f'"{fact.content}"' for fact in candidates[:MAX_LISTED])
+    return (
+        f"I have {len(candidates)} notes about {second_person(request.subject)}: {listed}. "
+        "Which one is wrong?"
+    )
+
+
+def second_person(text: str) -> str:
+    """`text` as said back to its speaker: "my sister" -> "your sister"."""
+    return re.sub(
+        r"\b(my|mine|me|myself|i)\b",
+        lambda m: _SECOND_PERSON[m.group(1).lower()],
+        text[:1].lower() + text[1:],
+        flags=re.IGNORECASE,
+    )

@@ -1,0 +1,159 @@
+"""Forgetting and correcting by voice or text on the device path, over HTTP: the request is
+carried out without the model, answered with a confirmation, and neither it nor what it
+forgot is learned from."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+from fastapi.testclient import TestClient
+
+from lobug.app import create_app
+from lobug.backends import Backends
+from lobug.config import Settings
+from lobug.memory.spoken_requests import PHRASINGS, Correction, ForgetLast, ForgetTopic
+from lobug.store.models import FactQuery, NewFact
+from lobug.store.sqlite.engine import SQLiteStore
+from tests.api.test_voice import speech_wav, upload
+from tests.fakes import FakeChat, FakeEmbedder, FakeSTT, FakeTTS
+from tests.polling import memory_work_done
+
+DEVICE_TOKEN = "device-token-1"
+
+
+def say(client: TestClient, text: str, headers: dict[str, str] | None = None) -> str:
+    response = client.post("/chat/text", json={"text": text}, headers=headers or {})
+    assert response.status_code == 200, response.text
+    memory_work_done(client)
+    reply: str = response.json()["response"]
+    return reply
+
+
+def store_of(client: TestClient) -> SQLiteStore:
+    found: SQLiteStore = client.app.state.services.store  # type: ignore[attr-defined]
+    return found
+
+
+def logged(client: TestClient) -> list[str]:
+    return [m.content for m in store_of(client).recent_messages("lobug", "default", 50)]
+
+
+def remember(client: TestClient, embedder: FakeEmbedder, text: str) -> int:
+    store = store_of(client)
+    return store.add_fact("lobug", NewFact(text), embedder.embed(text)).id
+
+
+def current_facts(client: TestClient) -> list[str]:
+    return [f.content for f in store_of(client).list_facts("lobug", FactQuery())[0]]
+
+
+def test_forget_that_erases_the_last_turn_from_log_working_memory_and_prompt(
+    client: TestClient, fake_chat: FakeChat
+) -> None:
+    say(client, "Good morning")
+    fake_chat.enqueue("Zorblax is a lovely name for a cat.")
+    say(client, "My cat is called Zorblax")
+    asked = len(fake_chat.chat_requests())
+    assert say(client, "Forget that") == "Okay, I forgot what you just said."
+    assert len(fake_chat.chat_requests()) == asked  # the model was not asked
+    assert not any("Zorblax" in text for text in logged(client))
+    assert "Forget that" not in logged(client)  # the request is not logged either
+    say(client, "What is my cat called?")
+    prompt = " ".join(m["content"] for m in fake_chat.chat_requests()[-1])
+    assert "Zorblax" not in prompt and "Good morning" in prompt
+    assert not any("Zorblax" in fact for fact in current_facts(client))
+
+
+def test_forget_a_topic_purges_its_facts_and_messages_and_keeps_the_rest(
+    client: TestClient, fake_embedder: FakeEmbedder
+) -> None:
+    say(client, "My sister lives in Lisbon")
+    say(client, "I like green tea")
+    remember(client, fake_embedder, "The user's sister lives in Lisbon")
+    remember(client, fake_embedder, "The user likes green tea")
+    reply = say(client, "Forget what I told you about my sister")
+    assert reply == "Okay, I forgot what you told me about your sister."
+    assert not any("sister" in text.lower() for text in logged(client) + current_facts(client))
+    assert "The user likes green tea" in current_facts(client)
+    assert say(client, "forget everything about the moon") == "I had nothing saved about the moon."
+
+
+def test_a_correction_replaces_the_one_fact_about_its_subject(
+    client: TestClient, fake_embedder: FakeEmbedder
+) -> None:
+    old = remember(client, fake_embedder, "The user's sister's name is Eva")
+    reply = say(client, "That's wrong, my sister's name is Ana")
+    assert reply == "Got it, I corrected that: your sister's name is Ana."
+    versions = store_of(client).fact_versions("lobug", old)
+    assert [v.content for v in versions] == [
+        "The user's sister's name is Eva",
+        "The user's sister's name is Ana",
+    ]
+    assert store_of(client).audit_entries("lobug", 1)[0].actor == "voice"
+
+
+def test_a_correction_with_nothing_to_replace_is_remembered_and_several_are_asked_about(
+    client: TestClient, fake_embedder: FakeEmbedder
+) -> None:
+    reply = say(client, "that's wrong my car is blue")
+    assert reply == "Thanks, I'll remember that your car is blue."
+    assert current_facts(client) == ["The user's car is blue"]
+    remember(client, fake_embedder, "The user's car is a red Volvo")
+    asked = say(client, "No, that's not right: my car is green")
+    assert asked.startswith("I have 2 notes about your car:") and asked.endswith("wrong?")
+    assert len(current_facts(client)) == 2
+
+
+def test_an_ordinary_turn_goes_to_the_model_and_is_learned_from(
+    client: TestClient, fake_chat: FakeChat
+) -> None:
+    fake_chat.enqueue("I will remind you.")
+    assert say(client, "Don't forget that I have a meeting at noon") == "I will remind you."
+    assert logged(client) == ["Don't forget that I have a meeting at noon", "I will remind you."]
+    assert len(fake_chat.extraction_requests()) == 1
+
+
+@pytest.mark.parametrize("phrasing", PHRASINGS, ids=lambda p: p.said)
+def test_every_documented_phrasing_is_answered_without_the_model(
+    client: TestClient, fake_chat: FakeChat, phrasing: object
+) -> None:
+    said = phrasing.said  # type: ignore[attr-defined]
+    assert isinstance(phrasing.means, ForgetLast | ForgetTopic | Correction)  # type: ignore[attr-defined]
+    reply = say(client, said)
+    assert reply and fake_chat.chat_requests() == []
+    assert logged(client) == []
+
+
+@pytest.fixture
+def voice_client(
+    settings: Settings, fake_chat: FakeChat, fake_embedder: FakeEmbedder
+) -> Iterator[tuple[TestClient, FakeSTT]]:
+    stt = FakeSTT("Tell me about Zorblax")
+    guarded = settings.with_overrides(device_tokens=(DEVICE_TOKEN,))
+    backends = Backends(fake_chat, fake_embedder, stt, FakeTTS())
+    with TestClient(create_app(guarded, backends)) as client:
+        yield client, stt
+
+
+@pytest.mark.parametrize("path", ["/chat/audio", "/chat/audio/stream"])
+def test_forget_by_voice_works_with_a_device_token(
+    voice_client: tuple[TestClient, FakeSTT], fake_chat: FakeChat, path: str
+) -> None:
+    client, stt = voice_client
+    auth = {"Authorization": f"Bearer {DEVICE_TOKEN}"}
+    fake_chat.enqueue("Zorblax is a planet.")
+    assert client.post("/chat/audio", files=upload(speech_wav()), headers=auth).status_code == 200
+    memory_work_done(client)
+    stt.heard = "Lo-Bug, forget what I just said."
+    response = client.post(path, files=upload(speech_wav()), headers=auth)
+    assert response.status_code == 200, response.text
+    if path == "/chat/audio":
+        assert response.json()["response"] == "Okay, I forgot what you just said."
+    else:
+        turn = client.get(f"/chat/turns/{response.headers['x-lobug-turn']}", headers=auth)
+        assert turn.json()["response"] == "Okay, I forgot what you just said."
+        assert len(response.content) > 44  # the confirmation is spoken
+    memory_work_done(client)
+    assert logged(client) == []
+    assert current_facts(client) == []
