@@ -4,6 +4,7 @@ log, and who may call what."""
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Iterator, Sequence
 from typing import Any, get_args
 
@@ -16,7 +17,7 @@ from lobug.backends import Backends
 from lobug.backends.base import ChatMessage, JsonSchema
 from lobug.config import MemoryConfig, Settings
 from lobug.store.models import FACT_TYPES
-from tests.fakes import FakeChat, FakeEmbedder
+from tests.fakes import FakeChat, FakeEmbedder, unreachable
 from tests.polling import memory_work_done
 
 SECRET = "Quaxilotl"
@@ -162,6 +163,18 @@ def test_a_learned_fact_shows_its_sources_until_they_are_forgotten(
     assert error_of(again, 404) == "message_not_found"
 
 
+def test_without_embeddings_facts_are_searched_by_words_and_not_written(
+    lobug: TestClient, fake_embedder: FakeEmbedder
+) -> None:
+    fact = add_fact(lobug, "The user owns a kayak")
+    fake_embedder.fail_with = unreachable()
+    found = ok(lobug.get("/memory/facts/lobug", params={"q": "kayak"}))["facts"]
+    assert [f["id"] for f in found] == [fact["id"]]
+    refused = lobug.post("/memory/facts/lobug", json={"content": "The user owns a tent"})
+    assert error_of(refused, 503) == "llm_unavailable"
+    assert ok(lobug.delete(f"/memory/facts/lobug/{fact['id']}"))["forgotten_at"]
+
+
 def test_the_api_fact_types_are_the_stores() -> None:
     assert get_args(FactType) == FACT_TYPES
 
@@ -215,6 +228,24 @@ def test_a_span_is_bounded_by_time(lobug: TestClient) -> None:
     span = {"agent": "lobug", "since": "2000-01-01T00:00:00", "until": "2999-01-01T00:00:00Z"}
     assert ok(lobug.post("/memory/forget", json=span))["messages"] == 2
     assert ok(lobug.get("/memory/messages/lobug")) == []
+
+
+def test_forgetting_while_a_fact_is_being_learned_leaves_nothing_behind(
+    lobug: TestClient, fake_chat: FakeChat, settings: Settings
+) -> None:
+    learned = [{"fact": f"The user's dog is called {SECRET}", "type": "personal"}]
+    fake_chat.enqueue("Nice dog!", json.dumps({"facts": learned}))
+    fake_chat.extraction_gate = threading.Event()
+    said = {"text": f"My dog is called {SECRET}"}
+    ok(lobug.post("/chat/text", json=said, headers={"X-Device-Id": "desk"}))
+    assert fake_chat.extraction_started.wait(10)
+    forgotten = ok(lobug.post("/memory/forget", json={"agent": "lobug", "device": "desk"}))
+    assert forgotten["messages"] == 2
+    fake_chat.extraction_gate.set()
+    memory_work_done(lobug)
+    everything = ok(lobug.get("/memory/facts/lobug", params={"include_history": True}))
+    assert everything["total"] == 0
+    assert SECRET.encode() not in database_bytes(settings)
 
 
 @pytest.mark.parametrize(
