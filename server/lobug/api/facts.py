@@ -16,7 +16,6 @@ from pydantic import BaseModel, Field, StringConstraints
 from lobug.api.deps import ADMIN_RESPONSES, AdminOnly, MemoryDep, PathAgent
 from lobug.api.errors import ApiError, documented
 from lobug.api.shapes import MessageOut, iso, iso_or_none, message_out
-from lobug.memory.curation import FactPage
 from lobug.services import MemoryServices
 from lobug.store.models import MANUAL, AddedFact, Fact, FactFlags, FactQuery
 
@@ -161,7 +160,7 @@ async def list_facts(
         limit=limit,
         offset=offset,
     )
-    page: FactPage = await asyncio.to_thread(svc.curation.list_facts, agent.name, query, q)
+    page = await asyncio.to_thread(svc.curation.list_facts, agent.name, query, q)
     return FactPageOut(
         facts=[fact_fields(f) for f in page.facts], total=page.total, limit=limit, offset=offset
     )
