@@ -24,6 +24,10 @@ from lobug.store.errors import (
     BlockNotFound,
     BlockReadOnly,
     BlockTooLong,
+    FactNotCurrent,
+    FactNotFound,
+    MessageNotFound,
+    SourcesForgotten,
     StorageUnavailable,
 )
 
@@ -48,6 +52,8 @@ VALIDATION_CODES = {
     "invalid_sensors": 422,
     "invalid_agent": 422,
     "invalid_request": 422,
+    "span_required": 422,
+    "invalid_span": 422,
 }
 
 _STORE_ERRORS: dict[type[Exception], tuple[int, str]] = {
@@ -55,7 +61,34 @@ _STORE_ERRORS: dict[type[Exception], tuple[int, str]] = {
     BlockNotFound: (404, "block_not_found"),
     BlockReadOnly: (403, "block_read_only"),
     BlockTooLong: (422, "block_too_long"),
+    FactNotFound: (404, "fact_not_found"),
+    MessageNotFound: (404, "message_not_found"),
+    FactNotCurrent: (409, "fact_not_current"),
+    SourcesForgotten: (409, "sources_forgotten"),
 }
+
+
+# What each stable code of the curation routes means, for their OpenAPI `responses`.
+ERROR_DOCS: dict[str, tuple[int, str]] = {
+    "agent_not_found": (404, "no agent by this name (POST /agents first)"),
+    "fact_not_found": (404, "the agent has no fact with this id"),
+    "message_not_found": (404, "the agent has no message with this id"),
+    "fact_not_current": (409, "the fact was superseded or forgotten: change its current version"),
+    "invalid_request": (422, "a parameter or the body is invalid"),
+    "span_required": (422, "none of device, since, until given: the whole log is never forgotten"),
+    "invalid_span": (422, "since is after until"),
+    "confirmation_required": (422, "confirm does not repeat the agent's name"),
+}
+
+
+def documented(*codes: str) -> dict[int | str, dict[str, Any]]:
+    """A route's `responses=`: its error answers by stable code (see `ERROR_DOCS`); codes that
+    share a status share its entry."""
+    by_status: dict[int | str, list[str]] = {}
+    for code in codes:
+        status, meaning = ERROR_DOCS[code]
+        by_status.setdefault(status, []).append(f"{code}: {meaning}")
+    return {status: {"description": "; ".join(lines)} for status, lines in by_status.items()}
 
 
 class ApiError(Exception):

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from datetime import UTC, datetime
 from typing import Any, Literal
 
 from fastapi import APIRouter, Query, Response
@@ -17,11 +16,12 @@ from pydantic import BaseModel, Field
 
 from lobug.api.deps import MemoryDep, PathAgent, require_agent
 from lobug.api.errors import ApiError
+from lobug.api.shapes import AgentOut, MessageOut, agent_out, iso, message_out
 from lobug.backends.base import Vector
 from lobug.memory import search
 from lobug.memory.search import MessageSearch, SearchMode
 from lobug.services import MemoryServices
-from lobug.store.models import API_SOURCE, Agent, BlockChange, MemoryBlock, Message, ScoredMessage
+from lobug.store.models import API_SOURCE, BlockChange, MemoryBlock, Message, ScoredMessage
 
 MAX_CONTENT_CHARS = 100_000
 MAX_LIST_LIMIT = 1000
@@ -80,23 +80,6 @@ class ContextIn(BaseModel):
 # ---------------------------------------------------------------------- responses
 
 
-class AgentOut(BaseModel):
-    id: str
-    name: str
-    created_at: str
-    metadata: dict[str, Any] | None
-
-
-class MessageOut(BaseModel):
-    id: str
-    agent_id: str
-    role: str
-    content: str
-    created_at: str
-    metadata: dict[str, Any] | None
-    similarity: float | None = None
-
-
 class BlockOut(BaseModel):
     id: str
     agent_id: str
@@ -122,28 +105,6 @@ class ContextOut(BaseModel):
     memory_blocks: list[BlockOut]
     relevant_messages: list[MessageOut]
     search_mode: SearchMode = "hybrid"
-
-
-def iso(timestamp: float) -> str:
-    return datetime.fromtimestamp(timestamp, UTC).isoformat().replace("+00:00", "Z")
-
-
-def agent_out(agent: Agent) -> AgentOut:
-    return AgentOut(
-        id=str(agent.id), name=agent.name, created_at=iso(agent.created_at), metadata=agent.metadata
-    )
-
-
-def message_out(message: Message, similarity: float | None = None) -> MessageOut:
-    return MessageOut(
-        id=str(message.id),
-        agent_id=str(message.agent_id),
-        role=message.role,
-        content=message.content,
-        created_at=iso(message.created_at),
-        metadata=message.metadata,
-        similarity=similarity,
-    )
 
 
 def scored_out(hits: list[ScoredMessage]) -> list[MessageOut]:

@@ -1,0 +1,312 @@
+"""The rest of the curation API (issue 10), beside the facts (`api/facts.py`): the base
+memory and its versions, summaries, forgetting messages and stretches of conversation, agents
+with their counts and their deletion, and the audit log.
+
+Reads of the base memory, summaries and agents are open to device tokens; every change and
+the audit log need an admin token. Changes are recorded in the audit log as `manual`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import UTC, datetime
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Path, Query
+from pydantic import BaseModel, Field, model_validator
+
+from lobug.api.deps import ADMIN_RESPONSES, AdminOnly, MemoryDep, PathAgent, require_agent
+from lobug.api.errors import ApiError, body_error, documented
+from lobug.api.facts import MAX_ID, PageLimit, PageOffset
+from lobug.api.shapes import AgentOut, agent_out, iso, iso_or_none
+from lobug.services import MemoryServices
+from lobug.store.models import (
+    MANUAL,
+    AgentCounts,
+    AuditEntry,
+    BaseMemoryVersion,
+    Forgotten,
+    Summary,
+)
+
+MAX_BASE_MEMORY_CHARS = 20_000
+
+MessageId = Annotated[int, Path(ge=1, le=MAX_ID)]
+
+router = APIRouter()  # reads: open to device tokens
+admin = APIRouter(dependencies=[AdminOnly], responses=ADMIN_RESPONSES)
+
+
+# ---------------------------------------------------------------------- bodies and answers
+
+
+class BaseMemoryIn(BaseModel):
+    content: str = Field(max_length=MAX_BASE_MEMORY_CHARS)
+
+
+class ForgetIn(BaseModel):
+    """A stretch of an agent's conversation: from one device or all, between `since` and
+    `until` (ISO 8601; either end open; a time without a zone is UTC). At least one of
+    `device`, `since` and `until` is required: an empty span would be the whole log."""
+
+    agent: str = Field(min_length=1, max_length=200)
+    device: str | None = Field(default=None, pattern=r"^[A-Za-z0-9._:-]{1,64}$")
+    since: datetime | None = None
+    until: datetime | None = None
+
+    @model_validator(mode="after")
+    def a_bounded_span(self) -> ForgetIn:
+        if self.device is None and self.since is None and self.until is None:
+            raise body_error(
+                "span_required",
+                "Give 'device', 'since' or 'until'; to erase everything of an agent, "
+                "DELETE /agents/{name}?confirm={name}",
+            )
+        if self.since and self.until and timestamp(self.since) > timestamp(self.until):
+            raise body_error("invalid_span", "'since' is after 'until'")
+        return self
+
+
+class BaseMemoryOut(BaseModel):
+    content: str
+    updated_at: str | None
+    written_by: str | None = Field(description="who wrote the current version")
+    stale: bool = Field(description="something it was distilled from was forgotten since")
+
+
+class BaseMemoryVersionOut(BaseModel):
+    id: str
+    content: str
+    written_by: str
+    created_at: str
+
+
+class SummaryOut(BaseModel):
+    id: str
+    content: str
+    source_from_id: str
+    source_to_id: str
+    created_at: str
+    incorporated: bool
+
+
+class ForgottenOut(BaseModel):
+    messages: int
+    facts: int
+    summaries: int
+    message_ids: list[str]
+    fact_ids: list[str]
+    summary_ids: list[str]
+
+
+class AgentCountsOut(AgentOut):
+    messages: int
+    facts: int = Field(description="current facts")
+    summaries: int
+
+
+class DeletedAgentOut(BaseModel):
+    agent: str
+    deleted: dict[str, int]
+
+
+class AuditEntryOut(BaseModel):
+    id: str
+    at: str
+    actor: str
+    action: str
+    target: str
+    target_ids: list[str]
+    before: str | None
+    after: str | None
+    detail: dict[str, Any] | None
+
+
+class AuditPageOut(BaseModel):
+    entries: list[AuditEntryOut]
+    total: int
+    limit: int
+    offset: int
+
+
+def timestamp(moment: datetime) -> float:
+    return (moment if moment.tzinfo else moment.replace(tzinfo=UTC)).timestamp()
+
+
+def base_memory_out(svc: MemoryServices, agent: str) -> BaseMemoryOut:
+    """Blocking: the base memory, who wrote it and when, and whether it is stale."""
+    history = svc.store.base_memory_history(agent)
+    newest = history[0] if history else None
+    return BaseMemoryOut(
+        content=svc.store.base_memory(agent),
+        updated_at=iso_or_none(newest.created_at if newest else None),
+        written_by=newest.written_by if newest else None,
+        stale=svc.store.base_memory_is_stale(agent),
+    )
+
+
+def version_out(version: BaseMemoryVersion) -> BaseMemoryVersionOut:
+    return BaseMemoryVersionOut(
+        id=str(version.id),
+        content=version.content,
+        written_by=version.written_by,
+        created_at=iso(version.created_at),
+    )
+
+
+def summary_out(summary: Summary) -> SummaryOut:
+    return SummaryOut(
+        id=str(summary.id),
+        content=summary.content,
+        source_from_id=str(summary.source_from_id),
+        source_to_id=str(summary.source_to_id),
+        created_at=iso(summary.created_at),
+        incorporated=summary.incorporated,
+    )
+
+
+def forgotten_out(forgotten: Forgotten) -> ForgottenOut:
+    return ForgottenOut(
+        **forgotten.counts(),
+        message_ids=[str(i) for i in forgotten.messages],
+        fact_ids=[str(i) for i in forgotten.facts],
+        summary_ids=[str(i) for i in forgotten.summaries],
+    )
+
+
+def counts_out(counted: AgentCounts) -> AgentCountsOut:
+    return AgentCountsOut(
+        **agent_out(counted.agent).model_dump(),
+        messages=counted.messages,
+        facts=counted.facts,
+        summaries=counted.summaries,
+    )
+
+
+def audit_out(entry: AuditEntry) -> AuditEntryOut:
+    return AuditEntryOut(
+        id=str(entry.id),
+        at=iso(entry.at),
+        actor=entry.actor,
+        action=entry.action,
+        target=entry.target,
+        target_ids=[str(i) for i in entry.target_ids],
+        before=entry.before,
+        after=entry.after,
+        detail=entry.detail,
+    )
+
+
+# ---------------------------------------------------------------------- base memory, summaries
+
+
+@router.get("/base-memory/{agent_name}", responses=documented("agent_not_found"))
+async def get_base_memory(agent: PathAgent, svc: MemoryDep) -> BaseMemoryOut:
+    return await asyncio.to_thread(base_memory_out, svc, agent.name)
+
+
+@admin.put("/base-memory/{agent_name}", responses=documented("agent_not_found", "invalid_request"))
+async def write_base_memory(agent: PathAgent, body: BaseMemoryIn, svc: MemoryDep) -> BaseMemoryOut:
+    """Replace the base memory by hand: a new version, written by `manual`."""
+
+    def write() -> BaseMemoryOut:
+        svc.store.write_base_memory(agent.name, body.content, actor=MANUAL)
+        return base_memory_out(svc, agent.name)
+
+    return await asyncio.to_thread(write)
+
+
+@router.get("/base-memory/{agent_name}/history", responses=documented("agent_not_found"))
+async def base_memory_history(agent: PathAgent, svc: MemoryDep) -> list[BaseMemoryVersionOut]:
+    """Every version, newest first, by the long-term cascade (`cascade`) or by hand."""
+    history = await asyncio.to_thread(svc.store.base_memory_history, agent.name)
+    return [version_out(v) for v in history]
+
+
+@router.get("/summaries/{agent_name}", responses=documented("agent_not_found"))
+async def list_summaries(agent: PathAgent, svc: MemoryDep) -> list[SummaryOut]:
+    """The agent's summaries of its conversation log, oldest first."""
+    return [summary_out(s) for s in await asyncio.to_thread(svc.store.summaries, agent.name)]
+
+
+# ---------------------------------------------------------------------- forgetting (admin)
+
+
+@admin.delete(
+    "/messages/{agent_name}/{message_id}",
+    responses=documented("agent_not_found", "message_not_found", "invalid_request"),
+)
+async def forget_message(agent: PathAgent, message_id: MessageId, svc: MemoryDep) -> ForgottenOut:
+    """Forget one message, and what was learned only from it (always a purge)."""
+    forgotten = await asyncio.to_thread(
+        svc.curation.forget_message, agent.name, message_id, actor=MANUAL
+    )
+    return forgotten_out(forgotten)
+
+
+@admin.post(
+    "/forget",
+    responses=documented("agent_not_found", "span_required", "invalid_span", "invalid_request"),
+)
+async def forget_span(body: ForgetIn, svc: MemoryDep) -> ForgottenOut:
+    """Forget a stretch of conversation: its messages leave the log, the indexes, the work
+    queue and every device's working memory; facts learned only from them are purged,
+    summaries covering them dropped, and the base memory marked stale."""
+
+    def forget() -> Forgotten:
+        require_agent(svc, body.agent)
+        return svc.curation.forget_span(
+            body.agent,
+            device=body.device,
+            since=timestamp(body.since) if body.since else None,
+            until=timestamp(body.until) if body.until else None,
+            actor=MANUAL,
+        )
+
+    return forgotten_out(await asyncio.to_thread(forget))
+
+
+# ---------------------------------------------------------------------- agents, audit
+
+
+@router.get("/agents")
+async def list_agents(svc: MemoryDep) -> list[AgentCountsOut]:
+    """Every agent, by name, with its messages, current facts and summaries counted."""
+    return [counts_out(c) for c in await asyncio.to_thread(svc.store.agents_with_counts)]
+
+
+@admin.delete(
+    "/agents/{agent_name}",
+    responses=documented("agent_not_found", "confirmation_required", "invalid_request"),
+)
+async def delete_agent(
+    agent: PathAgent, svc: MemoryDep, confirm: Annotated[str | None, Query()] = None
+) -> DeletedAgentOut:
+    """Erase the agent and everything of it; `confirm` must repeat its name."""
+    if confirm != agent.name:
+        raise ApiError(
+            422,
+            "confirmation_required",
+            f"Deleting erases everything of {agent.name!r}: add ?confirm={agent.name}",
+        )
+    counts = await asyncio.to_thread(svc.curation.delete_agent, agent.name, actor=MANUAL)
+    return DeletedAgentOut(agent=agent.name, deleted=counts)
+
+
+@admin.get("/audit/{agent_name}", responses=documented("agent_not_found", "invalid_request"))
+async def audit_log(
+    agent: PathAgent, svc: MemoryDep, limit: PageLimit = 100, offset: PageOffset = 0
+) -> AuditPageOut:
+    """The agent's audit log, newest first: who changed what, when."""
+
+    def read() -> tuple[list[AuditEntry], int]:
+        entries = svc.store.audit_entries(agent.name, limit, offset)
+        return entries, svc.store.count_audit_entries(agent.name)
+
+    entries, total = await asyncio.to_thread(read)
+    return AuditPageOut(
+        entries=[audit_out(e) for e in entries], total=total, limit=limit, offset=offset
+    )
+
+
+router.include_router(admin)

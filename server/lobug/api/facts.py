@@ -1,0 +1,254 @@
+"""The facts of the curation API (issue 10): list and search an agent's facts, read one with
+its versions and source messages; admins add, correct, pin, score, forget and purge them.
+
+Mounted beside the memory API (`/memory` on the device server, the root of `lobug
+memory-server`). Every change is recorded in the audit log with the actor `manual`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Annotated, Literal
+
+from fastapi import APIRouter, Path, Query
+from pydantic import BaseModel, Field, StringConstraints
+
+from lobug.api.deps import ADMIN_RESPONSES, AdminOnly, MemoryDep, PathAgent
+from lobug.api.errors import ApiError, documented
+from lobug.api.shapes import MessageOut, iso, iso_or_none, message_out
+from lobug.services import MemoryServices
+from lobug.store.models import MANUAL, AddedFact, Fact, FactFlags, FactQuery
+
+MAX_FACT_CHARS = 2000
+MAX_PAGE = 1000
+MAX_OFFSET = 1_000_000
+MAX_ID = 2**63 - 1  # SQLite's largest integer
+
+FactType = Literal["personal", "preference", "knowledge", "event"]
+FactText = Annotated[
+    str, StringConstraints(strip_whitespace=True, min_length=1, max_length=MAX_FACT_CHARS)
+]
+FactId = Annotated[int, Path(ge=1, le=MAX_ID)]
+PageLimit = Annotated[int, Query(ge=1, le=MAX_PAGE)]
+PageOffset = Annotated[int, Query(ge=0, le=MAX_OFFSET)]
+
+# What a change to a fact may answer besides the 403.
+CHANGE_ERRORS = documented(
+    "agent_not_found", "fact_not_found", "fact_not_current", "invalid_request"
+)
+
+router = APIRouter()  # reads: open to device tokens
+admin = APIRouter(dependencies=[AdminOnly], responses=ADMIN_RESPONSES)
+
+
+# ---------------------------------------------------------------------- bodies and answers
+
+
+class FactIn(BaseModel):
+    content: FactText
+    type: FactType = "knowledge"
+
+
+class CorrectionIn(BaseModel):
+    content: FactText
+
+
+class FlagsIn(BaseModel):
+    """Give `pinned`, `user_score` or both; `"user_score": null` clears the score."""
+
+    pinned: bool | None = None
+    user_score: int | None = Field(default=None, ge=0, le=10)
+
+
+class FactOut(BaseModel):
+    id: str
+    type: str
+    content: str
+    subject: str | None
+    relation: str | None
+    object: str | None
+    time_span: str | None
+    confidence: float
+    user_score: int | None
+    pinned: bool
+    created_at: str
+    valid_from: str
+    invalidated_at: str | None
+    forgotten_at: str | None
+    purged_at: str | None
+    origin: str | None = Field(description="device:<id>, api, v1 or manual")
+    source_message_ids: list[str]
+    superseded_by: str | None
+
+
+class AddedFactOut(FactOut):
+    superseded: list[str] = Field(description="the near duplicates this fact made history")
+
+
+class FactDetailOut(FactOut):
+    versions: list[FactOut] = Field(description="every version of the fact, oldest first")
+    sources: list[MessageOut] = Field(description="its source messages not forgotten")
+
+
+class FactPageOut(BaseModel):
+    facts: list[FactOut]
+    total: int
+    limit: int
+    offset: int
+
+
+def fact_fields(fact: Fact) -> FactOut:
+    return FactOut(
+        id=str(fact.id),
+        type=fact.fact_type,
+        content=fact.content,
+        subject=fact.subject,
+        relation=fact.relation,
+        object=fact.object,
+        time_span=fact.time_span,
+        confidence=fact.confidence,
+        user_score=fact.user_score,
+        pinned=fact.pinned,
+        created_at=iso(fact.created_at),
+        valid_from=iso(fact.valid_from),
+        invalidated_at=iso_or_none(fact.invalidated_at),
+        forgotten_at=iso_or_none(fact.forgotten_at),
+        purged_at=iso_or_none(fact.purged_at),
+        origin=fact.origin,
+        source_message_ids=[str(i) for i in fact.source_message_ids],
+        superseded_by=None if fact.superseded_by is None else str(fact.superseded_by),
+    )
+
+
+def added_out(added: AddedFact) -> AddedFactOut:
+    return AddedFactOut(
+        **fact_fields(added.fact).model_dump(), superseded=[str(i) for i in added.superseded]
+    )
+
+
+def fact_detail(svc: MemoryServices, agent: str, fact: Fact) -> FactDetailOut:
+    """Blocking: the fact with its versions and its sources still in the log."""
+    versions = svc.store.fact_versions(agent, fact.id)
+    sources = svc.store.messages_by_id(agent, fact.source_message_ids)
+    return FactDetailOut(
+        **fact_fields(fact).model_dump(),
+        versions=[fact_fields(v) for v in versions],
+        sources=[message_out(m) for m in sources],
+    )
+
+
+# ---------------------------------------------------------------------- reads
+
+
+@router.get("/facts/{agent_name}", responses=documented("agent_not_found", "invalid_request"))
+async def list_facts(
+    agent: PathAgent,
+    svc: MemoryDep,
+    limit: PageLimit = 100,
+    offset: PageOffset = 0,
+    fact_type: Annotated[FactType | None, Query(alias="type")] = None,
+    pinned: bool | None = None,
+    q: Annotated[str | None, Query(max_length=MAX_FACT_CHARS)] = None,
+    include_history: bool = False,
+) -> FactPageOut:
+    """The agent's facts, newest first: current ones, or every version with
+    `include_history`. With `q`, the current facts hybrid search finds for it, best first."""
+    query = FactQuery(
+        fact_type=fact_type,
+        pinned=pinned,
+        include_history=include_history,
+        limit=limit,
+        offset=offset,
+    )
+    page = await asyncio.to_thread(svc.curation.list_facts, agent.name, query, q)
+    return FactPageOut(
+        facts=[fact_fields(f) for f in page.facts], total=page.total, limit=limit, offset=offset
+    )
+
+
+@router.get(
+    "/facts/{agent_name}/{fact_id}",
+    responses=documented("agent_not_found", "fact_not_found", "invalid_request"),
+)
+async def get_fact(agent: PathAgent, fact_id: FactId, svc: MemoryDep) -> FactDetailOut:
+    """One fact (any version) with its whole version chain and its source messages."""
+
+    def read() -> FactDetailOut:
+        return fact_detail(svc, agent.name, svc.store.agent_fact(agent.name, fact_id))
+
+    return await asyncio.to_thread(read)
+
+
+# ---------------------------------------------------------------------- changes (admin)
+
+
+@admin.post(
+    "/facts/{agent_name}",
+    status_code=201,
+    responses=documented("agent_not_found", "invalid_request"),
+)
+async def add_fact(agent: PathAgent, body: FactIn, svc: MemoryDep) -> AddedFactOut:
+    """A fact written by a person (origin `manual`), embedded; a near duplicate of a current
+    fact becomes its new version, and `superseded` names the old ones."""
+    added = await asyncio.to_thread(
+        svc.curation.add_fact, agent.name, body.content, body.type, actor=MANUAL
+    )
+    return added_out(added)
+
+
+@admin.put(
+    "/facts/{agent_name}/{fact_id}",
+    responses=CHANGE_ERRORS,
+)
+async def correct_fact(
+    agent: PathAgent, fact_id: FactId, body: CorrectionIn, svc: MemoryDep
+) -> FactDetailOut:
+    """A correction: the new version of the current fact `fact_id` (its pin and score carry
+    over), answered with the whole version chain."""
+
+    def correct() -> FactDetailOut:
+        fact = svc.curation.correct_fact(agent.name, fact_id, body.content, actor=MANUAL)
+        return fact_detail(svc, agent.name, fact)
+
+    return await asyncio.to_thread(correct)
+
+
+@admin.patch(
+    "/facts/{agent_name}/{fact_id}",
+    responses=CHANGE_ERRORS,
+)
+async def flag_fact(agent: PathAgent, fact_id: FactId, body: FlagsIn, svc: MemoryDep) -> FactOut:
+    """Pin or unpin the current fact, score it (0-10) or clear its score (`null`)."""
+    flags = flags_of(body)
+    fact = await asyncio.to_thread(svc.curation.set_flags, agent.name, fact_id, flags, actor=MANUAL)
+    return fact_fields(fact)
+
+
+def flags_of(body: FlagsIn) -> FactFlags:
+    """What the body changes: an absent field stays; a null score clears it."""
+    score_given = "user_score" in body.model_fields_set
+    if body.pinned is None and not score_given:
+        raise ApiError(422, "invalid_request", "Give 'pinned', 'user_score' or both")
+    return FactFlags(
+        pinned=body.pinned,
+        user_score=body.user_score,
+        clear_score=score_given and body.user_score is None,
+    )
+
+
+@admin.delete(
+    "/facts/{agent_name}/{fact_id}",
+    responses=documented("agent_not_found", "fact_not_found", "invalid_request"),
+)
+async def forget_fact(
+    agent: PathAgent, fact_id: FactId, svc: MemoryDep, purge: bool = False
+) -> FactOut:
+    """Forget the fact and all its versions: it leaves every prompt and search at once. With
+    `purge=true` their text is erased from the database too; the answer is the tombstone."""
+    fact = await asyncio.to_thread(
+        svc.curation.forget_fact, agent.name, fact_id, purge=purge, actor=MANUAL
+    )
+    return fact_fields(fact)
+
+
+router.include_router(admin)

@@ -1,0 +1,54 @@
+"""JSON shapes shared by the memory and curation routes: agents and messages as the API shows
+them, ids as strings and times as ISO 8601 UTC."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from pydantic import BaseModel
+
+from lobug.store.models import Agent, Message
+
+
+class AgentOut(BaseModel):
+    id: str
+    name: str
+    created_at: str
+    metadata: dict[str, Any] | None
+
+
+class MessageOut(BaseModel):
+    id: str
+    agent_id: str
+    role: str
+    content: str
+    created_at: str
+    metadata: dict[str, Any] | None
+    similarity: float | None = None
+
+
+def iso(timestamp: float) -> str:
+    return datetime.fromtimestamp(timestamp, UTC).isoformat().replace("+00:00", "Z")
+
+
+def iso_or_none(timestamp: float | None) -> str | None:
+    return None if timestamp is None else iso(timestamp)
+
+
+def agent_out(agent: Agent) -> AgentOut:
+    return AgentOut(
+        id=str(agent.id), name=agent.name, created_at=iso(agent.created_at), metadata=agent.metadata
+    )
+
+
+def message_out(message: Message, similarity: float | None = None) -> MessageOut:
+    return MessageOut(
+        id=str(message.id),
+        agent_id=str(message.agent_id),
+        role=message.role,
+        content=message.content,
+        created_at=iso(message.created_at),
+        metadata=message.metadata,
+        similarity=similarity,
+    )
