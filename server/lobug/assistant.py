@@ -84,9 +84,13 @@ class Assistant:
         return new_device_state(device_id, agent, size, ((m.role, m.content) for m in recent))
 
     def rewarm(self, agent: str) -> None:
-        """Refill the working memory of the agent's devices from the log (after a forget)."""
-        for state in self.devices.of_agent(agent):
-            recent = self.store.recent_messages(agent, state.device_id, state.history.maxlen or 0)
+        """Refill the working memory of the agent's devices from the log (after a forget);
+        empty it when the agent was deleted (reading its log would create it again)."""
+        states = self.devices.of_agent(agent)
+        deleted = bool(states) and self.store.find_agent(agent) is None
+        for state in states:
+            size = state.history.maxlen or 0
+            recent = [] if deleted else self.store.recent_messages(agent, state.device_id, size)
             state.refill((m.role, m.content) for m in recent)
 
     def update_sensors(self, device_id: str, reading: SensorReading) -> None:

@@ -157,3 +157,13 @@ def test_forget_by_voice_works_with_a_device_token(
     memory_work_done(client)
     assert logged(client) == []
     assert current_facts(client) == []
+
+
+def test_deleting_the_agent_of_a_device_empties_its_working_memory_and_stays_deleted(
+    client: TestClient,
+) -> None:
+    say(client, "My cat is called Zorblax")
+    response = client.delete("/memory/agents/lobug", params={"confirm": "lobug"})
+    assert response.status_code == 200, response.text
+    assert store_of(client).find_agent("lobug") is None
+    assert client.get("/context/working-memory").json()["messages"] == []
