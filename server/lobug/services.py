@@ -19,13 +19,13 @@ from lobug.backends import (
     build_tts,
 )
 from lobug.config import Settings
-from lobug.maintenance import Task
+from lobug.maintenance import Task, one_process_at_a_time
 from lobug.memory.curation import Curation
 from lobug.memory.manager import MemoryManager
 from lobug.memory.work_queue import MemoryWork, reembed_messages
 from lobug.store.errors import EmbeddingMismatch
 from lobug.store.protocol import Store
-from lobug.store.sqlite.engine import SQLiteStore
+from lobug.store.engines import open_database, redacted
 from lobug.voice import Speech, Voice
 
 log = logging.getLogger(__name__)
@@ -66,9 +66,10 @@ class Services:
     def maintenance_tasks(self) -> list[Task]:
         """Re-embed memory-API messages stored while the embedder failed; run the memory
         work of exchanges that a crash or a failure left in the memory-work queue."""
+        resume: Task = ("resumed exchanges", self.memory_work.resume)
         return [
             *self.memory_api.maintenance_tasks(),
-            ("resumed exchanges", self.memory_work.resume),
+            *one_process_at_a_time(self.store.exclusively, [resume]),
         ]
 
     def close(self) -> None:
@@ -92,7 +93,7 @@ class MemoryServices:
         def reembed(should_stop: Callable[[], bool]) -> int:
             return reembed_messages(self.store, self.embedder.embed_batch, should_stop=should_stop)
 
-        return [("re-embedded messages", reembed)]
+        return one_process_at_a_time(self.store.exclusively, [("re-embedded messages", reembed)])
 
     def close(self) -> None:
         self.store.close()
@@ -100,8 +101,8 @@ class MemoryServices:
 
 
 def open_store(settings: Settings, embedder: Embedder) -> Store:
-    """Open the database and tie it to the embedder (blocking)."""
-    store = SQLiteStore(settings.db_path)
+    """Open the database (`settings.store_url`) and tie it to the embedder (blocking)."""
+    store = open_database(settings.store_url, pool_size=settings.db_pool_size)
     try:
         store.bind_embedding(embedder.model, embedder.dimension)
     except EmbeddingMismatch as exc:
@@ -120,7 +121,7 @@ def open_memory_services(settings: Settings, embedder: Embedder | None = None) -
         embedder.name,
         embedder.model,
         embedder.dimension,
-        settings.db_path,
+        redacted(settings.store_url),
     )
     return MemoryServices(settings, store, embedder, Curation(store, embedder, settings.memory))
 
@@ -156,6 +157,6 @@ def open_services(settings: Settings, backends: Backends | None = None) -> Servi
         backends.embedder.name,
         backends.embedder.model,
         backends.embedder.dimension,
-        settings.db_path,
+        redacted(settings.store_url),
     )
     return Services(settings, backends, store, memory, memory_work, assistant, speech, voice)

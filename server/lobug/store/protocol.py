@@ -1,12 +1,13 @@
 """What the domain asks of a store, one small protocol per concern; `Store` is all of them.
 
-Engines (SQLite today) implement every method here and pass the same tests. Nothing in these
+Engines (SQLite, PostgreSQL) implement every method here and pass the same tests. Nothing in these
 signatures names an engine: vectors are numpy arrays, rows are the dataclasses of `models`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
 from typing import Any, Protocol, runtime_checkable
 
 from lobug.store.models import (
@@ -114,6 +115,14 @@ class FactStore(Protocol):
         duplicate_distance: float,
         actor: str = EXTRACTION,
     ) -> AddedFact: ...
+
+    def add_facts_bulk(self, agent: str, new: Sequence[tuple[NewFact, Vector]]) -> None: ...
+
+    def get_fact(self, fact_id: int) -> Fact: ...
+
+    def facts(self, agent: str) -> list[Fact]: ...
+
+    def facts_with_history(self, agent: str) -> list[Fact]: ...
 
     def recent_facts(self, agent: str, limit: int) -> list[Fact]: ...
 
@@ -241,6 +250,15 @@ class EmbeddingBinding(Protocol):
     ) -> int: ...
 
 
+class Exclusive(Protocol):
+    """Work that one process at a time may do on a database shared by several (the
+    maintenance pass)."""
+
+    def exclusively(self, name: str) -> AbstractContextManager[bool]:
+        """True inside when this process may do the work `name` now; False: skip it."""
+        ...
+
+
 @runtime_checkable
 class Store(
     ConversationLog,
@@ -251,6 +269,7 @@ class Store(
     SearchStore,
     CurationStore,
     EmbeddingBinding,
+    Exclusive,
     Protocol,
 ):
     """Everything the domain uses. Thread-safe: every method may be called from any thread."""
