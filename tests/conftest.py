@@ -23,9 +23,7 @@ hypothesis.settings.load_profile("lobug")
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     """Tests marked `both_engines` that use a store run once per engine."""
-    if "engine" in metafunc.fixturenames and metafunc.definition.get_closest_marker(
-        "both_engines"
-    ):
+    if "engine" in metafunc.fixturenames and metafunc.definition.get_closest_marker("both_engines"):
         metafunc.parametrize("engine", ENGINES, indirect=True)
 
 

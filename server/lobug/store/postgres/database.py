@@ -50,7 +50,7 @@ def connect(url: str) -> Any:
         )
 
 
-def _configure(conn: Any) -> None:
+def register_vector_type(conn: Any) -> None:
     from pgvector.psycopg import register_vector
 
     register_vector(conn)
@@ -65,7 +65,7 @@ def open_pool(url: str, size: int) -> Any:
         min_size=min(POOL_MIN, size),
         max_size=size,
         kwargs={"autocommit": True, "row_factory": dict_row, "connect_timeout": CONNECT_TIMEOUT_S},
-        configure=_configure,
+        configure=register_vector_type,
         check=ConnectionPool.check_connection,
         timeout=POOL_TIMEOUT_S,
         name="lobug",
@@ -153,7 +153,8 @@ class PostgresDatabase:
             return int(found[0]["id"])
         with self._transaction() as conn:
             conn.execute(
-                "INSERT INTO agents(name, created_at) VALUES (%s, %s) ON CONFLICT (name) DO NOTHING",
+                "INSERT INTO agents(name, created_at) VALUES (%s, %s) "
+                "ON CONFLICT (name) DO NOTHING",
                 (name, self._clock()),
             )
             row = conn.execute("SELECT id FROM agents WHERE name = %s", (name,)).fetchone()

@@ -9,14 +9,16 @@ from typing import Any
 from lobug.store import errors
 from lobug.store.models import Fact, FactFlags, FactQuery, NewFact, Vector
 from lobug.store.postgres import audit
-from lobug.store.sqlite import rows
 from lobug.store.postgres.facts import PostgresFacts
+from lobug.store.sqlite import rows
 
 # Every version linked to a fact through `superseded_by`, in either direction.
 CHAIN_SQL = """
 WITH RECURSIVE
-  older(id) AS (SELECT %s::bigint UNION SELECT f.id FROM facts f JOIN older o ON f.superseded_by = o.id),
-  newer(id) AS (SELECT %s::bigint UNION SELECT f.superseded_by FROM facts f JOIN newer n ON f.id = n.id
+  older(id) AS (SELECT %s::bigint
+                UNION SELECT f.id FROM facts f JOIN older o ON f.superseded_by = o.id),
+  newer(id) AS (SELECT %s::bigint
+                UNION SELECT f.superseded_by FROM facts f JOIN newer n ON f.id = n.id
                 WHERE f.superseded_by IS NOT NULL)
 SELECT id FROM older UNION SELECT id FROM newer
 """

@@ -204,8 +204,7 @@ class PostgresFacts(PostgresAudit):
         if not ids:
             return {}
         found = self._query(
-            f"SELECT {rows.FACT_COLUMNS} FROM {rows.FACTS_JOIN_AGENTS} "
-            "WHERE f.id = ANY(%s)",
+            f"SELECT {rows.FACT_COLUMNS} FROM {rows.FACTS_JOIN_AGENTS} WHERE f.id = ANY(%s)",
             (list(ids),),
         )
         return {row["id"]: rows.fact(row) for row in found}

@@ -13,9 +13,9 @@ from typing import Any
 from lobug.store import errors
 from lobug.store.models import AgentCounts, Forgotten
 from lobug.store.postgres import audit
-from lobug.store.sqlite import rows
 from lobug.store.postgres.fact_edits import PostgresFactEdits
 from lobug.store.postgres.facts import FACT_LOCK
+from lobug.store.sqlite import rows
 
 # Tables keyed by agent_id, emptied for a deleted agent (children before parents).
 AGENT_TABLES = ("audit_log", "base_memory_versions", "base_memory", "summaries", "facts")
@@ -106,9 +106,7 @@ class PostgresForgetting(PostgresFactEdits):
         others = list(set().union(*touched.values()) - forgotten)
         staying = {
             row["id"]
-            for row in conn.execute(
-                "SELECT id FROM conversation_log WHERE id = ANY(%s)", (others,)
-            )
+            for row in conn.execute("SELECT id FROM conversation_log WHERE id = ANY(%s)", (others,))
         }
         return sorted(i for i, sources in touched.items() if not sources & staying)
 

@@ -18,7 +18,7 @@ from lobug.store.sqlite import rows
 
 CLAIM_LEASE_S = 600.0
 
-_CLAIM_SQL = f"""
+_CLAIM_SQL = """
 WITH claimed AS (
     SELECT assistant_message_id FROM learning_queue
     WHERE queued_at < %(before)s AND assistant_message_id > %(after)s

@@ -12,16 +12,14 @@ from typing import Any
 from lobug.store.errors import SourcesForgotten, StoreError
 from lobug.store.models import CASCADE, BaseMemoryVersion, Message, Summary
 from lobug.store.postgres import audit
-from lobug.store.sqlite import rows
 from lobug.store.postgres.audit import PostgresAudit
+from lobug.store.sqlite import rows
 
 
 def _require_rows(conn: Any, table: str, ids: list[int]) -> None:
     if not ids:
         return
-    found = conn.execute(
-        f"SELECT COUNT(*) AS n FROM {table} WHERE id = ANY(%s)", (ids,)
-    ).fetchone()
+    found = conn.execute(f"SELECT COUNT(*) AS n FROM {table} WHERE id = ANY(%s)", (ids,)).fetchone()
     if found["n"] != len(set(ids)):
         raise SourcesForgotten(f"some {table} this was written from were forgotten meanwhile")
 

@@ -1,0 +1,154 @@
+"""What only the PostgreSQL engine does: several processes on one database (claimed work,
+exclusive maintenance), storage errors, engine URLs, and copying a SQLite memory into it."""
+
+from __future__ import annotations
+
+import inspect
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+from lobug.store.engines import open_database, redacted, sqlite_path
+from lobug.store.errors import StorageUnavailable, StoreError
+from lobug.store.migrate import migrate_database
+from lobug.store.models import FactFlags, NewFact
+from lobug.store.protocol import Store
+from lobug.store.sqlite.engine import SQLiteStore
+from tests.engines import Databases
+from tests.fakes import FakeEmbedder
+from tests.store.test_protocol import protocol_methods, shape
+
+pytest.importorskip("psycopg")
+
+from lobug.store.postgres.engine import PostgresStore  # noqa: E402
+from lobug.store.postgres.queue import CLAIM_LEASE_S  # noqa: E402
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1_000_000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+@pytest.fixture
+def two(postgres: Databases) -> tuple[PostgresStore, PostgresStore, Clock]:
+    """Two stores on one database, as two processes would hold them, sharing a clock."""
+    url, clock = postgres.fresh(), Clock()
+    first, second = PostgresStore(url, clock=clock), PostgresStore(url, clock=clock)
+    for store in (first, second):
+        store.bind_embedding("fake-embed", 64)
+    yield first, second, clock
+    first.close()
+    second.close()
+
+
+def test_postgres_store_takes_the_protocols_parameters() -> None:
+    assert issubclass(PostgresStore, Store)
+    for name in protocol_methods():
+        expected = inspect.signature(getattr(Store, name))
+        assert shape(inspect.signature(getattr(PostgresStore, name))) == shape(expected), name
+
+
+def test_an_exchange_is_claimed_by_one_process_only(
+    two: tuple[PostgresStore, PostgresStore, Clock],
+) -> None:
+    first, second, clock = two
+    said = first.append_message("a", "desk", "user", "hello")
+    reply = first.append_reply_for_memory_work("a", "desk", "hi", said)
+    clock.now += 1
+    assert second.queued_exchanges(10, clock.now) == []  # the writer holds it
+    clock.now += CLAIM_LEASE_S + 1  # the writer died: its claim runs out
+    with ThreadPoolExecutor(2) as pool:
+        claims = list(pool.map(lambda s: s.queued_exchanges(10, clock.now), [first, second]))
+    assert sorted(len(c) for c in claims) == [0, 1]
+    (claimed,) = [c for c in claims if c][0]
+    assert (claimed.user.id, claimed.assistant.id, claimed.attempts) == (said.id, reply.id, 0)
+    assert first.count_failed_attempt(reply.id) == 1  # gives the claim back
+    assert [q.attempts for q in second.queued_exchanges(10, clock.now)] == [1]
+    second.dequeue_exchange(reply.id)
+    assert first.count_queued_exchanges() == 0
+
+
+def test_maintenance_runs_in_one_process_at_a_time(
+    two: tuple[PostgresStore, PostgresStore, Clock],
+) -> None:
+    first, second, _ = two
+    with first.exclusively("maintenance:x") as held:
+        assert held
+        with second.exclusively("maintenance:x") as other:
+            assert not other
+        with second.exclusively("maintenance:y") as unrelated:
+            assert unrelated
+    with second.exclusively("maintenance:x") as after:
+        assert after
+
+
+def test_a_fact_changed_in_one_process_is_seen_by_the_other(
+    two: tuple[PostgresStore, PostgresStore, Clock], fake_embedder: FakeEmbedder
+) -> None:
+    first, second, _ = two
+    fact = first.add_fact("a", NewFact("The user likes tea"), fake_embedder.embed("tea"))
+    second.set_fact_flags("a", fact.id, FactFlags(pinned=True), actor="manual")
+    assert [f.id for f in first.pinned_facts("a")] == [fact.id]
+    second.delete_agent("a", actor="manual")
+    assert first.find_agent("a") is None
+    assert first.append_message("a", "desk", "user", "again").content == "again"
+
+
+def test_a_database_that_is_down_is_storage_unavailable() -> None:
+    with pytest.raises(StorageUnavailable):
+        PostgresStore("postgresql://nobody@127.0.0.1:9/nothing")
+
+
+def test_urls_name_the_engine(tmp_path: Path) -> None:
+    assert sqlite_path(f"sqlite:///{tmp_path}/m.db") == tmp_path / "m.db"
+    assert sqlite_path("postgresql://h/db") is None
+    assert redacted("postgresql://u:secret@h:5432/db") == "postgresql://u:***@h:5432/db"
+    assert redacted("postgresql://h/db") == "postgresql://h/db"
+    with pytest.raises(StoreError):
+        open_database("mysql://h/db")
+    opened = open_database(f"sqlite:///{tmp_path}/m.db")
+    assert isinstance(opened, SQLiteStore)
+    opened.close()
+
+
+def filled_sqlite(path: Path, embedder: FakeEmbedder) -> None:
+    store = SQLiteStore(path)
+    store.bind_embedding(embedder.model, embedder.dimension)
+    said = store.append_embedded_message("a", "desk", "user", "I like tea", embedder.embed("tea"))
+    store.append_reply_for_memory_work("a", "desk", "Noted", said)
+    old = store.add_fact("a", NewFact("The user likes tea"), embedder.embed("likes tea"))
+    store.correct_fact(
+        "a", old.id, NewFact("The user loves tea"), embedder.embed("loves tea"), actor="manual"
+    )
+    store.create_block("a", "human", "Alice")
+    store.write_base_memory("a", "User Profile", actor="manual")
+    store.add_summary("a", "tea talk", [said])
+    store.close()
+
+
+def test_migrate_db_copies_everything_and_can_run_again(
+    tmp_path: Path, postgres: Databases, fake_embedder: FakeEmbedder
+) -> None:
+    source, target = f"sqlite:///{tmp_path}/a.db", postgres.fresh()
+    filled_sqlite(tmp_path / "a.db", fake_embedder)
+    seen: list[tuple[str, int, int]] = []
+    report = migrate_database(source, target, batch=1, progress=lambda *p: seen.append(p))
+    assert report.ok and report.target_counts["conversation_log"] == 2
+    assert ("facts", 2, 2) in seen
+    again = migrate_database(source, target)
+    assert again.ok and again.target_counts == report.target_counts
+    store = PostgresStore(target)
+    store.bind_embedding(fake_embedder.model, fake_embedder.dimension)
+    (current,) = store.facts("a")
+    assert current.content == "The user loves tea"
+    assert [v.content for v in store.fact_versions("a", current.id)][0] == "The user likes tea"
+    assert store.search_facts("a", fake_embedder.embed("loves tea"), 1)[0].fact.id == current.id
+    assert store.search_messages("a", fake_embedder.embed("tea"), 1)[0].message.content == (
+        "I like tea"
+    )
+    assert store.append_message("a", "desk", "user", "new").id == 3  # ids continue
+    store.close()
