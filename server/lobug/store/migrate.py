@@ -106,19 +106,24 @@ def migrate_database(
             f"{redacted(source_url)} into {redacted(target_url)}"
         )
     from lobug.store.postgres.database import connect, register_vector_type
+    from lobug.store.postgres.vectors import create_vector_indexes, drop_vector_indexes
     from lobug.store.sqlite.database import open_connection
 
     source = open_connection(path)
     source.row_factory = None
     try:
-        _prepare_target(source, target_url)
+        bound = _prepare_target(source, target_url)
         target = connect(target_url)
         try:
             register_vector_type(target)
+            if bound:
+                drop_vector_indexes(target)  # built once at the end: far faster than row by row
             for table, key, columns in _present(source):
                 _copy_table(source, target, table, key, columns, batch, progress or _quiet)
             _link_superseded(source, target, batch)
             _advance_sequences(target)
+            if bound:
+                create_vector_indexes(target)
             return _compare(source, target)
         finally:
             target.close()
@@ -130,9 +135,9 @@ def _quiet(table: str, done: int, total: int) -> None:
     """No progress shown."""
 
 
-def _prepare_target(source: Any, target_url: str) -> None:
+def _prepare_target(source: Any, target_url: str) -> bool:
     """Migrate the target and bind it to the source's embedding model (refused, with
-    EmbeddingMismatch, when it is bound to another one)."""
+    EmbeddingMismatch, when it is bound to another one); whether the source was bound."""
     from lobug.store.postgres.engine import PostgresStore
 
     meta = dict(source.execute("SELECT key, value FROM store_meta").fetchall())
@@ -142,6 +147,7 @@ def _prepare_target(source: Any, target_url: str) -> None:
             store.bind_embedding(meta["embedding_model"], int(meta["embedding_dim"]))
     finally:
         store.close()
+    return "embedding_model" in meta
 
 
 def _present(source: Any) -> Iterator[tuple[str, str, str]]:
