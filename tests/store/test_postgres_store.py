@@ -152,3 +152,13 @@ def test_migrate_db_copies_everything_and_can_run_again(
     )
     assert store.append_message("a", "desk", "user", "new").id == 3  # ids continue
     store.close()
+
+
+@pytest.mark.both_engines
+def test_similarities_of_chosen_ids(store: Store, fake_embedder: FakeEmbedder) -> None:
+    tea = store.add_fact("a", NewFact("tea"), fake_embedder.embed("tea"))
+    said = store.append_embedded_message("a", "d", "user", "tea", fake_embedder.embed("tea"))
+    query = fake_embedder.embed("tea")
+    assert store.fact_similarities([tea.id, 999], query) == {tea.id: pytest.approx(1.0)}
+    assert store.message_similarities([said.id], query) == {said.id: pytest.approx(1.0)}
+    assert store.fact_similarities([], query) == {}

@@ -13,8 +13,6 @@ import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
-import numpy as np
-
 from lobug.store.errors import EmbeddingMismatch
 from lobug.store.models import ScoredFact, ScoredMessage, Vector
 from lobug.store.postgres.facts import PostgresFacts
@@ -187,7 +185,9 @@ class PostgresVectors(PostgresFacts):
         if not ids:
             return {}
         found = self._query(
-            f"SELECT {key} AS id, embedding FROM {table} WHERE {key} = ANY(%s)", (list(ids),)
+            f"SELECT {key} AS id, embedding <=> %s AS distance FROM {table} "
+            f"WHERE {key} = ANY(%s)",
+            (as_vector(query), list(ids)),
         )
-        q = np.asarray(query, dtype=np.float32)
-        return {int(row["id"]): float(np.asarray(row["embedding"]) @ q) for row in found}
+        scored = {int(row["id"]): _similarity(row["distance"]) for row in found}
+        return {i: s for i, s in scored.items() if s is not None}
