@@ -50,6 +50,7 @@ CHUNK = 10_000
 SINGLE_INSERTS = 200
 EF_VALUES = (40, 100, 200)
 WORDS = "tea garden bicycle sister piano river dentist train coffee violin".split()
+KEYWORDS = 500
 
 
 @dataclass
@@ -72,7 +73,12 @@ def clustered_unit_vectors(rng: np.random.Generator, count: int) -> Matrix:
 
 
 def fact_text(i: int) -> str:
-    return f"note {i} about {WORDS[i % len(WORDS)]} and {WORDS[(i // 10) % len(WORDS)]}"
+    """About 20 facts per size of 100k share each keyword (`tea417`), as names do."""
+    return f"note {i}: the user mentioned {keyword(i)}"
+
+
+def keyword(i: int) -> str:
+    return f"{WORDS[i % len(WORDS)]}{(i // len(WORDS)) % KEYWORDS}"
 
 
 def percentile(values: Sequence[float], q: float) -> float:
@@ -186,7 +192,7 @@ def hybrid_p95(url: str, queries: int) -> float:
     try:
         with httpx.Client(base_url=server.url, timeout=60) as client:
             for i in range(queries + 5):
-                words = f"{WORDS[i % len(WORDS)]} {WORDS[(i * 3) % len(WORDS)]} note {i}"
+                words = f"what about {keyword(i * 7919)} or {keyword(i * 104729)}"
                 started = time.perf_counter()
                 response = client.get(f"/facts/{AGENT}", params={"q": words, "limit": 10})
                 response.raise_for_status()

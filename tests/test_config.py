@@ -189,3 +189,20 @@ def test_max_devices_is_read_and_checked() -> None:
     assert Settings.from_env({"LOBUG_MAX_DEVICES": "8"}).max_devices == 8
     with pytest.raises(ConfigError, match="LOBUG_MAX_DEVICES must be positive"):
         Settings.from_env({"LOBUG_MAX_DEVICES": "0"})
+
+
+def test_the_database_url_names_the_engine() -> None:
+    default = Settings.from_env({"LOBUG_DB_PATH": "/data/m.db"})
+    assert default.store_url == "sqlite:////data/m.db"
+    pg = Settings.from_env(
+        {"LOBUG_DATABASE_URL": "postgresql://u:p@h/db", "LOBUG_DB_POOL_SIZE": "4"}
+    )
+    assert (pg.store_url, pg.db_pool_size) == ("postgresql://u:p@h/db", 4)
+    memory = Settings.from_memory_env(
+        {"LOBUG_DATABASE_URL": "postgresql://h/a", "MEMORY_SERVER_DATABASE_URL": "postgresql://h/b"}
+    )
+    assert memory.store_url == "postgresql://h/b"
+    with pytest.raises(ConfigError):
+        Settings.from_env({"LOBUG_DATABASE_URL": "mysql://h/db"})
+    with pytest.raises(ConfigError):
+        Settings.from_env({"LOBUG_DB_POOL_SIZE": "0"})

@@ -23,9 +23,9 @@ from lobug.maintenance import Task, one_process_at_a_time
 from lobug.memory.curation import Curation
 from lobug.memory.manager import MemoryManager
 from lobug.memory.work_queue import MemoryWork, reembed_messages
+from lobug.store.engines import open_database, redacted
 from lobug.store.errors import EmbeddingMismatch
 from lobug.store.protocol import Store
-from lobug.store.engines import open_database, redacted
 from lobug.voice import Speech, Voice
 
 log = logging.getLogger(__name__)

@@ -21,8 +21,8 @@ from tests.store.test_protocol import protocol_methods, shape
 
 pytest.importorskip("psycopg")
 
-from lobug.store.postgres.engine import PostgresStore  # noqa: E402
-from lobug.store.postgres.queue import CLAIM_LEASE_S  # noqa: E402
+from lobug.store.postgres.engine import PostgresStore
+from lobug.store.postgres.queue import CLAIM_LEASE_S
 
 
 class Clock:
@@ -64,7 +64,7 @@ def test_an_exchange_is_claimed_by_one_process_only(
     with ThreadPoolExecutor(2) as pool:
         claims = list(pool.map(lambda s: s.queued_exchanges(10, clock.now), [first, second]))
     assert sorted(len(c) for c in claims) == [0, 1]
-    (claimed,) = [c for c in claims if c][0]
+    (claimed,) = next(c for c in claims if c)
     assert (claimed.user.id, claimed.assistant.id, claimed.attempts) == (said.id, reply.id, 0)
     assert first.count_failed_attempt(reply.id) == 1  # gives the claim back
     assert [q.attempts for q in second.queued_exchanges(10, clock.now)] == [1]
@@ -145,7 +145,8 @@ def test_migrate_db_copies_everything_and_can_run_again(
     store.bind_embedding(fake_embedder.model, fake_embedder.dimension)
     (current,) = store.facts("a")
     assert current.content == "The user loves tea"
-    assert [v.content for v in store.fact_versions("a", current.id)][0] == "The user likes tea"
+    first_version = store.fact_versions("a", current.id)[0]
+    assert first_version.content == "The user likes tea"
     assert store.search_facts("a", fake_embedder.embed("loves tea"), 1)[0].fact.id == current.id
     assert store.search_messages("a", fake_embedder.embed("tea"), 1)[0].message.content == (
         "I like tea"

@@ -185,8 +185,7 @@ class PostgresVectors(PostgresFacts):
         if not ids:
             return {}
         found = self._query(
-            f"SELECT {key} AS id, embedding <=> %s AS distance FROM {table} "
-            f"WHERE {key} = ANY(%s)",
+            f"SELECT {key} AS id, embedding <=> %s AS distance FROM {table} WHERE {key} = ANY(%s)",
             (as_vector(query), list(ids)),
         )
         scored = {int(row["id"]): _similarity(row["distance"]) for row in found}
