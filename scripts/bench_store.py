@@ -43,12 +43,12 @@ from lobug.store.protocol import Store
 Matrix = npt.NDArray[np.float32]
 DIM = 384
 TOPICS = 2000
-SPREAD = 0.35  # noise around a topic's centre, relative to the centre's length
+NOISE = 0.5  # length of the noise added to a topic's unit centre
 TOP_K = 5
 AGENT = "bench"
 CHUNK = 10_000
 SINGLE_INSERTS = 200
-EF_VALUES = (40, 100, 200)
+EF_VALUES = (40, 100, 400)
 WORDS = "tea garden bicycle sister piano river dentist train coffee violin".split()
 KEYWORDS = 500
 
@@ -65,9 +65,9 @@ class Result:
 
 def clustered_unit_vectors(rng: np.random.Generator, count: int) -> Matrix:
     centres = rng.standard_normal((TOPICS, DIM)).astype(np.float32)
-    picks = rng.integers(0, TOPICS, count)
-    noise = rng.standard_normal((count, DIM)).astype(np.float32) * SPREAD
-    vectors = centres[picks] + noise * np.linalg.norm(centres[picks], axis=1, keepdims=True) / 20
+    centres /= np.linalg.norm(centres, axis=1, keepdims=True)
+    noise = rng.standard_normal((count, DIM)).astype(np.float32) * NOISE / np.sqrt(DIM)
+    vectors = centres[rng.integers(0, TOPICS, count)] + noise
     vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
     return vectors
 
@@ -142,6 +142,7 @@ def _without_hnsw(store: Store) -> Iterator[None]:
         drop_vector_indexes(conn)
         yield
         create_vector_indexes(conn)
+        conn.execute("ANALYZE")
     finally:
         conn.close()
 
@@ -170,14 +171,11 @@ def knn(store: Store, vectors: Matrix, queries: Matrix) -> tuple[float, float, f
 def knn_results(store: Store, vectors: Matrix, queries: Matrix) -> dict[str, tuple[float, ...]]:
     if getattr(store, "url", None) is None:
         return {"exact index": knn(store, vectors, queries)}
-    from lobug.store.postgres import vectors as pg
-
     results = {}
     for ef in EF_VALUES:
-        pg.EF_SEARCH = ef
+        store.ef_search = ef  # type: ignore[attr-defined]
         knn(store, vectors, queries[:10])  # warm the index pages
         results[f"hnsw ef_search={ef}"] = knn(store, vectors, queries)
-    pg.EF_SEARCH = 100
     return results
 
 

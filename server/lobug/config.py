@@ -73,6 +73,7 @@ class Settings:
     # `sqlite:///path` or `postgresql://user:pass@host:port/db`; None: SQLite at `db_path`.
     database_url: str | None = None
     db_pool_size: int = 10
+    hnsw_ef_search: int = 400
     agent: str = "lobug"
     device_agents: Mapping[str, str] = field(default_factory=dict)
 
@@ -144,8 +145,8 @@ class Settings:
             raise ConfigError("MEMORY_MAX_CONTEXT_MESSAGES must not be negative")
         if self.database_url is not None and not self.database_url.startswith(DATABASE_SCHEMES):
             raise ConfigError("LOBUG_DATABASE_URL must start with sqlite:/// or postgresql://")
-        if self.db_pool_size < 1:
-            raise ConfigError("LOBUG_DB_POOL_SIZE must be positive")
+        if self.db_pool_size < 1 or self.hnsw_ef_search < 1:
+            raise ConfigError("LOBUG_DB_POOL_SIZE and LOBUG_HNSW_EF_SEARCH must be positive")
 
     @property
     def tokens_required(self) -> bool:
@@ -323,6 +324,7 @@ SETTINGS_ENV: dict[str, tuple[str, Parser]] = {
     "db_path": ("LOBUG_DB_PATH", _path),
     "database_url": ("LOBUG_DATABASE_URL", _text),
     "db_pool_size": ("LOBUG_DB_POOL_SIZE", _integer),
+    "hnsw_ef_search": ("LOBUG_HNSW_EF_SEARCH", _integer),
     "agent": ("LOBUG_AGENT", _text),
     "device_agents": ("LOBUG_DEVICE_AGENTS", parse_device_agents),
     "llm_backend": ("LOBUG_LLM_BACKEND", _lowered),

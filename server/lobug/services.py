@@ -102,7 +102,9 @@ class MemoryServices:
 
 def open_store(settings: Settings, embedder: Embedder) -> Store:
     """Open the database (`settings.store_url`) and tie it to the embedder (blocking)."""
-    store = open_database(settings.store_url, pool_size=settings.db_pool_size)
+    store = open_database(
+        settings.store_url, pool_size=settings.db_pool_size, ef_search=settings.hnsw_ef_search
+    )
     try:
         store.bind_embedding(embedder.model, embedder.dimension)
     except EmbeddingMismatch as exc:

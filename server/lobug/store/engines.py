@@ -33,8 +33,9 @@ def redacted(url: str) -> str:
     return urlunsplit(parts._replace(netloc=netloc))
 
 
-def open_database(url: str, *, pool_size: int = 10) -> Store:
-    """The store at `url`, migrated (not yet bound to an embedding model)."""
+def open_database(url: str, *, pool_size: int = 10, ef_search: int = 400) -> Store:
+    """The store at `url`, migrated (not yet bound to an embedding model); `pool_size` and
+    `ef_search` concern PostgreSQL only."""
     path = sqlite_path(url)
     if path is not None:
         from lobug.store.sqlite.engine import SQLiteStore
@@ -47,5 +48,5 @@ def open_database(url: str, *, pool_size: int = 10) -> Store:
             raise StoreError(
                 "PostgreSQL needs the postgres extra: pip install 'lobug[postgres]'"
             ) from exc
-        return PostgresStore(url, pool_size=pool_size)
+        return PostgresStore(url, pool_size=pool_size, ef_search=ef_search)
     raise StoreError(f"unknown database URL {redacted(url)!r}: use sqlite:/// or postgresql://")

@@ -124,6 +124,7 @@ def migrate_database(
             _advance_sequences(target)
             if bound:
                 create_vector_indexes(target)
+            target.execute("ANALYZE")  # the planner's statistics, for the HNSW indexes' use
             return _compare(source, target)
         finally:
             target.close()

@@ -12,7 +12,7 @@ from lobug.store.postgres.forgetting import PostgresForgetting
 from lobug.store.postgres.fulltext import PostgresFullText
 from lobug.store.postgres.queue import PostgresWorkQueue
 from lobug.store.postgres.summaries import PostgresSummaries
-from lobug.store.postgres.vectors import PostgresVectors
+from lobug.store.postgres.vectors import EF_SEARCH, PostgresVectors
 
 
 class PostgresStore(
@@ -28,5 +28,13 @@ class PostgresStore(
     database, advisory locks where a check and a write must be one step. Opening migrates
     the schema; `bind_embedding` creates the vector tables."""
 
-    def __init__(self, url: str, *, clock: Clock = time.time, pool_size: int = POOL_SIZE) -> None:
+    def __init__(
+        self,
+        url: str,
+        *,
+        clock: Clock = time.time,
+        pool_size: int = POOL_SIZE,
+        ef_search: int = EF_SEARCH,
+    ) -> None:
         super().__init__(url, clock=clock, pool_size=pool_size)
+        self.ef_search = ef_search

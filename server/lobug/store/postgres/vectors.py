@@ -2,10 +2,11 @@
 whose dimension `fact_vectors` and `message_vectors` take, each with an HNSW index (cosine)
 and an index on the agent. `reindex` re-embeds everything with another model.
 
-HNSW is approximate: `EF_SEARCH` candidates are visited per query (recall@5 against exact
-search is in README's "Scaling out"). pgvector filters by agent after the index scan, so
-when an agent holds a small share of all vectors the index may return fewer than `k` hits;
-the search then runs again exactly over that agent's rows."""
+HNSW is approximate: `ef_search` candidates are visited per query (LOBUG_HNSW_EF_SEARCH,
+`EF_SEARCH` by default; recall@5 against exact search is in README's "Scaling out").
+pgvector filters by agent after the index scan, so when an agent holds a small share of all
+vectors the index may return fewer than `k` hits; the search then runs again exactly over
+that agent's rows."""
 
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ from lobug.store.postgres.log import as_vector
 from lobug.store.sqlite import rows
 
 EmbedBatch = Callable[[list[str]], list[Vector]]
-EF_SEARCH = 100
+EF_SEARCH = 400  # recall@5 >= 0.99 on the bench's synthetic 384-d vectors (README)
 INDEX_BUILD_MEMORY = "512MB"  # the graph of 1M x 384 fits; a build that spills is much slower
 VECTOR_TABLES = (("fact_vectors", "fact_id", "facts"), ("message_vectors", "message_id", None))
 
@@ -77,6 +78,8 @@ def _similarity(distance: float | None) -> float | None:
 
 
 class PostgresVectors(PostgresFacts):
+    ef_search = EF_SEARCH
+
     def embedding_signature(self) -> tuple[str, int] | None:
         meta = {r["key"]: r["value"] for r in self._query("SELECT key, value FROM store_meta")}
         if "embedding_model" not in meta:
@@ -141,7 +144,7 @@ class PostgresVectors(PostgresFacts):
             "WHERE agent_id = %s ORDER BY {order} LIMIT %s"
         )
         with self._transaction() as conn:
-            conn.execute(f"SET LOCAL hnsw.ef_search = {max(EF_SEARCH, int(k))}")
+            conn.execute(f"SET LOCAL hnsw.ef_search = {max(self.ef_search, int(k))}")
             found = conn.execute(sql.format(order="embedding <=> %s"), (q, agent_id, q, k))
             hits = found.fetchall()
             if len(hits) < k:  # `+ 0` keeps the planner off the HNSW index: an exact scan
