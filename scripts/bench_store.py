@@ -168,11 +168,13 @@ def knn(store: Store, vectors: Matrix, queries: Matrix) -> tuple[float, float, f
     return percentile(times, 50), percentile(times, 95), found / (TOP_K * len(queries))
 
 
-def knn_results(store: Store, vectors: Matrix, queries: Matrix) -> dict[str, tuple[float, ...]]:
+def knn_results(
+    store: Store, vectors: Matrix, queries: Matrix, ef_values: Sequence[int]
+) -> dict[str, tuple[float, ...]]:
     if getattr(store, "url", None) is None:
         return {"exact index": knn(store, vectors, queries)}
     results = {}
-    for ef in EF_VALUES:
+    for ef in ef_values:
         store.ef_search = ef  # type: ignore[attr-defined]
         knn(store, vectors, queries[:10])  # warm the index pages
         results[f"hnsw ef_search={ef}"] = knn(store, vectors, queries)
@@ -201,7 +203,7 @@ def hybrid_p95(url: str, queries: int) -> float:
     return percentile(times, 95)
 
 
-def bench(engine: str, url: str, size: int, queries: int) -> Result:
+def bench(engine: str, url: str, size: int, queries: int, ef_values: Sequence[int]) -> Result:
     rng = np.random.default_rng(1234)
     vectors = clustered_unit_vectors(rng, size)
     query_vectors = clustered_unit_vectors(rng, queries)
@@ -209,7 +211,7 @@ def bench(engine: str, url: str, size: int, queries: int) -> Result:
     store.bind_embedding("fake-embed", DIM)
     try:
         bulk = bulk_fill(store, vectors)
-        results = knn_results(store, vectors, query_vectors)
+        results = knn_results(store, vectors, query_vectors, ef_values)
         single = single_inserts(store, rng)
     finally:
         store.close()
@@ -235,6 +237,7 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--engines", nargs="+", default=["sqlite", "postgres"])
     parser.add_argument("--database-url", help="an empty PostgreSQL database (default: pgserver)")
+    parser.add_argument("--ef", type=int, nargs="+", default=list(EF_VALUES), help="ef_search")
     args = parser.parse_args()
     results = []
     with postgres(args.database_url) as fresh, tempfile.TemporaryDirectory() as folder:
@@ -242,7 +245,7 @@ def main() -> None:
             for engine in args.engines:
                 url = fresh() if engine == "postgres" else f"sqlite:///{folder}/{size}.db"
                 print(f"{engine} at {size} facts ...", flush=True)
-                results.append(bench(engine, url, size, args.queries))
+                results.append(bench(engine, url, size, args.queries, args.ef))
                 print_results(results[-1:])
     print_results(results)
 
