@@ -6,7 +6,8 @@ signatures names an engine: vectors are numpy arrays, rows are the dataclasses o
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 from lobug.store.models import (
@@ -30,6 +31,7 @@ from lobug.store.models import (
     Summary,
     Vector,
 )
+from lobug.store.records import AgentRecords, Imported, Record
 
 
 class ConversationLog(Protocol):
@@ -241,6 +243,27 @@ class EmbeddingBinding(Protocol):
     ) -> int: ...
 
 
+class TransferStore(Protocol):
+    """Export and import of whole agents as records (`store/records.py`), and backups."""
+
+    def export_records(self, agent_id: int, kind: str) -> Iterator[Record]: ...
+
+    def base_memory_row(self, agent_id: int) -> tuple[str, bool]: ...
+
+    def content_keys(self, agent: str) -> set[str]: ...
+
+    def import_agents(
+        self,
+        agents: Sequence[AgentRecords],
+        vectors: Mapping[str, Vector],
+        *,
+        merge: bool,
+        actor: str,
+    ) -> list[Imported]: ...
+
+    def backup(self, target: Path) -> str: ...
+
+
 @runtime_checkable
 class Store(
     ConversationLog,
@@ -251,6 +274,7 @@ class Store(
     SearchStore,
     CurationStore,
     EmbeddingBinding,
+    TransferStore,
     Protocol,
 ):
     """Everything the domain uses. Thread-safe: every method may be called from any thread."""

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
+from typing import IO
 
 from lobug.store.models import Clock
+from lobug.store.sqlite.backup import SQLiteBackup, hold_shared
 from lobug.store.sqlite.blocks import SQLiteBlocks
 from lobug.store.sqlite.forgetting import SQLiteForgetting
 from lobug.store.sqlite.fulltext import SQLiteFullText
+from lobug.store.sqlite.importing import SQLiteImport
 from lobug.store.sqlite.queue import SQLiteWorkQueue
 from lobug.store.sqlite.summaries import SQLiteSummaries
 from lobug.store.sqlite.vectors import SQLiteVectors
@@ -21,10 +24,24 @@ class SQLiteStore(
     SQLiteSummaries,
     SQLiteBlocks,
     SQLiteFullText,
+    SQLiteImport,
+    SQLiteBackup,
 ):
     """Thread-safe: one connection guarded by a lock (WAL keeps reads cheap). Opening migrates
-    the file and repairs a damaged full-text index; `bind_embedding` loads the vectors."""
+    the file and repairs a damaged full-text index; `bind_embedding` loads the vectors. While
+    open it holds a shared lock on the file's `-lobug.lock` (see `backup.py`: a restore
+    refuses while any store has the database open)."""
 
     def __init__(self, path: Path | str, *, clock: Clock = time.time) -> None:
+        self._hold: IO[bytes] | None = None
+        if str(path) != ":memory:":
+            Path(path).parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+            self._hold = hold_shared(Path(path))
         super().__init__(path, clock=clock)
         self.repair_full_text_search()
+
+    def close(self) -> None:
+        super().close()
+        if self._hold is not None:
+            self._hold.close()
+            self._hold = None

@@ -1,0 +1,307 @@
+"""Export and import of agents as one versioned JSON document (`docs/export.schema.json`).
+
+An export is written as a stream of text chunks (records read a page at a time), so a large
+memory never has to fit in RAM. An import is checked whole before anything is written; a bad
+document raises `InvalidExport` naming the JSON path of the first problem. Vectors are
+recomputed with the configured embedding model, then the store writes every agent in one
+transaction, adding only what the database does not hold yet (by content key), so importing
+the same file twice changes nothing the second time.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
+
+from lobug.backends.base import Embedder
+from lobug.store.models import API_SOURCE, Agent, Vector
+from lobug.store.protocol import Store
+from lobug.store.records import (
+    FORMAT,
+    KINDS,
+    VERSION,
+    AgentRecords,
+    Imported,
+    Record,
+    content_key,
+)
+
+Spec = dict[str, str]
+
+# Every field of every record: `integer`, `number`, `string`, `boolean`, `object`,
+# `integers` (a list of them), `history` (a block's changes), `a|b` for one of some strings;
+# a trailing `?` allows null. The JSON Schema file is generated from these (`json_schema`).
+FIELDS: dict[str, Spec] = {
+    "messages": {
+        "id": "integer",
+        "device_id": "string",
+        "role": "user|assistant|system",
+        "content": "string",
+        "created_at": "number",
+        "summarized": "boolean",
+        "metadata": "object?",
+    },
+    "summaries": {
+        "id": "integer",
+        "content": "string",
+        "source_from_id": "integer",
+        "source_to_id": "integer",
+        "created_at": "number",
+        "incorporated": "boolean",
+    },
+    "facts": {
+        "id": "integer",
+        "type": "personal|preference|knowledge|event",
+        "content": "string",
+        "subject": "string?",
+        "relation": "string?",
+        "object": "string?",
+        "time_span": "string?",
+        "confidence": "number",
+        "user_score": "integer?",
+        "pinned": "boolean",
+        "origin": "string?",
+        "source_message_ids": "integers",
+        "created_at": "number",
+        "valid_from": "number",
+        "invalidated_at": "number?",
+        "superseded_by": "integer?",
+        "forgotten_at": "number?",
+        "purged_at": "number?",
+    },
+    "base_memory_versions": {
+        "id": "integer",
+        "content": "string",
+        "written_by": "string",
+        "created_at": "number",
+    },
+    "blocks": {
+        "id": "integer",
+        "label": "string",
+        "value": "string",
+        "description": "string?",
+        "char_limit": "integer?",
+        "read_only": "boolean",
+        "created_at": "number",
+        "updated_at": "number",
+        "history": "history",
+    },
+    "block_history": {
+        "old_value": "string?",
+        "new_value": "string",
+        "changed_by": "string",
+        "changed_at": "number",
+    },
+    "audit": {
+        "id": "integer",
+        "at": "number",
+        "actor": "string",
+        "action": "string",
+        "target": "string",
+        "target_ids": "integers",
+        "before": "string?",
+        "after": "string?",
+        "detail": "object?",
+    },
+}
+AGENT_FIELDS: Spec = {
+    "name": "string",
+    "created_at": "number",
+    "metadata": "object?",
+    "base_memory": "base_memory",
+}
+BASE_MEMORY_FIELDS: Spec = {"content": "string", "stale": "boolean"}
+DOCUMENT_FIELDS: Spec = {
+    "format": FORMAT,
+    "version": "integer",
+    "exported_at": "number",
+    "embedding_model": "string?",
+}
+
+
+class InvalidExport(ValueError):
+    """The document is not a Lo-Bug export; the message names the JSON path."""
+
+    def __init__(self, path: str, problem: str) -> None:
+        super().__init__(f"{path}: {problem}")
+        self.path = path
+        self.problem = problem
+
+
+# ---------------------------------------------------------------------- export
+
+
+def export_chunks(
+    store: Store, agents: Sequence[Agent], embedding_model: str | None, exported_at: float
+) -> Iterator[str]:
+    """The export document of `agents`, as text chunks (one per record)."""
+    head = {
+        "format": FORMAT,
+        "version": VERSION,
+        "exported_at": exported_at,
+        "embedding_model": embedding_model,
+    }
+    yield json.dumps(head, ensure_ascii=False)[:-1] + ', "agents": ['
+    for number, agent in enumerate(agents):
+        yield ("," if number else "") + "\n"
+        yield from agent_chunks(store, agent)
+    yield "\n]}\n"
+
+
+def agent_chunks(store: Store, agent: Agent) -> Iterator[str]:
+    content, stale = store.base_memory_row(agent.id)
+    head = {
+        "name": agent.name,
+        "created_at": agent.created_at,
+        "metadata": agent.metadata,
+        "base_memory": {"content": content, "stale": stale},
+    }
+    yield json.dumps(head, ensure_ascii=False)[:-1]
+    for kind in KINDS:
+        yield f',\n "{kind}": ['
+        for number, record in enumerate(store.export_records(agent.id, kind)):
+            yield ("," if number else "") + "\n  " + json.dumps(record, ensure_ascii=False)
+        yield "]"
+    yield "}"
+
+
+# ---------------------------------------------------------------------- import
+
+
+def read_document(document: Any) -> list[AgentRecords]:
+    """The agents of a parsed export document. Raises InvalidExport."""
+    check_object(document, DOCUMENT_FIELDS, "$")
+    if document["version"] != VERSION:
+        raise InvalidExport("$.version", f"version {document['version']} is not {VERSION}")
+    agents = document.get("agents")
+    if not isinstance(agents, list):
+        raise InvalidExport("$.agents", "must be a list")
+    return [agent_records(agent, f"$.agents[{n}]") for n, agent in enumerate(agents)]
+
+
+def agent_records(agent: Any, path: str) -> AgentRecords:
+    check_object(agent, AGENT_FIELDS, path)
+    records: dict[str, list[Record]] = {}
+    for kind in KINDS:
+        found = agent.get(kind, [])
+        if not isinstance(found, list):
+            raise InvalidExport(f"{path}.{kind}", "must be a list")
+        for number, record in enumerate(found):
+            check_object(record, FIELDS[kind], f"{path}.{kind}[{number}]")
+        records[kind] = found
+    return AgentRecords(
+        name=agent["name"],
+        created_at=agent["created_at"],
+        metadata=agent["metadata"],
+        base_memory=agent["base_memory"]["content"],
+        base_memory_stale=agent["base_memory"]["stale"],
+        records=records,
+    )
+
+
+def check_object(value: Any, spec: Spec, path: str) -> None:
+    if not isinstance(value, dict):
+        raise InvalidExport(path, "must be an object")
+    for name, kind in spec.items():
+        if name not in value:
+            raise InvalidExport(f"{path}.{name}", "is missing")
+        check_value(value[name], kind, f"{path}.{name}")
+
+
+def check_value(value: Any, kind: str, path: str) -> None:
+    if kind.endswith("?"):
+        if value is None:
+            return
+        kind = kind[:-1]
+    if kind == "history":
+        if not isinstance(value, list):
+            raise InvalidExport(path, "must be a list")
+        for number, change in enumerate(value):
+            check_object(change, FIELDS["block_history"], f"{path}[{number}]")
+    elif kind == "base_memory":
+        check_object(value, BASE_MEMORY_FIELDS, path)
+    elif not is_kind(value, kind):
+        raise InvalidExport(path, f"must be {describe(kind)}, not {json.dumps(value)[:60]}")
+
+
+def is_kind(value: Any, kind: str) -> bool:
+    if kind == "integers":
+        return isinstance(value, list) and all(is_kind(v, "integer") for v in value)
+    simple: dict[str, Callable[[Any], bool]] = {
+        "integer": lambda v: isinstance(v, int) and not isinstance(v, bool),
+        "number": lambda v: isinstance(v, int | float) and not isinstance(v, bool),
+        "string": lambda v: isinstance(v, str),
+        "boolean": lambda v: isinstance(v, bool),
+        "object": lambda v: isinstance(v, dict),
+    }
+    if kind in simple:
+        return simple[kind](value)
+    return value in kind.split("|")
+
+
+def describe(kind: str) -> str:
+    if kind == "integers":
+        return "a list of integers"
+    if kind in ("integer", "number", "string", "boolean", "object"):
+        return f"a{'n' if kind[0] in 'aeio' else ''} {kind}"
+    return "one of " + ", ".join(repr(choice) for choice in kind.split("|"))
+
+
+def import_agents(
+    store: Store,
+    embedder: Embedder,
+    agents: Sequence[AgentRecords],
+    *,
+    merge: bool,
+    actor: str,
+) -> list[Imported]:
+    """Embed what needs a vector and is new (current facts, memory-API messages), then write
+    everything in one transaction."""
+    vectors = embed_new(store, embedder, agents)
+    return store.import_agents(agents, vectors, merge=merge, actor=actor)
+
+
+def embed_new(
+    store: Store, embedder: Embedder, agents: Sequence[AgentRecords]
+) -> dict[str, Vector]:
+    wanted: dict[str, str] = {}
+    for agent in agents:
+        held = store.content_keys(agent.name)
+        for kind, record in needing_vectors(agent):
+            key = content_key(kind, record)
+            if key not in held:
+                wanted[key] = record["content"]
+    keys = list(wanted)
+    vectors: list[Vector] = []
+    for start in range(0, len(keys), 256):
+        vectors.extend(embedder.embed_batch([wanted[k] for k in keys[start : start + 256]]))
+    return dict(zip(keys, vectors, strict=True))
+
+
+def needing_vectors(agent: AgentRecords) -> Iterator[tuple[str, Record]]:
+    for record in agent.of("facts"):
+        if record["invalidated_at"] is None:
+            yield "facts", record
+    for record in agent.of("messages"):
+        if record["device_id"] == API_SOURCE:
+            yield "messages", record
+
+
+def renamed(agents: list[AgentRecords], name: str | None) -> list[AgentRecords]:
+    """The document's one agent under another name (`--as`)."""
+    if name is None:
+        return agents
+    if len(agents) != 1:
+        raise InvalidExport("$.agents", f"holds {len(agents)} agents; --as needs exactly one")
+    agent = agents[0]
+    return [
+        AgentRecords(
+            name,
+            agent.created_at,
+            agent.metadata,
+            agent.base_memory,
+            agent.base_memory_stale,
+            agent.records,
+        )
+    ]
