@@ -11,7 +11,7 @@ from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from fastapi import FastAPI
 
 from lobug import __version__
-from lobug.api import curation, device, facts, memory, openai_proxy, voice
+from lobug.api import curation, device, facts, memory, openai_proxy, transfer, voice
 from lobug.api.auth import TokenGate, role_without_tokens
 from lobug.api.errors import install_error_handlers
 from lobug.api.limits import BodySizeLimit
@@ -59,6 +59,7 @@ def create_app(settings: Settings, backends: Backends | None = None) -> FastAPI:
     app.include_router(memory.router, prefix="/memory")
     app.include_router(facts.router, prefix="/memory")
     app.include_router(curation.router, prefix="/memory")
+    app.include_router(transfer.router, prefix="/memory")
     return app
 
 
@@ -90,6 +91,7 @@ def create_memory_app(settings: Settings, backends: Backends | None = None) -> F
     app.include_router(memory.router)
     app.include_router(facts.router)
     app.include_router(curation.router)
+    app.include_router(transfer.router)
     return app
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from lobug.store.models import Agent, Message
 
@@ -21,6 +21,7 @@ class AgentOut(BaseModel):
 class MessageOut(BaseModel):
     id: str
     agent_id: str
+    device_id: str = Field(description="the device that said it; `api` or `v1` for programs")
     role: str
     content: str
     created_at: str
@@ -46,6 +47,7 @@ def message_out(message: Message, similarity: float | None = None) -> MessageOut
     return MessageOut(
         id=str(message.id),
         agent_id=str(message.agent_id),
+        device_id=message.device_id,
         role=message.role,
         content=message.content,
         created_at=iso(message.created_at),
