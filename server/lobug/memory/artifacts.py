@@ -26,6 +26,10 @@ def write_markdown(agent: AgentRecords, directory: Path) -> list[Path]:
         files[f"facts/{fact_type}.md"] = facts_of_type(agent, fact_type)
     for day, text in days(agent).items():
         files[f"days/{day}.md"] = text
+    for folder in ("days", "facts"):  # pages of days or types no longer in the memory
+        for old in (directory / folder).glob("*.md"):
+            if f"{folder}/{old.name}" not in files:
+                old.unlink()
     written = []
     for name, text in sorted(files.items()):
         path = directory / name

@@ -124,7 +124,7 @@ class InvalidExport(ValueError):
     """The document is not a Lo-Bug export; the message names the JSON path."""
 
     def __init__(self, path: str, problem: str) -> None:
-        super().__init__(f"{path}: {problem}")
+        super().__init__(f"invalid export document at {path}: {problem}")
         self.path = path
         self.problem = problem
 
@@ -173,7 +173,7 @@ def read_document(document: Any) -> list[AgentRecords]:
     """The agents of a parsed export document. Raises InvalidExport."""
     check_object(document, DOCUMENT_FIELDS, "$")
     if document["version"] != VERSION:
-        raise InvalidExport("$.version", f"version {document['version']} is not {VERSION}")
+        raise InvalidExport("$.version", f"this Lo-Bug reads version {VERSION} only")
     agents = document.get("agents")
     if not isinstance(agents, list):
         raise InvalidExport("$.agents", "must be a list")
