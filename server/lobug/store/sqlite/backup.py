@@ -11,12 +11,19 @@ from __future__ import annotations
 
 import fcntl
 import os
+import weakref
 from collections.abc import Callable
+from contextlib import AbstractContextManager
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 from lobug.store.errors import DatabaseInUse, StoreError
-from lobug.store.sqlite.database import SQLiteDatabase, open_connection, prepare_private_file
+from lobug.store.sqlite.database import (
+    SQLiteDatabase,
+    is_storage_failure,
+    open_connection,
+    prepare_private_file,
+)
 
 Progress = Callable[[int, int], None]  # (pages copied, pages in all)
 RESTORE_STEP_PAGES = 1024
@@ -26,43 +33,52 @@ def lock_path(db_path: Path) -> Path:
     return db_path.with_name(db_path.name + "-lobug.lock")
 
 
-def hold_shared(db_path: Path) -> IO[bytes]:
+class FileHold(AbstractContextManager["FileHold"]):
+    """A `flock` on the database's lock file, released by `close`, when the object is
+    collected, or when the process ends (the kernel drops it: it never goes stale)."""
+
+    def __init__(self, db_path: Path, *, exclusive: bool) -> None:
+        descriptor = os.open(lock_path(db_path), os.O_CREAT | os.O_RDWR, 0o600)
+        self._release = weakref.finalize(self, os.close, descriptor)
+        try:
+            fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB if exclusive else fcntl.LOCK_SH)
+        except BlockingIOError:
+            self.close()
+            raise DatabaseInUse(
+                f"{db_path} is open in another process (a running `lobug serve` or `lobug "
+                "memory-server`, or another lobug command): stop it, then restore"
+            ) from None
+
+    def close(self) -> None:
+        self._release()
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+
+def hold_shared(db_path: Path) -> FileHold:
     """The shared hold an open store keeps on its database (waits while a restore runs)."""
-    holder = _open_lock_file(db_path)
-    fcntl.flock(holder.fileno(), fcntl.LOCK_SH)
-    return holder
+    return FileHold(db_path, exclusive=False)
 
 
-def hold_exclusive(db_path: Path) -> IO[bytes]:
+def hold_exclusive(db_path: Path) -> FileHold:
     """The hold of a restore. Raises DatabaseInUse when any process has the database open."""
-    holder = _open_lock_file(db_path)
-    try:
-        fcntl.flock(holder.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        holder.close()
-        raise DatabaseInUse(
-            f"{db_path} is open in another process (a running `lobug serve` or `lobug "
-            "memory-server`, or another lobug command): stop it, then restore"
-        ) from None
-    return holder
-
-
-def _open_lock_file(db_path: Path) -> IO[bytes]:
-    path = lock_path(db_path)
-    return os.fdopen(os.open(path, os.O_CREAT | os.O_RDWR, 0o600), "rb")
+    return FileHold(db_path, exclusive=True)
 
 
 def integrity(path: Path) -> str:
     """`PRAGMA integrity_check` of a database file: `ok`, or what is wrong."""
     conn = open_connection(path)
     try:
-        if (
-            conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'schema_migrations'").fetchone()
-            is None
-        ):
+        tables = conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'").fetchall()
+        if "schema_migrations" not in {row[0] for row in tables}:
             return "not a Lo-Bug database (no schema_migrations table)"
         found = [row[0] for row in conn.execute("PRAGMA integrity_check").fetchall()]
         return "ok" if found == ["ok"] else "; ".join(found)
+    except Exception as exc:
+        if is_storage_failure(exc):
+            return f"not a readable database ({exc})"
+        raise
     finally:
         conn.close()
 

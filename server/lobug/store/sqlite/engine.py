@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import IO
 
 from lobug.store.models import Clock
-from lobug.store.sqlite.backup import SQLiteBackup, hold_shared
+from lobug.store.sqlite.backup import FileHold, SQLiteBackup, hold_shared
 from lobug.store.sqlite.blocks import SQLiteBlocks
 from lobug.store.sqlite.forgetting import SQLiteForgetting
 from lobug.store.sqlite.fulltext import SQLiteFullText
@@ -33,7 +32,7 @@ class SQLiteStore(
     refuses while any store has the database open)."""
 
     def __init__(self, path: Path | str, *, clock: Clock = time.time) -> None:
-        self._hold: IO[bytes] | None = None
+        self._hold: FileHold | None = None
         if str(path) != ":memory:":
             Path(path).parent.mkdir(mode=0o700, parents=True, exist_ok=True)
             self._hold = hold_shared(Path(path))
