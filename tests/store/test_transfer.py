@@ -80,9 +80,7 @@ def without_ids(document: dict[str, Any]) -> dict[str, Any]:
     copy = json.loads(json.dumps(document))
     copy.pop("exported_at")
     for agent in copy["agents"]:
-        ranks = {
-            kind: {r["id"]: n for n, r in enumerate(agent[kind])} for kind in ID_FIELDS
-        }
+        ranks = {kind: {r["id"]: n for n, r in enumerate(agent[kind])} for kind in ID_FIELDS}
         for kind, fields in ID_FIELDS.items():
             for record in agent[kind]:
                 for name in fields:
