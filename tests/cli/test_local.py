@@ -12,6 +12,7 @@ import pytest
 from lobug.backends.embedded import LocalEmbedder
 from lobug.store.sqlite.engine import SQLiteStore
 from tests.cli.run import lobug, ok
+from tests.e2e.server import free_port
 
 pytestmark = pytest.mark.models
 
@@ -116,3 +117,23 @@ def test_backup_while_written_and_restore_only_when_nobody_holds_the_file(
     assert "ExecStart=" in unit and "-m lobug serve" in unit
     assert f"Environment=LOBUG_DB_PATH={tmp_path / 'lobug.db'}" in unit
     assert "Environment=LOBUG_PORT=8400" in unit and "WantedBy=default.target" in unit
+
+
+def test_chat_in_process_when_no_server_runs(tmp_path: Path) -> None:
+    env = {
+        "LOBUG_DB_PATH": str(tmp_path / "lobug.db"),
+        "LOBUG_PORT": str(free_port()),  # nobody listens there
+        "LOBUG_LLM_BACKEND": "embedded",
+        "LOBUG_LLM_MAX_TOKENS": "16",
+    }
+    said = "My name is Alex\n/facts\n/forget\n/help\n/quit\n"
+
+    chat = ok("chat", "--device", "desk", env=env, stdin=said)
+
+    assert "loading the assistant here" in chat.err
+    replies = [line for line in chat.out.splitlines() if line.startswith("lobug> ")]
+    assert len(replies) == 2 and replies[1] == "lobug> Okay, I forgot what you just said."
+    assert "/facts lists what I know" in chat.out
+    store = SQLiteStore(tmp_path / "lobug.db")
+    assert store.recent_messages("lobug", "desk", 10) == []  # forgotten, not learned from
+    store.close()

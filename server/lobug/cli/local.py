@@ -81,6 +81,11 @@ def open_local(settings: Settings) -> MemoryServices:
     return MemoryServices(settings, store, embedder, Curation(store, embedder, settings.memory))
 
 
+def chat_model(settings: Settings) -> str:
+    """The configured chat backend and model (not loaded: the server loads it)."""
+    return f"{settings.llm_backend} {settings.llm_model or '(default)'}"
+
+
 class LocalAccess:
     def __init__(self, services: MemoryServices) -> None:
         self.svc = services
@@ -232,6 +237,7 @@ class LocalAccess:
             "database": str(path),
             "size_bytes": sum(f.stat().st_size for f in files if f.exists()),
             "embedding_model": self.svc.embedder.model,
+            "chat_model": chat_model(self.svc.settings),
             "learning_queue": self.store.count_queued_exchanges(),
             "agents": self.agents(),
         }

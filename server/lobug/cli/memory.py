@@ -255,6 +255,6 @@ def stats(memory: MemoryAccess, out: Output, agent: str) -> None:
     if out.as_json:
         out.json(found)
         return
-    out.record(found, ["database", "size_bytes", "embedding_model", "learning_queue"])
+    out.record(found, ["database", "size_bytes", "embedding_model", "chat_model", "learning_queue"])
     click.echo()
     out.table(found["agents"], AGENT_COLUMNS)

@@ -174,6 +174,7 @@ class RemoteAccess:
             "database": health.get("db_path") or health.get("database_path"),
             "size_bytes": None,
             "embedding_model": embedding,
+            "chat_model": health.get("llm", {}).get("model"),
             "learning_queue": health.get("memory", {}).get("learning_queue"),
             "agents": self.agents(),
         }
