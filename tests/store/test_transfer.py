@@ -165,6 +165,10 @@ def test_the_schema_file_is_the_generated_schema() -> None:
         (lambda d: d["agents"][0]["facts"][1].update(type="gossip"), "$.agents[0].facts[1].type"),
         (lambda d: d["agents"][0]["messages"][0].pop("content"), "$.agents[0].messages[0].content"),
         (
+            lambda d: d["agents"][0]["facts"][1].update(user_score=11),
+            "$.agents[0].facts[1].user_score",
+        ),
+        (
             lambda d: d["agents"][0]["blocks"][0]["history"][0].update(changed_at="noon"),
             "$.agents[0].blocks[0].history[0].changed_at",
         ),
@@ -184,6 +188,14 @@ def test_a_bad_document_names_its_json_path_and_changes_nothing(
     with pytest.raises(jsonschema.ValidationError):
         jsonschema.validate(document, json_schema())
     assert without_ids(exported(target, embedder)) == without_ids(before)
+
+
+def test_numbers_json_cannot_hold_are_refused(source: SQLiteStore, embedder: FakeEmbedder) -> None:
+    document = exported(source, embedder)
+    document["agents"][0]["audit"][0]["at"] = float("nan")  # Python's json reads NaN
+
+    with pytest.raises(transfer.InvalidExport, match=r"audit\[0\]\.at: must be a finite number"):
+        transfer.read_document(document)
 
 
 def test_an_agent_with_other_memory_is_merged_into_only_when_asked(

@@ -16,7 +16,7 @@ from typing import Any
 import click
 
 from lobug.cli import chat, facts, memory, servers, transfer
-from lobug.cli.output import USAGE, Refused
+from lobug.cli.output import USAGE, ConfigurationError, Refused
 from lobug.config import ConfigError
 
 
@@ -30,7 +30,7 @@ class LobugGroup(click.Group):
         try:
             return super().invoke(ctx)
         except ConfigError as exc:
-            raise click.ClickException(f"configuration error: {exc}") from exc
+            raise ConfigurationError(str(exc)) from exc
         except (StoreError, InvalidExport) as exc:
             raise Refused(str(exc)) from exc
         except ValueError as exc:  # a fact type or text the curation refused

@@ -25,6 +25,15 @@ class Refused(click.ClickException):
     exit_code = REFUSED
 
 
+class ConfigurationError(click.ClickException):
+    """A LOBUG_* variable is wrong: exit 2, as a usage error."""
+
+    exit_code = USAGE
+
+    def format_message(self) -> str:
+        return f"configuration error: {self.message}"
+
+
 class Output:
     def __init__(self, as_json: bool) -> None:
         self.as_json = as_json

@@ -18,6 +18,7 @@ from lobug.memory.transfer import (
 from lobug.store.records import FORMAT, KINDS, VERSION
 
 JSON_TYPES = {"integer", "number", "string", "boolean", "object"}
+RANGES = {"positive": {"minimum": 1}, "score": {"minimum": 0, "maximum": 10}}
 
 
 def json_schema() -> dict[str, Any]:
@@ -61,6 +62,8 @@ def value_schema(kind: str) -> dict[str, Any]:
         schema = {"$ref": "#/$defs/base_memory"}
     elif kind == "integers":
         schema = {"type": "array", "items": {"type": "integer"}}
+    elif kind in RANGES:
+        schema = {"type": "integer", **RANGES[kind]}
     elif kind in JSON_TYPES:
         schema = {"type": kind}
     else:

@@ -11,6 +11,7 @@ the same file twice changes nothing the second time.
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
@@ -29,9 +30,10 @@ from lobug.store.records import (
 
 Spec = dict[str, str]
 
-# Every field of every record: `integer`, `number`, `string`, `boolean`, `object`,
-# `integers` (a list of them), `history` (a block's changes), `a|b` for one of some strings;
-# a trailing `?` allows null. The JSON Schema file is generated from these (`json_schema`).
+# Every field of every record: `integer` (64-bit), `positive` (an integer from 1), `score`
+# (0-10), `number` (finite), `string`, `boolean`, `object`, `integers` (a list of them),
+# `history` (a block's changes), `a|b` for one of some strings; a trailing `?` allows null.
+# `memory/export_schema.py` generates the JSON Schema file from these.
 FIELDS: dict[str, Spec] = {
     "messages": {
         "id": "integer",
@@ -59,7 +61,7 @@ FIELDS: dict[str, Spec] = {
         "object": "string?",
         "time_span": "string?",
         "confidence": "number",
-        "user_score": "integer?",
+        "user_score": "score?",
         "pinned": "boolean",
         "origin": "string?",
         "source_message_ids": "integers",
@@ -81,7 +83,7 @@ FIELDS: dict[str, Spec] = {
         "label": "string",
         "value": "string",
         "description": "string?",
-        "char_limit": "integer?",
+        "char_limit": "positive?",
         "read_only": "boolean",
         "created_at": "number",
         "updated_at": "number",
@@ -229,8 +231,11 @@ def is_kind(value: Any, kind: str) -> bool:
     if kind == "integers":
         return isinstance(value, list) and all(is_kind(v, "integer") for v in value)
     simple: dict[str, Callable[[Any], bool]] = {
-        "integer": lambda v: isinstance(v, int) and not isinstance(v, bool),
-        "number": lambda v: isinstance(v, int | float) and not isinstance(v, bool),
+        "integer": lambda v: is_integer(v, -(2**63), 2**63 - 1),
+        "positive": lambda v: is_integer(v, 1, 2**63 - 1),
+        "score": lambda v: is_integer(v, 0, 10),
+        "number": lambda v: is_integer(v, -(2**63), 2**63 - 1)
+        or (isinstance(v, float) and math.isfinite(v)),
         "string": lambda v: isinstance(v, str),
         "boolean": lambda v: isinstance(v, bool),
         "object": lambda v: isinstance(v, dict),
@@ -240,10 +245,20 @@ def is_kind(value: Any, kind: str) -> bool:
     return value in kind.split("|")
 
 
+def is_integer(value: Any, low: int, high: int) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and low <= value <= high
+
+
 def describe(kind: str) -> str:
-    if kind == "integers":
-        return "a list of integers"
-    if kind in ("integer", "number", "string", "boolean", "object"):
+    named = {
+        "integers": "a list of integers",
+        "positive": "an integer from 1",
+        "score": "an integer from 0 to 10",
+        "number": "a finite number",
+    }
+    if kind in named:
+        return named[kind]
+    if kind in ("integer", "string", "boolean", "object"):
         return f"a{'n' if kind[0] in 'aeio' else ''} {kind}"
     return "one of " + ", ".join(repr(choice) for choice in kind.split("|"))
 
