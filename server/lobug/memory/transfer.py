@@ -234,8 +234,9 @@ def is_kind(value: Any, kind: str) -> bool:
         "integer": lambda v: is_integer(v, -(2**63), 2**63 - 1),
         "positive": lambda v: is_integer(v, 1, 2**63 - 1),
         "score": lambda v: is_integer(v, 0, 10),
-        "number": lambda v: is_integer(v, -(2**63), 2**63 - 1)
-        or (isinstance(v, float) and math.isfinite(v)),
+        "number": lambda v: (
+            is_integer(v, -(2**63), 2**63 - 1) or (isinstance(v, float) and math.isfinite(v))
+        ),
         "string": lambda v: isinstance(v, str),
         "boolean": lambda v: isinstance(v, bool),
         "object": lambda v: isinstance(v, dict),
