@@ -9,7 +9,6 @@ holding the database) or unreachable; 2 usage or configuration error."""
 from __future__ import annotations
 
 import logging
-import os
 from collections.abc import Sequence
 from typing import Any
 
@@ -18,6 +17,8 @@ import click
 from lobug.cli import chat, facts, memory, servers, transfer
 from lobug.cli.output import USAGE, ConfigurationError, Refused
 from lobug.config import ConfigError
+
+SERVERS = ("serve", "memory-server", "reindex")
 
 
 class LobugGroup(click.Group):
@@ -40,16 +41,18 @@ class LobugGroup(click.Group):
 @click.group(cls=LobugGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.option(
     "--log-level",
-    default=lambda: os.environ.get("LOBUG_LOG_LEVEL", "info"),
-    show_default="LOBUG_LOG_LEVEL or info",
+    envvar="LOBUG_LOG_LEVEL",
+    help="default: info for the servers, warning for the other commands",
 )
 @click.pass_context
-def cli(ctx: click.Context, log_level: str) -> None:
+def cli(ctx: click.Context, log_level: str | None) -> None:
     """Lo-Bug assistant server and its memory.
 
     Memory commands work on the local database (LOBUG_DB_PATH; safe while the server runs)
     or, with --url and --token, on a running server. Exit codes: 0 done, 1 not found or
     refused, 2 usage. Shell completion: eval "$(_LOBUG_COMPLETE=bash_source lobug)"."""
+    if log_level is None:
+        log_level = "info" if ctx.invoked_subcommand in SERVERS else "warning"
     logging.basicConfig(
         level=log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )

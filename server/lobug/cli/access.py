@@ -14,6 +14,7 @@ from typing import Any, Protocol
 import click
 
 from lobug.cli.output import Output
+from lobug.memory.search import SearchMode
 from lobug.store.models import FactFlags, FactQuery
 
 Json = dict[str, Any]
@@ -40,7 +41,7 @@ class MemoryAccess(Protocol):
 
     def forget_fact(self, agent: str, fact_id: int, purge: bool) -> Json: ...
 
-    def search(self, agent: str, text: str, mode: str, limit: int) -> list[Json]: ...
+    def search(self, agent: str, text: str, mode: SearchMode, limit: int) -> list[Json]: ...
 
     def messages(self, agent: str, limit: int) -> list[Json]: ...
 

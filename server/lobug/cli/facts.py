@@ -3,10 +3,13 @@ search facts and messages with their scores."""
 
 from __future__ import annotations
 
+from typing import cast
+
 import click
 
 from lobug.cli.access import MemoryAccess, memory_command
 from lobug.cli.output import Column, Output, cell
+from lobug.memory.search import SearchMode
 from lobug.store.models import FACT_TYPES, FactFlags, FactQuery
 
 FACT_COLUMNS: list[Column] = [
@@ -149,5 +152,5 @@ def search(
     memory: MemoryAccess, out: Output, agent: str, query: str, mode: str, limit: int
 ) -> None:
     """Facts and messages found for QUERY, best first, with their similarity."""
-    hits = memory.search(agent, query, mode, limit)
+    hits = memory.search(agent, query, cast(SearchMode, mode), limit)
     out.table(hits, [("kind", "kind"), ("id", "id"), ("score", "score"), ("text", "text")])

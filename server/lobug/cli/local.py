@@ -23,6 +23,7 @@ from lobug.cli.output import Refused
 from lobug.config import Settings
 from lobug.memory import search, transfer
 from lobug.memory.curation import Curation
+from lobug.memory.search import SearchMode
 from lobug.services import MemoryServices
 from lobug.store.errors import BlockNotFound, EmbeddingMismatch
 from lobug.store.models import CLI, Agent, FactFlags, FactQuery
@@ -145,7 +146,7 @@ class LocalAccess:
         fact = self.curation.forget_fact(agent, fact_id, purge=purge, actor=CLI)
         return fact_fields(fact).model_dump()
 
-    def search(self, agent: str, text: str, mode: str, limit: int) -> list[Json]:
+    def search(self, agent: str, text: str, mode: SearchMode, limit: int) -> list[Json]:
         self.require(agent)
         weights = search.weights_of(self.svc.settings.memory)
         vector = None if mode == "keyword" else self.svc.embedder.embed(text)
@@ -159,7 +160,7 @@ class LocalAccess:
             text,
             limit,
             weights=weights,
-            mode=mode,  # type: ignore[arg-type]
+            mode=mode,
         )
         return [
             *(

@@ -13,6 +13,7 @@ import httpx
 
 from lobug.cli.access import Json
 from lobug.cli.output import Refused
+from lobug.memory.search import SearchMode
 from lobug.store.models import FactFlags, FactQuery
 
 TIMEOUT_S = 60.0
@@ -104,7 +105,7 @@ class RemoteAccess:
         found: Json = self.call("DELETE", f"/facts/{agent}/{fact_id}", params={"purge": purge})
         return found
 
-    def search(self, agent: str, text: str, mode: str, limit: int) -> list[Json]:
+    def search(self, agent: str, text: str, mode: SearchMode, limit: int) -> list[Json]:
         facts = self.call("GET", f"/facts/{agent}", params={"q": text, "limit": limit})
         body = {"agent_name": agent, "query": text, "mode": mode, "limit": limit}
         messages = self.call("POST", "/messages/search", json=body)
