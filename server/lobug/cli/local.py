@@ -122,7 +122,12 @@ class LocalAccess:
     def facts(self, agent: str, query: FactQuery) -> Json:
         self.require(agent)
         page = self.curation.list_facts(agent, query)
-        return {"facts": [fact_fields(f).model_dump() for f in page.facts], "total": page.total}
+        return {
+            "facts": [fact_fields(f).model_dump() for f in page.facts],
+            "total": page.total,
+            "limit": query.limit,
+            "offset": query.offset,
+        }
 
     def fact(self, agent: str, fact_id: int) -> Json:
         self.require(agent)

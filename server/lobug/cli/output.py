@@ -74,15 +74,16 @@ class Output:
             click.echo(message)
 
     @contextmanager
-    def progress(self, description: str, total: int | None = None) -> Iterator[Any]:
-        """A progress bar on a terminal (never with --json); yields `advance(n)`."""
+    def progress(self, description: str) -> Iterator[Any]:
+        """A bar pulsing on a terminal while a long step runs (never with --json or when
+        piped); yields `advance(n)` to count what is done (bytes written, say)."""
         if self.as_json or not sys.stderr.isatty():
             yield lambda n=1: None
             return
         from rich.progress import Progress
 
         with Progress(console=console(stderr=True), transient=True) as bar:
-            task = bar.add_task(description, total=total)
+            task = bar.add_task(description, total=None)
             yield lambda n=1: bar.advance(task, n)
 
 

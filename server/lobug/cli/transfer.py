@@ -155,8 +155,8 @@ def restore(path: Path, yes: bool, as_json: bool) -> None:
     settings = Settings.from_env(os.environ)
     if not yes:
         click.confirm(f"Replace {settings.db_path} with {path}?", abort=True)
-    with out.progress("restoring", total=None) as advance:
-        restore_database(path, settings.db_path, lambda done, total: advance(0))
+    with out.progress("restoring"):
+        restore_database(path, settings.db_path)
     out.said(
         f"restored {settings.db_path} from {path}",
         {"database": str(settings.db_path), "backup": str(path)},

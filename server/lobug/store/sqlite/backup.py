@@ -12,7 +12,6 @@ from __future__ import annotations
 import fcntl
 import os
 import weakref
-from collections.abc import Callable
 from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
@@ -25,7 +24,6 @@ from lobug.store.sqlite.database import (
     prepare_private_file,
 )
 
-Progress = Callable[[int, int], None]  # (pages copied, pages in all)
 RESTORE_STEP_PAGES = 1024
 
 
@@ -83,7 +81,7 @@ def integrity(path: Path) -> str:
         conn.close()
 
 
-def restore_database(backup: Path, db_path: Path, progress: Progress | None = None) -> None:
+def restore_database(backup: Path, db_path: Path) -> None:
     """Replace the database with a backup, page by page. Raises StoreError for a damaged
     backup and DatabaseInUse while any process has the database open."""
     verdict = integrity(backup)
@@ -93,16 +91,10 @@ def restore_database(backup: Path, db_path: Path, progress: Progress | None = No
     with hold_exclusive(db_path):
         source, target = open_connection(backup), open_connection(db_path)
         try:
-            source.backup(target, pages=RESTORE_STEP_PAGES, progress=_pages(progress))
+            source.backup(target, pages=RESTORE_STEP_PAGES)
         finally:
             source.close()
             target.close()
-
-
-def _pages(progress: Progress | None) -> Callable[[int, int, int], None] | None:
-    if progress is None:
-        return None
-    return lambda status, remaining, total: progress(total - remaining, total)
 
 
 class SQLiteBackup(SQLiteDatabase):
