@@ -24,9 +24,22 @@ class Ran:
         return json.loads(self.out)
 
 
+def command(*args: str) -> list[str]:
+    """`python -m lobug ARGS`; while the tests are measured (`make test`), under coverage in
+    parallel mode beside the tests' own data, which pytest-cov combines at the end: the CLI
+    runs only in these subprocesses, and counts toward the coverage floor like the rest."""
+    measuring = sys.modules.get("coverage")
+    current = measuring.Coverage.current() if measuring else None
+    if current is None:
+        return [sys.executable, "-m", "lobug", *args]
+    data_file = os.path.abspath(current.config.data_file)
+    run = ["run", "--parallel-mode", f"--data-file={data_file}", "-m", "lobug"]
+    return [sys.executable, "-m", "coverage", *run, *args]
+
+
 def lobug(*args: str, env: dict[str, str], stdin: str | None = None) -> Ran:
     done = subprocess.run(
-        [sys.executable, "-m", "lobug", *args],
+        command(*args),
         env={**os.environ, "LOBUG_LOG_LEVEL": "warning", **env},
         input=stdin,
         capture_output=True,
