@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
@@ -113,6 +112,6 @@ def test_refusals(access: MemoryAccess) -> None:
         list(access.export("nobody"))
 
 
-def test_an_unreachable_server_is_refused(tmp_path: Path) -> None:
+def test_an_unreachable_server_is_refused() -> None:
     with pytest.raises(Refused, match="cannot reach"):
         RemoteAccess("http://127.0.0.1:9", None)

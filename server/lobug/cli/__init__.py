@@ -22,9 +22,11 @@ SERVERS = ("serve", "memory-server", "reindex")
 
 
 class LobugGroup(click.Group):
-    """Turns the store's and the domain's refusals into exit code 1 with their message."""
+    """Turns refusals (the store's, the domain's, a failing model, a file that cannot be
+    written) into exit code 1 with their message."""
 
     def invoke(self, ctx: click.Context) -> Any:
+        from lobug.backends.base import BackendError
         from lobug.memory.transfer import InvalidExport
         from lobug.store.errors import StoreError
 
@@ -32,7 +34,7 @@ class LobugGroup(click.Group):
             return super().invoke(ctx)
         except ConfigError as exc:
             raise ConfigurationError(str(exc)) from exc
-        except (StoreError, InvalidExport) as exc:
+        except (StoreError, InvalidExport, BackendError, OSError) as exc:
             raise Refused(str(exc)) from exc
         except ValueError as exc:  # a fact type or text the curation refused
             raise Refused(str(exc)) from exc

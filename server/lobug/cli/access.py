@@ -106,7 +106,12 @@ def with_access(fn: Callable[..., None], *, default_agent: bool) -> Callable[...
         help="a running server (http://host:8321, or a memory server); default: the local "
         "database file of LOBUG_DB_PATH",
     )
-    @click.option("--agent", "-a", help="the agent (memory namespace); default LOBUG_AGENT")
+    @click.option(
+        "--agent",
+        "-a",
+        help="the agent (memory namespace); default "
+        + ("LOBUG_AGENT" if default_agent else "every agent"),
+    )
     @functools.wraps(fn)
     def command(
         agent: str | None, url: str | None, token: str | None, as_json: bool, **kwargs: Any
