@@ -16,7 +16,16 @@ from pydantic import BaseModel, Field
 
 from lobug.api.deps import MemoryDep, PathAgent, require_agent
 from lobug.api.errors import ApiError
-from lobug.api.shapes import AgentOut, MessageOut, agent_out, iso, message_out
+from lobug.api.shapes import (
+    AgentName,
+    AgentOut,
+    MessageOut,
+    Metadata,
+    StrictBody,
+    agent_out,
+    iso,
+    message_out,
+)
 from lobug.backends.base import Vector
 from lobug.memory import search
 from lobug.memory.search import MessageSearch, SearchMode
@@ -38,27 +47,27 @@ Label = Field(min_length=1, max_length=100, pattern=r"^[A-Za-z0-9._-]+$")
 # ---------------------------------------------------------------------- request bodies
 
 
-class AgentIn(BaseModel):
-    name: str = Field(min_length=1, max_length=200)
-    metadata: dict[str, Any] | None = None
+class AgentIn(StrictBody):
+    name: AgentName
+    metadata: Metadata = None
 
 
-class MessageIn(BaseModel):
-    agent_name: str = Field(min_length=1, max_length=200)
+class MessageIn(StrictBody):
+    agent_name: AgentName
     role: Role
     content: str = Field(min_length=1, max_length=MAX_CONTENT_CHARS)
-    metadata: dict[str, Any] | None = None
+    metadata: Metadata = None
 
 
-class SearchIn(BaseModel):
-    agent_name: str = Field(min_length=1, max_length=200)
+class SearchIn(StrictBody):
+    agent_name: AgentName
     query: str = Field(min_length=1, max_length=MAX_CONTENT_CHARS)
     limit: int | None = Field(default=None, ge=1)
     mode: SearchMode = "hybrid"
 
 
-class BlockIn(BaseModel):
-    agent_name: str = Field(min_length=1, max_length=200)
+class BlockIn(StrictBody):
+    agent_name: AgentName
     label: str = Label
     value: str = Field(max_length=MAX_CONTENT_CHARS)
     description: str | None = Field(default=None, max_length=2000)
@@ -67,14 +76,14 @@ class BlockIn(BaseModel):
     changed_by: str = Field(default=API_SOURCE, min_length=1, max_length=100)
 
 
-class BlockUpdateIn(BaseModel):
+class BlockUpdateIn(StrictBody):
     value: str = Field(max_length=MAX_CONTENT_CHARS)
     changed_by: str = Field(default=API_SOURCE, min_length=1, max_length=100)
 
 
-class ContextIn(BaseModel):
+class ContextIn(StrictBody):
     query: str = Field(min_length=1, max_length=MAX_CONTENT_CHARS)
-    agent_name: str | None = None
+    agent_name: AgentName | None = None
 
 
 # ---------------------------------------------------------------------- responses
