@@ -10,7 +10,7 @@ import logging
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from lobug.backends.base import AbandonCheck, ChatBackend, ChatMessage
+from lobug.backends.base import AbandonCheck, BackendError, ChatBackend, ChatMessage
 from lobug.client.messages import insert_after_system, last_user_text
 from lobug.memory.manager import MemoryManager
 from lobug.memory.work_queue import Exchange, StreamedExchange
@@ -99,6 +99,10 @@ class MemoryProxy:
                 yield piece
         except GeneratorExit:
             self._keep_partial_reply(request.agent, user, "".join(said))
+            stored.settle(None)
+            raise
+        except BackendError:
+            log.warning("a streamed reply failed after %d pieces", len(said))
             stored.settle(None)
             raise
         stored.settle(self.remember(request.agent, user, "".join(said)))

@@ -9,7 +9,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 import pytest
 
-from lobug.backends.base import Abandoned
+from lobug.backends.base import Abandoned, BackendError
 from lobug.backends.embedded import EmbeddedChat, LocalEmbedder, bundled_chat_model
 
 pytestmark = pytest.mark.models
@@ -57,6 +57,13 @@ def test_stream_yields_several_pieces(chat: EmbeddedChat) -> None:
     pieces = list(chat.stream([{"role": "user", "content": "Count to five."}], max_tokens=24))
     assert len(pieces) > 1
     assert "".join(pieces).strip()
+
+
+def test_a_failed_stream_raises_instead_of_ending_quietly(chat: EmbeddedChat) -> None:
+    too_long = [{"role": "user", "content": "word " * 5000}]  # beyond the 2,048-token context
+    with pytest.raises(BackendError, match="exceed"):
+        list(chat.stream(too_long, max_tokens=8))
+    assert chat.complete([{"role": "user", "content": "Say hi."}], max_tokens=8).strip()
 
 
 def test_closing_a_stream_early_stops_the_generation(chat: EmbeddedChat) -> None:

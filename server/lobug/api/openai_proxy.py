@@ -31,7 +31,7 @@ from lobug.api.background import hand_over_exchange
 from lobug.api.deps import ServicesDep
 from lobug.api.disconnect import watch_disconnect
 from lobug.api.errors import ApiError, body_error, valid_or
-from lobug.api.streaming import ClosingStreamingResponse, blocking_stream
+from lobug.api.streaming import ClosingStreamingResponse, blocking_stream, started
 from lobug.backends.base import BackendError, ChatMessage
 from lobug.client.messages import content_text
 from lobug.memory.work_queue import StreamedExchange
@@ -202,10 +202,12 @@ async def chat_completions(
     if body.stream is True:
         user, messages = await asyncio.to_thread(proxy.prepare, proxy_request)
         stored = StreamedExchange()
+        generating = proxy.stream(proxy_request, user, messages, stored)
+        pieces = await asyncio.to_thread(started, generating)  # a failure here is a 503
         hand_over_exchange(background, svc.memory_work, stored.wait)
-        chunks = sse_chunks(proxy.stream(proxy_request, user, messages, stored), model)
-        pieces = blocking_stream(chunks, lambda: stored.settle(None))  # a stream never started
-        return ClosingStreamingResponse(pieces, media_type="text/event-stream")
+        chunks = sse_chunks(pieces, model)
+        events = blocking_stream(chunks, lambda: stored.settle(None))  # a stream never started
+        return ClosingStreamingResponse(events, media_type="text/event-stream")
     async with watch_disconnect(request) as abandoned:
         reply, exchange = await asyncio.to_thread(proxy.complete, proxy_request, abandoned)
     hand_over_exchange(background, svc.memory_work, lambda: exchange)

@@ -177,6 +177,9 @@ class EmbeddedChat(ChatBackend):
         }
 
         def on_chunk(chunk: dict[str, Any]) -> bool:
+            if "error" in chunk:  # llama.cpp reports a failed stream as a chunk, not a raise
+                pieces.put(BackendError(f"embedded model error: {chunk['error']}"))
+                return True
             for choice in chunk.get("choices", []):
                 text = (choice.get("delta") or {}).get("content")
                 if text:
@@ -276,7 +279,7 @@ class LocalEmbedder(Embedder):
 def _pieces_until_done(pieces: queue.Queue[str | BaseException | None]) -> Iterator[str]:
     """What the generating thread puts in `pieces`, until its end marker; its failure raised."""
     while (piece := pieces.get()) is not None:
-        if isinstance(piece, Abandoned):
+        if isinstance(piece, Abandoned | BackendError):
             raise piece
         if isinstance(piece, BaseException):
             raise BackendError(f"embedded model failed: {piece}") from piece
