@@ -9,6 +9,9 @@ import pytest
 from fastapi.testclient import TestClient
 
 from lobug.api.json_guard import MAX_JSON_DEPTH
+from lobug.config import Settings
+from lobug.tokens import estimate_tokens, prompt_budget_tokens
+from tests.fakes import FakeChat
 
 SURROGATE = b'"\\ud800"'
 JSON_ROUTES = [
@@ -114,3 +117,44 @@ def test_n_of_one_is_accepted(client: TestClient) -> None:
 def test_a_trailing_slash_is_not_redirected_to_the_host_header(client: TestClient) -> None:
     response = client.get("/health/", headers={"Host": "evil.example"}, follow_redirects=False)
     assert response.status_code == 404 and "location" not in response.headers
+
+
+def prompt_tokens(messages: list[dict[str, str]]) -> int:
+    return sum(estimate_tokens(m["content"]) + 4 for m in messages)
+
+
+@pytest.mark.parametrize("value", ["我" * 20000, "notes " * 8000])
+def test_a_huge_read_only_block_never_fails_an_agent_and_an_admin_can_delete_it(
+    lobug: TestClient, fake_chat: FakeChat, settings: Settings, value: str
+) -> None:
+    block = {"agent_name": "lobug", "label": "notes", "value": value, "read_only": True}
+    assert lobug.post("/memory/memory-blocks", json=block).status_code == 200
+    budget = prompt_budget_tokens(settings.llm_context_tokens, settings.llm_max_tokens)
+    assert lobug.post("/chat/text", json={"text": "hello"}).status_code == 200
+    assert prompt_tokens(fake_chat.chat_requests()[-1]) <= budget
+    proxy = {"model": "x", "user": "lobug", "messages": [{"role": "user", "content": "hi"}]}
+    assert lobug.post("/v1/chat/completions", json=proxy).status_code == 200
+    proxied = [m for m, _ in fake_chat.requests if m[0]["content"].startswith("What you remember")]
+    assert "[...]" in proxied[-1][0]["content"] and prompt_tokens(proxied[-1]) <= budget
+    assert lobug.delete("/memory/memory-blocks/lobug/notes").status_code == 204
+    assert lobug.get("/memory/memory-blocks/lobug/notes").status_code == 404
+    entry = lobug.get("/memory/audit/lobug").json()["entries"][0]
+    assert (entry["action"], entry["target"]) == ("delete", "block")
+
+
+def test_v1_messages_beyond_the_model_or_the_text_limit_are_refused_unstored(
+    lobug: TestClient, settings: Settings
+) -> None:
+    huge = {
+        "model": "x",
+        "user": "lobug",
+        "messages": [{"role": "user", "content": "a" * 1_000_000}],
+    }
+    response = lobug.post("/v1/chat/completions", json=huge)
+    assert (response.status_code, response.json()["error"]) == (413, "text_too_long")
+    long = "word " * 700  # within the text limit, together beyond a 4,096-token context
+    many = [{"role": "user", "content": long}] * 6
+    body = {"model": "x", "user": "lobug", "messages": many}
+    response = lobug.post("/v1/chat/completions", json=body)
+    assert (response.status_code, response.json()["error"]) == (413, "text_too_long_for_model")
+    assert lobug.get("/memory/messages/lobug").json() == []

@@ -14,8 +14,8 @@ from typing import Any, Literal
 from fastapi import APIRouter, Query, Response
 from pydantic import BaseModel, Field
 
-from lobug.api.deps import MemoryDep, PathAgent, require_agent
-from lobug.api.errors import ApiError
+from lobug.api.deps import ADMIN_RESPONSES, AdminOnly, MemoryDep, PathAgent, require_agent
+from lobug.api.errors import ApiError, documented
 from lobug.api.shapes import (
     AgentName,
     AgentOut,
@@ -30,7 +30,7 @@ from lobug.backends.base import Vector
 from lobug.memory import search
 from lobug.memory.search import MessageSearch, SearchMode
 from lobug.services import MemoryServices
-from lobug.store.models import API_SOURCE, BlockChange, MemoryBlock, Message, ScoredMessage
+from lobug.store.models import API_SOURCE, MANUAL, BlockChange, MemoryBlock, Message, ScoredMessage
 
 MAX_CONTENT_CHARS = 100_000
 MAX_LIST_LIMIT = 1000
@@ -290,6 +290,18 @@ async def update_block(
         svc.store.update_block, agent.name, label, body.value, changed_by=body.changed_by
     )
     return block_out(block)
+
+
+@router.delete(
+    "/memory-blocks/{agent_name}/{label}",
+    status_code=204,
+    dependencies=[AdminOnly],
+    responses={**ADMIN_RESPONSES, **documented("agent_not_found", "block_not_found")},
+)
+async def delete_block(agent: PathAgent, label: str, svc: MemoryDep) -> Response:
+    """Remove a block and its history, read-only ones too (admin)."""
+    await asyncio.to_thread(svc.store.delete_block, agent.name, label, actor=MANUAL)
+    return Response(status_code=204)
 
 
 @router.get("/memory-blocks/{agent_name}/{label}/history")

@@ -197,6 +197,12 @@ async def chat_completions(
 ) -> Any:
     agent = agent_of(x_agent, body.user, svc.settings.agent)
     proxy_request = body.proxy_request(agent, svc.settings.llm_max_tokens)
+    if len(proxy_request.query) > svc.settings.max_text_chars:
+        raise ApiError(
+            413,
+            "text_too_long",
+            f"the last user message is longer than {svc.settings.max_text_chars} characters",
+        )
     proxy = MemoryProxy(svc.store, svc.memory, svc.chat)
     model = body.model or svc.chat.model
     if body.stream is True:
