@@ -100,9 +100,16 @@ def seed(url: str) -> None:
         for content, kind in FACTS:
             added = client.post("/memory/facts/lobug", json={"content": content, "type": kind})
             assert added.status_code == 201
+        flags = {"pinned": True, "user_score": 8}
+        client.patch(f"/memory/facts/lobug/{added.json()['id']}", json=flags).raise_for_status()
         client.post(
             "/memory/memory-blocks",
-            json={"agent_name": "lobug", "label": "human", "value": "Lives in Lisbon", "limit": 200},
+            json={
+                "agent_name": "lobug",
+                "label": "human",
+                "value": "Lives in Lisbon",
+                "limit": 200,
+            },
         ).raise_for_status()
         client.post(
             "/memory/memory-blocks",
@@ -136,7 +143,9 @@ def console_errors() -> Iterator[list[str]]:
     assert errors == []
 
 
-def open_page(browser: Any, server: ServerProcess, errors: list[str], viewport: Any = DESKTOP) -> Any:
+def open_page(
+    browser: Any, server: ServerProcess, errors: list[str], viewport: Any = DESKTOP
+) -> Any:
     context = browser.new_context(viewport=viewport, base_url=server.url)
     page = context.new_page()
     page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
@@ -240,7 +249,9 @@ def test_a_span_of_conversation_is_forgotten(
         left = [m["content"] for m in client.get("/memory/messages/lobug").json()]
     assert "my sister Ana visits on Sunday" not in left
     assert "remind me to buy bread" in left
-    found = database_rows(server, "SELECT COUNT(*) FROM conversation_log WHERE content LIKE ?", ("%Sunday%",))
+    found = database_rows(
+        server, "SELECT COUNT(*) FROM conversation_log WHERE content LIKE ?", ("%Sunday%",)
+    )
     assert found[0][0] == 0
     page.context.close()
 

@@ -4,8 +4,8 @@ left as closed as before for the API, and each page's pieces (charts, diff, note
 from __future__ import annotations
 
 import re
-from datetime import date
 from collections.abc import Iterator
+from datetime import date
 
 import pytest
 from fastapi.testclient import TestClient
@@ -25,7 +25,9 @@ LOOPBACK = "http://127.0.0.1"
 
 @pytest.fixture
 def guarded(settings: Settings, backends: Backends) -> Iterator[TestClient]:
-    app = create_app(settings.with_overrides(admin_tokens=(ADMIN,), device_tokens=(DEVICE,)), backends)
+    app = create_app(
+        settings.with_overrides(admin_tokens=(ADMIN,), device_tokens=(DEVICE,)), backends
+    )
     with TestClient(app, base_url=LOOPBACK, follow_redirects=False) as client:
         yield client
 
@@ -55,8 +57,10 @@ def test_pages_need_a_session_and_a_session_opens_no_api_route(guarded: TestClie
     answer = guarded.get("/ui/facts?type=event")
     assert answer.status_code == 303
     assert answer.headers["location"] == "/ui/signin?next=%2Fui%2Ffacts%3Ftype%3Devent"
-    assert guarded.post("/ui/facts", data={"content": "x"}).headers["location"].startswith(
-        "/ui/signin"
+    assert (
+        guarded.post("/ui/facts", data={"content": "x"})
+        .headers["location"]
+        .startswith("/ui/signin")
     )
     assert guarded.post("/ui/signin", data={"token": "wrong"}).status_code == 401
     assert guarded.post("/ui/signin", data={"token": ""}).status_code == 401
@@ -79,7 +83,9 @@ def test_a_change_needs_the_sessions_csrf_token(guarded: TestClient) -> None:
         assert "security token" in refused.text
     assert guarded.post(f"/ui/facts/{fact_id}/pin", data={**form, "csrf": csrf}).status_code == 303
     assert "Pinned" in guarded.get(f"/ui/facts/{fact_id}").text
-    shown = guarded.get(f"/memory/facts/lobug/{fact_id}", headers={"Authorization": f"Bearer {ADMIN}"})
+    shown = guarded.get(
+        f"/memory/facts/lobug/{fact_id}", headers={"Authorization": f"Bearer {ADMIN}"}
+    )
     assert shown.json()["pinned"] is True
 
 

@@ -98,7 +98,9 @@ async def chat_audio(
             svc.voice.reply, device, upload.audio, timings, abandoned
         )
     hand_over_exchange(background, svc.memory_work, lambda: reply.exchange)
-    return JSONResponse(reply.as_contract(), headers={"Server-Timing": server_timing(svc, device, timings)})
+    return JSONResponse(
+        reply.as_contract(), headers={"Server-Timing": server_timing(svc, device, timings)}
+    )
 
 
 @router.post("/chat/audio/stream", openapi_extra=upload_body())

@@ -50,8 +50,7 @@ def axes(days: Sequence[str], top: float, unit: str) -> list[str]:
     lines = [
         f'<line class="axis" x1="{LEFT}" y1="{TOP}" x2="{LEFT}" y2="{base}"/>',
         f'<line class="axis" x1="{LEFT}" y1="{base}" x2="{LEFT + PLOT_W}" y2="{base}"/>',
-        f'<text class="tick" x="{LEFT - 4}" y="{TOP + 10}" text-anchor="end">'
-        f"{number(top)}</text>",
+        f'<text class="tick" x="{LEFT - 4}" y="{TOP + 10}" text-anchor="end">{number(top)}</text>',
         f'<text class="tick" x="{LEFT - 4}" y="{base}" text-anchor="end">0</text>',
         f'<text class="tick" x="4" y="{TOP + PLOT_H / 2:.0f}">{escape(unit)}</text>',
     ]

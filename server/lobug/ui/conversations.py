@@ -46,7 +46,9 @@ def chosen_day(
     return next((d for d in of_device if d.day == day), of_device[0] if of_device else None)
 
 
-def day_view(svc: MemoryServices, agent: str, device: str | None, day: str | None, q: str) -> DayView:
+def day_view(
+    svc: MemoryServices, agent: str, device: str | None, day: str | None, q: str
+) -> DayView:
     """Blocking."""
     days = svc.store.conversation_days(agent, DAYS_LISTED)
     chosen = chosen_day(days, device, day)
@@ -55,7 +57,9 @@ def day_view(svc: MemoryServices, agent: str, device: str | None, day: str | Non
         since, until = day_bounds(chosen.day)
         ids = svc.store.span_message_ids(agent, chosen.device_id, since, until)
         messages = svc.store.messages_by_id(agent, ids[:MESSAGES_SHOWN])
-    found = [hit.message for hit in hybrid_messages(svc, agent, q, SEARCH_RESULTS).hits] if q else []
+    found = (
+        [hit.message for hit in hybrid_messages(svc, agent, q, SEARCH_RESULTS).hits] if q else []
+    )
     return DayView(
         days,
         chosen.device_id if chosen else None,

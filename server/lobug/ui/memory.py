@@ -44,7 +44,12 @@ def base_memory_view(
     left = by_id.get(left_id or 0, history[1] if len(history) > 1 else None)
     diff = side_by_side(left.content, right.content) if left and right else []
     return BaseMemoryView(
-        svc.store.base_memory(agent), svc.store.base_memory_is_stale(agent), history, left, right, diff
+        svc.store.base_memory(agent),
+        svc.store.base_memory_is_stale(agent),
+        history,
+        left,
+        right,
+        diff,
     )
 
 

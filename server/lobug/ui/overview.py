@@ -56,7 +56,9 @@ async def health_checks(svc: MemoryServices, device: Services | None) -> list[Ch
     if device is not None:
         reachable = await device.llm_reachable(HEALTH_PROBE_TTL_S)
         state = "reachable" if reachable else "unreachable"
-        checks.append(Check("Chat model", f"{device.chat.name} {device.chat.model}: {state}", reachable))
+        checks.append(
+            Check("Chat model", f"{device.chat.name} {device.chat.model}: {state}", reachable)
+        )
         checks.append(speech_check(speech_status(device)))
     auth = "tokens" if svc.settings.tokens_required else "open (no tokens configured)"
     checks.append(Check("Access", auth, True))
@@ -89,7 +91,9 @@ def charts(svc: MemoryServices, agent: str | None) -> tuple[Markup, Markup]:
     days = last_days(CHART_DAYS, today)
     since = datetime.combine(datetime.fromisoformat(days[0]), time(), UTC).timestamp()
     growth = {g.day: g for g in svc.store.growth_by_day(agent, since)} if agent else {}
-    latency = {d.day: d.mean_s for d in svc.store.reply_latency_by_day(agent, since)} if agent else {}
+    latency = (
+        {d.day: d.mean_s for d in svc.store.reply_latency_by_day(agent, since)} if agent else {}
+    )
     growth_chart = bar_chart(
         "Memory growth per day",
         days,

@@ -114,15 +114,19 @@ def page(
     status: int = 200,
     **context: Any,
 ) -> HTMLResponse:
-    html = environment().get_template(template).render(
-        viewer=viewer,
-        choice=choice,
-        agent=choice.name,
-        link=functools.partial(link_for, choice.name),
-        nav=NAV,
-        path=request.url.path,
-        note=sessions_of(request).take_note(viewer),
-        **context,
+    html = (
+        environment()
+        .get_template(template)
+        .render(
+            viewer=viewer,
+            choice=choice,
+            agent=choice.name,
+            link=functools.partial(link_for, choice.name),
+            nav=NAV,
+            path=request.url.path,
+            note=sessions_of(request).take_note(viewer),
+            **context,
+        )
     )
     return html_response(html, status)
 

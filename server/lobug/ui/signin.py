@@ -49,9 +49,7 @@ def signed_in(request: Request, role: Role, wanted: str | None) -> Response:
 
 
 def sign_in_form(wanted: str | None, refused: bool = False) -> HTMLResponse:
-    html = environment().get_template("signin.html").render(
-        next=safe_next(wanted), refused=refused
-    )
+    html = environment().get_template("signin.html").render(next=safe_next(wanted), refused=refused)
     return html_response(html, 401 if refused else 200)
 
 
