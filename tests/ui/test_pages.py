@@ -176,3 +176,38 @@ def test_a_bar_chart_draws_one_bar_per_day_and_series() -> None:
     svg = bar_chart("Growth <per day>", days, [Series("a&b", [1, 0, 4], "s1")], "items")
     assert svg.count('<rect class="s1"') == 4  # three bars and the legend's swatch
     assert "Growth &lt;per day&gt;" in svg and "4 a&amp;b" in svg
+
+
+def test_every_change_of_the_dashboard_reaches_the_store(client: TestClient) -> None:
+    """On loopback without tokens: add and correct a fact, write the base memory twice, edit a
+    block, forget a span of conversation; each is read back through the API."""
+    client.post("/chat/text", json={"text": "my cat is Tom"}, headers={"X-Device-Id": "desk"})
+    client.post(
+        "/memory/memory-blocks", json={"agent_name": "lobug", "label": "human", "value": ""}
+    )
+    csrf = csrf_of(client)
+    form = {"agent": "lobug", "csrf": csrf}
+    client.post("/ui/facts", data={**form, "content": "The user has a cat", "type": "personal"})
+    fact_id = client.get("/memory/facts/lobug").json()["facts"][0]["id"]
+    client.post(f"/ui/facts/{fact_id}/correct", data={**form, "content": "The user has a cat, Tom"})
+    client.post(f"/ui/facts/{fact_id}/score", data={**form, "score": ""})
+    for text in ("Tom is a cat.", "Tom is a grey cat."):
+        client.post("/ui/base-memory", data={**form, "content": text})
+    client.post("/ui/blocks/human", data={**form, "value": "Has a cat"})
+    assert [f["content"] for f in client.get("/memory/facts/lobug").json()["facts"]] == [
+        "The user has a cat, Tom"
+    ]
+    assert client.get("/memory/base-memory/lobug").json()["content"] == "Tom is a grey cat."
+    assert client.get("/memory/memory-blocks/lobug/human").json()["value"] == "Has a cat"
+    diff = client.get("/ui/base-memory").text
+    assert 'class="del">Tom is a cat.' in diff and 'class="add">Tom is a grey cat.' in diff
+
+    day = client.get("/ui/conversations", params={"pick": "desk|nonsense", "q": "cat"}).text
+    times = re.findall(r'name="since" value="([^"]+)"', day)
+    assert len(times) == 2 and "my cat is Tom" in day
+    span = {**form, "device": "desk", "day": "x", "since": times[0], "until": times[1]}
+    done = client.post("/ui/conversations/forget", data=span, follow_redirects=True)
+    assert "Forgot 2 messages" in done.text
+    assert client.get("/memory/messages/lobug").json() == []
+    for path in ("/ui/blocks", "/ui/audit", "/ui/search", "/ui/facts?history=true&type=event"):
+        assert client.get(path).status_code == 200
