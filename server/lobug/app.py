@@ -21,6 +21,7 @@ from lobug.backends import Backends
 from lobug.config import Settings, check_exposure
 from lobug.maintenance import Maintenance
 from lobug.services import open_memory_services, open_services
+from lobug.ui import install_ui
 
 log = logging.getLogger(__name__)
 
@@ -60,6 +61,7 @@ def create_app(settings: Settings, backends: Backends | None = None) -> FastAPI:
     app.include_router(memory.router, prefix="/memory")
     app.include_router(facts.router, prefix="/memory")
     app.include_router(curation.router, prefix="/memory")
+    install_ui(app)
     return app
 
 
@@ -91,6 +93,7 @@ def create_memory_app(settings: Settings, backends: Backends | None = None) -> F
     app.include_router(memory.router)
     app.include_router(facts.router)
     app.include_router(curation.router)
+    install_ui(app)
     return app
 
 

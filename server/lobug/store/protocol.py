@@ -17,6 +17,9 @@ from lobug.store.models import (
     AuditEntry,
     BaseMemoryVersion,
     BlockChange,
+    ConversationDay,
+    DayGrowth,
+    DayLatency,
     Fact,
     FactFlags,
     FactQuery,
@@ -233,6 +236,16 @@ class CurationStore(Protocol):
     def count_audit_entries(self, agent: str) -> int: ...
 
 
+class ActivityStore(Protocol):
+    """The log by device and day, and what was stored and how fast replies came, per day."""
+
+    def conversation_days(self, agent: str, limit: int) -> list[ConversationDay]: ...
+
+    def growth_by_day(self, agent: str, since: float) -> list[DayGrowth]: ...
+
+    def reply_latency_by_day(self, agent: str, since: float) -> list[DayLatency]: ...
+
+
 class EmbeddingBinding(Protocol):
     """The one embedding model a store's vectors come from."""
 
@@ -252,6 +265,7 @@ class Store(
     BlockStore,
     SearchStore,
     CurationStore,
+    ActivityStore,
     EmbeddingBinding,
     Protocol,
 ):

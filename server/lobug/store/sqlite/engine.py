@@ -6,6 +6,7 @@ import time
 from pathlib import Path
 
 from lobug.store.models import Clock
+from lobug.store.sqlite.activity import SQLiteActivity
 from lobug.store.sqlite.blocks import SQLiteBlocks
 from lobug.store.sqlite.forgetting import SQLiteForgetting
 from lobug.store.sqlite.fulltext import SQLiteFullText
@@ -21,6 +22,7 @@ class SQLiteStore(
     SQLiteSummaries,
     SQLiteBlocks,
     SQLiteFullText,
+    SQLiteActivity,
 ):
     """Thread-safe: one connection guarded by a lock (WAL keeps reads cheap). Opening migrates
     the file and repairs a damaged full-text index; `bind_embedding` loads the vectors."""
