@@ -320,3 +320,12 @@ def test_a_stream_whose_model_fails_before_any_audio_is_a_503(
     fake_chat.enqueue("Back again.")
     again = voice_client.post("/chat/audio/stream", files=upload(speech_wav()))
     assert again.status_code == 200 and again.headers["x-lobug-action"] == "respond"
+
+
+def test_two_audio_parts_are_refused(voice_client: TestClient) -> None:
+    files = [
+        ("audio", ("a.wav", speech_wav(), "audio/wav")),
+        ("audio", ("b.wav", silent_wav(), "audio/wav")),
+    ]
+    response = voice_client.post("/chat/audio", files=files)
+    assert (response.status_code, response.json()["error"]) == (422, "invalid_request")

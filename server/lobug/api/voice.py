@@ -166,9 +166,12 @@ async def _audio_field(request: Request, body: bytes) -> bytes:
             400, "invalid_multipart", f"The multipart body is malformed: {exc}"
         ) from None
     try:
-        upload = form.get("audio")
-        if upload is None:
+        uploads = form.getlist("audio")
+        if not uploads:
             raise ApiError(422, "missing_audio", "The multipart body needs a file field 'audio'")
+        if len(uploads) > 1:
+            raise ApiError(422, "invalid_request", "Send one 'audio' part, not several")
+        upload = uploads[0]
         if isinstance(upload, UploadFile):
             return await upload.read()
     finally:
