@@ -14,12 +14,14 @@ from lobug import __version__
 from lobug.api import curation, device, facts, memory, openai_proxy, transfer, voice
 from lobug.api.auth import TokenGate, role_without_tokens
 from lobug.api.errors import install_error_handlers
+from lobug.api.json_guard import JsonBodyGuard
 from lobug.api.limits import BodySizeLimit
 from lobug.api.voice import MULTIPART_OVERHEAD
 from lobug.backends import Backends
 from lobug.config import Settings, check_exposure
 from lobug.maintenance import Maintenance
 from lobug.services import open_memory_services, open_services
+from lobug.ui import install_ui
 
 log = logging.getLogger(__name__)
 
@@ -60,6 +62,7 @@ def create_app(settings: Settings, backends: Backends | None = None) -> FastAPI:
     app.include_router(facts.router, prefix="/memory")
     app.include_router(curation.router, prefix="/memory")
     app.include_router(transfer.router, prefix="/memory")
+    install_ui(app)
     return app
 
 
@@ -92,6 +95,7 @@ def create_memory_app(settings: Settings, backends: Backends | None = None) -> F
     app.include_router(facts.router)
     app.include_router(curation.router)
     app.include_router(transfer.router)
+    install_ui(app)
     return app
 
 
@@ -107,6 +111,11 @@ def body_limits(settings: Settings) -> Callable[[str], int]:
     return limit_for
 
 
+def takes_json(path: str) -> bool:
+    """Whether a body sent to `path` is JSON: everywhere but the audio uploads."""
+    return not path.startswith("/chat/audio")
+
+
 def new_app(title: str, settings: Settings, lifespan: Lifespan) -> FastAPI:
     """A FastAPI app with the JSON errors and body limits. The interactive docs and the
     OpenAPI schema are served only where no token is needed: with tokens set, nothing but
@@ -120,9 +129,11 @@ def new_app(title: str, settings: Settings, lifespan: Lifespan) -> FastAPI:
         redoc_url="/redoc" if docs else None,
         openapi_url="/openapi.json" if docs else None,
         strict_content_type=False,  # a JSON body sent without a Content-Type is still read
+        redirect_slashes=False,  # no redirect built from the Host header ("/health/" is 404)
     )
     app.state.settings = settings
     install_error_handlers(app)
+    app.add_middleware(JsonBodyGuard, applies_to=takes_json)
     app.add_middleware(BodySizeLimit, limit_for=body_limits(settings))
     app.add_middleware(  # outermost: runs first
         TokenGate,

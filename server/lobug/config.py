@@ -12,6 +12,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from lobug.names import AGENT_NAME, AGENT_NAME_RULE
+
 LLM_BACKENDS = ("auto", "ollama", "openai", "embedded")
 EMBED_BACKENDS = ("local", "ollama", "openai")
 
@@ -139,6 +141,9 @@ class Settings:
             )
         if self.max_context_messages < 0:
             raise ConfigError("MEMORY_MAX_CONTEXT_MESSAGES must not be negative")
+        for agent in (self.agent, *self.device_agents.values()):
+            if not AGENT_NAME.fullmatch(agent):
+                raise ConfigError(f"LOBUG_AGENT / LOBUG_DEVICE_AGENTS {agent!r}: {AGENT_NAME_RULE}")
 
     @property
     def tokens_required(self) -> bool:

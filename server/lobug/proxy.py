@@ -10,12 +10,19 @@ import logging
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from lobug.backends.base import AbandonCheck, ChatBackend, ChatMessage
+from lobug.backends.base import AbandonCheck, BackendError, ChatBackend, ChatMessage
 from lobug.client.messages import insert_after_system, last_user_text
 from lobug.memory.manager import MemoryManager
 from lobug.memory.work_queue import Exchange, StreamedExchange
 from lobug.store.models import PROXY_SOURCE, Message
 from lobug.store.protocol import Store
+from lobug.tokens import (
+    MESSAGE_OVERHEAD_TOKENS,
+    PromptTooLong,
+    estimate_tokens,
+    prompt_budget_tokens,
+    truncate_to_tokens,
+)
 
 log = logging.getLogger(__name__)
 
@@ -41,15 +48,26 @@ def user_query(messages: list[ChatMessage]) -> str:
     return query
 
 
-def with_memory(messages: list[ChatMessage], sections: list[str]) -> list[ChatMessage]:
-    """Memory as a system message after the caller's leading system messages (if any)."""
-    if not sections:
+MEMORY_HEADER = "What you remember about this user:\n\n"
+# Below this much room the memory is left out rather than cut to a stub.
+MIN_MEMORY_TOKENS = 32
+
+
+def with_memory(
+    messages: list[ChatMessage], sections: list[str], room_tokens: int
+) -> list[ChatMessage]:
+    """Memory as a system message after the caller's leading system messages (if any), cut
+    to `room_tokens` (what the caller's messages leave of the model's context)."""
+    room = room_tokens - MESSAGE_OVERHEAD_TOKENS
+    if not sections or room < MIN_MEMORY_TOKENS:
         return list(messages)
-    memory: ChatMessage = {
-        "role": "system",
-        "content": "What you remember about this user:\n\n" + "\n\n".join(sections),
-    }
+    content = truncate_to_tokens(MEMORY_HEADER + "\n\n".join(sections), room)
+    memory: ChatMessage = {"role": "system", "content": content}
     return insert_after_system(messages, memory)
+
+
+def messages_tokens(messages: list[ChatMessage]) -> int:
+    return sum(estimate_tokens(m["content"]) + MESSAGE_OVERHEAD_TOKENS for m in messages)
 
 
 class MemoryProxy:
@@ -59,10 +77,19 @@ class MemoryProxy:
         self.chat = chat
 
     def prepare(self, request: ProxyRequest) -> tuple[Message, list[ChatMessage]]:
-        """Log the user's message, then build the messages with memory injected."""
+        """Log the user's message, then build the messages with memory injected in the room
+        they leave. PromptTooLong (nothing stored) when the caller's messages alone do not
+        fit the model's context."""
+        budget = prompt_budget_tokens(self.memory.context_tokens, request.max_tokens)
+        room = budget - messages_tokens(request.messages)
+        if room < 0:
+            raise PromptTooLong(
+                f"the messages come to about {budget - room} tokens; the model takes {budget} "
+                f"with a {request.max_tokens}-token reply"
+            )
         user = self.store.append_message(request.agent, PROXY_SOURCE, "user", request.query)
         context = self.memory.retrieve_context(request.agent, request.query)
-        return user, with_memory(request.messages, context.prompt_sections())
+        return user, with_memory(request.messages, context.prompt_sections(), room)
 
     def complete(
         self, request: ProxyRequest, abandoned: AbandonCheck | None = None
@@ -99,6 +126,10 @@ class MemoryProxy:
                 yield piece
         except GeneratorExit:
             self._keep_partial_reply(request.agent, user, "".join(said))
+            stored.settle(None)
+            raise
+        except BackendError:
+            log.warning("a streamed reply failed after %d pieces", len(said))
             stored.settle(None)
             raise
         stored.settle(self.remember(request.agent, user, "".join(said)))

@@ -26,6 +26,7 @@ from lobug.memory.work_queue import MemoryWork, reembed_messages
 from lobug.store.errors import EmbeddingMismatch
 from lobug.store.protocol import Store
 from lobug.store.sqlite.engine import SQLiteStore
+from lobug.turn_timings import TurnTimings
 from lobug.voice import Speech, Voice
 
 log = logging.getLogger(__name__)
@@ -41,6 +42,7 @@ class Services:
     assistant: Assistant
     speech: Speech
     voice: Voice
+    timings: TurnTimings = field(default_factory=TurnTimings)
     _reachable: tuple[float, bool] = field(default=(0.0, False))
 
     @property

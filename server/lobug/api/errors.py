@@ -31,6 +31,7 @@ from lobug.store.errors import (
     SourcesForgotten,
     StorageUnavailable,
 )
+from lobug.tokens import PromptTooLong
 
 log = logging.getLogger(__name__)
 
@@ -73,6 +74,7 @@ _STORE_ERRORS: dict[type[Exception], tuple[int, str]] = {
 # What each stable code of the curation routes means, for their OpenAPI `responses`.
 ERROR_DOCS: dict[str, tuple[int, str]] = {
     "agent_not_found": (404, "no agent by this name (POST /agents first)"),
+    "block_not_found": (404, "the agent has no memory block with this label"),
     "fact_not_found": (404, "the agent has no fact with this id"),
     "message_not_found": (404, "the agent has no message with this id"),
     "fact_not_current": (409, "the fact was superseded or forgotten: change its current version"),
@@ -193,6 +195,9 @@ def _install_service_handlers(app: FastAPI) -> None:
         log.error("storage failed: %s", exc)
         return error_response(503, "storage_unavailable", str(exc))
 
+    async def prompt_too_long(_: Request, exc: Exception) -> JSONResponse:
+        return error_response(413, "text_too_long_for_model", str(exc))
+
     async def unexpected_error(_: Request, exc: Exception) -> JSONResponse:
         log.error("unhandled error", exc_info=exc)
         return error_response(500, "internal_error", "Internal server error")
@@ -201,4 +206,5 @@ def _install_service_handlers(app: FastAPI) -> None:
     app.add_exception_handler(SpeechNotReady, speech_not_ready)
     app.add_exception_handler(Abandoned, abandoned)
     app.add_exception_handler(StorageUnavailable, storage_unavailable)
+    app.add_exception_handler(PromptTooLong, prompt_too_long)
     app.add_exception_handler(Exception, unexpected_error)

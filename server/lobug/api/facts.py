@@ -15,7 +15,7 @@ from pydantic import BaseModel, Field, StringConstraints
 
 from lobug.api.deps import ADMIN_RESPONSES, AdminOnly, MemoryDep, PathAgent
 from lobug.api.errors import ApiError, documented
-from lobug.api.shapes import MessageOut, iso, iso_or_none, message_out
+from lobug.api.shapes import MessageOut, StrictBody, iso, iso_or_none, message_out
 from lobug.services import MemoryServices
 from lobug.store.models import MANUAL, AddedFact, Fact, FactFlags, FactQuery
 
@@ -44,16 +44,16 @@ admin = APIRouter(dependencies=[AdminOnly], responses=ADMIN_RESPONSES)
 # ---------------------------------------------------------------------- bodies and answers
 
 
-class FactIn(BaseModel):
+class FactIn(StrictBody):
     content: FactText
     type: FactType = "knowledge"
 
 
-class CorrectionIn(BaseModel):
+class CorrectionIn(StrictBody):
     content: FactText
 
 
-class FlagsIn(BaseModel):
+class FlagsIn(StrictBody):
     """Give `pinned`, `user_score` or both; `"user_score": null` clears the score."""
 
     pinned: bool | None = None

@@ -14,14 +14,23 @@ from typing import Any, Literal
 from fastapi import APIRouter, Query, Response
 from pydantic import BaseModel, Field
 
-from lobug.api.deps import MemoryDep, PathAgent, require_agent
-from lobug.api.errors import ApiError
-from lobug.api.shapes import AgentOut, MessageOut, agent_out, iso, message_out
+from lobug.api.deps import ADMIN_RESPONSES, AdminOnly, MemoryDep, PathAgent, require_agent
+from lobug.api.errors import ApiError, documented
+from lobug.api.shapes import (
+    AgentName,
+    AgentOut,
+    MessageOut,
+    Metadata,
+    StrictBody,
+    agent_out,
+    iso,
+    message_out,
+)
 from lobug.backends.base import Vector
 from lobug.memory import search
 from lobug.memory.search import MessageSearch, SearchMode
 from lobug.services import MemoryServices
-from lobug.store.models import API_SOURCE, BlockChange, MemoryBlock, Message, ScoredMessage
+from lobug.store.models import API_SOURCE, MANUAL, BlockChange, MemoryBlock, Message, ScoredMessage
 
 MAX_CONTENT_CHARS = 100_000
 MAX_LIST_LIMIT = 1000
@@ -38,27 +47,27 @@ Label = Field(min_length=1, max_length=100, pattern=r"^[A-Za-z0-9._-]+$")
 # ---------------------------------------------------------------------- request bodies
 
 
-class AgentIn(BaseModel):
-    name: str = Field(min_length=1, max_length=200)
-    metadata: dict[str, Any] | None = None
+class AgentIn(StrictBody):
+    name: AgentName
+    metadata: Metadata = None
 
 
-class MessageIn(BaseModel):
-    agent_name: str = Field(min_length=1, max_length=200)
+class MessageIn(StrictBody):
+    agent_name: AgentName
     role: Role
     content: str = Field(min_length=1, max_length=MAX_CONTENT_CHARS)
-    metadata: dict[str, Any] | None = None
+    metadata: Metadata = None
 
 
-class SearchIn(BaseModel):
-    agent_name: str = Field(min_length=1, max_length=200)
+class SearchIn(StrictBody):
+    agent_name: AgentName
     query: str = Field(min_length=1, max_length=MAX_CONTENT_CHARS)
     limit: int | None = Field(default=None, ge=1)
     mode: SearchMode = "hybrid"
 
 
-class BlockIn(BaseModel):
-    agent_name: str = Field(min_length=1, max_length=200)
+class BlockIn(StrictBody):
+    agent_name: AgentName
     label: str = Label
     value: str = Field(max_length=MAX_CONTENT_CHARS)
     description: str | None = Field(default=None, max_length=2000)
@@ -67,14 +76,14 @@ class BlockIn(BaseModel):
     changed_by: str = Field(default=API_SOURCE, min_length=1, max_length=100)
 
 
-class BlockUpdateIn(BaseModel):
+class BlockUpdateIn(StrictBody):
     value: str = Field(max_length=MAX_CONTENT_CHARS)
     changed_by: str = Field(default=API_SOURCE, min_length=1, max_length=100)
 
 
-class ContextIn(BaseModel):
+class ContextIn(StrictBody):
     query: str = Field(min_length=1, max_length=MAX_CONTENT_CHARS)
-    agent_name: str | None = None
+    agent_name: AgentName | None = None
 
 
 # ---------------------------------------------------------------------- responses
@@ -281,6 +290,18 @@ async def update_block(
         svc.store.update_block, agent.name, label, body.value, changed_by=body.changed_by
     )
     return block_out(block)
+
+
+@router.delete(
+    "/memory-blocks/{agent_name}/{label}",
+    status_code=204,
+    dependencies=[AdminOnly],
+    responses={**ADMIN_RESPONSES, **documented("agent_not_found", "block_not_found")},
+)
+async def delete_block(agent: PathAgent, label: str, svc: MemoryDep) -> Response:
+    """Remove a block and its history, read-only ones too (admin)."""
+    await asyncio.to_thread(svc.store.delete_block, agent.name, label, actor=MANUAL)
+    return Response(status_code=204)
 
 
 @router.get("/memory-blocks/{agent_name}/{label}/history")

@@ -236,3 +236,28 @@ class Forgotten:
             "facts": len(self.facts),
             "summaries": len(self.summaries),
         }
+
+
+@dataclass(frozen=True)
+class ConversationDay:
+    """One device's messages on one day (UTC)."""
+
+    device_id: str
+    day: str
+    messages: int
+    first_at: float
+    last_at: float
+
+
+@dataclass(frozen=True)
+class DayGrowth:
+    day: str
+    messages: int
+    facts: int
+
+
+@dataclass(frozen=True)
+class DayLatency:
+    day: str
+    replies: int
+    mean_s: float

@@ -18,6 +18,9 @@ from lobug.store.models import (
     AuditEntry,
     BaseMemoryVersion,
     BlockChange,
+    ConversationDay,
+    DayGrowth,
+    DayLatency,
     Fact,
     FactFlags,
     FactQuery,
@@ -165,6 +168,8 @@ class BlockStore(Protocol):
         self, agent: str, label: str, value: str, *, changed_by: str = "system"
     ) -> MemoryBlock: ...
 
+    def delete_block(self, agent: str, label: str, *, actor: str) -> None: ...
+
     def block(self, agent: str, label: str) -> MemoryBlock | None: ...
 
     def blocks(self, agent: str) -> list[MemoryBlock]: ...
@@ -233,6 +238,16 @@ class CurationStore(Protocol):
     def count_audit_entries(self, agent: str) -> int: ...
 
 
+class ActivityStore(Protocol):
+    """The log by device and day, and what was stored and how fast replies came, per day."""
+
+    def conversation_days(self, agent: str, limit: int) -> list[ConversationDay]: ...
+
+    def growth_by_day(self, agent: str, since: float) -> list[DayGrowth]: ...
+
+    def reply_latency_by_day(self, agent: str, since: float) -> list[DayLatency]: ...
+
+
 class EmbeddingBinding(Protocol):
     """The one embedding model a store's vectors come from."""
 
@@ -273,6 +288,7 @@ class Store(
     BlockStore,
     SearchStore,
     CurationStore,
+    ActivityStore,
     EmbeddingBinding,
     TransferStore,
     Protocol,

@@ -6,8 +6,10 @@ import time
 from pathlib import Path
 
 from lobug.store.models import Clock
+from lobug.store.sqlite.activity import SQLiteActivity
 from lobug.store.sqlite.backup import FileHold, SQLiteBackup, hold_shared
 from lobug.store.sqlite.blocks import SQLiteBlocks
+from lobug.store.sqlite.database import prepare_private_file
 from lobug.store.sqlite.forgetting import SQLiteForgetting
 from lobug.store.sqlite.fulltext import SQLiteFullText
 from lobug.store.sqlite.importing import SQLiteImport
@@ -23,6 +25,7 @@ class SQLiteStore(
     SQLiteSummaries,
     SQLiteBlocks,
     SQLiteFullText,
+    SQLiteActivity,
     SQLiteImport,
     SQLiteBackup,
 ):
@@ -34,7 +37,7 @@ class SQLiteStore(
     def __init__(self, path: Path | str, *, clock: Clock = time.time) -> None:
         self._hold: FileHold | None = None
         if str(path) != ":memory:":
-            Path(path).parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+            prepare_private_file(Path(path))  # its folders first: the lock file goes beside it
             self._hold = hold_shared(Path(path))
         super().__init__(path, clock=clock)
         self.repair_full_text_search()
