@@ -110,6 +110,8 @@ def test_refusals(access: MemoryAccess) -> None:
         access.facts("nobody", FactQuery())
     with pytest.raises(Refused):
         list(access.export("nobody"))
+    with pytest.raises(Refused, match="An agent name is"):
+        access.create_agent("a/b")
 
 
 def test_an_unreachable_server_is_refused() -> None:

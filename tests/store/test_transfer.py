@@ -162,6 +162,7 @@ def test_the_schema_file_is_the_generated_schema() -> None:
     [
         (lambda d: d.update(version=2), "$.version"),
         (lambda d: d.pop("agents"), "$.agents"),
+        (lambda d: d["agents"][0].update(name="a/b"), "$.agents[0].name"),
         (lambda d: d["agents"][0]["facts"][1].update(type="gossip"), "$.agents[0].facts[1].type"),
         (lambda d: d["agents"][0]["messages"][0].pop("content"), "$.agents[0].messages[0].content"),
         (

@@ -19,6 +19,7 @@ from pydantic import BaseModel, Field
 from lobug.api.deps import ADMIN_RESPONSES, AdminOnly, MemoryDep, PathAgent
 from lobug.api.errors import ApiError, documented
 from lobug.memory import transfer
+from lobug.names import AGENT_NAME, AGENT_NAME_RULE
 from lobug.services import MemoryServices
 from lobug.store.models import MANUAL, Agent
 from lobug.store.records import Imported
@@ -59,7 +60,10 @@ async def export_all(svc: MemoryDep) -> StreamingResponse:
 async def import_document(
     svc: MemoryDep,
     document: Annotated[dict[str, Any], Body(description="an export document")],
-    as_agent: Annotated[str | None, Query(alias="as", min_length=1, max_length=200)] = None,
+    as_agent: Annotated[
+        str | None,
+        Query(alias="as", pattern=f"^{AGENT_NAME.pattern}$", description=AGENT_NAME_RULE),
+    ] = None,
     merge: bool = False,
 ) -> ImportOut:
     """Import an export document: its agents (or its one agent renamed with `as`) get what

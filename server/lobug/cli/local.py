@@ -24,6 +24,7 @@ from lobug.config import Settings
 from lobug.memory import search, transfer
 from lobug.memory.curation import Curation
 from lobug.memory.search import SearchMode
+from lobug.names import AGENT_NAME, AGENT_NAME_RULE
 from lobug.services import MemoryServices
 from lobug.store.errors import BlockNotFound, EmbeddingMismatch
 from lobug.store.models import CLI, Agent, FactFlags, FactQuery
@@ -113,6 +114,8 @@ class LocalAccess:
         return [shapes.counts_out(c).model_dump() for c in self.store.agents_with_counts()]
 
     def create_agent(self, name: str) -> Json:
+        if not AGENT_NAME.fullmatch(name):
+            raise Refused(AGENT_NAME_RULE)
         return agent_out(self.store.ensure_agent(name)).model_dump()
 
     def delete_agent(self, name: str) -> Json:

@@ -15,9 +15,11 @@ from lobug.memory.transfer import (
     FIELDS,
     Spec,
 )
+from lobug.names import AGENT_NAME, DEVICE_ID
 from lobug.store.records import FORMAT, KINDS, VERSION
 
 JSON_TYPES = {"integer", "number", "string", "boolean", "object"}
+PATTERNS = {"agent": AGENT_NAME, "device": DEVICE_ID}
 RANGES = {"positive": {"minimum": 1}, "score": {"minimum": 0, "maximum": 10}}
 
 
@@ -62,6 +64,8 @@ def value_schema(kind: str) -> dict[str, Any]:
         schema = {"$ref": "#/$defs/base_memory"}
     elif kind == "integers":
         schema = {"type": "array", "items": {"type": "integer"}}
+    elif kind in PATTERNS:
+        schema = {"type": "string", "pattern": f"^{PATTERNS[kind].pattern}$"}
     elif kind in RANGES:
         schema = {"type": "integer", **RANGES[kind]}
     elif kind in JSON_TYPES:

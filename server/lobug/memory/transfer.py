@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from lobug.backends.base import Embedder
+from lobug.names import AGENT_NAME, AGENT_NAME_RULE, DEVICE_ID, DEVICE_ID_RULE
 from lobug.store.models import API_SOURCE, Agent, Vector
 from lobug.store.protocol import Store
 from lobug.store.records import (
@@ -31,13 +32,14 @@ from lobug.store.records import (
 Spec = dict[str, str]
 
 # Every field of every record: `integer` (64-bit), `positive` (an integer from 1), `score`
-# (0-10), `number` (finite), `string`, `boolean`, `object`, `integers` (a list of them),
+# (0-10), `number` (finite), `string`, `agent` and `device` (names as `lobug/names.py`
+# allows them), `boolean`, `object`, `integers` (a list of them),
 # `history` (a block's changes), `a|b` for one of some strings; a trailing `?` allows null.
 # `memory/export_schema.py` generates the JSON Schema file from these.
 FIELDS: dict[str, Spec] = {
     "messages": {
         "id": "integer",
-        "device_id": "string",
+        "device_id": "device",
         "role": "user|assistant|system",
         "content": "string",
         "created_at": "number",
@@ -108,7 +110,7 @@ FIELDS: dict[str, Spec] = {
     },
 }
 AGENT_FIELDS: Spec = {
-    "name": "string",
+    "name": "agent",
     "created_at": "number",
     "metadata": "object?",
     "base_memory": "base_memory",
@@ -238,6 +240,8 @@ def is_kind(value: Any, kind: str) -> bool:
             is_integer(v, -(2**63), 2**63 - 1) or (isinstance(v, float) and math.isfinite(v))
         ),
         "string": lambda v: isinstance(v, str),
+        "agent": lambda v: isinstance(v, str) and AGENT_NAME.fullmatch(v) is not None,
+        "device": lambda v: isinstance(v, str) and DEVICE_ID.fullmatch(v) is not None,
         "boolean": lambda v: isinstance(v, bool),
         "object": lambda v: isinstance(v, dict),
     }
@@ -252,6 +256,8 @@ def is_integer(value: Any, low: int, high: int) -> bool:
 
 def describe(kind: str) -> str:
     named = {
+        "agent": f"an agent name ({AGENT_NAME_RULE})",
+        "device": f"a device id ({DEVICE_ID_RULE.removeprefix('X-Device-Id ')})",
         "integers": "a list of integers",
         "positive": "an integer from 1",
         "score": "an integer from 0 to 10",
@@ -310,6 +316,8 @@ def renamed(agents: list[AgentRecords], name: str | None) -> list[AgentRecords]:
         return agents
     if len(agents) != 1:
         raise InvalidExport("$.agents", f"holds {len(agents)} agents; --as needs exactly one")
+    if not AGENT_NAME.fullmatch(name):
+        raise InvalidExport("--as", AGENT_NAME_RULE)
     agent = agents[0]
     return [
         AgentRecords(
