@@ -21,14 +21,12 @@ UNIT_NAME = "lobug.service"
 @click.pass_context
 def serve(ctx: click.Context, host: str | None, port: int | None) -> None:
     """Run the device server."""
-    import uvicorn
-
     from lobug.app import create_app
+    from lobug.serving import serve as run
 
     settings = Settings.from_env(os.environ)
     settings = settings.with_overrides(host=host or settings.host, port=port or settings.port)
-    app = create_app(settings)
-    uvicorn.run(app, host=settings.host, port=settings.port, log_level=ctx.obj["log_level"])
+    run(create_app(settings), settings.host, settings.port, ctx.obj["log_level"])
 
 
 @click.command("memory-server")
@@ -37,14 +35,12 @@ def serve(ctx: click.Context, host: str | None, port: int | None) -> None:
 @click.pass_context
 def memory_server(ctx: click.Context, host: str | None, port: int | None) -> None:
     """Run only the memory REST API (MEMORY_* variables)."""
-    import uvicorn
-
     from lobug.app import create_memory_app
+    from lobug.serving import serve as run
 
     settings = Settings.from_memory_env(os.environ)
     settings = settings.with_overrides(host=host or settings.host, port=port or settings.port)
-    app = create_memory_app(settings)
-    uvicorn.run(app, host=settings.host, port=settings.port, log_level=ctx.obj["log_level"])
+    run(create_memory_app(settings), settings.host, settings.port, ctx.obj["log_level"])
 
 
 @click.command()
