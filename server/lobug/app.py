@@ -11,7 +11,7 @@ from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from fastapi import FastAPI
 
 from lobug import __version__
-from lobug.api import curation, device, facts, memory, openai_proxy, voice
+from lobug.api import context, curation, device, facts, memory, openai_proxy, voice
 from lobug.api.auth import TokenGate, role_without_tokens
 from lobug.api.errors import install_error_handlers
 from lobug.api.json_guard import JsonBodyGuard
@@ -59,6 +59,7 @@ def create_app(settings: Settings, backends: Backends | None = None) -> FastAPI:
     app.include_router(openai_proxy.router)
     app.include_router(memory.public, prefix="/memory")
     app.include_router(memory.router, prefix="/memory")
+    app.include_router(context.router, prefix="/memory")
     app.include_router(facts.router, prefix="/memory")
     app.include_router(curation.router, prefix="/memory")
     install_ui(app)
@@ -66,8 +67,9 @@ def create_app(settings: Settings, backends: Backends | None = None) -> FastAPI:
 
 
 def create_memory_app(settings: Settings, backends: Backends | None = None) -> FastAPI:
-    """Only the memory API, at the root paths (`lobug memory-server`). Loads the embedder
-    alone: no chat or speech model. From `backends` only the embedder is used.
+    """Only the memory API, at the root paths (`lobug memory-server`). Loads the embedder and
+    the chat model (it learns from the messages posted), no speech model; `backends`
+    replaces them (tests pass fakes here).
 
     Raises ConfigError when the server would be exposed without authentication."""
     warning = check_exposure(settings)
@@ -76,8 +78,7 @@ def create_memory_app(settings: Settings, backends: Backends | None = None) -> F
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        embedder = backends.embedder if backends else None
-        services = await asyncio.to_thread(open_memory_services, settings, embedder)
+        services = await asyncio.to_thread(open_memory_services, settings, backends)
         app.state.memory = services
         maintenance = Maintenance(services.maintenance_tasks(), settings.maintenance_interval_s)
         app.state.maintenance = maintenance
@@ -91,6 +92,7 @@ def create_memory_app(settings: Settings, backends: Backends | None = None) -> F
     app = new_app("Lo-Bug memory", settings, lifespan)
     app.include_router(memory.public)
     app.include_router(memory.router)
+    app.include_router(context.router)
     app.include_router(facts.router)
     app.include_router(curation.router)
     install_ui(app)
