@@ -20,6 +20,7 @@ from lobug.api.voice import MULTIPART_OVERHEAD
 from lobug.backends import Backends
 from lobug.config import Settings, check_exposure
 from lobug.maintenance import Maintenance
+from lobug.mcp_server import install_mcp
 from lobug.services import open_memory_services, open_services
 from lobug.ui import install_ui
 
@@ -46,7 +47,8 @@ def create_app(settings: Settings, backends: Backends | None = None) -> FastAPI:
         app.state.maintenance = maintenance
         maintenance.start()
         try:
-            yield
+            async with mcp_running():
+                yield
         finally:
             await asyncio.to_thread(maintenance.stop)
             await speech_loading
@@ -63,6 +65,7 @@ def create_app(settings: Settings, backends: Backends | None = None) -> FastAPI:
     app.include_router(facts.router, prefix="/memory")
     app.include_router(curation.router, prefix="/memory")
     install_ui(app)
+    mcp_running = install_mcp(app, settings)
     return app
 
 
@@ -84,7 +87,8 @@ def create_memory_app(settings: Settings, backends: Backends | None = None) -> F
         app.state.maintenance = maintenance
         maintenance.start()
         try:
-            yield
+            async with mcp_running():
+                yield
         finally:
             await asyncio.to_thread(maintenance.stop)
             await asyncio.to_thread(services.close)
@@ -96,6 +100,7 @@ def create_memory_app(settings: Settings, backends: Backends | None = None) -> F
     app.include_router(facts.router)
     app.include_router(curation.router)
     install_ui(app)
+    mcp_running = install_mcp(app, settings)
     return app
 
 
