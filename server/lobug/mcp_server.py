@@ -39,6 +39,14 @@ def build_mcp(engine_of: EngineOf) -> MCPServer:
     """The MCP server over the engine `engine_of()` returns (looked up per call, so an app
     can build the server before its services are open)."""
     server = MCPServer("lobug-memory", instructions=INSTRUCTIONS, version=__version__)
+    for tool in memory_tools(engine_of):
+        server.add_tool(tool)
+    add_resources(server, engine_of)
+    return server
+
+
+def memory_tools(engine_of: EngineOf) -> list[Callable[..., Any]]:
+    """The MCP tools: `engine_tools` plus `get_context`, with signatures the SDK reads."""
 
     async def call(name: str, arguments: dict[str, Any]) -> Any:
         """The engine's tool; its errors reach the client as the tool's error text."""
@@ -49,39 +57,33 @@ def build_mcp(engine_of: EngineOf) -> MCPServer:
 
     async def search_memory(query: str, limit: int = 5) -> list[dict[str, Any]]:
         """Search long-term memory for facts about the user, best match first."""
-        found: list[dict[str, Any]] = await call("search_memory", {"query": query, "limit": limit})
-        return found
+        return await call("search_memory", {"query": query, "limit": limit})
 
     async def save_memory(content: str) -> dict[str, Any]:
         """Save one new fact about the user to long-term memory."""
-        saved: dict[str, Any] = await call("save_memory", {"content": content})
-        return saved
+        return await call("save_memory", {"content": content})
 
     async def update_memory(id: int, content: str) -> dict[str, Any]:
         """Correct a saved fact (by its id from search_memory): it gets a new version."""
-        updated: dict[str, Any] = await call("update_memory", {"id": id, "content": content})
-        return updated
+        return await call("update_memory", {"id": id, "content": content})
 
     async def forget_memory(id: int) -> dict[str, Any]:
         """Forget a saved fact (by its id from search_memory)."""
-        forgotten: dict[str, Any] = await call("forget_memory", {"id": id})
-        return forgotten
+        return await call("forget_memory", {"id": id})
 
     async def read_block(label: str) -> dict[str, Any]:
         """Read one memory block (always-in-context notes such as 'human')."""
-        block: dict[str, Any] = await call("read_block", {"label": label})
-        return block
+        return await call("read_block", {"label": label})
 
     async def update_block(label: str, value: str) -> dict[str, Any]:
         """Rewrite one memory block (created if it does not exist)."""
-        block: dict[str, Any] = await call("update_block", {"label": label, "value": value})
-        return block
+        return await call("update_block", {"label": label, "value": value})
 
     async def get_context(query: str, max_tokens: int = DEFAULT_CONTEXT_TOKENS) -> str:
         """Everything memory holds for `query`, within `max_tokens`, ready for a prompt."""
         return await asyncio.to_thread(engine_of().format_for_injection, query, max_tokens)
 
-    for tool in (
+    return [
         search_memory,
         save_memory,
         update_memory,
@@ -89,10 +91,7 @@ def build_mcp(engine_of: EngineOf) -> MCPServer:
         read_block,
         update_block,
         get_context,
-    ):
-        server.add_tool(tool)
-    add_resources(server, engine_of)
-    return server
+    ]
 
 
 def add_resources(server: MCPServer, engine_of: EngineOf) -> None:

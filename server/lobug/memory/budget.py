@@ -164,7 +164,8 @@ def items_of(context: MemoryContext, name: str) -> Iterable[Any]:
 def with_item(context: MemoryContext, name: str, item: Any) -> MemoryContext:
     if name == "base_memory":
         return dataclasses.replace(context, base_memory=item)
-    return dataclasses.replace(context, **{name: (*getattr(context, name), item)})
+    grown: dict[str, Any] = {name: (*getattr(context, name), item)}
+    return dataclasses.replace(context, **grown)
 
 
 def cut_to_fit(kept: MemoryContext, name: str, item: Any, max_tokens: int) -> MemoryContext | None:
