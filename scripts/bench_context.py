@@ -74,7 +74,8 @@ class UnusedChat(ChatBackend):
 
 
 def text(i: int) -> str:
-    return f"note {i}: the user mentioned {WORDS[i % len(WORDS)]} and {WORDS[(i // 7) % len(WORDS)]}"
+    first, second = WORDS[i % len(WORDS)], WORDS[(i // 7) % len(WORDS)]
+    return f"note {i}: the user mentioned {first} and {second}"
 
 
 def fill(path: Path, size: int, embedder: HashingEmbedder) -> float:
@@ -85,7 +86,9 @@ def fill(path: Path, size: int, embedder: HashingEmbedder) -> float:
     for start in range(0, size, CHUNK):
         batch = [text(i) for i in range(start, min(size, start + CHUNK))]
         vectors = embedder.embed_batch(batch)
-        store.add_facts_bulk(AGENT, [(NewFact(t, "knowledge"), v) for t, v in zip(batch, vectors)])
+        store.add_facts_bulk(
+            AGENT, [(NewFact(t, "knowledge"), v) for t, v in zip(batch, vectors, strict=True)]
+        )
         with store._transaction() as conn:  # bulk, for the benchmark only
             for n, (content, vector) in enumerate(zip(batch, vectors, strict=True)):
                 cursor = conn.execute(
