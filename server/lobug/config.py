@@ -166,7 +166,11 @@ class Settings:
         variable that is not set leaves the field's default, written once, above."""
         env = _Env(environ)
         memory = MemoryConfig(**env.read_all(MEMORY_ENV))
-        return cls(**env.read_all(SETTINGS_ENV), memory=memory)
+        read = env.read_all(SETTINGS_ENV)
+        if "llm_api_key" not in read and environ.get("OPENAI_API_KEY", "").strip():
+            # The name every OpenAI client reads; LOBUG_LLM_API_KEY wins when both are set.
+            read["llm_api_key"] = environ["OPENAI_API_KEY"].strip()
+        return cls(**read, memory=memory)
 
     @classmethod
     def from_memory_env(cls, environ: Mapping[str, str]) -> Settings:

@@ -17,7 +17,7 @@ from lobug.cli.output import Refused
 from lobug.cli.remote import RemoteAccess
 from lobug.config import Settings
 from lobug.memory.curation import Curation
-from lobug.services import MemoryServices
+from lobug.services import CurationServices
 from lobug.store.errors import StoreError
 from lobug.store.models import FactFlags, FactQuery
 from lobug.store.sqlite.engine import SQLiteStore
@@ -44,7 +44,7 @@ def access(
         store = SQLiteStore(settings.db_path)
         store.bind_embedding(embedder.model, embedder.dimension)
         curation = Curation(store, embedder, settings.memory)
-        local = LocalAccess(MemoryServices(settings, store, embedder, curation))
+        local = LocalAccess(CurationServices(settings, store, embedder, curation))
         yield local
         local.close()
         return

@@ -65,6 +65,7 @@ for command in (
     servers.serve,
     servers.memory_server,
     servers.reindex,
+    servers.mcp,
     servers.install_service,
     memory.agents,
     facts.facts,

@@ -25,7 +25,7 @@ from lobug.memory import search, transfer
 from lobug.memory.curation import Curation
 from lobug.memory.search import SearchMode
 from lobug.names import AGENT_NAME, AGENT_NAME_RULE
-from lobug.services import MemoryServices
+from lobug.services import CurationServices
 from lobug.store.errors import BlockNotFound, EmbeddingMismatch
 from lobug.store.models import CLI, Agent, FactFlags, FactQuery
 from lobug.store.sqlite.engine import SQLiteStore
@@ -69,7 +69,7 @@ class LazyEmbedder(Embedder):
             self._loaded.close()
 
 
-def open_local(settings: Settings) -> MemoryServices:
+def open_local(settings: Settings) -> CurationServices:
     """The store of `settings.db_path` with a lazily loaded embedder."""
     store = SQLiteStore(settings.db_path)
     signature = store.embedding_signature()
@@ -80,7 +80,7 @@ def open_local(settings: Settings) -> MemoryServices:
     else:
         embedder = LazyEmbedder(settings, *signature)
     store.bind_embedding(embedder.model, embedder.dimension)
-    return MemoryServices(settings, store, embedder, Curation(store, embedder, settings.memory))
+    return CurationServices(settings, store, embedder, Curation(store, embedder, settings.memory))
 
 
 def chat_model(settings: Settings) -> str:
@@ -89,7 +89,7 @@ def chat_model(settings: Settings) -> str:
 
 
 class LocalAccess:
-    def __init__(self, services: MemoryServices) -> None:
+    def __init__(self, services: CurationServices) -> None:
         self.svc = services
         self.store = services.store
         self.curation = services.curation

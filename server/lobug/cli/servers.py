@@ -44,6 +44,17 @@ def memory_server(ctx: click.Context, host: str | None, port: int | None) -> Non
 
 
 @click.command()
+@click.option("--db", help="the database file (default LOBUG_DB_PATH)")
+@click.option("--agent", help="the agent whose memory to serve (default LOBUG_AGENT)")
+def mcp(db: str | None, agent: str | None) -> None:
+    """Serve the memory over MCP on stdin/stdout (for desktop assistants and coding agents)."""
+    from lobug.mcp_server import run_stdio
+
+    argv = [*(["--db", db] if db else []), *(["--agent", agent] if agent else [])]
+    run_stdio(argv)
+
+
+@click.command()
 def reindex() -> None:
     """Re-embed every fact and message with the configured embedding model."""
     from lobug.backends import build_embedder

@@ -19,7 +19,15 @@ from lobug.memory import prompts, search
 from lobug.memory.disclosure import self_disclosures
 from lobug.memory.extraction import merge_facts, parse_fact_payload, validate_facts
 from lobug.store.errors import SourcesForgotten
-from lobug.store.models import Fact, Message, NewFact, ScoredFact, Summary, origin_of
+from lobug.store.models import (
+    Fact,
+    Message,
+    NewFact,
+    ScoredFact,
+    ScoredMessage,
+    Summary,
+    origin_of,
+)
 from lobug.store.protocol import Store
 from lobug.tokens import estimate_tokens, prompt_budget_tokens, truncate_to_tokens
 
@@ -55,19 +63,33 @@ def oldest_that_fit(items: Sequence[T], size: Callable[[T], int], budget: int) -
 
 @dataclass(frozen=True)
 class MemoryContext:
-    """What memory adds to one turn's system prompt."""
+    """What memory adds to one turn's system prompt. `summaries` and `messages` are filled
+    only for a context under a budget (`memory.budget.budgeted_context`)."""
 
     base_memory: str = ""
     facts: tuple[ScoredFact, ...] = ()
     timings_ms: dict[str, float] = field(default_factory=dict)
     blocks: tuple[tuple[str, str], ...] = ()
     pinned: tuple[str, ...] = ()
+    summaries: tuple[Summary, ...] = ()
+    messages: tuple[ScoredMessage, ...] = ()
 
     def prompt_sections(self) -> list[str]:
         """Stored text quoted as data: each line a JSON string under a header that says so, so
         nothing a fact or block holds can start a line, open a section or read as an
         instruction."""
-        return [*self.standing_sections(), *self.turn_sections()]
+        return [*self.standing_sections(), *self.turn_sections(), *self.history_sections()]
+
+    def history_sections(self) -> list[str]:
+        """Summaries and past messages relevant to the query (budgeted contexts only)."""
+        sections = []
+        if self.summaries:
+            lines = [f"- {quote(summary.content)}" for summary in self.summaries]
+            sections.append(f"[Earlier conversations] {DATA_NOTE}\n" + "\n".join(lines))
+        if self.messages:
+            lines = [f"- {hit.message.role}: {quote(hit.message.content)}" for hit in self.messages]
+            sections.append(f"[Relevant past messages] {DATA_NOTE}\n" + "\n".join(lines))
+        return sections
 
     def standing_sections(self) -> list[str]:
         """Pinned facts, long-term memory and memory blocks: the same from turn to turn."""

@@ -29,6 +29,7 @@ from lobug.store.models import (
     Message,
     NewFact,
     QueuedExchange,
+    QueuedMessage,
     ScoredFact,
     ScoredMessage,
     Summary,
@@ -93,6 +94,17 @@ class WorkQueueStore(Protocol):
     def append_reply_for_memory_work(
         self, agent: str, device_id: str, content: str, user: Message
     ) -> Message: ...
+
+    def append_message_to_learn(
+        self,
+        agent: str,
+        device_id: str,
+        role: str,
+        content: str,
+        vector: Vector | None,
+        *,
+        metadata: dict[str, Any] | None = None,
+    ) -> QueuedMessage: ...
 
     def queued_exchanges(
         self, limit: int, queued_before: float, after_id: int = 0
