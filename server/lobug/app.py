@@ -11,15 +11,18 @@ from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from fastapi import FastAPI
 
 from lobug import __version__
-from lobug.api import curation, device, facts, memory, openai_proxy, voice
+from lobug.api import context, curation, device, facts, memory, openai_proxy, transfer, voice
 from lobug.api.auth import TokenGate, role_without_tokens
 from lobug.api.errors import install_error_handlers
+from lobug.api.json_guard import JsonBodyGuard
 from lobug.api.limits import BodySizeLimit
 from lobug.api.voice import MULTIPART_OVERHEAD
 from lobug.backends import Backends
 from lobug.config import Settings, check_exposure
 from lobug.maintenance import Maintenance
+from lobug.mcp_server import install_mcp
 from lobug.services import open_memory_services, open_services
+from lobug.ui import install_ui
 
 log = logging.getLogger(__name__)
 
@@ -44,7 +47,8 @@ def create_app(settings: Settings, backends: Backends | None = None) -> FastAPI:
         app.state.maintenance = maintenance
         maintenance.start()
         try:
-            yield
+            async with mcp_running():
+                yield
         finally:
             await asyncio.to_thread(maintenance.stop)
             await speech_loading
@@ -57,14 +61,19 @@ def create_app(settings: Settings, backends: Backends | None = None) -> FastAPI:
     app.include_router(openai_proxy.router)
     app.include_router(memory.public, prefix="/memory")
     app.include_router(memory.router, prefix="/memory")
+    app.include_router(context.router, prefix="/memory")
     app.include_router(facts.router, prefix="/memory")
     app.include_router(curation.router, prefix="/memory")
+    app.include_router(transfer.router, prefix="/memory")
+    install_ui(app)
+    mcp_running = install_mcp(app, settings)
     return app
 
 
 def create_memory_app(settings: Settings, backends: Backends | None = None) -> FastAPI:
-    """Only the memory API, at the root paths (`lobug memory-server`). Loads the embedder
-    alone: no chat or speech model. From `backends` only the embedder is used.
+    """Only the memory API, at the root paths (`lobug memory-server`). Loads the embedder and
+    the chat model (it learns from the messages posted), no speech model; `backends`
+    replaces them (tests pass fakes here).
 
     Raises ConfigError when the server would be exposed without authentication."""
     warning = check_exposure(settings)
@@ -73,14 +82,14 @@ def create_memory_app(settings: Settings, backends: Backends | None = None) -> F
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        embedder = backends.embedder if backends else None
-        services = await asyncio.to_thread(open_memory_services, settings, embedder)
+        services = await asyncio.to_thread(open_memory_services, settings, backends)
         app.state.memory = services
         maintenance = Maintenance(services.maintenance_tasks(), settings.maintenance_interval_s)
         app.state.maintenance = maintenance
         maintenance.start()
         try:
-            yield
+            async with mcp_running():
+                yield
         finally:
             await asyncio.to_thread(maintenance.stop)
             await asyncio.to_thread(services.close)
@@ -88,8 +97,12 @@ def create_memory_app(settings: Settings, backends: Backends | None = None) -> F
     app = new_app("Lo-Bug memory", settings, lifespan)
     app.include_router(memory.public)
     app.include_router(memory.router)
+    app.include_router(context.router)
     app.include_router(facts.router)
     app.include_router(curation.router)
+    app.include_router(transfer.router)
+    install_ui(app)
+    mcp_running = install_mcp(app, settings)
     return app
 
 
@@ -105,6 +118,11 @@ def body_limits(settings: Settings) -> Callable[[str], int]:
     return limit_for
 
 
+def takes_json(path: str) -> bool:
+    """Whether a body sent to `path` is JSON: everywhere but the audio uploads."""
+    return not path.startswith("/chat/audio")
+
+
 def new_app(title: str, settings: Settings, lifespan: Lifespan) -> FastAPI:
     """A FastAPI app with the JSON errors and body limits. The interactive docs and the
     OpenAPI schema are served only where no token is needed: with tokens set, nothing but
@@ -118,9 +136,11 @@ def new_app(title: str, settings: Settings, lifespan: Lifespan) -> FastAPI:
         redoc_url="/redoc" if docs else None,
         openapi_url="/openapi.json" if docs else None,
         strict_content_type=False,  # a JSON body sent without a Content-Type is still read
+        redirect_slashes=False,  # no redirect built from the Host header ("/health/" is 404)
     )
     app.state.settings = settings
     install_error_handlers(app)
+    app.add_middleware(JsonBodyGuard, applies_to=takes_json)
     app.add_middleware(BodySizeLimit, limit_for=body_limits(settings))
     app.add_middleware(  # outermost: runs first
         TokenGate,

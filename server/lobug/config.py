@@ -12,6 +12,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from lobug.names import AGENT_NAME, AGENT_NAME_RULE
+
 LLM_BACKENDS = ("auto", "ollama", "openai", "embedded")
 EMBED_BACKENDS = ("local", "ollama", "openai")
 
@@ -147,6 +149,9 @@ class Settings:
             raise ConfigError("LOBUG_DATABASE_URL must start with sqlite:/// or postgresql://")
         if self.db_pool_size < 1 or self.hnsw_ef_search < 1:
             raise ConfigError("LOBUG_DB_POOL_SIZE and LOBUG_HNSW_EF_SEARCH must be positive")
+        for agent in (self.agent, *self.device_agents.values()):
+            if not AGENT_NAME.fullmatch(agent):
+                raise ConfigError(f"LOBUG_AGENT / LOBUG_DEVICE_AGENTS {agent!r}: {AGENT_NAME_RULE}")
 
     @property
     def tokens_required(self) -> bool:
@@ -174,7 +179,11 @@ class Settings:
         variable that is not set leaves the field's default, written once, above."""
         env = _Env(environ)
         memory = MemoryConfig(**env.read_all(MEMORY_ENV))
-        return cls(**env.read_all(SETTINGS_ENV), memory=memory)
+        read = env.read_all(SETTINGS_ENV)
+        if "llm_api_key" not in read and environ.get("OPENAI_API_KEY", "").strip():
+            # The name every OpenAI client reads; LOBUG_LLM_API_KEY wins when both are set.
+            read["llm_api_key"] = environ["OPENAI_API_KEY"].strip()
+        return cls(**read, memory=memory)
 
     @classmethod
     def from_memory_env(cls, environ: Mapping[str, str]) -> Settings:

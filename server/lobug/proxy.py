@@ -10,14 +10,24 @@ import logging
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from lobug.backends.base import AbandonCheck, ChatBackend, ChatMessage
+from lobug.backends.base import AbandonCheck, BackendError, ChatBackend, ChatMessage
 from lobug.client.messages import insert_after_system, last_user_text
+from lobug.memory.budget import DEFAULT_CONTEXT_TOKENS, budgeted_context
 from lobug.memory.manager import MemoryManager
 from lobug.memory.work_queue import Exchange, StreamedExchange
 from lobug.store.models import PROXY_SOURCE, Message
 from lobug.store.protocol import Store
+from lobug.tokens import (
+    MESSAGE_OVERHEAD_TOKENS,
+    PromptTooLong,
+    estimate_tokens,
+    prompt_budget_tokens,
+)
 
 log = logging.getLogger(__name__)
+
+# Past messages the injected memory may hold (`MEMORY_MAX_CONTEXT_MESSAGES` on the server).
+DEFAULT_MESSAGE_LIMIT = 10
 
 
 class ProxyRequestError(ValueError):
@@ -41,28 +51,65 @@ def user_query(messages: list[ChatMessage]) -> str:
     return query
 
 
-def with_memory(messages: list[ChatMessage], sections: list[str]) -> list[ChatMessage]:
+# Below this much room the memory is left out rather than cut to a stub.
+MIN_MEMORY_TOKENS = 32
+
+
+def with_memory(messages: list[ChatMessage], prompt: str) -> list[ChatMessage]:
     """Memory as a system message after the caller's leading system messages (if any)."""
-    if not sections:
+    if not prompt:
         return list(messages)
-    memory: ChatMessage = {
-        "role": "system",
-        "content": "What you remember about this user:\n\n" + "\n\n".join(sections),
-    }
+    memory: ChatMessage = {"role": "system", "content": prompt}
     return insert_after_system(messages, memory)
 
 
+def messages_tokens(messages: list[ChatMessage]) -> int:
+    return sum(estimate_tokens(m["content"]) + MESSAGE_OVERHEAD_TOKENS for m in messages)
+
+
 class MemoryProxy:
-    def __init__(self, store: Store, memory: MemoryManager, chat: ChatBackend) -> None:
+    def __init__(
+        self,
+        store: Store,
+        memory: MemoryManager,
+        chat: ChatBackend,
+        *,
+        message_limit: int = DEFAULT_MESSAGE_LIMIT,
+    ) -> None:
         self.store = store
         self.memory = memory
         self.chat = chat
+        self.message_limit = message_limit
 
     def prepare(self, request: ProxyRequest) -> tuple[Message, list[ChatMessage]]:
-        """Log the user's message, then build the messages with memory injected."""
+        """Log the user's message, then build the messages with memory injected in the room
+        they leave. PromptTooLong (nothing stored) when the caller's messages alone do not
+        fit the model's context."""
+        budget = prompt_budget_tokens(self.memory.context_tokens, request.max_tokens)
+        room = budget - messages_tokens(request.messages)
+        if room < 0:
+            raise PromptTooLong(
+                f"the messages come to about {budget - room} tokens; the model takes {budget} "
+                f"with a {request.max_tokens}-token reply"
+            )
+        prompt = self.memory_prompt(request, room - MESSAGE_OVERHEAD_TOKENS)
         user = self.store.append_message(request.agent, PROXY_SOURCE, "user", request.query)
-        context = self.memory.retrieve_context(request.agent, request.query)
-        return user, with_memory(request.messages, context.prompt_sections())
+        return user, with_memory(request.messages, prompt)
+
+    def memory_prompt(self, request: ProxyRequest, room: int) -> str:
+        """The budgeted context (`memory.budget`) in the room the caller's messages leave, at
+        most the default budget; gathered before the user's message is logged, so it is not
+        found as a past message."""
+        if room < MIN_MEMORY_TOKENS:
+            return ""
+        found = budgeted_context(
+            self.memory,
+            request.agent,
+            request.query,
+            min(room, DEFAULT_CONTEXT_TOKENS),
+            message_limit=self.message_limit,
+        )
+        return found.prompt
 
     def complete(
         self, request: ProxyRequest, abandoned: AbandonCheck | None = None
@@ -99,6 +146,10 @@ class MemoryProxy:
                 yield piece
         except GeneratorExit:
             self._keep_partial_reply(request.agent, user, "".join(said))
+            stored.settle(None)
+            raise
+        except BackendError:
+            log.warning("a streamed reply failed after %d pieces", len(said))
             stored.settle(None)
             raise
         stored.settle(self.remember(request.agent, user, "".join(said)))

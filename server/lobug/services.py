@@ -14,7 +14,6 @@ from lobug.backends import (
     ChatBackend,
     Embedder,
     build_backends,
-    build_embedder,
     build_stt,
     build_tts,
 )
@@ -26,6 +25,7 @@ from lobug.memory.work_queue import MemoryWork, reembed_messages
 from lobug.store.engines import open_database, redacted
 from lobug.store.errors import EmbeddingMismatch
 from lobug.store.protocol import Store
+from lobug.turn_timings import TurnTimings
 from lobug.voice import Speech, Voice
 
 log = logging.getLogger(__name__)
@@ -41,6 +41,7 @@ class Services:
     assistant: Assistant
     speech: Speech
     voice: Voice
+    timings: TurnTimings = field(default_factory=TurnTimings)
     _reachable: tuple[float, bool] = field(default=(0.0, False))
 
     @property
@@ -61,16 +62,18 @@ class Services:
 
     @property
     def memory_api(self) -> MemoryServices:
-        return MemoryServices(self.settings, self.store, self.embedder, self.assistant.curation)
+        return MemoryServices(
+            self.settings,
+            self.store,
+            self.embedder,
+            self.assistant.curation,
+            self.memory,
+            self.memory_work,
+        )
 
     def maintenance_tasks(self) -> list[Task]:
-        """Re-embed memory-API messages stored while the embedder failed; run the memory
-        work of exchanges that a crash or a failure left in the memory-work queue."""
-        resume: Task = ("resumed exchanges", self.memory_work.resume)
-        return [
-            *self.memory_api.maintenance_tasks(),
-            *one_process_at_a_time(self.store.exclusively, [resume]),
-        ]
+        """Those of the memory API (re-embedding, resumed exchanges)."""
+        return self.memory_api.maintenance_tasks()
 
     def close(self) -> None:
         """Stop the memory work (bounded wait; what is unfinished stays queued in the
@@ -81,23 +84,48 @@ class Services:
 
 
 @dataclass
-class MemoryServices:
-    """What the memory REST API needs: the store and the embedder; no chat, no speech."""
+class CurationServices:
+    """What a person's memory commands need: the store, its embedder and the curation
+    service (the CLI on a local file; no chat model)."""
 
     settings: Settings
     store: Store
     embedder: Embedder
     curation: Curation
 
-    def maintenance_tasks(self) -> list[Task]:
-        def reembed(should_stop: Callable[[], bool]) -> int:
-            return reembed_messages(self.store, self.embedder.embed_batch, should_stop=should_stop)
-
-        return one_process_at_a_time(self.store.exclusively, [("re-embedded messages", reembed)])
-
     def close(self) -> None:
         self.store.close()
         self.embedder.close()
+
+
+@dataclass
+class MemoryServices(CurationServices):
+    """What the memory REST API needs: the curation services, and the memory pipeline with
+    its work queue (whose chat model learns from the messages programs post); no speech."""
+
+    memory: MemoryManager
+    memory_work: MemoryWork
+
+    def maintenance_tasks(self) -> list[Task]:
+        """Re-embed memory-API messages stored while the embedder failed; run the memory
+        work that a crash or a failure left in the queue, and lone messages past their quiet
+        period."""
+
+        def reembed(should_stop: Callable[[], bool]) -> int:
+            return reembed_messages(self.store, self.embedder.embed_batch, should_stop=should_stop)
+
+        tasks: list[Task] = [
+            ("re-embedded messages", reembed),
+            ("resumed exchanges", self.memory_work.resume),
+        ]
+        return one_process_at_a_time(self.store.exclusively, tasks)
+
+    def close(self) -> None:
+        """For `lobug memory-server`, which owns these parts (the device server's `Services`
+        closes its own)."""
+        self.memory_work.close()
+        super().close()
+        self.memory.chat.close()
 
 
 def open_store(settings: Settings, embedder: Embedder) -> Store:
@@ -114,18 +142,35 @@ def open_store(settings: Settings, embedder: Embedder) -> Store:
     return store
 
 
-def open_memory_services(settings: Settings, embedder: Embedder | None = None) -> MemoryServices:
-    """Load only the embedder and open the store (for `lobug memory-server`; blocking)."""
-    embedder = embedder or build_embedder(settings)
-    store = open_store(settings, embedder)
+def open_memory_services(settings: Settings, backends: Backends | None = None) -> MemoryServices:
+    """Load the embedder and the chat model (which learns from posted messages) and open the
+    store, without speech (for `lobug memory-server` and `MemoryEngine`; blocking)."""
+    backends = backends or build_backends(settings)
+    store = open_store(settings, backends.embedder)
+    memory = memory_manager(settings, store, backends)
     log.info(
-        "memory API ready: embeddings=%s (%s, %d dims), db=%s",
-        embedder.name,
-        embedder.model,
-        embedder.dimension,
+        "memory API ready: chat=%s (%s), embeddings=%s (%s, %d dims), db=%s",
+        backends.chat.name,
+        backends.chat.model,
+        backends.embedder.name,
+        backends.embedder.model,
+        backends.embedder.dimension,
         redacted(settings.store_url),
     )
-    return MemoryServices(settings, store, embedder, Curation(store, embedder, settings.memory))
+    curation = Curation(store, backends.embedder, settings.memory)
+    return MemoryServices(
+        settings, store, backends.embedder, curation, memory, MemoryWork(store, memory)
+    )
+
+
+def memory_manager(settings: Settings, store: Store, backends: Backends) -> MemoryManager:
+    return MemoryManager(
+        store,
+        backends.chat,
+        backends.embedder,
+        settings.memory,
+        context_tokens=settings.llm_context_tokens,
+    )
 
 
 def open_services(settings: Settings, backends: Backends | None = None) -> Services:
@@ -142,13 +187,7 @@ def open_services(settings: Settings, backends: Backends | None = None) -> Servi
     else:
         speech = Speech.preloaded(backends.stt, backends.tts)
     store = open_store(settings, backends.embedder)
-    memory = MemoryManager(
-        store,
-        backends.chat,
-        backends.embedder,
-        settings.memory,
-        context_tokens=settings.llm_context_tokens,
-    )
+    memory = memory_manager(settings, store, backends)
     memory_work = MemoryWork(store, memory)
     assistant = Assistant(settings, store, memory, backends.chat, backends.embedder)
     voice = Voice(settings, assistant, speech)

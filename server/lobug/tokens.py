@@ -21,6 +21,11 @@ PROMPT_OVERHEAD_TOKENS = 256
 MESSAGE_OVERHEAD_TOKENS = 4
 
 
+class PromptTooLong(ValueError):
+    """What a caller sent alone does not fit the model's context (413
+    `text_too_long_for_model`); nothing of it was stored."""
+
+
 def estimate_tokens(text: str) -> int:
     """An upper estimate of the tokens `text` costs (see the module's rule)."""
     ascii_chars = len(text.encode("ascii", "ignore"))

@@ -14,6 +14,7 @@ from fastapi.testclient import TestClient
 
 from lobug.app import create_app
 from lobug.backends import Backends
+from lobug.backends.base import BackendError
 from lobug.config import Settings
 from lobug.memory.work_queue import StreamedExchange
 from lobug.proxy import MemoryProxy, ProxyRequest
@@ -219,3 +220,37 @@ def test_a_streamed_reply_ends_while_its_memory_work_is_still_running(tmp_path: 
     learned = [f.content for f in store.facts("lobug")]
     store.close()
     assert learned == ["The user counts"]
+
+
+class FailingMidStream(FakeChat):
+    """Writes one piece of its reply, then fails."""
+
+    def stream(self, messages, *, max_tokens, temperature=0.7, abandoned=None):  # type: ignore[no-untyped-def, override]
+        yield "Hello"
+        raise BackendError("the model crashed")
+
+
+def test_a_stream_that_fails_before_its_first_piece_is_a_503(
+    client: TestClient, fake_chat: FakeChat, settings: Settings
+) -> None:
+    fake_chat.fail_with = unreachable()
+    body = {"model": "m", "messages": [{"role": "user", "content": "hi"}], "stream": True}
+    response = client.post("/v1/chat/completions", json=body)
+    assert (response.status_code, response.json()["error"]) == (503, "llm_unavailable")
+    store = SQLiteStore(settings.db_path)
+    logged = [(m.role, m.content) for m in store.recent_messages("lobug", "v1", 5)]
+    store.close()
+    assert logged == [("user", "hi")]  # the question is kept, like any failed reply
+
+
+def test_a_stream_that_fails_midway_ends_with_an_error_event_not_done(
+    settings: Settings, fake_embedder: FakeEmbedder
+) -> None:
+    backends = Backends(FailingMidStream(), fake_embedder, None, None)
+    body = {"model": "m", "messages": [{"role": "user", "content": "hi"}], "stream": True}
+    with TestClient(create_app(settings, backends)) as client:
+        response = client.post("/v1/chat/completions", json=body)
+    assert response.status_code == 200
+    events = [line for line in response.text.splitlines() if line.startswith("data: ")]
+    assert json.loads(events[-1][6:])["error"]["type"] == "server_error"
+    assert "data: [DONE]" not in events and '"finish_reason": "stop"' not in response.text

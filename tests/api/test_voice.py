@@ -14,7 +14,7 @@ from lobug.audio import encode_wav, parse_wav
 from lobug.backends import Backends
 from lobug.config import Settings
 from lobug.store.sqlite.engine import SQLiteStore
-from tests.fakes import FakeChat, FakeEmbedder, FakeSTT, FakeTTS
+from tests.fakes import FakeChat, FakeEmbedder, FakeSTT, FakeTTS, unreachable
 from tests.polling import memory_work_done
 
 
@@ -308,3 +308,24 @@ def test_a_stream_closed_before_it_started_still_frees_the_device(
     voice.stream_audio(streamed).close()  # never stepped: its own finally never runs
     voice.finish_stream(streamed)
     assert voice_client.post("/chat/text", json={"text": "still there?"}).status_code == 200
+
+
+def test_a_stream_whose_model_fails_before_any_audio_is_a_503(
+    voice_client: TestClient, fake_chat: FakeChat
+) -> None:
+    fake_chat.fail_with = unreachable()
+    response = voice_client.post("/chat/audio/stream", files=upload(speech_wav()))
+    assert (response.status_code, response.json()["error"]) == (503, "llm_unavailable")
+    fake_chat.fail_with = None
+    fake_chat.enqueue("Back again.")
+    again = voice_client.post("/chat/audio/stream", files=upload(speech_wav()))
+    assert again.status_code == 200 and again.headers["x-lobug-action"] == "respond"
+
+
+def test_two_audio_parts_are_refused(voice_client: TestClient) -> None:
+    files = [
+        ("audio", ("a.wav", speech_wav(), "audio/wav")),
+        ("audio", ("b.wav", silent_wav(), "audio/wav")),
+    ]
+    response = voice_client.post("/chat/audio", files=files)
+    assert (response.status_code, response.json()["error"]) == (422, "invalid_request")

@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
+import httpx
 import numpy as np
 import pytest
 
-from lobug.backends.base import Abandoned
+from lobug.backends.base import Abandoned, BackendError
 from lobug.backends.embedded import EmbeddedChat, LocalEmbedder, bundled_chat_model
 
 pytestmark = pytest.mark.models
@@ -57,6 +61,13 @@ def test_stream_yields_several_pieces(chat: EmbeddedChat) -> None:
     pieces = list(chat.stream([{"role": "user", "content": "Count to five."}], max_tokens=24))
     assert len(pieces) > 1
     assert "".join(pieces).strip()
+
+
+def test_a_failed_stream_raises_instead_of_ending_quietly(chat: EmbeddedChat) -> None:
+    too_long = [{"role": "user", "content": "word " * 5000}]  # beyond the 2,048-token context
+    with pytest.raises(BackendError, match="exceed"):
+        list(chat.stream(too_long, max_tokens=8))
+    assert chat.complete([{"role": "user", "content": "Say hi."}], max_tokens=8).strip()
 
 
 def test_closing_a_stream_early_stops_the_generation(chat: EmbeddedChat) -> None:
@@ -112,3 +123,33 @@ def test_batches_match_single_embeddings(embedder: LocalEmbedder) -> None:
     batch = embedder.embed_batch(texts)
     assert len(batch) == 70
     assert float(batch[69] @ embedder.embed(texts[69])) == pytest.approx(1.0, abs=1e-3)
+
+
+def listening_tcp_ports() -> list[str]:
+    """The TCP sockets this process listens on (Linux /proc)."""
+    mine = set()
+    for fd in os.listdir("/proc/self/fd"):
+        with contextlib.suppress(OSError):
+            link = os.readlink(f"/proc/self/fd/{fd}")
+            if link.startswith("socket:["):
+                mine.add(link[8:-1])
+    ports = []
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        for line in Path(table).read_text().splitlines()[1:]:
+            fields = line.split()
+            if fields[3] == "0A" and fields[9] in mine:  # state 0A: LISTEN
+                ports.append(fields[1])
+    return ports
+
+
+def test_the_embedded_model_opens_no_port_and_refuses_strangers(chat: EmbeddedChat) -> None:
+    assert listening_tcp_ports() == []
+    address = chat._server.listening_address
+    assert address.startswith("unix://")
+    socket_path = Path(address.removeprefix("unix://"))
+    assert socket_path.parent.stat().st_mode & 0o077 == 0  # a folder only we can enter
+    transport = httpx.HTTPTransport(uds=str(socket_path))
+    with httpx.Client(transport=transport, base_url="http://llama") as stranger:
+        for path in ("/v1/models", "/slots", "/props"):
+            assert stranger.get(path).status_code == 401
+        assert stranger.post("/v1/chat/completions", json={"messages": []}).status_code == 401

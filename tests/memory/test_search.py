@@ -5,7 +5,10 @@ from pathlib import Path
 import pytest
 
 from lobug.memory.search import (
+    USER_SCORE_WEIGHT,
     SearchWeights,
+    explained,
+    fact_candidates,
     fuse,
     keyword_scores,
     search_facts,
@@ -147,3 +150,29 @@ def test_a_persons_score_lifts_or_sinks_a_fact(
     store.set_fact_flags("a", first[1], FactFlags(user_score=10), actor="manual")
     assert ranking() == [first[1], first[0]]
     assert sorted(first) == sorted(ids)
+
+
+def test_explained_search_ranks_as_search_does_and_its_parts_add_up(
+    store: SQLiteStore, fake_embedder: FakeEmbedder
+) -> None:
+    texts = ("The user drinks coffee black", "The user walks the dog", "Coffee beans from Peru")
+    for text in texts:
+        store.add_fact("a", NewFact(text), fake_embedder.embed(text))
+    store.set_fact_flags("a", store.facts("a")[0].id, FactFlags(user_score=9), actor="manual")
+    query = "coffee"
+    vector = fake_embedder.embed(query)
+    weights = SearchWeights()
+    found = fact_candidates(store, "a", query, vector, 3, min_similarity=0.0)
+    matches = explained(found, weights, 3)
+    plain = search_facts(store, "a", query, vector, 3, min_similarity=0.0, weights=weights)
+    assert [m.fact.id for m in matches] == [h.fact.id for h in plain]
+    for match in matches:
+        parts = (
+            weights.vector * (match.cosine or 0.0)
+            + weights.keyword * (match.keyword or 0.0)
+            + weights.recency * match.recency
+            + USER_SCORE_WEIGHT * (match.user or 0.0)
+        )
+        assert match.score == pytest.approx(parts)
+    assert {m.fact.content for m in matches if m.keyword} == {texts[0], texts[2]}
+    assert [m.user for m in matches if m.user is not None] == [pytest.approx(0.8)]

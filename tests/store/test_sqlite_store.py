@@ -50,6 +50,8 @@ def test_database_uses_wal_and_creates_parent_folders(tmp_path: Path) -> None:
     path = tmp_path / "deep" / "er" / "memory.db"
     store = SQLiteStore(path)
     store.close()
+    for folder in (tmp_path / "deep", tmp_path / "deep" / "er"):
+        assert folder.stat().st_mode & 0o777 == 0o700, folder
     conn = open_connection(path)
     assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     conn.close()

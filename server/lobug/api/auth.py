@@ -17,6 +17,9 @@ from lobug.api.errors import error_response
 from lobug.config import Settings, is_loopback
 
 OPEN_PATHS = frozenset({"/health", "/memory/health"})
+# The dashboard's pages check their own session cookie (`lobug.ui.sessions`): the gate lets
+# them through without a token. Nothing else is reachable that way.
+UI_PREFIX = "/ui"
 ROLE_KEY = "lobug_role"
 
 Role = Literal["admin", "device"]
@@ -53,9 +56,15 @@ def caller_role(scope: Scope) -> Role | None:
     return role
 
 
+def is_open_path(path: str) -> bool:
+    """Answered without a token: health, and the dashboard (which asks for a session)."""
+    return path in OPEN_PATHS or path == UI_PREFIX or path.startswith(UI_PREFIX + "/")
+
+
 class TokenGate:
-    """401 for every path but `OPEN_PATHS` without `Authorization: Bearer <token>` naming a
-    device or an admin token, when any token is configured; records the caller's role."""
+    """401 for every path but the open ones (`is_open_path`) without `Authorization: Bearer
+    <token>` naming a device or an admin token, when any token is configured; records the
+    caller's role."""
 
     def __init__(
         self,
@@ -88,7 +97,7 @@ class TokenGate:
         role = self.role_of(scope)
         if role is not None:
             scope.setdefault("state", {})[ROLE_KEY] = role
-        elif scope["path"] not in OPEN_PATHS:
+        elif not is_open_path(scope["path"]):
             refusal = error_response(
                 401,
                 "unauthorized",

@@ -18,8 +18,9 @@ from pydantic import BaseModel, Field, model_validator
 from lobug.api.deps import ADMIN_RESPONSES, AdminOnly, MemoryDep, PathAgent, require_agent
 from lobug.api.errors import ApiError, body_error, documented
 from lobug.api.facts import MAX_ID, PageLimit, PageOffset
-from lobug.api.shapes import AgentOut, agent_out, iso, iso_or_none
-from lobug.services import MemoryServices
+from lobug.api.shapes import AgentName, AgentOut, StrictBody, agent_out, iso, iso_or_none
+from lobug.names import DEVICE_ID
+from lobug.services import CurationServices
 from lobug.store.models import (
     MANUAL,
     AgentCounts,
@@ -40,19 +41,19 @@ admin = APIRouter(dependencies=[AdminOnly], responses=ADMIN_RESPONSES)
 # ---------------------------------------------------------------------- bodies and answers
 
 
-class BaseMemoryIn(BaseModel):
+class BaseMemoryIn(StrictBody):
     content: str = Field(max_length=MAX_BASE_MEMORY_CHARS)
 
 
-class ForgetIn(BaseModel):
+class ForgetIn(StrictBody):
     """A stretch of an agent's conversation: from one device or all, between `since` and
     `until` (ISO 8601; either end open; a time without a zone is UTC). At least one of
     `device`, `since` and `until` is required: an empty span would be the whole log."""
 
-    agent: str = Field(min_length=1, max_length=200)
-    device: str | None = Field(default=None, pattern=r"^[A-Za-z0-9._:-]{1,64}$")
-    since: datetime | None = None
-    until: datetime | None = None
+    agent: AgentName
+    device: str | None = Field(default=None, pattern=f"^{DEVICE_ID.pattern}$")
+    since: datetime | None = Field(default=None, strict=False)  # ISO 8601 text
+    until: datetime | None = Field(default=None, strict=False)
 
     @model_validator(mode="after")
     def a_bounded_span(self) -> ForgetIn:
@@ -133,7 +134,7 @@ def timestamp(moment: datetime) -> float:
     return (moment if moment.tzinfo else moment.replace(tzinfo=UTC)).timestamp()
 
 
-def base_memory_out(svc: MemoryServices, agent: str) -> BaseMemoryOut:
+def base_memory_out(svc: CurationServices, agent: str) -> BaseMemoryOut:
     """Blocking: the base memory, who wrote it and when, and whether it is stale."""
     history = svc.store.base_memory_history(agent)
     newest = history[0] if history else None

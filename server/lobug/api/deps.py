@@ -7,18 +7,17 @@ Use the `Annotated` aliases in route signatures (`svc: ServicesDep`, `device: De
 from __future__ import annotations
 
 import asyncio
-import re
 from typing import Annotated, Any
 
 from fastapi import Depends, Header, Request
 
 from lobug.api.auth import ADMIN, caller_role
 from lobug.api.errors import ApiError
+from lobug.names import AGENT_NAME, AGENT_NAME_RULE, DEVICE_ID, DEVICE_ID_RULE
 from lobug.services import MemoryServices, Services
 from lobug.store.models import INTERNAL_SOURCES, Agent
 
 DEFAULT_DEVICE = "default"
-DEVICE_ID = re.compile(r"[A-Za-z0-9._:-]{1,64}")
 
 
 def services(request: Request) -> Services:
@@ -40,9 +39,7 @@ def device_id(
 ) -> str:
     value = x_device_id.strip() or DEFAULT_DEVICE
     if not DEVICE_ID.fullmatch(value):
-        raise ApiError(
-            400, "invalid_device_id", "X-Device-Id must be 1-64 characters of A-Z a-z 0-9 . _ : -"
-        )
+        raise ApiError(400, "invalid_device_id", DEVICE_ID_RULE)
     if value in INTERNAL_SOURCES:
         raise ApiError(
             400, "invalid_device_id", f"X-Device-Id {value!r} names an internal source of the log"
@@ -83,6 +80,8 @@ def require_agent(svc: MemoryServices, name: str) -> Agent:
 
 async def path_agent(agent_name: str, svc: MemoryDep) -> Agent:
     """The agent named by the `{agent_name}` path parameter."""
+    if not AGENT_NAME.fullmatch(agent_name):
+        raise ApiError(422, "invalid_agent", AGENT_NAME_RULE)
     return await asyncio.to_thread(require_agent, svc, agent_name)
 
 

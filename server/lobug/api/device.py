@@ -192,11 +192,13 @@ async def chat_text(
     hand_over_exchange(background, svc.memory_work, lambda: turn.exchange)
     return JSONResponse(
         {"response": turn.response, "action": turn.action},
-        headers={"Server-Timing": timing_header(turn.timings_ms)},
+        headers={"Server-Timing": server_timing(svc, device, turn.timings_ms)},
     )
 
 
-def timing_header(timings: dict[str, float]) -> str:
+def server_timing(svc: Services, device: str, timings: dict[str, float]) -> str:
+    """The `Server-Timing` header of a turn; its figures are kept for the dashboard too."""
+    svc.timings.record(device, timings)
     return ", ".join(f"{name};dur={duration:.1f}" for name, duration in timings.items())
 
 

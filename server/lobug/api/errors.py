@@ -26,10 +26,12 @@ from lobug.store.errors import (
     BlockTooLong,
     FactNotCurrent,
     FactNotFound,
+    ImportConflict,
     MessageNotFound,
     SourcesForgotten,
     StorageUnavailable,
 )
+from lobug.tokens import PromptTooLong
 
 log = logging.getLogger(__name__)
 
@@ -65,12 +67,14 @@ _STORE_ERRORS: dict[type[Exception], tuple[int, str]] = {
     MessageNotFound: (404, "message_not_found"),
     FactNotCurrent: (409, "fact_not_current"),
     SourcesForgotten: (409, "sources_forgotten"),
+    ImportConflict: (409, "import_conflict"),
 }
 
 
 # What each stable code of the curation routes means, for their OpenAPI `responses`.
 ERROR_DOCS: dict[str, tuple[int, str]] = {
     "agent_not_found": (404, "no agent by this name (POST /agents first)"),
+    "block_not_found": (404, "the agent has no memory block with this label"),
     "fact_not_found": (404, "the agent has no fact with this id"),
     "message_not_found": (404, "the agent has no message with this id"),
     "fact_not_current": (409, "the fact was superseded or forgotten: change its current version"),
@@ -78,6 +82,8 @@ ERROR_DOCS: dict[str, tuple[int, str]] = {
     "span_required": (422, "none of device, since, until given: the whole log is never forgotten"),
     "invalid_span": (422, "since is after until"),
     "confirmation_required": (422, "confirm does not repeat the agent's name"),
+    "invalid_export": (422, "not an export document: the detail names the JSON path"),
+    "import_conflict": (409, "the agent holds other memory: merge=true to add to it"),
 }
 
 
@@ -189,6 +195,9 @@ def _install_service_handlers(app: FastAPI) -> None:
         log.error("storage failed: %s", exc)
         return error_response(503, "storage_unavailable", str(exc))
 
+    async def prompt_too_long(_: Request, exc: Exception) -> JSONResponse:
+        return error_response(413, "text_too_long_for_model", str(exc))
+
     async def unexpected_error(_: Request, exc: Exception) -> JSONResponse:
         log.error("unhandled error", exc_info=exc)
         return error_response(500, "internal_error", "Internal server error")
@@ -197,4 +206,5 @@ def _install_service_handlers(app: FastAPI) -> None:
     app.add_exception_handler(SpeechNotReady, speech_not_ready)
     app.add_exception_handler(Abandoned, abandoned)
     app.add_exception_handler(StorageUnavailable, storage_unavailable)
+    app.add_exception_handler(PromptTooLong, prompt_too_long)
     app.add_exception_handler(Exception, unexpected_error)

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import re
 import time
 import uuid
 from collections.abc import Iterator
@@ -32,17 +31,16 @@ from lobug.api.background import hand_over_exchange
 from lobug.api.deps import ServicesDep
 from lobug.api.disconnect import watch_disconnect
 from lobug.api.errors import ApiError, body_error, valid_or
-from lobug.api.streaming import ClosingStreamingResponse, blocking_stream
+from lobug.api.streaming import ClosingStreamingResponse, blocking_stream, started
 from lobug.backends.base import BackendError, ChatMessage
 from lobug.client.messages import content_text
 from lobug.memory.work_queue import StreamedExchange
+from lobug.names import AGENT_NAME, AGENT_NAME_RULE
 from lobug.proxy import MemoryProxy, ProxyRequest, ProxyRequestError, user_query
 
 router = APIRouter(prefix="/v1")
 
-AGENT_NAME = re.compile(r"[A-Za-z0-9._:@-]{1,64}")
 DEFAULT_TEMPERATURE = 0.7
-AGENT_RULE = "The agent must be 1-64 of A-Z a-z 0-9 . _ : @ -"
 
 Role = Literal["system", "developer", "user", "assistant", "tool"]
 ROLES = get_args(Role)
@@ -110,6 +108,7 @@ class ChatCompletionIn(BaseModel):
     max_tokens: Tokens = None
     max_completion_tokens: Tokens = None
     temperature: Temperature = None
+    n: Any = None
     _query: str = PrivateAttr("")
 
     @model_validator(mode="before")
@@ -125,7 +124,7 @@ class ChatCompletionIn(BaseModel):
     @classmethod
     def _user(cls, value: Any) -> Any:
         if value is not None and not isinstance(value, str):
-            raise body_error("invalid_agent", AGENT_RULE)
+            raise body_error("invalid_agent", AGENT_NAME_RULE)
         return value
 
     @field_validator("max_tokens", "max_completion_tokens", mode="wrap")
@@ -133,6 +132,13 @@ class ChatCompletionIn(BaseModel):
     def _tokens(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
         reason = "max_tokens must be an integer from 1 to 8192"
         return valid_or(value, handler, "invalid_request", reason)
+
+    @field_validator("n", mode="before")
+    @classmethod
+    def _one_choice(cls, value: Any) -> Any:
+        if value is not None and (type(value) is not int or value != 1):
+            raise body_error("invalid_request", "'n' must be 1: this server answers one choice")
+        return value
 
     @field_validator("temperature", mode="wrap")
     @classmethod
@@ -168,7 +174,7 @@ def agent_of(header: str | None, user: str | None, default: str) -> str:
     server's default agent."""
     agent = header or user or default
     if not AGENT_NAME.fullmatch(agent):
-        raise ApiError(422, "invalid_agent", AGENT_RULE)
+        raise ApiError(422, "invalid_agent", AGENT_NAME_RULE)
     return agent
 
 
@@ -191,15 +197,25 @@ async def chat_completions(
 ) -> Any:
     agent = agent_of(x_agent, body.user, svc.settings.agent)
     proxy_request = body.proxy_request(agent, svc.settings.llm_max_tokens)
-    proxy = MemoryProxy(svc.store, svc.memory, svc.chat)
+    if len(proxy_request.query) > svc.settings.max_text_chars:
+        raise ApiError(
+            413,
+            "text_too_long",
+            f"the last user message is longer than {svc.settings.max_text_chars} characters",
+        )
+    proxy = MemoryProxy(
+        svc.store, svc.memory, svc.chat, message_limit=svc.settings.max_context_messages
+    )
     model = body.model or svc.chat.model
     if body.stream is True:
         user, messages = await asyncio.to_thread(proxy.prepare, proxy_request)
         stored = StreamedExchange()
+        generating = proxy.stream(proxy_request, user, messages, stored)
+        pieces = await asyncio.to_thread(started, generating)  # a failure here is a 503
         hand_over_exchange(background, svc.memory_work, stored.wait)
-        chunks = sse_chunks(proxy.stream(proxy_request, user, messages, stored), model)
-        pieces = blocking_stream(chunks, lambda: stored.settle(None))  # a stream never started
-        return ClosingStreamingResponse(pieces, media_type="text/event-stream")
+        chunks = sse_chunks(pieces, model)
+        events = blocking_stream(chunks, lambda: stored.settle(None))  # a stream never started
+        return ClosingStreamingResponse(events, media_type="text/event-stream")
     async with watch_disconnect(request) as abandoned:
         reply, exchange = await asyncio.to_thread(proxy.complete, proxy_request, abandoned)
     hand_over_exchange(background, svc.memory_work, lambda: exchange)

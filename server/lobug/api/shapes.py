@@ -3,12 +3,51 @@ them, ids as strings and times as ISO 8601 UTC."""
 
 from __future__ import annotations
 
+import math
 from datetime import UTC, datetime
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import BaseModel
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, WithJsonSchema
+from pydantic_core import PydanticCustomError
 
+from lobug.names import AGENT_NAME, AGENT_NAME_RULE
 from lobug.store.models import Agent, Message
+
+
+class StrictBody(BaseModel):
+    """A request body read strictly: `true` is no number and `1` no boolean."""
+
+    model_config = ConfigDict(strict=True)
+
+
+def valid_agent_name(name: str) -> str:
+    if not AGENT_NAME.fullmatch(name):
+        raise PydanticCustomError("invalid_agent", AGENT_NAME_RULE)
+    return name
+
+
+def finite_json(metadata: dict[str, Any] | None) -> dict[str, Any] | None:
+    """Metadata is kept as JSON: NaN and Infinity have no JSON form (they would come back as
+    null), so they are refused."""
+    stack: list[Any] = [metadata]
+    while stack:
+        value = stack.pop()
+        if isinstance(value, float) and not math.isfinite(value):
+            raise PydanticCustomError("invalid_request", "metadata holds NaN or Infinity")
+        if isinstance(value, dict):
+            stack.extend(value.values())
+        elif isinstance(value, list):
+            stack.extend(value)
+    return metadata
+
+
+Metadata = Annotated[dict[str, Any] | None, AfterValidator(finite_json)]
+
+AgentName = Annotated[
+    str,
+    AfterValidator(valid_agent_name),
+    WithJsonSchema({"type": "string", "pattern": f"^{AGENT_NAME.pattern}$"}),
+]
 
 
 class AgentOut(BaseModel):
@@ -21,6 +60,7 @@ class AgentOut(BaseModel):
 class MessageOut(BaseModel):
     id: str
     agent_id: str
+    device_id: str = Field(description="the device that said it; `api` or `v1` for programs")
     role: str
     content: str
     created_at: str
@@ -46,6 +86,7 @@ def message_out(message: Message, similarity: float | None = None) -> MessageOut
     return MessageOut(
         id=str(message.id),
         agent_id=str(message.agent_id),
+        device_id=message.device_id,
         role=message.role,
         content=message.content,
         created_at=iso(message.created_at),

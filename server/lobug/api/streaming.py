@@ -92,6 +92,25 @@ class BlockingStream(Generic[T]):
         threading.Thread(target=self._stepper.close, name="stream-close", daemon=True).start()
 
 
+def started(items: Iterator[T]) -> Iterator[T]:
+    """`items` with its first item already produced (blocking: call in a worker thread), so
+    that a failure before anything was sent raises here, while the route can still answer
+    with an error status. Closing the result closes `items`."""
+    for first in items:
+        return _resumed(first, items)
+    return iter(())
+
+
+def _resumed(first: T, items: Iterator[T]) -> Iterator[T]:
+    try:
+        yield first
+        yield from items
+    finally:
+        close = getattr(items, "close", None)
+        if close is not None:
+            close()
+
+
 def blocking_stream(
     items: Iterator[T], after: Callable[[], object] | None = None
 ) -> BlockingStream[T]:

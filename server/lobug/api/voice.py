@@ -23,7 +23,7 @@ from starlette.formparsers import MultiPartException, MultiPartParser
 
 from lobug.api.background import hand_over_exchange
 from lobug.api.deps import DeviceId, ServicesDep
-from lobug.api.device import timing_header
+from lobug.api.device import server_timing
 from lobug.api.disconnect import watch_disconnect
 from lobug.api.errors import ApiError
 from lobug.api.streaming import ClosingStreamingResponse, blocking_stream
@@ -98,7 +98,9 @@ async def chat_audio(
             svc.voice.reply, device, upload.audio, timings, abandoned
         )
     hand_over_exchange(background, svc.memory_work, lambda: reply.exchange)
-    return JSONResponse(reply.as_contract(), headers={"Server-Timing": timing_header(timings)})
+    return JSONResponse(
+        reply.as_contract(), headers={"Server-Timing": server_timing(svc, device, timings)}
+    )
 
 
 @router.post("/chat/audio/stream", openapi_extra=upload_body())
@@ -119,7 +121,7 @@ async def chat_audio_stream(
         "X-Lobug-Transcription": quote(streamed.transcription, safe=""),
         "X-Lobug-Sample-Rate": str(streamed.sample_rate),
         "X-Lobug-Turn": streamed.turn_id,
-        "Server-Timing": timing_header(timings),
+        "Server-Timing": server_timing(svc, device, timings),
     }
     hand_over_exchange(background, svc.memory_work, streamed.stored.wait)
     if streamed.streaming is None:
@@ -164,9 +166,12 @@ async def _audio_field(request: Request, body: bytes) -> bytes:
             400, "invalid_multipart", f"The multipart body is malformed: {exc}"
         ) from None
     try:
-        upload = form.get("audio")
-        if upload is None:
+        uploads = form.getlist("audio")
+        if not uploads:
             raise ApiError(422, "missing_audio", "The multipart body needs a file field 'audio'")
+        if len(uploads) > 1:
+            raise ApiError(422, "invalid_request", "Send one 'audio' part, not several")
+        upload = uploads[0]
         if isinstance(upload, UploadFile):
             return await upload.read()
     finally:

@@ -7,7 +7,11 @@ from __future__ import annotations
 
 import importlib.util
 import queue
+import secrets
+import shutil
+import tempfile
 import threading
+import weakref
 from collections import deque
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -124,6 +128,9 @@ class EmbeddedChat(ChatBackend):
         # llama.cpp keeps finished prompts in RAM to reuse their prefixes, up to 8 GiB by
         # default: on a long-running home server that reads as a leak. Bound it.
         params.cache_ram_mib = prompt_cache_mib
+        socket_dir = Path(tempfile.mkdtemp(prefix="lobug-llama-"))  # 0700
+        self._remove_socket_dir = weakref.finalize(self, shutil.rmtree, socket_dir, True)
+        close_the_side_door(params, socket_dir)
         self.model = path.name
         self.context_tokens = n_ctx
         self._server = xllamacpp.Server(params)
@@ -177,6 +184,9 @@ class EmbeddedChat(ChatBackend):
         }
 
         def on_chunk(chunk: dict[str, Any]) -> bool:
+            if "error" in chunk:  # llama.cpp reports a failed stream as a chunk, not a raise
+                pieces.put(BackendError(f"embedded model error: {chunk['error']}"))
+                return True
             for choice in chunk.get("choices", []):
                 text = (choice.get("delta") or {}).get("content")
                 if text:
@@ -204,6 +214,20 @@ class EmbeddedChat(ChatBackend):
 
     def is_available(self) -> bool:
         return True
+
+    def close(self) -> None:
+        self._remove_socket_dir()
+
+
+def close_the_side_door(params: Any, private_dir: Path) -> None:
+    """llama.cpp's server always listens for HTTP, though we only call it in-process. Make
+    it listen on a Unix socket in a folder only this user can enter (no TCP port), require a
+    random key nobody is told, and turn off its slot listing."""
+    params.hostnames = [str(private_dir / "llama.sock")]
+    params.api_keys = [secrets.token_urlsafe(32)]
+    params.endpoint_slots = False
+    params.endpoint_props = False
+    params.endpoint_metrics = False
 
 
 def _completion_text(result: Any) -> str:
@@ -276,7 +300,7 @@ class LocalEmbedder(Embedder):
 def _pieces_until_done(pieces: queue.Queue[str | BaseException | None]) -> Iterator[str]:
     """What the generating thread puts in `pieces`, until its end marker; its failure raised."""
     while (piece := pieces.get()) is not None:
-        if isinstance(piece, Abandoned):
+        if isinstance(piece, Abandoned | BackendError):
             raise piece
         if isinstance(piece, BaseException):
             raise BackendError(f"embedded model failed: {piece}") from piece

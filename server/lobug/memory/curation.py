@@ -12,9 +12,10 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from lobug.backends.base import Embedder
+from lobug.backends.base import Embedder, Vector
 from lobug.config import MemoryConfig
 from lobug.memory import search
+from lobug.memory.search import FactMatch
 from lobug.store.models import (
     FACT_TYPES,
     MANUAL,
@@ -85,20 +86,29 @@ class Curation:
         return FactPage(found[query.offset :], len(found))
 
     def search(self, agent: str, text: str, k: int, min_similarity: float = 0.0) -> list[Fact]:
-        try:
-            vector = self.embedder.embed(text)
-        except Exception:
-            vector = None  # keywords alone still find facts
         hits = search.search_facts(
             self.store,
             agent,
             text,
-            vector,
+            self.query_vector(text),
             k,
             min_similarity=min_similarity,
             weights=search.weights_of(self.config),
         )
         return [hit.fact for hit in hits]
+
+    def explain_search(self, agent: str, text: str, k: int) -> tuple[list[FactMatch], bool]:
+        """What `search` finds, with the cosine, keyword, recency and score parts of each,
+        and whether the text could be embedded (False: keywords alone)."""
+        vector = self.query_vector(text)
+        found = search.fact_candidates(self.store, agent, text, vector, k, min_similarity=0.0)
+        return search.explained(found, search.weights_of(self.config), k), vector is not None
+
+    def query_vector(self, text: str) -> Vector | None:
+        try:
+            return self.embedder.embed(text)
+        except Exception:
+            return None  # keywords alone still find facts
 
     def add_fact(
         self, agent: str, content: str, fact_type: str | None = None, *, actor: str = MANUAL

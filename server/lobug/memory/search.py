@@ -135,18 +135,31 @@ def search_messages(
     return MessageSearch(hits, mode)
 
 
-def search_facts(
-    store: Store,
-    agent: str,
-    query: str,
-    vector: Vector | None,
-    k: int,
-    *,
-    min_similarity: float,
-    weights: SearchWeights,
-) -> list[ScoredFact]:
-    """Current facts for a prompt: vector hits above the similarity floor, fused with keyword
-    hits (a fact naming the same person or place is relevant however its vector scores)."""
+@dataclass(frozen=True)
+class FactCandidates:
+    """The current facts either signal found for a query, with each signal's value in [0, 1]
+    (the user score in [-1, 1]) before weighting."""
+
+    facts: dict[int, Fact]
+    cosine: dict[int, float]
+    keyword: dict[int, float]
+    recency: dict[int, float]
+    user: dict[int, float]
+
+    def signals(self, weights: SearchWeights) -> list[tuple[float, dict[int, float]]]:
+        return [
+            (weights.vector, self.cosine),
+            (weights.keyword, self.keyword),
+            (weights.recency, self.recency),
+            (USER_SCORE_WEIGHT, self.user),
+        ]
+
+
+def fact_candidates(
+    store: Store, agent: str, query: str, vector: Vector | None, k: int, *, min_similarity: float
+) -> FactCandidates:
+    """Vector hits above the similarity floor and keyword hits (a fact naming the same person
+    or place is relevant however its vector scores), with every signal of each."""
     n = fusion_pool_size(k)
     by_vector = [
         hit
@@ -157,17 +170,53 @@ def search_facts(
     facts = {h.fact.id: h.fact for h in by_vector}
     facts.update({f.id: f for f, _ in by_words})
     known = {h.fact.id: h.similarity for h in by_vector}
-    similarity = with_similarities(store.fact_similarities, known, facts, vector)
-    fused = fuse(
-        [
-            (weights.vector, similarity),
-            (weights.keyword, keyword_scores([(f.id, s) for f, s in by_words])),
-            (
-                weights.recency,
-                recency_scores({i: f.created_at for i, f in facts.items()}, time.time()),
-            ),
-            (USER_SCORE_WEIGHT, user_scores(facts.values())),
-        ],
-        k,
+    return FactCandidates(
+        facts,
+        cosine=with_similarities(store.fact_similarities, known, facts, vector),
+        keyword=keyword_scores([(f.id, s) for f, s in by_words]),
+        recency=recency_scores({i: f.created_at for i, f in facts.items()}, time.time()),
+        user=user_scores(facts.values()),
     )
-    return [ScoredFact(facts[i], similarity.get(i, 0.0)) for i, _ in fused]
+
+
+@dataclass(frozen=True)
+class FactMatch:
+    """A fact search result with the parts of its score, unweighted (None: no such signal)."""
+
+    fact: Fact
+    score: float
+    cosine: float | None
+    keyword: float | None
+    recency: float
+    user: float | None
+
+
+def explained(found: FactCandidates, weights: SearchWeights, k: int) -> list[FactMatch]:
+    """The candidates fused as `search_facts` fuses them, each with its parts."""
+    return [
+        FactMatch(
+            found.facts[i],
+            score,
+            found.cosine.get(i),
+            found.keyword.get(i),
+            found.recency[i],
+            found.user.get(i),
+        )
+        for i, score in fuse(found.signals(weights), k)
+    ]
+
+
+def search_facts(
+    store: Store,
+    agent: str,
+    query: str,
+    vector: Vector | None,
+    k: int,
+    *,
+    min_similarity: float,
+    weights: SearchWeights,
+) -> list[ScoredFact]:
+    """Current facts for a prompt, best first: the candidates' signals fused."""
+    found = fact_candidates(store, agent, query, vector, k, min_similarity=min_similarity)
+    fused = fuse(found.signals(weights), k)
+    return [ScoredFact(found.facts[i], found.cosine.get(i, 0.0)) for i, _ in fused]

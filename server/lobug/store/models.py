@@ -65,6 +65,19 @@ class QueuedExchange:
 
 
 @dataclass(frozen=True)
+class QueuedMessage:
+    """A message logged for learning: `user` is set when it answered a user message that was
+    waiting alone, so the two are now one exchange; otherwise it waits alone."""
+
+    message: Message
+    user: Message | None = None
+
+    @property
+    def is_lone(self) -> bool:
+        return self.user is None
+
+
+@dataclass(frozen=True)
 class ScoredMessage:
     message: Message
     similarity: float
@@ -236,3 +249,28 @@ class Forgotten:
             "facts": len(self.facts),
             "summaries": len(self.summaries),
         }
+
+
+@dataclass(frozen=True)
+class ConversationDay:
+    """One device's messages on one day (UTC)."""
+
+    device_id: str
+    day: str
+    messages: int
+    first_at: float
+    last_at: float
+
+
+@dataclass(frozen=True)
+class DayGrowth:
+    day: str
+    messages: int
+    facts: int
+
+
+@dataclass(frozen=True)
+class DayLatency:
+    day: str
+    replies: int
+    mean_s: float

@@ -6,8 +6,9 @@ signatures names an engine: vectors are numpy arrays, rows are the dataclasses o
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
+from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 from lobug.store.models import (
@@ -18,6 +19,9 @@ from lobug.store.models import (
     AuditEntry,
     BaseMemoryVersion,
     BlockChange,
+    ConversationDay,
+    DayGrowth,
+    DayLatency,
     Fact,
     FactFlags,
     FactQuery,
@@ -26,11 +30,13 @@ from lobug.store.models import (
     Message,
     NewFact,
     QueuedExchange,
+    QueuedMessage,
     ScoredFact,
     ScoredMessage,
     Summary,
     Vector,
 )
+from lobug.store.records import AgentRecords, Imported, Record
 
 
 class ConversationLog(Protocol):
@@ -89,6 +95,17 @@ class WorkQueueStore(Protocol):
     def append_reply_for_memory_work(
         self, agent: str, device_id: str, content: str, user: Message
     ) -> Message: ...
+
+    def append_message_to_learn(
+        self,
+        agent: str,
+        device_id: str,
+        role: str,
+        content: str,
+        vector: Vector | None,
+        *,
+        metadata: dict[str, Any] | None = None,
+    ) -> QueuedMessage: ...
 
     def queued_exchanges(
         self, limit: int, queued_before: float, after_id: int = 0
@@ -172,6 +189,8 @@ class BlockStore(Protocol):
         self, agent: str, label: str, value: str, *, changed_by: str = "system"
     ) -> MemoryBlock: ...
 
+    def delete_block(self, agent: str, label: str, *, actor: str) -> None: ...
+
     def block(self, agent: str, label: str) -> MemoryBlock | None: ...
 
     def blocks(self, agent: str) -> list[MemoryBlock]: ...
@@ -240,6 +259,16 @@ class CurationStore(Protocol):
     def count_audit_entries(self, agent: str) -> int: ...
 
 
+class ActivityStore(Protocol):
+    """The log by device and day, and what was stored and how fast replies came, per day."""
+
+    def conversation_days(self, agent: str, limit: int) -> list[ConversationDay]: ...
+
+    def growth_by_day(self, agent: str, since: float) -> list[DayGrowth]: ...
+
+    def reply_latency_by_day(self, agent: str, since: float) -> list[DayLatency]: ...
+
+
 class EmbeddingBinding(Protocol):
     """The one embedding model a store's vectors come from."""
 
@@ -259,6 +288,27 @@ class Exclusive(Protocol):
         ...
 
 
+class TransferStore(Protocol):
+    """Export and import of whole agents as records (`store/records.py`), and backups."""
+
+    def export_records(self, agent_id: int, kind: str) -> Iterator[Record]: ...
+
+    def base_memory_row(self, agent_id: int) -> tuple[str, bool]: ...
+
+    def content_keys(self, agent: str) -> set[str]: ...
+
+    def import_agents(
+        self,
+        agents: Sequence[AgentRecords],
+        vectors: Mapping[str, Vector],
+        *,
+        merge: bool,
+        actor: str,
+    ) -> list[Imported]: ...
+
+    def backup(self, target: Path) -> str: ...
+
+
 @runtime_checkable
 class Store(
     ConversationLog,
@@ -268,8 +318,10 @@ class Store(
     BlockStore,
     SearchStore,
     CurationStore,
+    ActivityStore,
     EmbeddingBinding,
     Exclusive,
+    TransferStore,
     Protocol,
 ):
     """Everything the domain uses. Thread-safe: every method may be called from any thread."""

@@ -122,3 +122,27 @@ class PostgresBlocks(PostgresAudit):
             (block.id,),
         )
         return [rows.block_change(row) for row in found]
+
+    def delete_block(self, agent: str, label: str, *, actor: str) -> None:
+        """Remove a block and its history (read-only ones too: an admin's call). Raises
+        BlockNotFound."""
+        agent_id = self.agent_id(agent)
+        with self._transaction() as conn:
+            row = conn.execute(
+                "SELECT id, value FROM memory_blocks WHERE agent_id = %s AND label = %s FOR UPDATE",
+                (agent_id, label),
+            ).fetchone()
+            if row is None:
+                raise BlockNotFound(f"agent {agent!r} has no block labelled {label!r}")
+            conn.execute("DELETE FROM memory_block_history WHERE block_id = %s", (row["id"],))
+            conn.execute("DELETE FROM memory_blocks WHERE id = %s", (row["id"],))
+            audit.record(
+                conn,
+                self._clock(),
+                agent_id,
+                actor,
+                "delete",
+                "block",
+                [row["id"]],
+                before=row["value"],
+            )

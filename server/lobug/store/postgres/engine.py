@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 
 from lobug.store.models import Clock
+from lobug.store.postgres.activity import PostgresActivity
 from lobug.store.postgres.blocks import PostgresBlocks
 from lobug.store.postgres.database import POOL_SIZE
 from lobug.store.postgres.exclusive import PostgresExclusive
@@ -12,6 +13,7 @@ from lobug.store.postgres.forgetting import PostgresForgetting
 from lobug.store.postgres.fulltext import PostgresFullText
 from lobug.store.postgres.queue import PostgresWorkQueue
 from lobug.store.postgres.summaries import PostgresSummaries
+from lobug.store.postgres.transfer import PostgresTransfer
 from lobug.store.postgres.vectors import EF_SEARCH, PostgresVectors
 
 
@@ -23,6 +25,8 @@ class PostgresStore(
     PostgresBlocks,
     PostgresFullText,
     PostgresExclusive,
+    PostgresActivity,
+    PostgresTransfer,
 ):
     """Thread-safe and multi-process: a connection pool per process, transactions in the
     database, advisory locks where a check and a write must be one step. Opening migrates

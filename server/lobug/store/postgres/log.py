@@ -68,10 +68,7 @@ class PostgresLog(PostgresDatabase):
             message = self._insert_message(
                 conn, agent, agent_id, device_id, role, content, metadata
             )
-            conn.execute(
-                "INSERT INTO message_vectors(message_id, agent_id, embedding) VALUES (%s,%s,%s)",
-                (message.id, message.agent_id, as_vector(vector)),
-            )
+            self._insert_vector(conn, message, vector)
         return message
 
     def append_message_to_embed(
@@ -90,8 +87,19 @@ class PostgresLog(PostgresDatabase):
             message = self._insert_message(
                 conn, agent, agent_id, device_id, role, content, metadata
             )
-            conn.execute("INSERT INTO embedding_backlog(message_id) VALUES (%s)", (message.id,))
+            self._insert_vector(conn, message, None)
         return message
+
+    @staticmethod
+    def _insert_vector(conn: Any, message: Message, vector: Vector | None) -> None:
+        """The message's vector, or (None: it could not be made now) its backlog row."""
+        if vector is None:
+            conn.execute("INSERT INTO embedding_backlog(message_id) VALUES (%s)", (message.id,))
+            return
+        conn.execute(
+            "INSERT INTO message_vectors(message_id, agent_id, embedding) VALUES (%s,%s,%s)",
+            (message.id, message.agent_id, as_vector(vector)),
+        )
 
     def _insert_message(
         self,

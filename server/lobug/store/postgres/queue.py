@@ -2,6 +2,10 @@
 work has not finished (`learning_queue`, written with the reply in one transaction) and
 messages still to embed (`embedding_backlog`).
 
+A message posted alone (memory API) is queued as a *lone* row, its id in both columns; an
+assistant message that follows it from the same source turns that row into an exchange, in
+the insert's transaction.
+
 An exchange is claimed before its memory work runs: the process that stored the reply holds it
 from the start, others claim rows with `SELECT ... FOR UPDATE SKIP LOCKED`, so two processes
 never run the same exchange. A claim lasts `CLAIM_LEASE_S`; a failed attempt gives it back at
@@ -11,12 +15,14 @@ once, and a process that died leaves it to be claimed again when the lease runs 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
-from lobug.store.models import Message, QueuedExchange, Vector
+from lobug.store.models import Message, QueuedExchange, QueuedMessage, Vector
 from lobug.store.postgres.log import PostgresLog, as_vector
 from lobug.store.sqlite import rows
 
 CLAIM_LEASE_S = 600.0
+QUEUE_LOCK = 0x10B0D  # pg_advisory_xact_lock(QUEUE_LOCK, agent_id): pairing lone messages
 
 _CLAIM_SQL = """
 WITH claimed AS (
@@ -51,6 +57,55 @@ class PostgresWorkQueue(PostgresLog):
                 (reply.id, user.id, reply.created_at, reply.created_at + CLAIM_LEASE_S),
             )
         return reply
+
+    def append_message_to_learn(
+        self,
+        agent: str,
+        device_id: str,
+        role: str,
+        content: str,
+        vector: Vector | None,
+        *,
+        metadata: dict[str, Any] | None = None,
+    ) -> QueuedMessage:
+        """Log a message (with its vector; None: into the embedding backlog) and queue it for
+        learning in one transaction, unclaimed (the maintenance pass of any process learns
+        from it). An assistant message right after a user message of the same agent and
+        source that still waits alone makes the two one exchange; any other message waits
+        alone."""
+        agent_id = self.agent_id(agent)
+        with self._transaction() as conn:
+            conn.execute("SELECT pg_advisory_xact_lock(%s, %s)", (QUEUE_LOCK, agent_id))
+            waiting = self._lone_user_message(conn, agent, agent_id, device_id)
+            message = self._insert_message(
+                conn, agent, agent_id, device_id, role, content, metadata
+            )
+            self._insert_vector(conn, message, vector)
+            user = waiting if role == "assistant" else None
+            if user is not None:
+                conn.execute(
+                    "DELETE FROM learning_queue WHERE assistant_message_id = %s", (user.id,)
+                )
+            conn.execute(
+                "INSERT INTO learning_queue(assistant_message_id, user_message_id, queued_at) "
+                "VALUES (%s, %s, %s)",
+                (message.id, (user or message).id, message.created_at),
+            )
+        return QueuedMessage(message, user)
+
+    @staticmethod
+    def _lone_user_message(conn: Any, agent: str, agent_id: int, device_id: str) -> Message | None:
+        """The agent's last message from `device_id`, if it is a user message waiting alone
+        (and not claimed by a process learning from it)."""
+        row = conn.execute(
+            f"SELECT {rows.message_columns('l')} FROM conversation_log l "
+            "JOIN learning_queue q ON q.assistant_message_id = l.id "
+            "AND q.user_message_id = l.id AND q.claimed_until IS NULL "
+            "WHERE l.id = (SELECT MAX(id) FROM conversation_log "
+            "WHERE agent_id = %s AND device_id = %s) AND l.role = 'user' FOR UPDATE OF q",
+            (agent_id, device_id),
+        ).fetchone()
+        return rows.message(agent, row) if row else None
 
     def queued_exchanges(
         self, limit: int, queued_before: float, after_id: int = 0

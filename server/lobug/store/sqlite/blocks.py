@@ -91,6 +91,30 @@ class SQLiteBlocks(SQLiteAudit):
             _record_change(conn, agent_id, block.id, block.value, value, changed_by, now)
         return dataclasses.replace(block, value=value, updated_at=now)
 
+    def delete_block(self, agent: str, label: str, *, actor: str) -> None:
+        """Remove a block and its history (read-only ones too: an admin's call). Raises
+        BlockNotFound."""
+        agent_id = self.agent_id(agent)
+        with self._transaction() as conn:
+            row = conn.execute(
+                "SELECT id, value FROM memory_blocks WHERE agent_id = ? AND label = ?",
+                (agent_id, label),
+            ).fetchone()
+            if row is None:
+                raise BlockNotFound(f"agent {agent!r} has no block labelled {label!r}")
+            conn.execute("DELETE FROM memory_block_history WHERE block_id = ?", (row["id"],))
+            conn.execute("DELETE FROM memory_blocks WHERE id = ?", (row["id"],))
+            audit.record(
+                conn,
+                self._clock(),
+                agent_id,
+                actor,
+                "delete",
+                "block",
+                [row["id"]],
+                before=row["value"],
+            )
+
     def block(self, agent: str, label: str) -> MemoryBlock | None:
         found = self._query(
             f"SELECT {rows.BLOCK_COLUMNS} FROM memory_blocks WHERE agent_id = ? AND label = ?",

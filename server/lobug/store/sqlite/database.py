@@ -55,8 +55,11 @@ def is_storage_failure(exc: Exception) -> bool:
 def prepare_private_file(path: Path) -> None:
     """The memory is personal: new folders are the owner's only (0700) and the database is
     created readable and writable by the owner only (0600; SQLite gives its -wal and -shm
-    files the same mode). Existing folders are left as they are."""
-    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    files the same mode). Every folder created on the way is 0700 too (`mkdir(parents=True)`
+    would make the outer ones 0755); existing folders are left as they are."""
+    missing = [folder for folder in (path.parent, *path.parent.parents) if not folder.exists()]
+    for folder in reversed(missing):
+        folder.mkdir(mode=0o700, exist_ok=True)
     if not path.exists():
         os.close(os.open(path, os.O_CREAT | os.O_WRONLY, 0o600))
 

@@ -1,0 +1,120 @@
+"""The conversation log by device and day, newest first, with search; choose a span of one
+day's messages (from one message to another) and forget it, as `POST /memory/forget` does."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Annotated
+
+from fastapi import APIRouter, Form, Request
+from fastapi.responses import HTMLResponse, RedirectResponse
+
+from lobug.api.deps import MemoryDep, require_agent
+from lobug.api.memory import hybrid_messages
+from lobug.services import MemoryServices
+from lobug.store.models import MANUAL, ConversationDay, Message
+from lobug.ui.access import EditorDep, ViewerDep
+from lobug.ui.render import AgentChoice, act, choose_agent, link_for, page
+
+router = APIRouter(include_in_schema=False)
+DAYS_LISTED = 200
+MESSAGES_SHOWN = 500
+SEARCH_RESULTS = 20
+
+
+@dataclass(frozen=True)
+class DayView:
+    days: list[ConversationDay]
+    device: str | None
+    day: str | None
+    messages: list[Message]
+    found: list[Message]
+
+
+def day_bounds(day: str) -> tuple[float, float]:
+    start = datetime.fromisoformat(day).replace(tzinfo=UTC)
+    return start.timestamp(), (start + timedelta(days=1)).timestamp() - 1e-6
+
+
+def chosen_day(
+    days: list[ConversationDay], device: str | None, day: str | None
+) -> ConversationDay | None:
+    """The device's day asked for, else its newest day (or the newest day of all)."""
+    of_device = [d for d in days if device is None or d.device_id == device]
+    return next((d for d in of_device if d.day == day), of_device[0] if of_device else None)
+
+
+def day_view(
+    svc: MemoryServices, agent: str, device: str | None, day: str | None, q: str
+) -> DayView:
+    """Blocking."""
+    days = svc.store.conversation_days(agent, DAYS_LISTED)
+    chosen = chosen_day(days, device, day)
+    messages: list[Message] = []
+    if chosen is not None:
+        since, until = day_bounds(chosen.day)
+        ids = svc.store.span_message_ids(agent, chosen.device_id, since, until)
+        messages = svc.store.messages_by_id(agent, ids[:MESSAGES_SHOWN])
+    found = (
+        [hit.message for hit in hybrid_messages(svc, agent, q, SEARCH_RESULTS).hits] if q else []
+    )
+    return DayView(
+        days,
+        chosen.device_id if chosen else None,
+        chosen.day if chosen else None,
+        messages,
+        found,
+    )
+
+
+@router.get("/ui/conversations")
+async def conversations(
+    request: Request,
+    viewer: ViewerDep,
+    svc: MemoryDep,
+    agent: str | None = None,
+    device: str | None = None,
+    day: str | None = None,
+    pick: str | None = None,
+    q: str = "",
+) -> HTMLResponse:
+    if pick:  # the day picker's "device|day"
+        device, _, day = pick.partition("|")
+
+    def gather() -> tuple[AgentChoice, DayView | None]:
+        choice = choose_agent(svc, agent)
+        if choice.name is None:
+            return choice, None
+        return choice, day_view(svc, choice.name, device, day, q.strip())
+
+    choice, view = await asyncio.to_thread(gather)
+    return page(request, "conversations.html", viewer, choice, view=view, q=q)
+
+
+@router.post("/ui/conversations/forget")
+async def forget_span(
+    request: Request,
+    viewer: EditorDep,
+    svc: MemoryDep,
+    agent: Annotated[str, Form()],
+    device: Annotated[str, Form()],
+    day: Annotated[str, Form()],
+    since: Annotated[float, Form()],
+    until: Annotated[float, Form()],
+) -> RedirectResponse:
+    def forget() -> str:
+        require_agent(svc, agent)
+        low, high = sorted((since, until))
+        forgotten = svc.curation.forget_span(
+            agent, device=device, since=low, until=high, actor=MANUAL
+        )
+        counts = forgotten.counts()
+        return (
+            f"Forgot {counts['messages']} messages; {counts['facts']} facts learned only from "
+            f"them were purged and {counts['summaries']} summaries dropped."
+        )
+
+    back = link_for(agent, "/ui/conversations", device=device, day=day)
+    return await act(request, viewer, back, forget)

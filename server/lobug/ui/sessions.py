@@ -1,0 +1,97 @@
+"""Dashboard sessions: who signed in, with which role, until when, and the CSRF token their
+forms carry.
+
+A session is a random id in an HttpOnly, SameSite=Strict cookie scoped to `/ui`, looked up in
+this process's memory: signing out ends it at once, and a restart ends them all (sign in
+again). The CSRF token is a second random value per session, compared in constant time."""
+
+from __future__ import annotations
+
+import hmac
+import secrets
+import threading
+import time
+from dataclasses import dataclass
+
+from lobug.api.auth import ADMIN, Role
+from lobug.store.models import Clock
+
+COOKIE = "lobug_session"
+SESSION_TTL_S = 12 * 3600
+MAX_SESSIONS = 1000
+
+
+@dataclass(frozen=True)
+class Note:
+    text: str
+    failed: bool = False
+
+
+@dataclass(frozen=True)
+class Session:
+    id: str
+    role: Role
+    csrf: str
+    expires_at: float
+
+    @property
+    def can_edit(self) -> bool:
+        """Admins change the memory; a device token's session only looks."""
+        return self.role == ADMIN
+
+
+class Sessions:
+    """Thread-safe. At most `capacity` sessions: opening one more ends the oldest."""
+
+    def __init__(
+        self, ttl_s: float = SESSION_TTL_S, capacity: int = MAX_SESSIONS, clock: Clock = time.time
+    ) -> None:
+        self.ttl_s = ttl_s
+        self.capacity = capacity
+        self._clock = clock
+        self._sessions: dict[str, Session] = {}
+        self._notes: dict[str, Note] = {}
+        self._lock = threading.Lock()
+
+    def open(self, role: Role) -> Session:
+        session = Session(
+            secrets.token_urlsafe(32), role, secrets.token_urlsafe(32), self._clock() + self.ttl_s
+        )
+        with self._lock:
+            while len(self._sessions) >= self.capacity:
+                oldest = next(iter(self._sessions))
+                del self._sessions[oldest]
+                self._notes.pop(oldest, None)
+            self._sessions[session.id] = session
+        return session
+
+    def find(self, session_id: str | None) -> Session | None:
+        """The live session with this id; an expired one is ended."""
+        if not session_id:
+            return None
+        with self._lock:
+            session = self._sessions.get(session_id)
+            if session is not None and session.expires_at <= self._clock():
+                del self._sessions[session_id]
+                self._notes.pop(session_id, None)
+                return None
+            return session
+
+    def close(self, session_id: str) -> None:
+        with self._lock:
+            self._sessions.pop(session_id, None)
+            self._notes.pop(session_id, None)
+
+    def leave_note(self, session: Session, note: Note) -> None:
+        """What the last change did (or why it failed), for the next page to show once."""
+        with self._lock:
+            if session.id in self._sessions:
+                self._notes[session.id] = note
+
+    def take_note(self, session: Session) -> Note | None:
+        with self._lock:
+            return self._notes.pop(session.id, None)
+
+
+def csrf_matches(session: Session, presented: str | None) -> bool:
+    return hmac.compare_digest(session.csrf.encode(), (presented or "").encode())
