@@ -18,6 +18,7 @@ from urllib.parse import parse_qs, urlsplit
 import httpx
 import pytest
 
+from lobug.store.postgres.database import POOL_TIMEOUT_S
 from tests.e2e.server import ServerProcess, free_port, wait_until_healthy
 from tests.engines import Databases, postgres_server
 
@@ -174,7 +175,7 @@ def test_a_database_outage_under_load_gives_503_then_the_server_recovers(
                 load = [pool.submit(keep_writing, memory.url, n, stop) for n in range(3)]
                 time.sleep(2)
                 stop_database(server_url)
-                time.sleep(3)
+                time.sleep(POOL_TIMEOUT_S + 3)  # longer than a request waits for a connection
                 start_database(server_url)
                 time.sleep(8)
                 stop.set()
