@@ -163,3 +163,35 @@ def test_similarities_of_chosen_ids(store: Store, fake_embedder: FakeEmbedder) -
     assert store.fact_similarities([tea.id, 999], query) == {tea.id: pytest.approx(1.0)}
     assert store.message_similarities([said.id], query) == {said.id: pytest.approx(1.0)}
     assert store.fact_similarities([], query) == {}
+
+
+@pytest.mark.both_engines
+def test_lone_messages_pair_blocks_delete_and_activity_count(
+    store: Store, fake_embedder: FakeEmbedder
+) -> None:
+    asked = store.append_message_to_learn("a", "api", "user", "hi", fake_embedder.embed("hi"))
+    answered = store.append_message_to_learn("a", "api", "assistant", "hello", None)
+    assert asked.is_lone and answered.user == asked.message
+    assert store.count_queued_exchanges() == 1
+    store.create_block("a", "human", "Alice")
+    store.delete_block("a", "human", actor="manual")
+    assert store.blocks("a") == []
+    (day,) = store.conversation_days("a", 10)
+    assert (day.device_id, day.messages) == ("api", 2)
+    assert [g.messages for g in store.growth_by_day("a", 0)] == [2]
+    assert [d.replies for d in store.reply_latency_by_day("a", 0)] == [1]
+    agent_id = store.agent_id("a")  # type: ignore[attr-defined]
+    assert [r["content"] for r in store.export_records(agent_id, "messages")] == ["hi", "hello"]
+    assert store.base_memory_row(agent_id) == ("", False)
+
+
+def test_postgres_refuses_import_and_file_backup(
+    two: tuple[PostgresStore, PostgresStore, Clock], tmp_path: Path
+) -> None:
+    first, _, _ = two
+    first.append_message("a", "api", "user", "hi")
+    assert first.content_keys("a") and first.content_keys("nobody") == set()
+    with pytest.raises(StoreError, match="migrate-db"):
+        first.import_agents([], {}, merge=False, actor="cli")
+    with pytest.raises(StoreError, match="pg_dump"):
+        first.backup(tmp_path / "copy.db")
