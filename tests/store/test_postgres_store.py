@@ -4,6 +4,10 @@ exclusive maintenance), storage errors, engine URLs, and copying a SQLite memory
 from __future__ import annotations
 
 import inspect
+import os
+import re
+import subprocess
+import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -195,3 +199,18 @@ def test_postgres_refuses_import_and_file_backup(
         first.import_agents([], {}, merge=False, actor="cli")
     with pytest.raises(StoreError, match="pg_dump"):
         first.backup(tmp_path / "copy.db")
+
+
+def test_the_migrate_db_command_copies_and_reports(
+    tmp_path: Path, postgres: Databases, fake_embedder: FakeEmbedder
+) -> None:
+    filled_sqlite(tmp_path / "a.db", fake_embedder)
+    target = postgres.fresh()
+    command = [sys.executable, "-m", "lobug", "migrate-db", "--from", f"sqlite:///{tmp_path}/a.db"]
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).parents[2] / "server")}
+    done = subprocess.run(
+        [*command, "--to", target], env=env, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    assert "message checksum: equal" in done.stdout
+    assert re.search(r"conversation_log\s+2\s+2", done.stdout)

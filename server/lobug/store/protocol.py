@@ -272,6 +272,8 @@ class ActivityStore(Protocol):
 class EmbeddingBinding(Protocol):
     """The one embedding model a store's vectors come from."""
 
+    def embedding_signature(self) -> tuple[str, int] | None: ...
+
     def bind_embedding(self, model: str, dim: int) -> None: ...
 
     def reindex(
