@@ -139,7 +139,7 @@ def build_stt(settings: Settings) -> SpeechToText:
     from lobug.backends.speech import WhisperSTT
 
     return WhisperSTT(
-        settings.stt_model, language=settings.stt_language, threads=settings.llm_threads
+        settings.stt_model, language=settings.language, threads=settings.llm_threads
     )
 
 

@@ -5,6 +5,7 @@ embed (`embedding_backlog`)."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from lobug.store.models import Message, QueuedExchange, Vector
 from lobug.store.sqlite import rows
@@ -14,14 +15,19 @@ from lobug.store.sqlite.log import SQLiteLog
 
 class SQLiteWorkQueue(SQLiteLog):
     def append_reply_for_memory_work(
-        self, agent: str, device_id: str, content: str, user: Message
+        self,
+        agent: str,
+        device_id: str,
+        content: str,
+        user: Message,
+        metadata: dict[str, Any] | None = None,
     ) -> Message:
         """Log the assistant's reply to `user` and queue the exchange for its memory work,
         in one transaction."""
         agent_id = self.agent_id(agent)
         with self._transaction() as conn:
             reply = self._insert_message(
-                conn, agent, agent_id, device_id, "assistant", content, None
+                conn, agent, agent_id, device_id, "assistant", content, metadata
             )
             conn.execute(
                 "INSERT INTO learning_queue(assistant_message_id, user_message_id, queued_at) "
