@@ -69,6 +69,14 @@ _SHARED = frozenset(
     if count > 1
 )
 MIN_LANGUAGE_MARKERS = 2
+LANGUAGE_NAMES = {
+    "en": "English",
+    "pt": "Portuguese",
+    "es": "Spanish",
+    "fr": "French",
+    "de": "German",
+    "it": "Italian",
+}
 
 
 def words(text: str) -> list[str]:

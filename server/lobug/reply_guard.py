@@ -10,13 +10,13 @@ pipeline reads only the user's words of that exchange.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
 from lobug.backends.base import ChatMessage
 from lobug.decision import Decision
-from lobug.quality import text_problem
+from lobug.quality import LANGUAGE_NAMES, text_problem
 
 log = logging.getLogger(__name__)
 
@@ -24,14 +24,6 @@ FALLBACK_REPLY = "Sorry, I lost my train of thought. Could you say that again?"
 # The second try: colder and shorter, so a loop has less room to start.
 RETRY_TEMPERATURE = 0.2
 RETRY_MAX_TOKENS = 96
-LANGUAGE_NAMES = {
-    "en": "English",
-    "pt": "Portuguese",
-    "es": "Spanish",
-    "fr": "French",
-    "de": "German",
-    "it": "Italian",
-}
 # `guard` values in an assistant message's metadata.
 REGENERATED = "regenerated"  # the first answer was refused, the second one is stored
 FALLBACK = "fallback"  # both were refused: the fallback was said, nothing to learn from
@@ -49,20 +41,26 @@ def guard_metadata(decision: Decision) -> dict[str, str] | None:
     return {"guard": decision.guard, "problem": decision.problem or ""}
 
 
-def careful_messages(messages: list[ChatMessage], language: str) -> list[ChatMessage]:
-    """`messages` with a plainer instruction added to the first system message."""
+def language_rule(language: str) -> str:
+    """"Write in English only." for a listed language, else ""."""
     name = LANGUAGE_NAMES.get(language)
+    return f"Write in {name} only." if name else ""
+
+
+def with_rule(messages: Sequence[ChatMessage], rule: str) -> list[ChatMessage]:
+    """`messages` with `rule` added to the first system message (or a new one first)."""
+    copied: list[ChatMessage] = [{"role": m["role"], "content": m["content"]} for m in messages]
+    first = next((m for m in copied if m["role"] == "system"), None)
+    if first is None:
+        return [{"role": "system", "content": rule}, *copied]
+    first["content"] = f"{first['content']}\n{rule}"
+    return copied
+
+
+def careful_messages(messages: Sequence[ChatMessage], language: str) -> list[ChatMessage]:
+    """`messages` with a plainer instruction, for a second try."""
     rule = "Reply in one or two short, plain sentences and never repeat yourself."
-    if name is not None:
-        rule = f"Reply in {name} only. {rule}"
-    careful = [dict(message) for message in messages]
-    for message in careful:
-        if message["role"] == "system":
-            message["content"] = f"{message['content']}\n{rule}"
-            break
-    else:
-        careful.insert(0, {"role": "system", "content": rule})
-    return [{"role": m["role"], "content": m["content"]} for m in careful]
+    return with_rule(messages, f"{language_rule(language)} {rule}".strip())
 
 
 class ReplyGuard:

@@ -145,6 +145,7 @@ def open_services(settings: Settings, backends: Backends | None = None) -> Servi
         backends.embedder,
         settings.memory,
         context_tokens=settings.llm_context_tokens,
+        language=settings.language,
     )
     memory_work = MemoryWork(store, memory)
     assistant = Assistant(settings, store, memory, backends.chat, backends.embedder)
