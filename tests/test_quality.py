@@ -14,7 +14,7 @@ from lobug.quality import (
 
 LOOPS = [
     "Oo, oo, oo, oo, oo, oo, oo, oo, oo, oo, oo, oo, oo, oo",
-    "Oo, oo, oo, oo, ...",
+    "Oo, oo, oo, oo, oo, ...",
     "I love Lisbon! I love Lisbon! I love Lisbon!",
     "That is great, Joana and you and Joana and you and Joana and you and Joana",
     "Hahahahahahahahahahahahahahahahahahahahahahahahahahaha",
@@ -25,6 +25,7 @@ SANE = [
     "Being a nurse at Santa Maria must be demanding. Do you work night shifts?",
     "Oh no, peanuts are in so many things. I will remember that you are allergic to them.",
     "No, no, no, that is not what I meant.",
+    "Oh no, no no no! I'm so sorry, I'm so sorry. What's your cat, my dear?",
     "Okay!",
     "",
 ]

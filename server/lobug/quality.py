@@ -17,9 +17,11 @@ from collections import Counter
 # one to three sentences sit between 0.6 and 1.0.
 MIN_DISTINCT_WORD_RATIO = 0.3
 MIN_WORDS_FOR_RATIO = 8
-# A phrase of up to this many words said this many times in a row is a loop.
+# A phrase of up to this many words said this many times in a row is a loop; a single word
+# needs MIN_WORD_REPEATS ("Oh no, no no no!" is speech, not a loop).
 MAX_LOOP_PHRASE_WORDS = 8
 MIN_LOOP_REPEATS = 3
+MIN_WORD_REPEATS = 5
 # "hahahahahahahahaha..." or a run of one character: no word is this long.
 MAX_WORD_CHARS = 40
 # A sentence said this many times is a loop even with other words between.
@@ -108,10 +110,10 @@ def is_degenerate(text: str) -> bool:
 
 
 def _repeated_phrase(found: list[str]) -> bool:
-    """A run of 1..MAX_LOOP_PHRASE_WORDS words said MIN_LOOP_REPEATS times in a row; a single
-    word needs one more repeat ("no, no, no" is speech, not a loop)."""
+    """A run of 1..MAX_LOOP_PHRASE_WORDS words said MIN_LOOP_REPEATS times in a row (a single
+    word MIN_WORD_REPEATS times)."""
     for size in range(1, MAX_LOOP_PHRASE_WORDS + 1):
-        needed = MIN_LOOP_REPEATS + (1 if size == 1 else 0)
+        needed = MIN_WORD_REPEATS if size == 1 else MIN_LOOP_REPEATS
         for start in range(0, len(found) - size * needed + 1):
             phrase = found[start : start + size]
             if all(
