@@ -14,6 +14,7 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from lobug.memory.disclosure import informative_sentences
 from lobug.quality import text_problem
 from lobug.store.models import FACT_TYPES, NewFact
 from lobug.text import FUNCTION_WORDS, sentence_case, third_person
@@ -144,10 +145,12 @@ def validate_facts(
     max_facts: int,
     language: str = "en",
 ) -> list[NewFact]:
-    """Well-formed facts grounded in the user's words (`user_text`), de-duplicated, at most
-    `max_facts`; claims that fail `claim_problem` are dropped."""
+    """Well-formed facts grounded in the user's statements (`informative_sentences` of
+    `user_text`), de-duplicated, at most `max_facts`; claims that fail `claim_problem` are
+    dropped."""
     kept: list[NewFact] = []
     seen: set[str] = set()
+    statements = informative_sentences(user_text)
     for item in items:
         claim = item.get("fact", item.get("content"))
         if not isinstance(claim, str) or claim_problem(claim, language) is not None:
@@ -156,7 +159,7 @@ def validate_facts(
         if fact is None:
             continue
         key = " ".join(content_words(fact.content))
-        if key in seen or not is_grounded(fact.content, (user_text,)):
+        if key in seen or not is_grounded(fact.content, statements):
             continue
         seen.add(key)
         kept.append(fact)
