@@ -137,11 +137,12 @@ def serving(model: str, db_path: Path, log_path: Path) -> Iterator[str]:
 
 @contextmanager
 def looping_server(db_path: Path) -> Iterator[str]:
+    from tests.fakes import FakeEmbedder, LoopingChat
+    from tests.live import LiveServer
+
     from lobug.app import create_app
     from lobug.backends import Backends
     from lobug.config import Settings
-    from tests.fakes import FakeEmbedder, LoopingChat
-    from tests.live import LiveServer
 
     environ = {"LOBUG_DB_PATH": str(db_path), **CASCADE_ENV}
     app = create_app(Settings.from_env(environ), Backends(LoopingChat(), FakeEmbedder()))

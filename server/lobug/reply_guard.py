@@ -42,7 +42,7 @@ def guard_metadata(decision: Decision) -> dict[str, str] | None:
 
 
 def language_rule(language: str) -> str:
-    """"Write in English only." for a listed language, else ""."""
+    """ "Write in English only." for a listed language, else ""."""
     name = LANGUAGE_NAMES.get(language)
     return f"Write in {name} only." if name else ""
 

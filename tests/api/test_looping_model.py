@@ -84,5 +84,3 @@ def test_a_looping_model_is_never_spoken_stored_or_learned_from(
             "The user plays the guitar on weekends",
         ]
     )
-
-

@@ -118,7 +118,5 @@ def test_babble_questions_and_facts_about_the_assistant_are_dropped() -> None:
         {"fact": "Joana, Joana, Joana, Joana, Joana"},
         {"fact": "The user is allergic to peanuts"},
     ]
-    facts = validate_facts(
-        items, user_text=user_text, source_message_ids=(1, 2), max_facts=10
-    )
+    facts = validate_facts(items, user_text=user_text, source_message_ids=(1, 2), max_facts=10)
     assert [f.content for f in facts] == ["The user is allergic to peanuts"]
