@@ -106,12 +106,15 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--model", choices=("embedded", "looping"), default="embedded")
     parser.add_argument("--turns", type=int, default=len(SCRIPT))
+    parser.add_argument("--keep", type=Path, help="a folder to keep the database and log in")
     args = parser.parse_args()
     script = SCRIPT[: args.turns]
-    with tempfile.TemporaryDirectory() as folder:
-        db_path = Path(folder) / "memory.db"
+    with tempfile.TemporaryDirectory() as scratch:
+        folder = args.keep or Path(scratch)
+        folder.mkdir(parents=True, exist_ok=True)
+        db_path = folder / "memory.db"
         started = time.perf_counter()
-        with serving(args.model, db_path, Path(folder) / "server.log") as url:
+        with serving(args.model, db_path, folder / "server.log") as url:
             converse(url, script)
         report = judge(db_path, script, time.perf_counter() - started)
     print_report(args.model, report)
