@@ -370,6 +370,7 @@ class MemoryManager:
         if problem is None:
             return text
         log.info("cascade output refused (%s); asking again at temperature 0", problem)
+        log.debug("refused cascade output: %r", text)
         text = self._ask(with_rule(messages, self._stricter_rule()), max_tokens, temperature=0.0)
         problem = output_problem(text, sources, language=self.language, max_chars=max_chars)
         if problem is None:
