@@ -107,8 +107,14 @@ def main() -> None:
     parser.add_argument("--model", choices=("embedded", "looping"), default="embedded")
     parser.add_argument("--turns", type=int, default=len(SCRIPT))
     parser.add_argument("--keep", type=Path, help="a folder to keep the database and log in")
+    parser.add_argument(
+        "--judge-only", action="store_true", help="judge the first --turns of a --keep folder"
+    )
     args = parser.parse_args()
     script = SCRIPT[: args.turns]
+    if args.judge_only:
+        print_report(args.model, judge(args.keep / "memory.db", script, 0.0))
+        return
     with tempfile.TemporaryDirectory() as scratch:
         folder = args.keep or Path(scratch)
         folder.mkdir(parents=True, exist_ok=True)
@@ -159,7 +165,8 @@ def looping_server(db_path: Path) -> Iterator[str]:
 def converse(url: str, script: Sequence[tuple[str, list[tuple[str, ...]]]]) -> None:
     from tests.e2e.server import wait_for_learning
 
-    with httpx.Client(base_url=url, timeout=300) as http:
+    # Generous: on a busy 2-core machine a reply can wait behind a summary and its retry.
+    with httpx.Client(base_url=url, timeout=1800) as http:
         for number, (text, _) in enumerate(script, 1):
             reply = http.post("/chat/text", json={"text": text}).json()["response"]
             print(f"{number:2d}. {text}\n    -> {reply}", flush=True)
