@@ -107,7 +107,10 @@ def test_a_fact_found_only_in_the_assistants_words_is_dropped() -> None:
 
 
 def test_babble_questions_and_facts_about_the_assistant_are_dropped() -> None:
-    user_text = "I live in Lisbon with my partner Joana and I am allergic to peanuts."
+    user_text = (
+        "I live in Lisbon with my partner Joana, in a flat near the castle, and I am allergic "
+        "to peanuts."
+    )
     items = [
         {"fact": "Não pode ser mais difícil que estejo também já esta deixar com Joana!"},
         {"fact": "Joana e o mesmo"},
@@ -116,6 +119,8 @@ def test_babble_questions_and_facts_about_the_assistant_are_dropped() -> None:
         {"fact": "The assistant lives in Lisbon with Joana"},
         {"fact": "Lo-Bug is allergic to peanuts"},
         {"fact": "Joana, Joana, Joana, Joana, Joana"},
+        {"fact": "The flat near the castle"},
+        {"fact": "The castle"},
         {"fact": "The user is allergic to peanuts"},
     ]
     facts = validate_facts(items, user_text=user_text, source_message_ids=(1, 2), max_facts=10)

@@ -106,3 +106,9 @@ def test_a_base_memory_refused_twice_lists_facts_and_summaries(store: SQLiteStor
     assert report.distilled
     base = store.base_memory("lobug")
     assert base.startswith(EXTRACTIVE_BASE_MEMORY) and "Joana" in base and "oo" not in base
+
+
+def test_a_summary_that_chats_instead_of_reporting_is_refused() -> None:
+    chatty = "Maya: Ah, what a wonderful choice! What brings you both to Edinburgh and Porto?"
+    assert check(chatty) == "not a third-person account (a question, I/you, or a transcript line)"
+    assert check("I've been playing the piano in Lisbon since I was a little girl in Porto.")

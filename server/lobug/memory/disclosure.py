@@ -66,10 +66,13 @@ def _is_informative(sentence: str) -> bool:
         return False
     if _FIRST_PERSON.search(sentence) or _WE.search(sentence):
         return True
-    if _CHITCHAT_START.match(sentence):
-        return False
-    first = sentence.split()[0]
-    named_first = first[0].isupper() and first.lower().strip(",;:") not in FUNCTION_WORDS
+    return not _CHITCHAT_START.match(sentence) and names_someone(sentence)
+
+
+def names_someone(sentence: str) -> bool:
+    """Whether a sentence holds a name or a number ("Leo is seven", "Biscuit is a dog")."""
+    first = sentence.split()[0] if sentence.split() else ""
+    named_first = first[:1].isupper() and first.lower().strip(",;:") not in FUNCTION_WORDS
     return named_first or bool(_NAME_OR_NUMBER.search(sentence))
 
 

@@ -14,7 +14,7 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from lobug.memory.disclosure import informative_sentences
+from lobug.memory.disclosure import informative_sentences, names_someone
 from lobug.quality import text_problem
 from lobug.store.models import FACT_TYPES, NewFact
 from lobug.text import FUNCTION_WORDS, sentence_case, third_person
@@ -125,6 +125,7 @@ def _names_and_numbers(fact: str) -> set[str]:
     return special
 
 
+_ABOUT_THE_USER = re.compile(r"\b(user|users|user's|i|i'm|my|me|we|our|us)\b", re.IGNORECASE)
 _ABOUT_THE_ASSISTANT = re.compile(r"\b(assistant|lo-?bug|chatbot|ai model)\b", re.IGNORECASE)
 
 
@@ -134,6 +135,8 @@ def claim_problem(claim: str, language: str) -> str | None:
         return "a question or an exclamation"
     if _ABOUT_THE_ASSISTANT.search(claim):
         return "about the assistant"
+    if not (_ABOUT_THE_USER.search(claim) or names_someone(claim)):
+        return 'about no one ("The castle")'
     return text_problem(claim, language)
 
 

@@ -10,6 +10,7 @@ extractive: the user's own statements and the facts, marked as built without the
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Sequence
 
@@ -30,6 +31,13 @@ EXTRACTIVE_SUMMARY = "Extractive summary (the user's own words; the model's summ
 EXTRACTIVE_BASE_MEMORY = "Key facts (listed without the model; its document failed its checks):"
 
 
+# A summary reports what was said: no questions, no one speaking, no transcript lines.
+_NOT_A_REPORT = re.compile(
+    r"\?|\b(I|I'm|I've|I'd|I'll|me|my|you|you're|your)\b|^\s*(User|Assistant|\w+):\s",
+    re.MULTILINE,
+)
+
+
 def salient_words(texts: Sequence[str]) -> list[str]:
     """The content words said most often in `texts`, first said first among equals."""
     counts = Counter(word for text in texts for word in content_words(text))
@@ -47,6 +55,8 @@ def output_problem(
     problem = text_problem(text, language)
     if problem is not None:
         return problem
+    if _NOT_A_REPORT.search(text):
+        return "not a third-person account (a question, I/you, or a transcript line)"
     salient = salient_words(sources)
     said = set(content_words(text))
     mentioned = sum(1 for word in salient if occurs_in(word, said))
@@ -83,9 +93,11 @@ def extractive_base_memory(base: str, summaries: Sequence[Summary], facts: Seque
         summary.content.removeprefix(EXTRACTIVE_SUMMARY).strip() for summary in summaries
     ]
     used = sum(len(line) + 1 for line in lines)
-    for item in dict.fromkeys(_sentence(item) for item in items if item.strip()):
+    known = "\n".join(lines)
+    sentences = (_sentence(part) for item in items for part in re.split(r"(?<=[.!?])\s+", item))
+    for item in dict.fromkeys(sentence for sentence in sentences if len(sentence) > 1):
         line = f"- {item}"
-        if line in lines:
+        if item in known:
             continue
         used += len(line) + 1
         if used > MAX_BASE_MEMORY_CHARS:
