@@ -52,7 +52,7 @@ def test_environment_overrides_every_tunable(tmp_path: Path) -> None:
             "LOBUG_MAX_TEXT_CHARS": "100",
             "LOBUG_SPEECH": "off",
             "LOBUG_STT_MODEL": "/models/whisper-small",
-            "LOBUG_STT_LANGUAGE": "AUTO",
+            "LOBUG_LANGUAGE": "AUTO",
             "LOBUG_TTS_VOICE": "/voices/amy.onnx",
             "LOBUG_TTS_SAMPLE_RATE": "16000",
             "LOBUG_MAX_AUDIO_SECONDS": "10",
@@ -77,7 +77,7 @@ def test_environment_overrides_every_tunable(tmp_path: Path) -> None:
     assert settings.memory.duplicate_distance_threshold == 0.1
     assert settings.max_text_chars == 100
     assert settings.speech_enabled is False
-    assert (settings.stt_model, settings.stt_language) == ("/models/whisper-small", "auto")
+    assert (settings.stt_model, settings.language) == ("/models/whisper-small", "auto")
     assert settings.tts_voice == Path("/voices/amy.onnx")
     assert settings.tts_sample_rate == 16000
     assert (settings.max_audio_seconds, settings.max_audio_bytes) == (10.0, 100000)

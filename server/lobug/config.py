@@ -98,7 +98,9 @@ class Settings:
 
     speech_enabled: bool = True
     stt_model: str | None = None
-    stt_language: str = "en"
+    # The conversation's language: speech recognition's, and the one replies, summaries and
+    # facts must be in (`auto`: detected by speech recognition, replies not checked for it).
+    language: str = "en"
     tts_voice: Path | None = None
     tts_sample_rate: int | None = None
     max_audio_seconds: float = 30.0
@@ -353,7 +355,7 @@ SETTINGS_ENV: dict[str, tuple[str, Parser]] = {
     "embed_dim": ("LOBUG_EMBED_DIM", _integer),
     "speech_enabled": ("LOBUG_SPEECH", _flag),
     "stt_model": ("LOBUG_STT_MODEL", _text),
-    "stt_language": ("LOBUG_STT_LANGUAGE", _lowered),
+    "language": ("LOBUG_LANGUAGE", _lowered),
     "tts_voice": ("LOBUG_TTS_VOICE", _path),
     "tts_sample_rate": ("LOBUG_TTS_SAMPLE_RATE", _integer),
     "max_audio_seconds": ("LOBUG_MAX_AUDIO_SECONDS", _number),

@@ -170,6 +170,7 @@ def memory_manager(settings: Settings, store: Store, backends: Backends) -> Memo
         backends.embedder,
         settings.memory,
         context_tokens=settings.llm_context_tokens,
+        language=settings.language,
     )
 
 

@@ -93,7 +93,12 @@ class WorkQueueStore(Protocol):
     messages still to embed."""
 
     def append_reply_for_memory_work(
-        self, agent: str, device_id: str, content: str, user: Message
+        self,
+        agent: str,
+        device_id: str,
+        content: str,
+        user: Message,
+        metadata: dict[str, Any] | None = None,
     ) -> Message: ...
 
     def append_message_to_learn(

@@ -42,14 +42,19 @@ RETURNING q.attempts, q.user_message_id, q.assistant_message_id,
 
 class PostgresWorkQueue(PostgresLog):
     def append_reply_for_memory_work(
-        self, agent: str, device_id: str, content: str, user: Message
+        self,
+        agent: str,
+        device_id: str,
+        content: str,
+        user: Message,
+        metadata: dict[str, Any] | None = None,
     ) -> Message:
         """Log the assistant's reply to `user` and queue the exchange for its memory work,
         claimed by this process, in one transaction."""
         agent_id = self.agent_id(agent)
         with self._transaction() as conn:
             reply = self._insert_message(
-                conn, agent, agent_id, device_id, "assistant", content, None
+                conn, agent, agent_id, device_id, "assistant", content, metadata
             )
             conn.execute(
                 "INSERT INTO learning_queue(assistant_message_id, user_message_id, queued_at, "
