@@ -44,6 +44,7 @@ class FakeChat(ChatBackend):
         self.responder = responder
         self.replies: deque[str] = deque()
         self.requests: list[tuple[list[ChatMessage], JsonSchema | None]] = []
+        self.reply_token_limits: list[int] = []  # max_tokens of each request without a schema
         self.fail_with: Exception | None = None
         self.streamed = 0
         self.abandoned_streams = 0
@@ -84,6 +85,8 @@ class FakeChat(ChatBackend):
             raise
         with self._lock:
             self.requests.append((list(messages), json_schema))
+            if json_schema is None:
+                self.reply_token_limits.append(max_tokens)
             if self.fail_with is not None:
                 raise self.fail_with
             if self.replies:

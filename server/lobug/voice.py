@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import base64
 import logging
-import re
 import threading
 import time
 import uuid
@@ -30,10 +29,10 @@ from lobug.backends.base import (
 from lobug.config import Settings
 from lobug.decision import Action, ignore_reason
 from lobug.memory.work_queue import Exchange, StreamedExchange
+from lobug.spoken import SENTENCE_END, SpokenLimit
 
 log = logging.getLogger(__name__)
 
-SENTENCE_END = re.compile(r"[.!?…]+[\"')\]]*(\s+|$)|\n+")
 MAX_SENTENCE_CHARS = 240
 RECENT_TURNS = 64
 
@@ -130,6 +129,7 @@ class Voice:
         self.settings = settings
         self.assistant = assistant
         self.speech = speech
+        self.spoken = SpokenLimit(settings.voice_max_sentences, settings.voice_max_tokens)
         self._turns: OrderedDict[str, dict[str, object]] = OrderedDict()
         self._turns_lock = threading.Lock()
 
@@ -153,7 +153,9 @@ class Voice:
             return VoiceReply(
                 transcript.text, "ignore", "", ignored_because=reason, timings_ms=timings
             )
-        turn = self.assistant.reply(device_id, transcript.text, agency=True, abandoned=abandoned)
+        turn = self.assistant.reply(
+            device_id, transcript.text, agency=True, abandoned=abandoned, spoken=self.spoken
+        )
         timings.update(turn.timings_ms)
         wav = b""
         if turn.action == "respond":
@@ -208,7 +210,7 @@ class Voice:
             self._record(turn_id, transcript.text, "ignore", "", done=True)
             return self._without_audio(turn_id, transcript.text, "ignore", timings)
         streaming = self.assistant.reply_streaming(
-            device_id, transcript.text, agency=True, abandoned=abandoned
+            device_id, transcript.text, agency=True, abandoned=abandoned, spoken=self.spoken
         )
         timings.update(streaming.timings_ms)
         if streaming.action != "respond":
@@ -229,7 +231,7 @@ class Voice:
             yield wav_header(streamed.sample_rate, STREAMING_DATA_SIZE)
             if streamed.streaming is None:
                 return
-            for sentence in sentences(streamed.streaming.pieces()):
+            for sentence in sentences(self.spoken.capped(streamed.streaming.pieces())):
                 for pcm in self.synthesize(sentence):
                     yield pcm.astype("<i2").tobytes()
         finally:

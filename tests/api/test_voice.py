@@ -228,7 +228,7 @@ def test_without_speech_models_audio_gets_503_and_text_still_works(client: TestC
 def test_stream_sends_wav_header_then_pcm_and_a_sidecar(
     voice_client: TestClient, fake_chat: FakeChat
 ) -> None:
-    fake_chat.enqueue("First sentence here. Second one follows. And a third!")
+    fake_chat.enqueue("First sentence here. And a second one!")
     response = voice_client.post("/chat/audio/stream", files=upload(speech_wav()))
     assert response.status_code == 200
     assert response.headers["content-type"] == "audio/wav"
@@ -243,7 +243,7 @@ def test_stream_sends_wav_header_then_pcm_and_a_sidecar(
     assert len(pcm) > 22050 * 0.5 and np.abs(pcm).max() > 1000
     sidecar = voice_client.get(f"/chat/turns/{response.headers['x-lobug-turn']}").json()
     assert sidecar["done"] is True
-    assert sidecar["response"] == "First sentence here. Second one follows. And a third!"
+    assert sidecar["response"] == "First sentence here. And a second one!"
     assert sidecar["transcription"] == "What is the weather like today?"
     memory_work_done(voice_client)
     assert len(fake_chat.extraction_requests()) == 1  # learned after the stream
@@ -266,7 +266,7 @@ def test_first_audio_leaves_before_the_reply_is_generated(
 ) -> None:
     """Observed through the stream itself: when the first PCM arrives, the model has handed
     out only part of its reply."""
-    reply = "One. Two words here. " + "More text keeps coming here. " * 10
+    reply = "One. Then a second sentence that runs on" + ", and on" * 10 + "."
     total_pieces = len(reply.split())
     fake_chat.enqueue(reply)
     voice = voice_client.app.state.services.voice  # type: ignore[attr-defined]
