@@ -178,9 +178,13 @@ class FakeSTT(SpeechToText):
         self.heard = heard
         self.no_speech_prob = 0.05
         self.calls = 0
+        self.heard_samples: list[int] = []  # the length of each recording it was given
+        self.called = threading.Event()
 
     def transcribe(self, samples: npt.NDArray[np.float32]) -> Transcript:
         self.calls += 1
+        self.heard_samples.append(len(samples))
+        self.called.set()
         if not len(samples) or float(np.abs(samples).max()) < 0.01:
             return Transcript("")
         segment = TranscriptSegment(self.heard, self.no_speech_prob, -0.2)

@@ -147,8 +147,8 @@ class Voice:
         timings: dict[str, float],
         abandoned: AbandonCheck | None = None,
     ) -> VoiceReply:
-        stt, _ = self.speech.require()
-        transcript, reason = self._hear(stt, audio, timings)
+        transcript = self.transcribe(audio, timings)
+        reason = _judged(transcript, audio.seconds)
         if reason is not None:
             return VoiceReply(
                 transcript.text, "ignore", "", ignored_because=reason, timings_ms=timings
@@ -169,18 +169,13 @@ class Voice:
             transcript.text, turn.action, turn.response, wav, turn=turn, timings_ms=timings
         )
 
-    def _hear(
-        self, stt: SpeechToText, audio: Audio, timings: dict[str, float]
-    ) -> tuple[Transcript, str | None]:
+    def transcribe(self, audio: Audio, timings: dict[str, float]) -> Transcript:
+        stt, _ = self.speech.require()
         started = time.perf_counter()
         samples = resample(audio.samples, audio.sample_rate, STT_RATE)
         transcript = stt.transcribe(samples) if len(samples) else Transcript("")
         timings["stt"] = _ms_since(started)
-        reason = ignore_reason(transcript, audio.seconds)
-        if reason is not None:
-            log.info("ignored a %.1f s recording: %s", audio.seconds, reason)
-            log.debug("ignored transcript: %r", transcript.text)
-        return transcript, reason
+        return transcript
 
     def synthesize(self, text: str) -> Iterator[np.ndarray]:
         """int16 PCM at the output rate, one piece per sentence."""
@@ -203,8 +198,20 @@ class Voice:
         abandoned: AbandonCheck | None = None,
     ) -> StreamedVoice:
         """Hear the recording and start the answer; the audio comes from `stream_audio`."""
-        stt, _ = self.speech.require()
-        transcript, reason = self._hear(stt, audio, timings)
+        transcript = self.transcribe(audio, timings)
+        return self.answer_streaming(device_id, transcript, audio.seconds, timings, abandoned)
+
+    def answer_streaming(
+        self,
+        device_id: str,
+        transcript: Transcript,
+        seconds: float,
+        timings: dict[str, float],
+        abandoned: AbandonCheck | None = None,
+    ) -> StreamedVoice:
+        """Start the answer to what was heard in a recording of `seconds` (already
+        transcribed, e.g. while it was uploaded); the audio comes from `stream_audio`."""
+        reason = _judged(transcript, seconds)
         turn_id = uuid.uuid4().hex
         if reason is not None:
             self._record(turn_id, transcript.text, "ignore", "", done=True)
@@ -307,6 +314,15 @@ def _sentence_cut(buffer: str) -> int | None:
         comma = buffer.rfind(", ", 0, MAX_SENTENCE_CHARS)
         return comma + 2 if comma > 0 else MAX_SENTENCE_CHARS
     return None
+
+
+def _judged(transcript: Transcript, seconds: float) -> str | None:
+    """Why the recording is not answered, or None."""
+    reason = ignore_reason(transcript, seconds)
+    if reason is not None:
+        log.info("ignored a %.1f s recording: %s", seconds, reason)
+        log.debug("ignored transcript: %r", transcript.text)
+    return reason
 
 
 def _ms_since(started: float) -> float:
