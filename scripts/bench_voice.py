@@ -8,13 +8,19 @@ the reply. The non-streamed `/chat/audio` turns upload the whole recording and w
 whole reply. Also printed: the word error rate of the server's transcripts and how long the
 spoken replies were.
 
-    .venv/bin/python scripts/bench_voice.py [--turns 20] [--whole-turns 20]
+Each recording ends with the silence a device records before its end-of-speech detection stops
+it (`--closing-silence-ms`, the firmware's LOBUG_SILENCE_MS, 800). With `--baseline DIR` a
+second server runs the code of another checkout (DIR/server) and the two take turns, so both
+are measured under the same load.
+
+    .venv/bin/python scripts/bench_voice.py [--turns 20] [--whole-turns 20] [--baseline DIR]
 """
 
 from __future__ import annotations
 
 import argparse
 import base64
+import contextlib
 import re
 import statistics
 import sys
@@ -68,18 +74,19 @@ class Results:
     errors: list[tuple[int, int]] = field(default_factory=list)  # (word errors, words)
 
 
-def synthesize_clips() -> dict[str, list[Clip]]:
+def synthesize_clips(closing_silence_s: float) -> dict[str, list[Clip]]:
     from lobug.backends.speech import PiperTTS
 
     tts = PiperTTS()
+    closing = np.zeros(int(RECORD_RATE * closing_silence_s), dtype=np.int16)
     clips: dict[str, list[Clip]] = {}
     for length, texts in UTTERANCES.items():
         for text in texts:
             pcm = np.concatenate(list(tts.synthesize(text))).astype(np.float32) / 32768
             pcm = resample(pcm, tts.sample_rate, RECORD_RATE)
-            samples = (np.clip(pcm, -1, 1) * 32767).astype(np.int16)
-            wav = encode_wav(samples, RECORD_RATE)
-            clips.setdefault(length, []).append(Clip(text, wav, len(samples) / RECORD_RATE))
+            speech = (np.clip(pcm, -1, 1) * 32767).astype(np.int16)
+            wav = encode_wav(np.concatenate([speech, closing]), RECORD_RATE)
+            clips.setdefault(length, []).append(Clip(text, wav, len(speech) / RECORD_RATE))
     return clips
 
 
@@ -156,11 +163,11 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
-def report(length: str, clips: list[Clip], results: Results) -> None:
+def report(server: str, length: str, clips: list[Clip], results: Results) -> None:
     seconds = statistics.mean(c.seconds for c in clips)
     wrong = sum(e for e, _ in results.errors)
     total = sum(n for _, n in results.errors)
-    print(f"{length} utterances (mean {seconds:.1f} s of speech)")
+    print(f"{server}: {length} utterances (mean {seconds:.1f} s of speech)")
     if results.first_audio:
         fa = results.first_audio
         print(
@@ -179,25 +186,41 @@ def report(length: str, clips: list[Clip], results: Results) -> None:
     print(f"  word error rate of transcripts: {wrong / max(total, 1):.1%} ({wrong}/{total} words)")
 
 
-def run(turns: int, whole_turns: int) -> None:
-    clips = synthesize_clips()
-    with tempfile.TemporaryDirectory() as folder:
-        server = start_server(Path(folder) / "bench.db", Path(folder) / "server.log")
-        try:
-            wait_for_speech(server.url)
-            with httpx.Client(base_url=server.url, timeout=180) as client:
-                warm_up(client, clips)
-                for length, group in clips.items():
-                    results = Results()
-                    for n in range(turns):
-                        streamed_turn(client, group[n % len(group)], results)
+def run(args: argparse.Namespace) -> None:
+    clips = synthesize_clips(args.closing_silence_ms / 1000)
+    with tempfile.TemporaryDirectory() as folder, contextlib.ExitStack() as stack:
+        clients = {"this checkout": stack.enter_context(served(Path(folder) / "this", None))}
+        if args.baseline:
+            baseline = stack.enter_context(served(Path(folder) / "baseline", args.baseline))
+            clients["baseline"] = baseline
+        for client in clients.values():
+            warm_up(client, clips)
+        for length, group in clips.items():
+            results = {name: Results() for name in clients}
+            for n in range(max(args.turns, args.whole_turns)):
+                for name, client in clients.items():
+                    if n < args.turns:
+                        streamed_turn(client, group[n % len(group)], results[name])
                         wait_for_learning(client)
-                    for n in range(whole_turns):
-                        whole_turn(client, group[n % len(group)], results)
+                    if n < args.whole_turns:
+                        whole_turn(client, group[n % len(group)], results[name])
                         wait_for_learning(client)
-                    report(length, group, results)
-        finally:
-            server.stop()
+            for name in clients:
+                report(name, length, group, results[name])
+
+
+@contextlib.contextmanager
+def served(folder: Path, code: Path | None) -> Iterator[httpx.Client]:
+    """A server of this checkout (or of `code`'s server/ folder) and a client for it."""
+    folder.mkdir()
+    env = {"PYTHONPATH": str(code.resolve() / "server")} if code else None
+    server = start_server(folder / "bench.db", folder / "server.log", env)
+    try:
+        wait_for_speech(server.url)
+        with httpx.Client(base_url=server.url, timeout=180) as client:
+            yield client
+    finally:
+        server.stop()
 
 
 def warm_up(client: httpx.Client, clips: dict[str, list[Clip]]) -> None:
@@ -206,7 +229,7 @@ def warm_up(client: httpx.Client, clips: dict[str, list[Clip]]) -> None:
     wait_for_learning(client)
 
 
-def wait_for_learning(client: httpx.Client, timeout_s: float = 300) -> None:
+def wait_for_learning(client: httpx.Client, timeout_s: float = 30) -> None:
     """Let the memory work of the last turn finish, so the next turn is measured alone (on a
     busy machine it may take minutes; after `timeout_s` the next turn runs beside it)."""
     deadline = time.monotonic() + timeout_s
@@ -230,8 +253,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--turns", type=int, default=20, help="streamed turns per length")
     parser.add_argument("--whole-turns", type=int, default=20, help="/chat/audio turns per length")
-    args = parser.parse_args()
-    run(args.turns, args.whole_turns)
+    parser.add_argument("--closing-silence-ms", type=int, default=800)
+    parser.add_argument("--baseline", type=Path, help="a checkout to compare with, turn by turn")
+    run(parser.parse_args())
 
 
 if __name__ == "__main__":

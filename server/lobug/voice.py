@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import base64
 import logging
+import re
 import threading
 import time
 import uuid
@@ -34,6 +35,8 @@ from lobug.spoken import SENTENCE_END, SpokenLimit
 log = logging.getLogger(__name__)
 
 MAX_SENTENCE_CHARS = 240
+CLAUSE_END = re.compile(r"[,;:]\s+")
+FIRST_CLAUSE_CHARS = 16  # a shorter opening clause ("Sure, ") sounds clipped alone
 RECENT_TURNS = 64
 
 
@@ -238,7 +241,8 @@ class Voice:
             yield wav_header(streamed.sample_rate, STREAMING_DATA_SIZE)
             if streamed.streaming is None:
                 return
-            for sentence in sentences(self.spoken.capped(streamed.streaming.pieces())):
+            spoken = self.spoken.capped(streamed.streaming.pieces())
+            for sentence in sentences(spoken, first_clause=True):
                 for pcm in self.synthesize(sentence):
                     yield pcm.astype("<i2").tobytes()
         finally:
@@ -290,17 +294,22 @@ class Voice:
             return dict(found) if found else None
 
 
-def sentences(pieces: Iterator[str]) -> Iterator[str]:
-    """Cut a stream of text pieces at sentence ends (or at a comma when a sentence runs long)."""
+def sentences(pieces: Iterator[str], *, first_clause: bool = False) -> Iterator[str]:
+    """Cut a stream of text pieces at sentence ends (or at a comma when a sentence runs long).
+    With `first_clause` the first piece of speech may end at a clause (", ") instead, so the
+    first audio leaves sooner."""
     buffer = ""
     for piece in pieces:
         buffer += piece
         while True:
             cut = _sentence_cut(buffer)
+            if cut is None and first_clause:
+                cut = _clause_cut(buffer)
             if cut is None:
                 break
             sentence, buffer = buffer[:cut].strip(), buffer[cut:]
             if sentence:
+                first_clause = False
                 yield sentence
     if buffer.strip():
         yield buffer.strip()
@@ -313,6 +322,13 @@ def _sentence_cut(buffer: str) -> int | None:
     if len(buffer) > MAX_SENTENCE_CHARS:
         comma = buffer.rfind(", ", 0, MAX_SENTENCE_CHARS)
         return comma + 2 if comma > 0 else MAX_SENTENCE_CHARS
+    return None
+
+
+def _clause_cut(buffer: str) -> int | None:
+    for match in CLAUSE_END.finditer(buffer):
+        if match.start() >= FIRST_CLAUSE_CHARS and match.end() < len(buffer):
+            return match.end()
     return None
 
 

@@ -13,6 +13,7 @@ from lobug.backends import Backends
 from lobug.config import Settings
 from tests.api.test_voice import speech_wav, upload
 from tests.fakes import FakeChat, FakeEmbedder, FakeSTT, FakeTTS
+from tests.polling import memory_work_done
 
 TEN_SENTENCES = " ".join(f"This is sentence number {n} of my answer." for n in range(1, 11))
 SPOKEN = "This is sentence number 1 of my answer. This is sentence number 2 of my answer."
@@ -67,6 +68,7 @@ def test_voice_turns_ask_for_short_answers_and_text_chat_does_not(
     voice_prompt = fake_chat.chat_requests()[-1][0]["content"]
     assert "at most 2 short sentences" in voice_prompt
     assert fake_chat.reply_token_limits[-1] == settings.voice_max_tokens
+    memory_work_done(voice_client)  # its requests would take the scripted reply
     fake_chat.enqueue(TEN_SENTENCES)
     text = voice_client.post("/chat/text", json={"text": "Tell me a story"}).json()
     assert text["response"] == TEN_SENTENCES
