@@ -25,8 +25,9 @@ def pieces(wav: bytes, size: int = 3200) -> list[bytes]:
 
 
 def feed(live: LiveRecording, wav: bytes) -> list[tuple[int, Stretch]]:
-    """(piece index, stretch) for each stretch found while the pieces arrive."""
-    return [(n, s) for n, piece in enumerate(pieces(wav)) for s in live.add(piece)]
+    """(piece index, stretch) for each stretch found while the pieces arrive, each 100 ms
+    after the one before."""
+    return [(n, s) for n, piece in enumerate(pieces(wav)) for s in live.add(piece, n * 0.1)]
 
 
 def test_each_stretch_is_found_when_its_pause_arrives() -> None:
@@ -51,6 +52,13 @@ def test_what_follows_the_last_pause_is_left_for_the_end() -> None:
     assert rest.start == found[0][1].end and rest.end == int(STT_RATE * 1.4)
 
 
+def test_a_recording_that_arrives_faster_than_speech_is_transcribed_whole() -> None:
+    wav = encode_wav(np.concatenate([tone(0.6), quiet(0.4), tone(0.9), quiet(0.8)]), STT_RATE)
+    live = LiveRecording(max_seconds=30)
+    assert [s for piece in pieces(wav) for s in live.add(piece, 0.01)] == []
+    assert live.finish() == [Stretch(0, int(STT_RATE * 2.7))]
+
+
 def test_a_recording_without_speech_by_level_is_still_transcribed_whole() -> None:
     whisper = (tone(1.0) / 100).astype(np.int16)  # far below the level of speech
     live = LiveRecording(max_seconds=30)
@@ -69,9 +77,9 @@ def test_transcripts_of_stretches_are_heard_as_one() -> None:
 
 def test_a_body_that_is_not_a_wav_is_refused() -> None:
     live = LiveRecording(max_seconds=30)
-    assert live.add(b"not a") == []  # too short to tell yet
+    assert live.add(b"not a", 0) == []  # too short to tell yet
     with pytest.raises(AudioError):
-        live.add(b" wav file at all, clearly")
+        live.add(b" wav file at all, clearly", 0)
 
 
 def test_a_recording_over_the_limit_is_refused_while_it_arrives() -> None:

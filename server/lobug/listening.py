@@ -25,6 +25,9 @@ KEEP_FRAMES = 4  # of the pause, kept at the end of the stretch (whisper likes a
 MIN_LEVEL = 0.006  # mean |sample| of float audio; quieter is never speech
 FLOOR_RATIO = 3.0  # speech stands this far above the quietest frame
 HEADER_PATIENCE = 4096  # bytes to wait for a WAV header with its data chunk
+# Audio arriving this much faster than it could have been spoken was recorded before: it is
+# transcribed whole at the end (one transcription costs less than several).
+LIVE_SLACK_S = 0.5
 
 
 @dataclass(frozen=True)
@@ -50,10 +53,11 @@ class LiveRecording:
     def seconds(self) -> float:
         return len(self._samples) / STT_RATE
 
-    def add(self, piece: bytes) -> list[Stretch]:
-        """Take the next piece of the body; the stretches of speech it completed."""
+    def add(self, piece: bytes, elapsed_s: float) -> list[Stretch]:
+        """Take the next piece of the body, `elapsed_s` after the first one; the stretches
+        of speech it completed (none while the audio comes faster than speech)."""
         self._data += piece
-        if not self._decode(finished=False):
+        if not self._decode(finished=False) or self.seconds > elapsed_s + LIVE_SLACK_S:
             return []
         stretch = self._next_stretch()
         return [] if stretch is None else [stretch]

@@ -338,9 +338,9 @@ def test_two_audio_parts_are_refused(voice_client: TestClient) -> None:
 def live_recording() -> bytes:
     """What a device recording live sends: a stretch of speech, a pause, another, and the
     silence it records before its own end-of-speech detection stops it."""
-    speech = parse_wav(speech_wav(0.8)).samples
-    pause = np.zeros(int(16000 * 0.4), dtype=np.float32)
-    closing = np.zeros(int(16000 * 0.8), dtype=np.float32)
+    speech = parse_wav(speech_wav(0.5)).samples
+    pause = np.zeros(int(16000 * 0.3), dtype=np.float32)
+    closing = np.zeros(int(16000 * 0.5), dtype=np.float32)
     pcm = np.concatenate([speech, pause, speech, closing])
     return encode_wav((pcm * 32767).astype(np.int16), 16000)
 
@@ -354,10 +354,11 @@ def test_a_raw_wav_streamed_as_recorded_is_heard_while_it_arrives(
 
     def as_recorded() -> Iterator[bytes]:
         yield wav[:44]
-        for at in range(44, len(wav), 3200):
-            if at >= len(wav) - 3200:  # the last piece: speech ended 0.8 s ago
+        for at in range(44, len(wav), 3200):  # 100 ms at a time, as it is recorded
+            if at >= len(wav) - 3200:  # the last piece: speech ended 0.5 s ago
                 stt.called.wait(10)
                 heard_before_the_end.extend(stt.heard_samples)
+            time.sleep(0.1)
             yield wav[at : at + 3200]
 
     fake_chat.enqueue("Sunny. Take a hat!")

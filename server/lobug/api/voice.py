@@ -174,11 +174,13 @@ async def hear_while_uploading(request: Request, svc: Services, timings: dict[st
         return asyncio.create_task(asyncio.to_thread(transcribe_stretch, stt, live, stretch))
 
     received = 0
+    started = time.perf_counter()
     try:
         async for piece in request.stream():
             received += len(piece)
             check_audio_size(received, svc.settings.max_audio_bytes)
-            pending += [transcribe(stretch) for stretch in live.add(piece)]
+            elapsed = time.perf_counter() - started
+            pending += [transcribe(stretch) for stretch in live.add(piece, elapsed)]
         ended = time.perf_counter()
         pending += [transcribe(stretch) for stretch in live.finish()]
         transcripts = list(await asyncio.gather(*pending))
