@@ -194,17 +194,17 @@ def run(args: argparse.Namespace) -> None:
             baseline = stack.enter_context(served(Path(folder) / "baseline", args.baseline))
             clients["baseline"] = baseline
         for client in clients.values():
-            warm_up(client, clips)
+            warm_up(client, clips, args.learning_wait_s)
         for length, group in clips.items():
             results = {name: Results() for name in clients}
             for n in range(max(args.turns, args.whole_turns)):
                 for name, client in clients.items():
                     if n < args.turns:
                         streamed_turn(client, group[n % len(group)], results[name])
-                        wait_for_learning(client)
+                        wait_for_learning(client, args.learning_wait_s)
                     if n < args.whole_turns:
                         whole_turn(client, group[n % len(group)], results[name])
-                        wait_for_learning(client)
+                        wait_for_learning(client, args.learning_wait_s)
             for name in clients:
                 report(name, length, group, results[name])
 
@@ -223,13 +223,13 @@ def served(folder: Path, code: Path | None) -> Iterator[httpx.Client]:
         server.stop()
 
 
-def warm_up(client: httpx.Client, clips: dict[str, list[Clip]]) -> None:
+def warm_up(client: httpx.Client, clips: dict[str, list[Clip]], learning_wait_s: float) -> None:
     """One turn first, unmeasured: the first one pays for lazy set-up."""
     whole_turn(client, clips["2 s"][0], Results())
-    wait_for_learning(client)
+    wait_for_learning(client, learning_wait_s)
 
 
-def wait_for_learning(client: httpx.Client, timeout_s: float = 30) -> None:
+def wait_for_learning(client: httpx.Client, timeout_s: float) -> None:
     """Let the memory work of the last turn finish, so the next turn is measured alone (on a
     busy machine it may take minutes; after `timeout_s` the next turn runs beside it)."""
     deadline = time.monotonic() + timeout_s
@@ -237,7 +237,7 @@ def wait_for_learning(client: httpx.Client, timeout_s: float = 30) -> None:
         if client.get("/health").json()["memory"]["pending_learning"] == 0:
             return
         time.sleep(0.3)
-    print("  (memory work still running after the last turn)")
+    print("  (memory work of the last turn still running; the next turn runs beside it)")
 
 
 def wait_for_speech(url: str) -> None:
@@ -254,6 +254,9 @@ def main() -> None:
     parser.add_argument("--turns", type=int, default=20, help="streamed turns per length")
     parser.add_argument("--whole-turns", type=int, default=20, help="/chat/audio turns per length")
     parser.add_argument("--closing-silence-ms", type=int, default=800)
+    parser.add_argument(
+        "--learning-wait-s", type=float, default=60, help="most to wait for memory work"
+    )
     parser.add_argument("--baseline", type=Path, help="a checkout to compare with, turn by turn")
     run(parser.parse_args())
 
