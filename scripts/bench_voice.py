@@ -219,6 +219,9 @@ def served(folder: Path, code: Path | None) -> Iterator[httpx.Client]:
         wait_for_speech(server.url)
         with httpx.Client(base_url=server.url, timeout=180) as client:
             yield client
+    except Exception:
+        print(f"{folder.name} server log, last lines:\n{server.log()[-3000:]}")
+        raise
     finally:
         server.stop()
 
