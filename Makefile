@@ -24,7 +24,8 @@ run: $(STAMP)
 test: $(STAMP) firmware-test
 	$(BIN)/python -m pytest --cov --cov-report=term
 
-# The firmware's hardware-free logic, built with g++ and run on this machine.
+# The firmware: its hardware-free logic and its device code (against stub headers of the
+# device libraries), built with g++ and run on this machine.
 .PHONY: firmware-test
 firmware-test:
 	$(MAKE) -C firmware -j2 test

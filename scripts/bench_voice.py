@@ -1,22 +1,35 @@
-"""Voice benchmark: one voice turn split by stage, for a short and a long utterance.
+"""Voice benchmark: end of speech to first reply audio, against a real server process.
 
-Prints speech-to-text and text-to-speech real-time factors (processing time / audio length),
-and the time to the first audio byte on `/chat/audio/stream` beside the time of the whole reply
-on `/chat/audio`, measured against the same real server process in the same run.
+Utterances of about 2 and 5 seconds are spoken by piper (the bundled voice). Each streamed turn
+uploads its recording to `/chat/audio/stream` the way a device recording live does: an
+`audio/wav` body with chunked transfer, one 100 ms chunk every 100 ms. "End of speech" is the
+moment the last chunk has been sent; the figure is the time from there to the first PCM byte of
+the reply. The non-streamed `/chat/audio` turns upload the whole recording and wait for the
+whole reply. Also printed: the word error rate of the server's transcripts and how long the
+spoken replies were.
 
-    .venv/bin/python scripts/bench_voice.py [--runs 3]
+Each recording ends with the silence a device records before its end-of-speech detection stops
+it (`--closing-silence-ms`, the firmware's LOBUG_SILENCE_MS, 800). With `--baseline DIR` a
+second server runs the code of another checkout (DIR/server) and the two take turns, so both
+are measured under the same load.
+
+    .venv/bin/python scripts/bench_voice.py [--turns 20] [--whole-turns 20] [--baseline DIR]
 """
 
 from __future__ import annotations
 
 import argparse
+import base64
+import contextlib
+import re
 import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
+from urllib.parse import unquote
 
 import httpx
 import numpy as np
@@ -26,70 +39,208 @@ sys.path[:0] = [str(ROOT / "server"), str(ROOT)]
 
 from tests.e2e.server import start_server  # noqa: E402
 
-from lobug.audio import STT_RATE, encode_wav, parse_wav, resample  # noqa: E402
-from lobug.backends.speech import PiperTTS, WhisperSTT  # noqa: E402
+from lobug.audio import encode_wav, resample  # noqa: E402
 
+RECORD_RATE = 16_000  # what the device records
+CHUNK_S = 0.1
 UTTERANCES = {
-    "short": "What time is it?",
-    "long": (
-        "I just came back from a long walk by the river with my dog Rex. "
-        "Tomorrow I want to visit my sister Emma in Berlin, so please tell me something "
-        "nice to say to her when I arrive."
-    ),
+    "2 s": [
+        "What is the weather like today?",
+        "Set a timer for ten minutes.",
+        "Do you remember my name?",
+        "Tell me a joke about cats.",
+    ],
+    "5 s": [
+        "Tomorrow I want to visit my sister Emma in Berlin. What should I bring her?",
+        "I just came back from a long walk by the river with my dog, and now I am tired.",
+        "My favourite food is pizza with mushrooms. Can you suggest a good recipe?",
+        "I am planning a trip to the mountains next week. What should I pack for it?",
+    ],
 }
 
 
 @dataclass
 class Clip:
-    name: str
-    wav: bytes
+    text: str
+    wav: bytes  # 16 kHz mono, as the device records
     seconds: float
 
 
-def synthesize_clips(tts: PiperTTS) -> list[Clip]:
-    clips = []
-    for name, text in UTTERANCES.items():
-        pcm = np.concatenate(list(tts.synthesize(text)))
-        clips.append(Clip(name, encode_wav(pcm, tts.sample_rate), len(pcm) / tts.sample_rate))
+@dataclass
+class Results:
+    first_audio: list[float] = field(default_factory=list)
+    whole: list[float] = field(default_factory=list)
+    reply_seconds: list[float] = field(default_factory=list)
+    errors: list[tuple[int, int]] = field(default_factory=list)  # (word errors, words)
+
+
+def synthesize_clips(closing_silence_s: float) -> dict[str, list[Clip]]:
+    from lobug.backends.speech import PiperTTS
+
+    tts = PiperTTS()
+    closing = np.zeros(int(RECORD_RATE * closing_silence_s), dtype=np.int16)
+    clips: dict[str, list[Clip]] = {}
+    for length, texts in UTTERANCES.items():
+        for text in texts:
+            pcm = np.concatenate(list(tts.synthesize(text))).astype(np.float32) / 32768
+            pcm = resample(pcm, tts.sample_rate, RECORD_RATE)
+            speech = (np.clip(pcm, -1, 1) * 32767).astype(np.int16)
+            wav = encode_wav(np.concatenate([speech, closing]), RECORD_RATE)
+            clips.setdefault(length, []).append(Clip(text, wav, len(speech) / RECORD_RATE))
     return clips
 
 
-def real_time_factors(clips: list[Clip], tts: PiperTTS, runs: int) -> None:
-    stt = WhisperSTT()
-    print("Speech processing in this process (real-time factor = time / audio length)")
-    print(f"{'clip':>6} {'audio s':>8} {'STT s':>7} {'STT RTF':>8} {'TTS s':>7} {'TTS RTF':>8}")
-    for clip in clips:
-        audio = parse_wav(clip.wav)
-        samples = resample(audio.samples, audio.sample_rate, STT_RATE)
-        stt_s = median_time(lambda s=samples: stt.transcribe(s), runs)
-        text = UTTERANCES[clip.name]
-        tts_s = median_time(lambda t=text: list(tts.synthesize(t)), runs)
+def paced(wav: bytes, sent: list[float]) -> Iterator[bytes]:
+    """The WAV in 100 ms chunks at the pace of speech; `sent` gets the time the last one left."""
+    step = int(RECORD_RATE * CHUNK_S) * 2
+    yield wav[:44]
+    started = time.perf_counter()
+    for n, at in enumerate(range(44, len(wav), step)):
+        delay = started + (n + 1) * CHUNK_S - time.perf_counter()
+        if delay > 0:
+            time.sleep(delay)  # chunk n holds speech that ends (n + 1) * 100 ms in
+        yield wav[at : at + step]
+    sent.append(time.perf_counter())
+
+
+def streamed_turn(client: httpx.Client, clip: Clip, results: Results) -> None:
+    sent: list[float] = []
+    first = None
+    body = bytearray()
+    headers = {"Content-Type": "audio/wav"}
+    with client.stream(
+        "POST", "/chat/audio/stream", content=paced(clip.wav, sent), headers=headers
+    ) as response:
+        response.raise_for_status()
+        for chunk in response.iter_bytes():
+            body += chunk
+            if first is None and len(body) > 44:
+                first = time.perf_counter()
+        heard = unquote(response.headers["x-lobug-transcription"])
+        rate = int(response.headers["x-lobug-sample-rate"])
+    if first is not None:
+        results.first_audio.append(first - sent[0])
+        results.reply_seconds.append((len(body) - 44) / 2 / rate)
+    else:
+        print(f"  (no audio: action {response.headers['x-lobug-action']}, heard {heard!r})")
+    results.errors.append(word_errors(clip.text, heard))
+
+
+def whole_turn(client: httpx.Client, clip: Clip, results: Results) -> None:
+    files = {"audio": ("recording.wav", clip.wav, "audio/wav")}
+    started = time.perf_counter()
+    response = client.post("/chat/audio", files=files)
+    results.whole.append(time.perf_counter() - started)
+    response.raise_for_status()
+    body = response.json()
+    results.errors.append(word_errors(clip.text, body["transcription"]))
+    if body["audio_b64"]:
+        wav = base64.b64decode(body["audio_b64"])
+        rate = int.from_bytes(wav[24:28], "little")
+        results.reply_seconds.append((len(wav) - 44) / 2 / rate)
+
+
+def word_errors(reference: str, heard: str) -> tuple[int, int]:
+    """Levenshtein distance over normalised words, and the reference's word count."""
+    ref, hyp = words(reference), words(heard)
+    row = list(range(len(hyp) + 1))
+    for i, word in enumerate(ref, 1):
+        previous, row[0] = row[0], i
+        for j, other in enumerate(hyp, 1):
+            previous, row[j] = (
+                row[j],
+                min(row[j] + 1, row[j - 1] + 1, previous + (word != other)),
+            )
+    return row[-1], len(ref)
+
+
+def words(text: str) -> list[str]:
+    return re.findall(r"[a-z0-9']+", text.lower())
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
+
+
+def report(server: str, length: str, clips: list[Clip], results: Results) -> None:
+    seconds = statistics.mean(c.seconds for c in clips)
+    wrong = sum(e for e, _ in results.errors)
+    total = sum(n for _, n in results.errors)
+    print(f"{server}: {length} utterances (mean {seconds:.1f} s of speech)")
+    if results.first_audio:
+        fa = results.first_audio
         print(
-            f"{clip.name:>6} {clip.seconds:8.2f} {stt_s:7.2f} {stt_s / clip.seconds:8.2f} "
-            f"{tts_s:7.2f} {tts_s / clip.seconds:8.2f}"
+            f"  streamed, end of speech -> first audio: p50 {statistics.median(fa) * 1000:6.0f} ms"
+            f"  p95 {percentile(fa, 0.95) * 1000:6.0f} ms  ({len(fa)} turns)"
         )
-    print("  target: STT + TTS under 1x the audio length\n")
+    if results.whole:
+        print(
+            f"  /chat/audio whole reply:                p50 "
+            f"{statistics.median(results.whole) * 1000:6.0f} ms  ({len(results.whole)} turns)"
+        )
+    if results.reply_seconds:
+        spoken = results.reply_seconds
+        longest = max(spoken)
+        print(f"  spoken reply: median {statistics.median(spoken):.1f} s, longest {longest:.1f} s")
+    print(f"  word error rate of transcripts: {wrong / max(total, 1):.1%} ({wrong}/{total} words)")
 
 
-def median_time(action: Callable[[], object], runs: int) -> float:
-    times = []
-    for _ in range(runs):
-        started = time.perf_counter()
-        action()
-        times.append(time.perf_counter() - started)
-    return statistics.median(times)
+def run(args: argparse.Namespace) -> None:
+    clips = synthesize_clips(args.closing_silence_ms / 1000)
+    with tempfile.TemporaryDirectory() as folder, contextlib.ExitStack() as stack:
+        clients = {"this checkout": stack.enter_context(served(Path(folder) / "this", None))}
+        if args.baseline:
+            baseline = stack.enter_context(served(Path(folder) / "baseline", args.baseline))
+            clients["baseline"] = baseline
+        for client in clients.values():
+            warm_up(client, clips, args.learning_wait_s)
+        for length, group in clips.items():
+            results = {name: Results() for name in clients}
+            for n in range(max(args.turns, args.whole_turns)):
+                for name, client in clients.items():
+                    if n < args.turns:
+                        streamed_turn(client, group[n % len(group)], results[name])
+                        wait_for_learning(client, args.learning_wait_s)
+                    if n < args.whole_turns:
+                        whole_turn(client, group[n % len(group)], results[name])
+                        wait_for_learning(client, args.learning_wait_s)
+            for name in clients:
+                report(name, length, group, results[name])
 
 
-def server_turns(clips: list[Clip], runs: int) -> None:
-    with tempfile.TemporaryDirectory() as folder:
-        server = start_server(Path(folder) / "bench.db", Path(folder) / "server.log")
-        try:
-            wait_for_speech(server.url)
-            with httpx.Client(base_url=server.url, timeout=180) as client:
-                for clip in clips:
-                    measure_clip(client, clip, runs)
-        finally:
-            server.stop()
+@contextlib.contextmanager
+def served(folder: Path, code: Path | None) -> Iterator[httpx.Client]:
+    """A server of this checkout (or of `code`'s server/ folder) and a client for it."""
+    folder.mkdir()
+    env = {"PYTHONPATH": str(code.resolve() / "server")} if code else None
+    server = start_server(folder / "bench.db", folder / "server.log", env)
+    try:
+        wait_for_speech(server.url)
+        with httpx.Client(base_url=server.url, timeout=180) as client:
+            yield client
+    except Exception:
+        print(f"{folder.name} server log, last lines:\n{server.log()[-3000:]}")
+        raise
+    finally:
+        server.stop()
+
+
+def warm_up(client: httpx.Client, clips: dict[str, list[Clip]], learning_wait_s: float) -> None:
+    """One turn first, unmeasured: the first one pays for lazy set-up."""
+    whole_turn(client, clips["2 s"][0], Results())
+    wait_for_learning(client, learning_wait_s)
+
+
+def wait_for_learning(client: httpx.Client, timeout_s: float) -> None:
+    """Let the memory work of the last turn finish, so the next turn is measured alone (on a
+    busy machine it may take minutes; after `timeout_s` the next turn runs beside it)."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if client.get("/health").json()["memory"]["pending_learning"] == 0:
+            return
+        time.sleep(0.3)
+    print("  (memory work of the last turn still running; the next turn runs beside it)")
 
 
 def wait_for_speech(url: str) -> None:
@@ -101,75 +252,16 @@ def wait_for_speech(url: str) -> None:
     raise SystemExit("speech models did not load")
 
 
-def measure_clip(client: httpx.Client, clip: Clip, runs: int) -> None:
-    whole, first_byte, stream_total, stages = [], [], [], []
-    for _ in range(runs):
-        started = time.perf_counter()
-        response = client.post("/chat/audio", files=upload(clip.wav))
-        whole.append(time.perf_counter() - started)
-        stages.append(parse_server_timing(response.headers.get("server-timing", "")))
-        wait_for_learning(client)
-        ttfb, total = stream_timing(client, clip)
-        first_byte.append(ttfb)
-        stream_total.append(total)
-        wait_for_learning(client)
-    print(f"Voice turn, {clip.name} utterance ({clip.seconds:.1f} s), median of {runs}")
-    names = ["decode", "stt", "retrieve", "llm", "tts", "encode"]
-    for name in names:
-        values = [s[name] for s in stages if name in s]
-        if values:
-            print(f"  {name:>9}: {statistics.median(values):8.1f} ms")
-    print(f"  /chat/audio whole reply:            {statistics.median(whole) * 1000:8.0f} ms")
-    print(f"  /chat/audio/stream first PCM byte:  {statistics.median(first_byte) * 1000:8.0f} ms")
-    print(f"  /chat/audio/stream complete:        {statistics.median(stream_total) * 1000:8.0f} ms")
-    print()
-
-
-def stream_timing(client: httpx.Client, clip: Clip) -> tuple[float, float]:
-    """Seconds to the first PCM byte after the WAV header, and to the end of the stream."""
-    started = time.perf_counter()
-    first = float("nan")
-    received = 0
-    with client.stream("POST", "/chat/audio/stream", files=upload(clip.wav)) as response:
-        for chunk in response.iter_bytes():
-            received += len(chunk)
-            if received > 44 and first != first:
-                first = time.perf_counter() - started
-    return first, time.perf_counter() - started
-
-
-def wait_for_learning(client: httpx.Client) -> None:
-    """Let background fact extraction finish so the next turn is not measured behind it."""
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
-        if client.get("/health").json()["memory"]["pending_learning"] == 0:
-            return
-        time.sleep(0.2)
-
-
-def upload(wav: bytes) -> dict[str, tuple[str, bytes, str]]:
-    return {"audio": ("recording.wav", wav, "audio/wav")}
-
-
-def parse_server_timing(header: str) -> dict[str, float]:
-    stages = {}
-    for part in header.split(","):
-        name, _, duration = part.strip().partition(";dur=")
-        if name and duration:
-            stages[name] = float(duration)
-    return stages
-
-
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--runs", type=int, default=3)
-    parser.add_argument("--skip-server", action="store_true")
-    args = parser.parse_args()
-    tts = PiperTTS()
-    clips = synthesize_clips(tts)
-    real_time_factors(clips, tts, args.runs)
-    if not args.skip_server:
-        server_turns(clips, args.runs)
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--turns", type=int, default=20, help="streamed turns per length")
+    parser.add_argument("--whole-turns", type=int, default=20, help="/chat/audio turns per length")
+    parser.add_argument("--closing-silence-ms", type=int, default=800)
+    parser.add_argument(
+        "--learning-wait-s", type=float, default=60, help="most to wait for memory work"
+    )
+    parser.add_argument("--baseline", type=Path, help="a checkout to compare with, turn by turn")
+    run(parser.parse_args())
 
 
 if __name__ == "__main__":

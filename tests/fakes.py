@@ -45,6 +45,7 @@ class FakeChat(ChatBackend):
         self.responder = responder
         self.replies: deque[str] = deque()
         self.requests: list[tuple[list[ChatMessage], JsonSchema | None]] = []
+        self.reply_token_limits: list[int] = []  # max_tokens of each request without a schema
         self.fail_with: Exception | None = None
         self.streamed = 0
         self.abandoned_streams = 0
@@ -85,6 +86,8 @@ class FakeChat(ChatBackend):
             raise
         with self._lock:
             self.requests.append((list(messages), json_schema))
+            if json_schema is None:
+                self.reply_token_limits.append(max_tokens)
             if self.fail_with is not None:
                 raise self.fail_with
             if self.replies:
@@ -205,9 +208,13 @@ class FakeSTT(SpeechToText):
         self.heard = heard
         self.no_speech_prob = 0.05
         self.calls = 0
+        self.heard_samples: list[int] = []  # the length of each recording it was given
+        self.called = threading.Event()
 
     def transcribe(self, samples: npt.NDArray[np.float32]) -> Transcript:
         self.calls += 1
+        self.heard_samples.append(len(samples))
+        self.called.set()
         if not len(samples) or float(np.abs(samples).max()) < 0.01:
             return Transcript("")
         segment = TranscriptSegment(self.heard, self.no_speech_prob, -0.2)

@@ -85,3 +85,16 @@ def test_long_sentences_are_cut_at_a_comma() -> None:
     parts = list(sentences(iter([text])))
     assert len(parts) > 1
     assert all(len(part) <= 240 for part in parts)
+
+
+def test_the_first_spoken_piece_may_end_at_a_clause() -> None:
+    pieces = iter(
+        ["Berlin is lovely in spring, ", "and Emma ", "will love tulips, ", "I think. ", "Bye."]
+    )
+    assert list(sentences(pieces, first_clause=True)) == [
+        "Berlin is lovely in spring,",
+        "and Emma will love tulips, I think.",
+        "Bye.",
+    ]
+    short = iter(["Sure, ", "here it is. ", "Done."])
+    assert list(sentences(short, first_clause=True)) == ["Sure, here it is.", "Done."]

@@ -11,7 +11,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, ExitStack
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import partial
 from types import TracebackType
 
@@ -38,6 +38,7 @@ from lobug.reply_guard import (
     careful_messages,
     guard_metadata,
 )
+from lobug.spoken import SpokenLimit
 from lobug.store.models import Message
 from lobug.store.protocol import Store
 
@@ -112,18 +113,20 @@ class Assistant:
         *,
         agency: bool = False,
         abandoned: AbandonCheck | None = None,
+        spoken: SpokenLimit | None = None,
     ) -> Turn:
-        """Persist the user's message, answer it with memory, persist the answer.
+        """Persist the user's message, answer it with memory, persist the answer (only as
+        much of it as `spoken` lets be said, for a voice turn).
 
         Raises BackendError when the chat model fails, and Abandoned when the client stopped
         waiting before the model started on it; either way the user's message stays stored."""
         with self.devices.turn(device_id) as state:
-            prepared = self._prepare(state, text, agency)
+            prepared = self._prepare(state, text, agency, spoken)
             if prepared.answer is not None:
                 return prepared.conclude(Decision("respond", prepared.answer))
             raw = self.chat.complete(
                 prepared.messages,
-                max_tokens=self.settings.llm_max_tokens,
+                max_tokens=self._reply_tokens(spoken),
                 temperature=self.settings.llm_temperature,
                 abandoned=abandoned,
             )
@@ -154,30 +157,45 @@ class Assistant:
         *,
         agency: bool = False,
         abandoned: AbandonCheck | None = None,
+        spoken: SpokenLimit | None = None,
     ) -> StreamingTurn:
         """Like `reply`, but the answer arrives in pieces as the model generates it.
 
         The action is known when this returns (an [IGNORE]/[REACT] prefix is read first); the
         caller consumes `pieces` and then closes the turn (`close()` or a `with` block)."""
-        start = partial(self._start_stream, text=text, agency=agency, abandoned=abandoned)
+        start = partial(
+            self._start_stream, text=text, agency=agency, abandoned=abandoned, spoken=spoken
+        )
         second_try = partial(self._second_try, abandoned=abandoned)
         return StreamingTurn(self.devices.turn(device_id), start, second_try)
 
     def _start_stream(
-        self, state: DeviceState, *, text: str, agency: bool, abandoned: AbandonCheck | None
+        self,
+        state: DeviceState,
+        *,
+        text: str,
+        agency: bool,
+        abandoned: AbandonCheck | None,
+        spoken: SpokenLimit | None,
     ) -> tuple[PreparedTurn, Iterator[str]]:
-        prepared = self._prepare(state, text, agency)
+        prepared = self._prepare(state, text, agency, spoken)
         if prepared.answer is not None:
             return prepared, iter([prepared.answer])
         stream = self.chat.stream(
             prepared.messages,
-            max_tokens=self.settings.llm_max_tokens,
+            max_tokens=self._reply_tokens(spoken),
             temperature=self.settings.llm_temperature,
             abandoned=abandoned,
         )
         return prepared, stream
 
-    def _prepare(self, state: DeviceState, text: str, agency: bool) -> PreparedTurn:
+    def _reply_tokens(self, spoken: SpokenLimit | None) -> int:
+        limit = self.settings.llm_max_tokens
+        return limit if spoken is None else min(limit, spoken.max_tokens)
+
+    def _prepare(
+        self, state: DeviceState, text: str, agency: bool, spoken: SpokenLimit | None = None
+    ) -> PreparedTurn:
         timings: dict[str, float] = {}
         clock = Stopwatch(timings)
         request = recognise_memory_request(text)
@@ -202,7 +220,11 @@ class Assistant:
             reply_tokens=self.settings.llm_max_tokens,
             notes_last=self.chat.caches_prompt_prefix,
         )
-        return PreparedTurn(self.store, state, user_message, messages, timings, clock)
+        if spoken is not None:
+            messages = spoken.instructed(messages)
+        return PreparedTurn(
+            self.store, state, user_message, messages, timings, clock, spoken=spoken
+        )
 
 
 @dataclass
@@ -217,10 +239,13 @@ class PreparedTurn:
     timings: dict[str, float]
     clock: Stopwatch
     answer: str | None = None  # a memory request's answer, given without the model
+    spoken: SpokenLimit | None = None  # a voice turn: only this much of the answer is said
 
     def conclude(self, decision: Decision) -> Turn:
         """Store the answer (with its memory work queued when it is a `respond`) and add it
         to the device's working memory; a memory request's answer is neither."""
+        if self.spoken is not None and decision.action == "respond":
+            decision = replace(decision, text=self.spoken.cut(decision.text))
         state = self.state
         assistant_message = None
         metadata = guard_metadata(decision)

@@ -105,6 +105,8 @@ class Settings:
     tts_sample_rate: int | None = None
     max_audio_seconds: float = 30.0
     max_audio_bytes: int = 8 * 1024 * 1024
+    voice_max_sentences: int = 2
+    voice_max_tokens: int = 96
 
     device_tokens: tuple[str, ...] = ()
     admin_tokens: tuple[str, ...] = ()
@@ -139,6 +141,10 @@ class Settings:
             raise ConfigError("LOBUG_MAX_DEVICES must be positive")
         if self.tts_sample_rate is not None and not 8000 <= self.tts_sample_rate <= 48000:
             raise ConfigError("LOBUG_TTS_SAMPLE_RATE must be between 8000 and 48000")
+        if self.voice_max_sentences < 1 or self.voice_max_tokens < 1:
+            raise ConfigError(
+                "LOBUG_VOICE_MAX_SENTENCES and LOBUG_VOICE_MAX_TOKENS must be positive"
+            )
         if self.max_audio_seconds <= 0 or self.max_audio_bytes <= 44:
             raise ConfigError("LOBUG_MAX_AUDIO_SECONDS and LOBUG_MAX_AUDIO_BYTES must be positive")
         if not 1 <= self.default_search_limit <= self.max_search_limit:
@@ -360,6 +366,8 @@ SETTINGS_ENV: dict[str, tuple[str, Parser]] = {
     "tts_sample_rate": ("LOBUG_TTS_SAMPLE_RATE", _integer),
     "max_audio_seconds": ("LOBUG_MAX_AUDIO_SECONDS", _number),
     "max_audio_bytes": ("LOBUG_MAX_AUDIO_BYTES", _integer),
+    "voice_max_sentences": ("LOBUG_VOICE_MAX_SENTENCES", _integer),
+    "voice_max_tokens": ("LOBUG_VOICE_MAX_TOKENS", _integer),
     "device_tokens": ("LOBUG_DEVICE_TOKENS", parse_tokens),
     "admin_tokens": ("LOBUG_ADMIN_TOKENS", parse_tokens),
     "allow_unauthenticated": ("LOBUG_ALLOW_UNAUTHENTICATED", _flag),

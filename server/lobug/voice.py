@@ -30,11 +30,13 @@ from lobug.backends.base import (
 from lobug.config import Settings
 from lobug.decision import Action, ignore_reason
 from lobug.memory.work_queue import Exchange, StreamedExchange
+from lobug.spoken import SENTENCE_END, SpokenLimit
 
 log = logging.getLogger(__name__)
 
-SENTENCE_END = re.compile(r"[.!?…]+[\"')\]]*(\s+|$)|\n+")
 MAX_SENTENCE_CHARS = 240
+CLAUSE_END = re.compile(r"[,;:]\s+")
+FIRST_CLAUSE_CHARS = 16  # a shorter opening clause ("Sure, ") sounds clipped alone
 RECENT_TURNS = 64
 
 
@@ -130,6 +132,7 @@ class Voice:
         self.settings = settings
         self.assistant = assistant
         self.speech = speech
+        self.spoken = SpokenLimit(settings.voice_max_sentences, settings.voice_max_tokens)
         self._turns: OrderedDict[str, dict[str, object]] = OrderedDict()
         self._turns_lock = threading.Lock()
 
@@ -147,13 +150,15 @@ class Voice:
         timings: dict[str, float],
         abandoned: AbandonCheck | None = None,
     ) -> VoiceReply:
-        stt, _ = self.speech.require()
-        transcript, reason = self._hear(stt, audio, timings)
+        transcript = self.transcribe(audio, timings)
+        reason = _judged(transcript, audio.seconds)
         if reason is not None:
             return VoiceReply(
                 transcript.text, "ignore", "", ignored_because=reason, timings_ms=timings
             )
-        turn = self.assistant.reply(device_id, transcript.text, agency=True, abandoned=abandoned)
+        turn = self.assistant.reply(
+            device_id, transcript.text, agency=True, abandoned=abandoned, spoken=self.spoken
+        )
         timings.update(turn.timings_ms)
         wav = b""
         if turn.action == "respond":
@@ -167,18 +172,13 @@ class Voice:
             transcript.text, turn.action, turn.response, wav, turn=turn, timings_ms=timings
         )
 
-    def _hear(
-        self, stt: SpeechToText, audio: Audio, timings: dict[str, float]
-    ) -> tuple[Transcript, str | None]:
+    def transcribe(self, audio: Audio, timings: dict[str, float]) -> Transcript:
+        stt, _ = self.speech.require()
         started = time.perf_counter()
         samples = resample(audio.samples, audio.sample_rate, STT_RATE)
         transcript = stt.transcribe(samples) if len(samples) else Transcript("")
         timings["stt"] = _ms_since(started)
-        reason = ignore_reason(transcript, audio.seconds)
-        if reason is not None:
-            log.info("ignored a %.1f s recording: %s", audio.seconds, reason)
-            log.debug("ignored transcript: %r", transcript.text)
-        return transcript, reason
+        return transcript
 
     def synthesize(self, text: str) -> Iterator[np.ndarray]:
         """int16 PCM at the output rate, one piece per sentence."""
@@ -201,14 +201,26 @@ class Voice:
         abandoned: AbandonCheck | None = None,
     ) -> StreamedVoice:
         """Hear the recording and start the answer; the audio comes from `stream_audio`."""
-        stt, _ = self.speech.require()
-        transcript, reason = self._hear(stt, audio, timings)
+        transcript = self.transcribe(audio, timings)
+        return self.answer_streaming(device_id, transcript, audio.seconds, timings, abandoned)
+
+    def answer_streaming(
+        self,
+        device_id: str,
+        transcript: Transcript,
+        seconds: float,
+        timings: dict[str, float],
+        abandoned: AbandonCheck | None = None,
+    ) -> StreamedVoice:
+        """Start the answer to what was heard in a recording of `seconds` (already
+        transcribed, e.g. while it was uploaded); the audio comes from `stream_audio`."""
+        reason = _judged(transcript, seconds)
         turn_id = uuid.uuid4().hex
         if reason is not None:
             self._record(turn_id, transcript.text, "ignore", "", done=True)
             return self._without_audio(turn_id, transcript.text, "ignore", timings)
         streaming = self.assistant.reply_streaming(
-            device_id, transcript.text, agency=True, abandoned=abandoned
+            device_id, transcript.text, agency=True, abandoned=abandoned, spoken=self.spoken
         )
         timings.update(streaming.timings_ms)
         if streaming.action != "respond":
@@ -229,19 +241,20 @@ class Voice:
             yield wav_header(streamed.sample_rate, STREAMING_DATA_SIZE)
             if streamed.streaming is None:
                 return
-            for sentence in self._checked_sentences(streamed.streaming):
+            spoken = self.spoken.capped(streamed.streaming.pieces())
+            for sentence in self._checked_sentences(streamed.streaming, spoken):
                 for pcm in self.synthesize(sentence):
                     yield pcm.astype("<i2").tobytes()
         finally:
             self.finish_stream(streamed)
 
-    def _checked_sentences(self, streaming: StreamingTurn) -> Iterator[str]:
+    def _checked_sentences(self, streaming: StreamingTurn, pieces: Iterator[str]) -> Iterator[str]:
         """The answer's sentences, each checked by the reply guard before it is spoken, alone
         and with those before it (a loop can span sentences). At the first refused one the
         model is stopped; what was said stands, or the turn's second try is said instead."""
         guard = self.assistant.guard
         spoken: list[str] = []
-        for sentence in sentences(streaming.pieces()):
+        for sentence in sentences(pieces, first_clause=True):
             problem = guard.problem(sentence) or guard.problem(" ".join([*spoken, sentence]))
             if problem is not None:
                 instead = streaming.refuse(problem, " ".join(spoken))
@@ -297,17 +310,22 @@ class Voice:
             return dict(found) if found else None
 
 
-def sentences(pieces: Iterator[str]) -> Iterator[str]:
-    """Cut a stream of text pieces at sentence ends (or at a comma when a sentence runs long)."""
+def sentences(pieces: Iterator[str], *, first_clause: bool = False) -> Iterator[str]:
+    """Cut a stream of text pieces at sentence ends (or at a comma when a sentence runs long).
+    With `first_clause` the first piece of speech may end at a clause (", ") instead, so the
+    first audio leaves sooner."""
     buffer = ""
     for piece in pieces:
         buffer += piece
         while True:
             cut = _sentence_cut(buffer)
+            if cut is None and first_clause:
+                cut = _clause_cut(buffer)
             if cut is None:
                 break
             sentence, buffer = buffer[:cut].strip(), buffer[cut:]
             if sentence:
+                first_clause = False
                 yield sentence
     if buffer.strip():
         yield buffer.strip()
@@ -321,6 +339,22 @@ def _sentence_cut(buffer: str) -> int | None:
         comma = buffer.rfind(", ", 0, MAX_SENTENCE_CHARS)
         return comma + 2 if comma > 0 else MAX_SENTENCE_CHARS
     return None
+
+
+def _clause_cut(buffer: str) -> int | None:
+    for match in CLAUSE_END.finditer(buffer):
+        if match.start() >= FIRST_CLAUSE_CHARS and match.end() < len(buffer):
+            return match.end()
+    return None
+
+
+def _judged(transcript: Transcript, seconds: float) -> str | None:
+    """Why the recording is not answered, or None."""
+    reason = ignore_reason(transcript, seconds)
+    if reason is not None:
+        log.info("ignored a %.1f s recording: %s", seconds, reason)
+        log.debug("ignored transcript: %r", transcript.text)
+    return reason
 
 
 def _ms_since(started: float) -> float:

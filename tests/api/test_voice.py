@@ -2,9 +2,12 @@ from __future__ import annotations
 
 import base64
 import io
+import time
 import wave
 from collections.abc import Iterator
+from urllib.parse import quote
 
+import httpx
 import numpy as np
 import pytest
 from fastapi.testclient import TestClient
@@ -15,6 +18,7 @@ from lobug.backends import Backends
 from lobug.config import Settings
 from lobug.store.sqlite.engine import SQLiteStore
 from tests.fakes import FakeChat, FakeEmbedder, FakeSTT, FakeTTS, unreachable
+from tests.live import LiveServer
 from tests.polling import memory_work_done
 
 
@@ -228,7 +232,7 @@ def test_without_speech_models_audio_gets_503_and_text_still_works(client: TestC
 def test_stream_sends_wav_header_then_pcm_and_a_sidecar(
     voice_client: TestClient, fake_chat: FakeChat
 ) -> None:
-    fake_chat.enqueue("First sentence here. Second one follows. And a third!")
+    fake_chat.enqueue("First sentence here. And a second one!")
     response = voice_client.post("/chat/audio/stream", files=upload(speech_wav()))
     assert response.status_code == 200
     assert response.headers["content-type"] == "audio/wav"
@@ -243,7 +247,7 @@ def test_stream_sends_wav_header_then_pcm_and_a_sidecar(
     assert len(pcm) > 22050 * 0.5 and np.abs(pcm).max() > 1000
     sidecar = voice_client.get(f"/chat/turns/{response.headers['x-lobug-turn']}").json()
     assert sidecar["done"] is True
-    assert sidecar["response"] == "First sentence here. Second one follows. And a third!"
+    assert sidecar["response"] == "First sentence here. And a second one!"
     assert sidecar["transcription"] == "What is the weather like today?"
     memory_work_done(voice_client)
     assert len(fake_chat.extraction_requests()) == 1  # learned after the stream
@@ -266,11 +270,9 @@ def test_first_audio_leaves_before_the_reply_is_generated(
 ) -> None:
     """Observed through the stream itself: when the first PCM arrives, the model has handed
     out only part of its reply."""
-    reply = (
-        "One. Two words here. Lisbon sits on seven hills above the river Tagus. Its old "
-        "trams climb through Alfama, past tiled houses and small bakeries selling custard "
-        "tarts. In the evening people gather at viewpoints to watch the sunset over the "
-        "bridge, while fado singers start their first songs in narrow taverns nearby."
+    reply = (  # two sentences (the spoken cap), the second long, and no loop for the guard
+        "One. Then a second sentence that climbs the seven hills above the river Tagus, past "
+        "tiled houses and small bakeries selling custard tarts, while fado singers start."
     )
     total_pieces = len(reply.split())
     fake_chat.enqueue(reply)
@@ -334,3 +336,68 @@ def test_two_audio_parts_are_refused(voice_client: TestClient) -> None:
     ]
     response = voice_client.post("/chat/audio", files=files)
     assert (response.status_code, response.json()["error"]) == (422, "invalid_request")
+
+
+def live_recording() -> bytes:
+    """What a device recording live sends: a stretch of speech, a pause, another, and the
+    silence it records before its own end-of-speech detection stops it."""
+    speech = parse_wav(speech_wav(0.5)).samples
+    pause = np.zeros(int(16000 * 0.3), dtype=np.float32)
+    closing = np.zeros(int(16000 * 0.5), dtype=np.float32)
+    pcm = np.concatenate([speech, pause, speech, closing])
+    return encode_wav((pcm * 32767).astype(np.int16), 16000)
+
+
+def test_a_raw_wav_streamed_as_recorded_is_heard_while_it_arrives(
+    settings: Settings, fake_chat: FakeChat, fake_embedder: FakeEmbedder, stt: FakeSTT
+) -> None:
+    """Over real HTTP (the test client reads a body whole before the app sees it)."""
+    wav = live_recording()
+    heard_before_the_end: list[int] = []
+
+    def as_recorded() -> Iterator[bytes]:
+        yield wav[:44]
+        for at in range(44, len(wav), 3200):  # 100 ms at a time, as it is recorded
+            if at >= len(wav) - 3200:  # the last piece: speech ended 0.5 s ago
+                stt.called.wait(10)
+                heard_before_the_end.extend(stt.heard_samples)
+            time.sleep(0.1)
+            yield wav[at : at + 3200]
+
+    fake_chat.enqueue("Sunny. Take a hat!")
+    server = LiveServer(create_app(settings, Backends(fake_chat, fake_embedder, stt, FakeTTS())))
+    try:
+        wait_for_speech(server.url)
+        response = httpx.post(
+            f"{server.url}/chat/audio/stream",
+            content=as_recorded(),
+            headers={"Content-Type": "audio/wav"},
+            timeout=30,
+        )
+    finally:
+        server.stop()
+    assert response.status_code == 200, response.text
+    assert response.headers["x-lobug-action"] == "respond"
+    assert heard_before_the_end  # transcribed while the upload went on
+    assert stt.calls == 2  # both stretches, and not the closing silence
+    heard = "What is the weather like today? What is the weather like today?"
+    assert response.headers["x-lobug-transcription"] == quote(heard, safe="")
+    assert fake_chat.chat_requests()[-1][-1]["content"].endswith(heard)
+
+
+def wait_for_speech(url: str) -> None:
+    for _ in range(500):
+        if httpx.get(f"{url}/health").json()["speech"]["ready"]:
+            return
+        time.sleep(0.01)
+
+
+def test_a_broken_raw_wav_stream_gets_a_clear_error(voice_client: TestClient) -> None:
+    def body() -> Iterator[bytes]:
+        yield b"RIFF\x00\x00\x00\x00WAVEjunk" + b"\x00" * 5000
+
+    response = voice_client.post(
+        "/chat/audio/stream", content=body(), headers={"Content-Type": "audio/wav"}
+    )
+    assert response.status_code in (400, 415, 422)
+    assert response.json()["error"]

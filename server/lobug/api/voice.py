@@ -28,6 +28,9 @@ from lobug.api.disconnect import watch_disconnect
 from lobug.api.errors import ApiError
 from lobug.api.streaming import ClosingStreamingResponse, blocking_stream
 from lobug.audio import Audio, AudioError, parse_wav
+from lobug.backends.base import Transcript
+from lobug.listening import LiveRecording, Stretch, transcribe_stretch
+from lobug.services import Services
 from lobug.voice import StreamedVoice, VoiceReply
 
 router = APIRouter()
@@ -62,26 +65,34 @@ async def recording(request: Request, svc: ServicesDep) -> Recording:
     """The uploaded WAV (multipart field `audio`, or a raw audio/wav body), decoded. The body
     size is bounded by the app's body limit for the audio paths."""
     settings = svc.settings
-    content_type = request.headers.get("content-type", "").lower()
-    media_type = content_type.split(";")[0].strip()
-    if media_type != "multipart/form-data" and media_type not in WAV_TYPES:
-        raise ApiError(
-            415,
-            "unsupported_media_type",
-            "Upload the recording as multipart/form-data field 'audio' or as an audio/wav body",
-        )
+    multipart = media_type(request) == "multipart/form-data"
     body = await request.body()
     started = time.perf_counter()
-    data = await _audio_field(request, body) if media_type == "multipart/form-data" else body
-    if len(data) > settings.max_audio_bytes:
-        raise ApiError(
-            413, "audio_too_large", f"The recording is larger than {settings.max_audio_bytes} bytes"
-        )
+    data = await _audio_field(request, body) if multipart else body
+    check_audio_size(len(data), settings.max_audio_bytes)
     audio = await asyncio.to_thread(_decode, data, settings.max_audio_seconds)
     return Recording(audio, (time.perf_counter() - started) * 1000)
 
 
 Upload = Annotated[Recording, Depends(recording)]
+
+
+def media_type(request: Request) -> str:
+    """The upload's media type; 415 for one that cannot hold a recording."""
+    content_type = request.headers.get("content-type", "").lower()
+    found = content_type.split(";")[0].strip()
+    if found != "multipart/form-data" and found not in WAV_TYPES:
+        raise ApiError(
+            415,
+            "unsupported_media_type",
+            "Upload the recording as multipart/form-data field 'audio' or as an audio/wav body",
+        )
+    return found
+
+
+def check_audio_size(size: int, limit: int) -> None:
+    if size > limit:
+        raise ApiError(413, "audio_too_large", f"The recording is larger than {limit} bytes")
 
 
 @router.post("/chat/audio", openapi_extra=upload_body())
@@ -107,14 +118,19 @@ async def chat_audio(
 async def chat_audio_stream(
     svc: ServicesDep,
     device: DeviceId,
-    upload: Upload,
     request: Request,
     background: BackgroundTasks,
 ) -> Response:
-    timings = {"decode": upload.decode_ms}
+    """A raw audio/wav body is transcribed while it arrives (see `lobug.listening`), so a
+    device that uploads as it records has its words heard by the time it stops."""
+    timings: dict[str, float] = {}
+    if media_type(request) in WAV_TYPES:
+        heard = await hear_while_uploading(request, svc, timings)
+    else:
+        heard = await hear_upload(request, svc, timings)
     async with watch_disconnect(request) as abandoned:
         streamed: StreamedVoice = await asyncio.to_thread(
-            svc.voice.start_streaming, device, upload.audio, timings, abandoned
+            svc.voice.answer_streaming, device, heard.transcript, heard.seconds, timings, abandoned
         )
     headers = {
         "X-Lobug-Action": streamed.action,
@@ -131,6 +147,50 @@ async def chat_audio_stream(
         svc.voice.stream_audio(streamed), lambda: svc.voice.finish_stream(streamed)
     )
     return ClosingStreamingResponse(pcm, media_type="audio/wav", headers=headers)
+
+
+@dataclass(frozen=True)
+class Heard:
+    transcript: Transcript
+    seconds: float  # of the recording
+
+
+async def hear_upload(request: Request, svc: Services, timings: dict[str, float]) -> Heard:
+    """The whole upload first (multipart or not), then its transcription."""
+    upload = await recording(request, svc)
+    timings["decode"] = upload.decode_ms
+    transcript = await asyncio.to_thread(svc.voice.transcribe, upload.audio, timings)
+    return Heard(transcript, upload.audio.seconds)
+
+
+async def hear_while_uploading(request: Request, svc: Services, timings: dict[str, float]) -> Heard:
+    """Transcribe each stretch of speech as soon as it has ended, while the body still
+    arrives (`lobug.listening`). `stt` in `timings` is what was left after the body ended."""
+    stt, _ = svc.voice.speech.require()
+    live = LiveRecording(svc.settings.max_audio_seconds)
+    pending: list[asyncio.Task[Transcript]] = []
+
+    def transcribe(stretch: Stretch) -> asyncio.Task[Transcript]:
+        return asyncio.create_task(asyncio.to_thread(transcribe_stretch, stt, live, stretch))
+
+    received = 0
+    started = time.perf_counter()
+    try:
+        async for piece in request.stream():
+            received += len(piece)
+            check_audio_size(received, svc.settings.max_audio_bytes)
+            elapsed = time.perf_counter() - started
+            pending += [transcribe(stretch) for stretch in live.add(piece, elapsed)]
+        ended = time.perf_counter()
+        pending += [transcribe(stretch) for stretch in live.finish()]
+        transcripts = list(await asyncio.gather(*pending))
+    except AudioError as exc:
+        raise ApiError(exc.status, exc.error, str(exc)) from None
+    finally:
+        for task in pending:
+            task.cancel()
+    timings["stt"] = (time.perf_counter() - ended) * 1000
+    return Heard(live.heard(transcripts), live.seconds)
 
 
 @router.get("/chat/turns/{turn_id}")

@@ -1,0 +1,52 @@
+// The world the host build of the device code runs in: what the stubs of Arduino, M5Unified,
+// WiFi, HTTPClient and Preferences read and record. Tests set it up and look at it afterwards.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace fake {
+
+struct Request {
+  std::string method;
+  std::string path;
+  std::vector<std::pair<std::string, std::string>> headers;
+  std::string body;
+
+  std::string header(const std::string& name) const;
+};
+
+struct Response {
+  int status = 200;
+  std::map<std::string, std::string> headers;
+  std::string body;  // as sent on the wire (chunked framing included when so declared)
+};
+
+struct World {
+  uint32_t now_ms = 0;
+  bool wifi_up = false;
+  // The server: a canned response per path; requests to other paths get a 404.
+  std::map<std::string, Response> routes;
+  std::vector<Request> requests;
+  // The microphone: the level of the sound at a time since recording began (a sine of that
+  // amplitude), so a script says when the person speaks.
+  std::function<int16_t(uint32_t ms)> voice = [](uint32_t) { return int16_t(0); };
+  uint32_t mic_samples = 0;  // handed out since the mic began
+  // The speaker and the screen.
+  std::vector<int16_t> played;
+  uint32_t played_rate = 0;
+  std::vector<std::string> drawn;
+  std::string serial_out;
+  std::string serial_in;
+  std::map<std::string, std::string> preferences;
+};
+
+World& world();
+void reset();
+// A press of button A, seen by the next M5.BtnA.wasPressed().
+void press();
+
+}  // namespace fake

@@ -1,0 +1,141 @@
+"""Transcription while the person speaks: a recording uploaded as it is made (an `audio/wav`
+body with chunked transfer) is read as it arrives, and each stretch of speech that has ended
+in a pause is transcribed at once, while the rest is still being recorded. When the upload
+ends, only what followed the last pause is left to transcribe, and nothing at all when that is
+the silence a device records before it stops (its own end-of-speech detection).
+
+Pauses are found by level, frame by frame (cheap enough to run on every chunk): a frame is
+speech when it is well above the quietest frame heard so far and above an absolute floor. A
+missed pause only means a later transcription; a recording with no speech found by level is
+still transcribed whole, so whisper's own voice detection has the last word."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from lobug.audio import STT_RATE, AudioError, CorruptAudio, parse_wav, resample
+from lobug.backends.base import SpeechToText, Transcript
+
+FRAME_SAMPLES = STT_RATE * 30 // 1000
+PAUSE_FRAMES = 8  # 240 ms of quiet ends a stretch of speech
+KEEP_FRAMES = 4  # of the pause, kept at the end of the stretch (whisper likes a little room)
+MIN_LEVEL = 0.006  # mean |sample| of float audio; quieter is never speech
+FLOOR_RATIO = 3.0  # speech stands this far above the quietest frame
+HEADER_PATIENCE = 4096  # bytes to wait for a WAV header with its data chunk
+# Audio arriving this much faster than it could have been spoken was recorded before: it is
+# transcribed whole at the end (one transcription costs less than several).
+LIVE_SLACK_S = 0.5
+
+
+@dataclass(frozen=True)
+class Stretch:
+    """Samples [start, end) of the 16 kHz recording."""
+
+    start: int
+    end: int
+
+
+class LiveRecording:
+    """A WAV arriving in pieces: `add` each piece and transcribe the stretches it returns;
+    `finish` when the body has ended, then `heard` with the transcripts in order."""
+
+    def __init__(self, max_seconds: float) -> None:
+        self.max_seconds = max_seconds
+        self._data = bytearray()
+        self._samples: npt.NDArray[np.float32] = np.zeros(0, dtype=np.float32)
+        self._cursor = 0  # where the next stretch starts
+        self._found_speech = False
+
+    @property
+    def seconds(self) -> float:
+        return len(self._samples) / STT_RATE
+
+    def add(self, piece: bytes, elapsed_s: float) -> list[Stretch]:
+        """Take the next piece of the body, `elapsed_s` after the first one; the stretches
+        of speech it completed (none while the audio comes faster than speech)."""
+        self._data += piece
+        if not self._decode(finished=False) or self.seconds > elapsed_s + LIVE_SLACK_S:
+            return []
+        stretch = self._next_stretch()
+        return [] if stretch is None else [stretch]
+
+    def finish(self) -> list[Stretch]:
+        """The body has ended: what is left to transcribe (raises AudioError for a body that
+        is not a WAV)."""
+        if not self._data:
+            return []
+        self._decode(finished=True)
+        rest = Stretch(self._cursor, len(self._samples))
+        if rest.end <= rest.start:
+            return []
+        if self._found_speech and not self._has_speech(rest):
+            return []  # the silence a device records before it stops
+        return [rest]
+
+    def samples(self, stretch: Stretch) -> npt.NDArray[np.float32]:
+        return self._samples[stretch.start : stretch.end]
+
+    def heard(self, transcripts: list[Transcript]) -> Transcript:
+        """The transcripts of the stretches, in order, as one."""
+        texts = [t.text for t in transcripts if t.text]
+        segments = tuple(s for t in transcripts for s in t.segments)
+        language = next((t.language for t in transcripts if t.language), "")
+        return Transcript(" ".join(texts).strip(), segments, language)
+
+    def _decode(self, *, finished: bool) -> bool:
+        """Decode what has arrived; False while the header is still incomplete."""
+        try:
+            audio = parse_wav(bytes(self._data), max_seconds=self.max_seconds)
+        except CorruptAudio:
+            if finished or len(self._data) > HEADER_PATIENCE:
+                raise
+            return False
+        except AudioError:
+            if finished or len(self._data) >= 12:
+                raise
+            return False
+        self._samples = resample(audio.samples, audio.sample_rate, STT_RATE)
+        return True
+
+    def _next_stretch(self) -> Stretch | None:
+        """The stretch from the cursor to the first pause after speech, if one has ended."""
+        levels = self._levels(self._cursor)
+        speech = levels > self._threshold()
+        spoke = False
+        quiet = 0
+        for n, is_speech in enumerate(speech):
+            if is_speech:
+                spoke, quiet = True, 0
+                continue
+            quiet += 1
+            if spoke and quiet >= PAUSE_FRAMES:
+                self._found_speech = True
+                end = self._cursor + (n - quiet + 1 + KEEP_FRAMES) * FRAME_SAMPLES
+                stretch = Stretch(self._cursor, end)
+                self._cursor = end
+                return stretch
+        return None
+
+    def _has_speech(self, stretch: Stretch) -> bool:
+        levels = self._levels(stretch.start)
+        return bool(np.any(levels > self._threshold() / 2))
+
+    def _levels(self, start: int) -> npt.NDArray[np.float32]:
+        """Mean |sample| of each whole frame from `start` on."""
+        frames = (len(self._samples) - start) // FRAME_SAMPLES
+        if frames <= 0:
+            return np.zeros(0, dtype=np.float32)
+        block = self._samples[start : start + frames * FRAME_SAMPLES]
+        return np.abs(block).reshape(frames, FRAME_SAMPLES).mean(axis=1)
+
+    def _threshold(self) -> float:
+        levels = self._levels(0)
+        floor = float(levels.min()) if len(levels) else 0.0
+        return max(MIN_LEVEL, floor * FLOOR_RATIO)
+
+
+def transcribe_stretch(stt: SpeechToText, recording: LiveRecording, stretch: Stretch) -> Transcript:
+    return stt.transcribe(recording.samples(stretch))

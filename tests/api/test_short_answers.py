@@ -1,0 +1,76 @@
+"""Voice turns are answered in at most `voice_max_sentences` sentences on both audio paths,
+and the log keeps what was spoken; text chat keeps its own limit."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+from fastapi.testclient import TestClient
+
+from lobug.app import create_app
+from lobug.backends import Backends
+from lobug.config import Settings
+from tests.api.test_voice import speech_wav, upload
+from tests.fakes import FakeChat, FakeEmbedder, FakeSTT, FakeTTS
+from tests.polling import memory_work_done
+
+TEN_SENTENCES = " ".join(f"This is sentence number {n} of my answer." for n in range(1, 11))
+SPOKEN = "This is sentence number 1 of my answer. This is sentence number 2 of my answer."
+
+
+@pytest.fixture
+def tts() -> FakeTTS:
+    return FakeTTS()
+
+
+@pytest.fixture
+def voice_client(
+    settings: Settings, fake_chat: FakeChat, fake_embedder: FakeEmbedder, tts: FakeTTS
+) -> Iterator[TestClient]:
+    backends = Backends(fake_chat, fake_embedder, FakeSTT("Tell me a story"), tts)
+    with TestClient(create_app(settings, backends)) as client:
+        yield client
+
+
+def logged_reply(client: TestClient) -> str:
+    messages = client.get("/memory/messages/lobug").json()
+    return next(m["content"] for m in messages if m["role"] == "assistant")
+
+
+def test_ten_sentences_are_spoken_as_two(
+    voice_client: TestClient, fake_chat: FakeChat, tts: FakeTTS
+) -> None:
+    fake_chat.enqueue(TEN_SENTENCES)
+    body = voice_client.post("/chat/audio", files=upload(speech_wav())).json()
+    assert body["response"] == SPOKEN
+    assert tts.spoken == SPOKEN.replace("answer. ", "answer.|").split("|")
+    assert logged_reply(voice_client) == SPOKEN
+
+
+def test_ten_streamed_sentences_are_spoken_as_two_and_the_model_stopped(
+    voice_client: TestClient, fake_chat: FakeChat, tts: FakeTTS
+) -> None:
+    fake_chat.enqueue(TEN_SENTENCES)
+    response = voice_client.post("/chat/audio/stream", files=upload(speech_wav()))
+    assert response.status_code == 200
+    assert " ".join(tts.spoken) == SPOKEN
+    assert fake_chat.abandoned_streams == 1  # stopped at the boundary, not run to the end
+    sidecar = voice_client.get(f"/chat/turns/{response.headers['x-lobug-turn']}").json()
+    assert sidecar["response"] == SPOKEN
+    assert logged_reply(voice_client) == SPOKEN
+
+
+def test_voice_turns_ask_for_short_answers_and_text_chat_does_not(
+    voice_client: TestClient, fake_chat: FakeChat, settings: Settings
+) -> None:
+    voice_client.post("/chat/audio", files=upload(speech_wav()))
+    voice_prompt = fake_chat.chat_requests()[-1][0]["content"]
+    assert "at most 2 short sentences" in voice_prompt
+    assert fake_chat.reply_token_limits[-1] == settings.voice_max_tokens
+    memory_work_done(voice_client)  # its requests would take the scripted reply
+    fake_chat.enqueue(TEN_SENTENCES)
+    text = voice_client.post("/chat/text", json={"text": "Tell me a story"}).json()
+    assert text["response"] == TEN_SENTENCES
+    assert "short sentences" not in fake_chat.chat_requests()[-1][0]["content"]
+    assert fake_chat.reply_token_limits[-1] == settings.llm_max_tokens

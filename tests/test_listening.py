@@ -1,0 +1,88 @@
+"""Finding the stretches of speech in a recording as it arrives (`lobug.listening`)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from lobug.audio import STT_RATE, AudioError, encode_wav
+from lobug.backends.base import Transcript, TranscriptSegment
+from lobug.listening import LiveRecording, Stretch
+
+
+def tone(seconds: float) -> np.ndarray:
+    t = np.arange(int(STT_RATE * seconds)) / STT_RATE
+    return (np.sin(2 * np.pi * 220 * t) * 6000).astype(np.int16)
+
+
+def quiet(seconds: float) -> np.ndarray:
+    return np.zeros(int(STT_RATE * seconds), dtype=np.int16)
+
+
+def pieces(wav: bytes, size: int = 3200) -> list[bytes]:
+    """The header, then 100 ms pieces, as a device recording live sends them."""
+    return [wav[:44]] + [wav[at : at + size] for at in range(44, len(wav), size)]
+
+
+def feed(live: LiveRecording, wav: bytes) -> list[tuple[int, Stretch]]:
+    """(piece index, stretch) for each stretch found while the pieces arrive, each 100 ms
+    after the one before."""
+    return [(n, s) for n, piece in enumerate(pieces(wav)) for s in live.add(piece, n * 0.1)]
+
+
+def test_each_stretch_is_found_when_its_pause_arrives() -> None:
+    recording = np.concatenate([tone(0.6), quiet(0.4), tone(0.9), quiet(0.8)])
+    live = LiveRecording(max_seconds=30)
+    found = feed(live, encode_wav(recording, STT_RATE))
+    assert len(found) == 2
+    (first_at, first), (second_at, second) = found
+    assert first.start == 0 and 0.6 < first.end / STT_RATE < 0.9
+    assert first_at <= 10  # found 1.0 s in, while the second one was still being said
+    assert second.start == first.end and 1.9 < second.end / STT_RATE < 2.2
+    assert second_at < len(pieces(encode_wav(recording, STT_RATE))) - 3
+    assert live.finish() == []  # the closing silence is not transcribed
+    assert live.seconds == pytest.approx(2.7, abs=0.01)
+
+
+def test_what_follows_the_last_pause_is_left_for_the_end() -> None:
+    live = LiveRecording(max_seconds=30)
+    found = feed(live, encode_wav(np.concatenate([tone(0.5), quiet(0.4), tone(0.5)]), STT_RATE))
+    assert len(found) == 1
+    (rest,) = live.finish()
+    assert rest.start == found[0][1].end and rest.end == int(STT_RATE * 1.4)
+
+
+def test_a_recording_that_arrives_faster_than_speech_is_transcribed_whole() -> None:
+    wav = encode_wav(np.concatenate([tone(0.6), quiet(0.4), tone(0.9), quiet(0.8)]), STT_RATE)
+    live = LiveRecording(max_seconds=30)
+    assert [s for piece in pieces(wav) for s in live.add(piece, 0.01)] == []
+    assert live.finish() == [Stretch(0, int(STT_RATE * 2.7))]
+
+
+def test_a_recording_without_speech_by_level_is_still_transcribed_whole() -> None:
+    whisper = (tone(1.0) / 100).astype(np.int16)  # far below the level of speech
+    live = LiveRecording(max_seconds=30)
+    assert feed(live, encode_wav(whisper, STT_RATE)) == []
+    assert live.finish() == [Stretch(0, STT_RATE)]
+
+
+def test_transcripts_of_stretches_are_heard_as_one() -> None:
+    live = LiveRecording(max_seconds=30)
+    first = Transcript("Hello there.", (TranscriptSegment("Hello there.", 0.1, -0.2),), "en")
+    second = Transcript("How are you?", (TranscriptSegment("How are you?", 0.2, -0.3),), "en")
+    heard = live.heard([first, Transcript(""), second])
+    assert heard.text == "Hello there. How are you?"
+    assert len(heard.segments) == 2 and heard.language == "en"
+
+
+def test_a_body_that_is_not_a_wav_is_refused() -> None:
+    live = LiveRecording(max_seconds=30)
+    assert live.add(b"not a", 0) == []  # too short to tell yet
+    with pytest.raises(AudioError):
+        live.add(b" wav file at all, clearly", 0)
+
+
+def test_a_recording_over_the_limit_is_refused_while_it_arrives() -> None:
+    live = LiveRecording(max_seconds=1)
+    with pytest.raises(AudioError):
+        feed(live, encode_wav(tone(2.0), STT_RATE))
