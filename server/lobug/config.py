@@ -12,6 +12,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from lobug.memory.when import zone_named
 from lobug.names import AGENT_NAME, AGENT_NAME_RULE
 
 LLM_BACKENDS = ("auto", "ollama", "openai", "embedded")
@@ -45,8 +46,14 @@ class MemoryConfig:
     search_vector_weight: float = 0.6
     search_keyword_weight: float = 0.4
     search_recency_weight: float = 0.05
+    # The user's time zone, for "yesterday" and "this morning" (empty: the machine's).
+    timezone: str = ""
 
     def __post_init__(self) -> None:
+        try:
+            zone_named(self.timezone)
+        except ValueError as exc:
+            raise ConfigError(f"LOBUG_TIMEZONE: {exc} (a name such as Europe/Berlin)") from exc
         if (
             min(self.search_vector_weight, self.search_keyword_weight, self.search_recency_weight)
             < 0
@@ -309,6 +316,7 @@ MEMORY_ENV: dict[str, tuple[str, Parser]] = {
     "search_vector_weight": ("LOBUG_SEARCH_VECTOR_WEIGHT", _number),
     "search_keyword_weight": ("LOBUG_SEARCH_KEYWORD_WEIGHT", _number),
     "search_recency_weight": ("LOBUG_SEARCH_RECENCY_WEIGHT", _number),
+    "timezone": ("LOBUG_TIMEZONE", _text),
 }
 
 SETTINGS_ENV: dict[str, tuple[str, Parser]] = {

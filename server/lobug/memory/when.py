@@ -18,6 +18,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date, datetime, time, timedelta, tzinfo
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 MONTHS = (
@@ -205,3 +206,19 @@ def time_window(text: str, now: datetime) -> TimeWindow | None:
         start, end = rule(match, now)
         return TimeWindow(start.timestamp(), end.timestamp(), match[0])
     return None
+
+
+def zone_named(name: str) -> tzinfo | None:
+    """The time zone `LOBUG_TIMEZONE` names; None (the machine's own) when empty. Raises
+    ValueError for a name the time zone database does not know."""
+    if not name:
+        return None
+    try:
+        return ZoneInfo(name)
+    except (ZoneInfoNotFoundError, ValueError) as exc:
+        raise ValueError(f"unknown time zone {name!r}") from exc
+
+
+def local_time(at: float, zone: tzinfo | None) -> datetime:
+    """`at` as an aware datetime in `zone` (None: the machine's time zone)."""
+    return datetime.fromtimestamp(at, zone) if zone else datetime.fromtimestamp(at).astimezone()

@@ -173,6 +173,19 @@ class Summary:
     source_to_id: int
     created_at: float
     incorporated: bool
+    # The episode: when its first and last message were said (None: none of them is left).
+    started_at: float | None = None
+    ended_at: float | None = None
+
+
+@dataclass(frozen=True)
+class ScoredSummary:
+    """An episode found for a query: its cosine similarity (0 when found by words or date
+    alone) and its fused score."""
+
+    summary: Summary
+    similarity: float
+    score: float
 
 
 @dataclass(frozen=True)

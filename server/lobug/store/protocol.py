@@ -140,7 +140,14 @@ class FactStore(Protocol):
 class SummaryStore(Protocol):
     """Summaries of the conversation log and the base memory distilled from them."""
 
-    def add_summary(self, agent: str, content: str, messages: Sequence[Message]) -> Summary: ...
+    def add_summary(
+        self,
+        agent: str,
+        content: str,
+        messages: Sequence[Message],
+        *,
+        vector: Vector | None = None,
+    ) -> Summary: ...
 
     def unincorporated_summaries(self, agent: str) -> list[Summary]: ...
 
@@ -161,6 +168,21 @@ class SummaryStore(Protocol):
     def base_memory_history(self, agent: str) -> list[BaseMemoryVersion]: ...
 
     def write_base_memory(self, agent: str, content: str, *, actor: str) -> None: ...
+
+
+class EpisodeStore(Protocol):
+    """Summaries as episodes: found by words, by embedding or by the time they cover; and the
+    messages of a span of time (Unix seconds, [start, end))."""
+
+    def keyword_summaries(self, agent: str, query: str, k: int) -> list[tuple[Summary, float]]: ...
+
+    def search_summaries(
+        self, agent: str, query: Vector, k: int
+    ) -> list[tuple[Summary, float]]: ...
+
+    def summaries_between(self, agent: str, start: float, end: float, k: int) -> list[Summary]: ...
+
+    def messages_between(self, agent: str, start: float, end: float, k: int) -> list[Message]: ...
 
 
 class BlockStore(Protocol):
@@ -297,6 +319,7 @@ class Store(
     WorkQueueStore,
     FactStore,
     SummaryStore,
+    EpisodeStore,
     BlockStore,
     SearchStore,
     CurationStore,
