@@ -24,6 +24,7 @@ INTERNAL_SOURCES = frozenset({API_SOURCE, PROXY_SOURCE})
 MANUAL = "manual"  # a person, through the memory API
 EXTRACTION = "extraction"  # facts learned from a conversation
 CASCADE = "cascade"  # summaries and base memory written by the model
+DREAM = "dream"  # consolidation: duplicates merged, contradictions settled, facts retired
 VOICE = "voice"  # a request said or typed to a device ("forget that")
 CLI = "cli"
 
@@ -287,3 +288,29 @@ class DayLatency:
     day: str
     replies: int
     mean_s: float
+
+
+@dataclass(frozen=True)
+class DreamChange:
+    """One fact a dream retires: `merge` (a near-duplicate of `kept_id`), `settle` (contradicted
+    by the newer `kept_id`) or `retire` (a low-value fact over the cap, `kept_id` None)."""
+
+    action: str
+    fact_id: int
+    kept_id: int | None
+    reason: str
+
+
+@dataclass(frozen=True)
+class Dream:
+    """One consolidation of an agent's memory, as stored (see `memory/dream.py`)."""
+
+    id: int
+    agent: str
+    started_at: float
+    finished_at: float
+    diary: str
+    changes: tuple[DreamChange, ...]
+    base_memory_before: str | None
+    watermark: str
+    undone_at: float | None = None

@@ -21,6 +21,8 @@ from lobug.store.models import (
     ConversationDay,
     DayGrowth,
     DayLatency,
+    Dream,
+    DreamChange,
     Fact,
     FactFlags,
     FactQuery,
@@ -185,6 +187,31 @@ class EpisodeStore(Protocol):
     def messages_between(self, agent: str, start: float, end: float, k: int) -> list[Message]: ...
 
 
+class DreamStore(Protocol):
+    """Consolidation ("dream"): the current facts with their vectors to plan one, applying
+    it in one transaction (audited under actor `dream`), listing and undoing it."""
+
+    def current_fact_vectors(self, agent: str) -> tuple[list[Fact], Vector]: ...
+
+    def memory_watermark(self, agent: str) -> str: ...
+
+    def apply_dream(
+        self,
+        agent: str,
+        changes: Sequence[DreamChange],
+        base_memory: str | None,
+        diary: str,
+        *,
+        started_at: float,
+    ) -> Dream: ...
+
+    def dreams(self, agent: str, limit: int = 20) -> list[Dream]: ...
+
+    def dream(self, agent: str, dream_id: int) -> Dream: ...
+
+    def undo_dream(self, agent: str, dream_id: int, *, actor: str) -> Dream: ...
+
+
 class BlockStore(Protocol):
     def create_block(
         self,
@@ -320,6 +347,7 @@ class Store(
     FactStore,
     SummaryStore,
     EpisodeStore,
+    DreamStore,
     BlockStore,
     SearchStore,
     CurationStore,

@@ -10,7 +10,7 @@ from lobug.store.sqlite.activity import SQLiteActivity
 from lobug.store.sqlite.backup import FileHold, SQLiteBackup, hold_shared
 from lobug.store.sqlite.blocks import SQLiteBlocks
 from lobug.store.sqlite.database import prepare_private_file
-from lobug.store.sqlite.episodes import SQLiteEpisodes
+from lobug.store.sqlite.dreams import SQLiteDreams
 from lobug.store.sqlite.forgetting import SQLiteForgetting
 from lobug.store.sqlite.fulltext import SQLiteFullText
 from lobug.store.sqlite.importing import SQLiteImport
@@ -22,7 +22,7 @@ class SQLiteStore(
     SQLiteWorkQueue,
     SQLiteVectors,
     SQLiteForgetting,
-    SQLiteEpisodes,
+    SQLiteDreams,
     SQLiteBlocks,
     SQLiteFullText,
     SQLiteActivity,

@@ -266,4 +266,35 @@ MIGRATIONS: tuple[Migration, ...] = (
             "DELETE FROM summary_vectors WHERE summary_id = old.id; END",
         ),
     ),
+    Migration(
+        7,
+        "dreams",
+        (
+            # One consolidation ("dream") of an agent's memory: its diary (Markdown naming
+            # facts by id, so a purge leaves no text behind here), the facts it retired
+            # (`changes`, JSON), the base memory it replaced (NULL: none rewritten) and the
+            # watermark of the memory it saw, so a scheduled dream skips an unchanged agent.
+            """CREATE TABLE dreams (
+                id INTEGER PRIMARY KEY AUTOINCREMENT,
+                agent_id INTEGER NOT NULL REFERENCES agents(id),
+                started_at REAL NOT NULL,
+                finished_at REAL NOT NULL,
+                diary TEXT NOT NULL,
+                changes TEXT NOT NULL DEFAULT '[]',
+                base_memory_before TEXT,
+                watermark TEXT NOT NULL,
+                undone_at REAL
+            )""",
+            "CREATE INDEX dreams_by_agent ON dreams(agent_id, id)",
+            # The vectors of the facts a dream retired, so undoing it restores them as they were.
+            """CREATE TABLE dream_vectors (
+                dream_id INTEGER NOT NULL REFERENCES dreams(id),
+                fact_id INTEGER NOT NULL,
+                embedding BLOB NOT NULL,
+                PRIMARY KEY (dream_id, fact_id)
+            )""",
+            "CREATE TRIGGER dream_vectors_delete AFTER DELETE ON dreams BEGIN "
+            "DELETE FROM dream_vectors WHERE dream_id = old.id; END",
+        ),
+    ),
 )
