@@ -44,6 +44,7 @@ class FakeChat(ChatBackend):
         self.responder = responder
         self.replies: deque[str] = deque()
         self.requests: list[tuple[list[ChatMessage], JsonSchema | None]] = []
+        self.priorities: list[bool] = []  # `background` of each request
         self.fail_with: Exception | None = None
         self.streamed = 0
         self.abandoned_streams = 0
@@ -84,6 +85,7 @@ class FakeChat(ChatBackend):
             raise
         with self._lock:
             self.requests.append((list(messages), json_schema))
+            self.priorities.append(background)
             if self.fail_with is not None:
                 raise self.fail_with
             if self.replies:

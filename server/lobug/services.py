@@ -7,6 +7,7 @@ import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import time as dt_time
 
 from lobug.assistant import Assistant
 from lobug.backends import (
@@ -20,7 +21,9 @@ from lobug.backends import (
 from lobug.config import Settings
 from lobug.maintenance import Task
 from lobug.memory.curation import Curation
+from lobug.memory.dream import Dreamer
 from lobug.memory.manager import MemoryManager
+from lobug.memory.when import clock_time
 from lobug.memory.work_queue import MemoryWork, reembed_messages
 from lobug.store.errors import EmbeddingMismatch
 from lobug.store.protocol import Store
@@ -114,7 +117,23 @@ class MemoryServices(CurationServices):
         def reembed(should_stop: Callable[[], bool]) -> int:
             return reembed_messages(self.store, self.embedder.embed_batch, should_stop=should_stop)
 
-        return [("re-embedded messages", reembed), ("resumed exchanges", self.memory_work.resume)]
+        tasks: list[Task] = [
+            ("re-embedded messages", reembed),
+            ("resumed exchanges", self.memory_work.resume),
+        ]
+        at = clock_time(self.settings.dream_at)
+        if at is not None:
+            tasks.append(("dreams", lambda should_stop: self.nightly_dreams(at, should_stop)))
+        return tasks
+
+    @property
+    def dreamer(self) -> Dreamer:
+        return Dreamer(self.store, self.memory.chat, max_facts=self.settings.memory.max_facts)
+
+    def nightly_dreams(self, at: dt_time, should_stop: Callable[[], bool]) -> int:
+        """The dreams due at `at` (LOBUG_DREAM_AT) in the user's time zone."""
+        agents = [counted.agent.name for counted in self.store.agents_with_counts()]
+        return self.dreamer.nightly(agents, self.memory.now(), at, should_stop)
 
     def close(self) -> None:
         """For `lobug memory-server`, which owns these parts (the device server's `Services`

@@ -24,8 +24,10 @@ from __future__ import annotations
 import dataclasses
 import logging
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
+from datetime import time as dt_time
 
 import numpy as np
 
@@ -45,6 +47,8 @@ HIGH_SCORE = 7
 REWRITE_EPISODES = 20
 REWRITE_FACTS = 40
 BLOCK_ROWS = 512
+
+Stop = Callable[[], bool]
 
 
 @dataclass(frozen=True)
@@ -124,11 +128,15 @@ def contradiction_changes(facts: Sequence[Fact], retired: set[int]) -> list[Drea
             continue
         key = (fact.subject.strip().lower(), fact.relation.strip().lower())
         winner = newest.setdefault(key, fact)
-        if winner is fact or winner.object.strip().lower() == fact.object.strip().lower():
+        if winner is fact or normalized(winner.object) == normalized(fact.object):
             continue
         if not fact.pinned:
             changes.append(DreamChange("settle", fact.id, winner.id, "newer fact, same relation"))
     return changes
+
+
+def normalized(text: str | None) -> str:
+    return (text or "").strip().lower()
 
 
 def cap_changes(facts: Sequence[Fact], retired: set[int], max_facts: int) -> list[DreamChange]:
@@ -219,9 +227,9 @@ class Dreamer:
         nothing happens when the memory is as the last dream left it."""
         started = time.time()
         changed = self.changed_since_last_dream(agent)
-        plan = self.plan(agent, rewrite=changed)
         if only_if_changed and not changed:
-            return DreamResult(plan, skipped=True)
+            return DreamResult(DreamPlan(agent, (), False, 0, 0), skipped=True)
+        plan = self.plan(agent, rewrite=changed)
         if dry_run:
             return DreamResult(plan)
         base = self.rewritten_base_memory(agent, plan) if plan.rewrite_base_memory else None
@@ -255,3 +263,20 @@ class Dreamer:
 
     def undo(self, agent: str, dream_id: int, *, actor: str) -> Dream:
         return self.store.undo_dream(agent, dream_id, actor=actor)
+
+    def nightly(self, agents: Sequence[str], now: datetime, at: dt_time, should_stop: Stop) -> int:
+        """Dream for every agent whose memory changed since its last dream, once `now` has
+        passed today's `at` (in `now`'s zone) and the agent has not dreamed since; return how
+        many dreamed. Called by each maintenance pass."""
+        due = now.replace(hour=at.hour, minute=at.minute, second=0, microsecond=0)
+        if now < due:
+            return 0
+        dreamed = 0
+        for agent in agents:
+            if should_stop():
+                break
+            last = self.store.dreams(agent, 1)
+            if last and last[0].started_at >= due.timestamp():
+                continue
+            dreamed += self.dream(agent, only_if_changed=True).dream is not None
+        return dreamed

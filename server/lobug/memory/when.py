@@ -222,3 +222,11 @@ def zone_named(name: str) -> tzinfo | None:
 def local_time(at: float, zone: tzinfo | None) -> datetime:
     """`at` as an aware datetime in `zone` (None: the machine's time zone)."""
     return datetime.fromtimestamp(at, zone) if zone else datetime.fromtimestamp(at).astimezone()
+
+
+def clock_time(text: str) -> time | None:
+    """ "03:30" as a time of day; None when `text` is not HH:MM."""
+    try:
+        return datetime.strptime(text.strip(), "%H:%M").time()
+    except ValueError:
+        return None

@@ -17,6 +17,7 @@ from lobug.store.models import DREAM, Dream, DreamChange, Fact, Vector
 from lobug.store.sqlite import audit
 from lobug.store.sqlite.database import marks
 from lobug.store.sqlite.episodes import SQLiteEpisodes
+from lobug.store.sqlite.facts import SQLiteFacts
 
 DREAM_COLUMNS = (
     "id, started_at, finished_at, diary, changes, base_memory_before, watermark, undone_at"
@@ -37,7 +38,7 @@ def _dream(agent: str, row: Any) -> Dream:
     )
 
 
-class SQLiteDreams(SQLiteEpisodes):
+class SQLiteDreams(SQLiteEpisodes, SQLiteFacts):
     def current_fact_vectors(self, agent: str) -> tuple[list[Fact], Vector]:
         """The agent's current facts, oldest first, and their vectors as one matrix (a row
         each, in the same order)."""
