@@ -20,7 +20,8 @@ hypothesis.settings.load_profile("lobug")
 
 @pytest.fixture
 def settings(tmp_path: Path) -> Settings:
-    return Settings(db_path=tmp_path / "memory.db", memory=MemoryConfig())
+    # No nightly dream: a test that wants one runs it.
+    return Settings(db_path=tmp_path / "memory.db", memory=MemoryConfig(), dream_at="")
 
 
 @pytest.fixture

@@ -8,6 +8,9 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
+from lobug.app import create_app
+from lobug.backends import Backends
+from lobug.config import Settings
 from lobug.store.models import NewFact
 from tests.fakes import FakeChat
 
@@ -59,3 +62,13 @@ def test_a_dry_run_previews_and_a_dream_applies_and_can_be_undone(
 def test_an_unknown_dream_is_404(lobug: TestClient) -> None:
     missing = lobug.get("/memory/dreams/lobug/99")
     assert missing.status_code == 404 and missing.json()["error"] == "dream_not_found"
+
+
+def test_the_nightly_dream_is_a_maintenance_task_unless_turned_off(
+    settings: Settings, backends: Backends
+) -> None:
+    for dream_at, expected in (("03:30", True), ("", False)):
+        app = create_app(settings.with_overrides(dream_at=dream_at), backends)
+        with TestClient(app):
+            names = [name for name, _ in app.state.maintenance.tasks]
+        assert ("dreams" in names) is expected
