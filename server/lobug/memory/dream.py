@@ -200,9 +200,10 @@ def change_line(change: DreamChange) -> str:
 
 
 class Dreamer:
-    """Runs dreams for a store with a chat model (background priority)."""
+    """Runs dreams for a store with a chat model (background priority; None: plans only, for
+    dry runs where no model is loaded)."""
 
-    def __init__(self, store: Store, chat: ChatBackend, *, max_facts: int) -> None:
+    def __init__(self, store: Store, chat: ChatBackend | None, *, max_facts: int) -> None:
         self.store = store
         self.chat = chat
         self.max_facts = max_facts
@@ -250,6 +251,8 @@ class Dreamer:
         messages = prompts.distill_base_memory_messages(
             self.store.base_memory(agent), episodes, kept
         )
+        if self.chat is None:
+            return None
         try:
             text = self.chat.complete(
                 messages, max_tokens=DISTILL_MAX_TOKENS, temperature=0.3, background=True
