@@ -189,3 +189,23 @@ def test_migration_6_gives_existing_summaries_their_span(tmp_path: Path) -> None
 def test_an_unknown_time_zone_is_refused() -> None:
     with pytest.raises(ConfigError, match="LOBUG_TIMEZONE"):
         MemoryConfig(timezone="Mars/Olympus")
+
+
+def test_the_episode_vectors_kept_in_memory_follow_new_and_dropped_episodes(
+    dated_store: SQLiteStore, clock: Clock, fake_embedder: FakeEmbedder
+) -> None:
+    query = fake_embedder.embed("a trip to Lisbon")
+    first = said(dated_store, clock, at(2024, 3, 5, 20, 0), "kayak talk", "ok")
+    episode(dated_store, fake_embedder, "The user bought a kayak.", first)
+    assert [s.content for s, _ in dated_store.search_summaries("lobug", query, 5)] == [
+        "The user bought a kayak."
+    ]
+    second = said(dated_store, clock, at(2024, 3, 6, 20, 0), "lisbon talk", "ok")
+    episode(dated_store, fake_embedder, "The user plans a trip to Lisbon.", second)
+    found = dated_store.search_summaries("lobug", query, 5)
+    assert found[0][0].content == "The user plans a trip to Lisbon."
+    assert found[0][1] == pytest.approx(float(fake_embedder.embed(found[0][0].content) @ query))
+    dated_store.forget_messages("lobug", [second[0].id], actor="test")
+    assert [s.content for s, _ in dated_store.search_summaries("lobug", query, 5)] == [
+        "The user bought a kayak."
+    ]
