@@ -7,7 +7,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from lobug.memory.when import time_window
+from lobug.memory.when import span_text, time_text, time_window
 
 BERLIN = ZoneInfo("Europe/Berlin")
 NOW = datetime(2024, 3, 13, 10, 30, tzinfo=BERLIN)
@@ -79,3 +79,12 @@ def test_last_weekday_on_that_weekday_is_a_week_back() -> None:
     window = time_window("last wednesday", NOW)
     assert window is not None
     assert window.start == at(2024, 3, 6)
+
+
+def test_times_and_spans_are_written_in_the_users_zone() -> None:
+    start, end = at(2024, 3, 12, 19, 0), at(2024, 3, 12, 19, 45)
+    assert time_text(start, BERLIN) == "Tue 2024-03-12 19:00"
+    assert span_text(start, end, 0.0, BERLIN) == "Tue 2024-03-12 19:00 to 19:45"
+    later = at(2024, 3, 13, 1, 0)
+    assert span_text(start, later, 0.0, BERLIN) == "Tue 2024-03-12 19:00 to Wed 2024-03-13 01:00"
+    assert span_text(None, None, start, BERLIN) == "Tue 2024-03-12 19:00"

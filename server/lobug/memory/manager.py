@@ -19,7 +19,7 @@ from lobug.config import MemoryConfig
 from lobug.memory import episodes, prompts, search
 from lobug.memory.disclosure import self_disclosures
 from lobug.memory.extraction import merge_facts, parse_fact_payload, validate_facts
-from lobug.memory.when import local_time, zone_named
+from lobug.memory.when import local_time, span_text, time_text, zone_named
 from lobug.store.errors import SourcesForgotten
 from lobug.store.models import (
     API_SOURCE,
@@ -90,25 +90,20 @@ class MemoryContext:
         """Episodes and past messages recalled for the query, each with when it was said."""
         sections = []
         if self.summaries:
-            lines = [f"- {self.span(s)}: {quote(s.content)}" for s in self.summaries]
+            lines = [
+                f"- {span_text(s.started_at, s.ended_at, s.created_at, self.zone)}: "
+                f"{quote(s.content)}"
+                for s in self.summaries
+            ]
             sections.append(f"[Earlier conversations] {DATA_NOTE}\n" + "\n".join(lines))
         if self.messages:
             lines = [
-                f"- {self.when(hit.message.created_at)} {hit.message.role}: "
+                f"- {time_text(hit.message.created_at, self.zone)} {hit.message.role}: "
                 f"{quote(hit.message.content)}"
                 for hit in self.messages
             ]
             sections.append(f"[Relevant past messages] {DATA_NOTE}\n" + "\n".join(lines))
         return sections
-
-    def when(self, at: float) -> str:
-        return local_time(at, self.zone).strftime("%a %Y-%m-%d %H:%M")
-
-    def span(self, episode: Summary) -> str:
-        if episode.started_at is None or episode.ended_at is None:
-            return self.when(episode.created_at)
-        start, end = self.when(episode.started_at), self.when(episode.ended_at)
-        return f"{start} to {end[-5:] if start[:14] == end[:14] else end}"
 
     def standing_sections(self) -> list[str]:
         """Pinned facts, long-term memory and memory blocks: the same from turn to turn."""

@@ -230,3 +230,17 @@ def clock_time(text: str) -> time | None:
         return datetime.strptime(text.strip(), "%H:%M").time()
     except ValueError:
         return None
+
+
+def time_text(at: float, zone: tzinfo | None) -> str:
+    """`at` as people read it in a prompt: "Tue 2024-03-12 19:00"."""
+    return local_time(at, zone).strftime("%a %Y-%m-%d %H:%M")
+
+
+def span_text(start: float | None, end: float | None, fallback: float, zone: tzinfo | None) -> str:
+    """A span of time ("Tue 2024-03-12 19:00 to 19:45", the end's date only when it differs);
+    `fallback` alone when the span is not known."""
+    if start is None or end is None:
+        return time_text(fallback, zone)
+    first, last = time_text(start, zone), time_text(end, zone)
+    return f"{first} to {last[-5:] if first[:14] == last[:14] else last}"
