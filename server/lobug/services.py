@@ -19,15 +19,15 @@ from lobug.backends import (
     build_tts,
 )
 from lobug.config import Settings
-from lobug.maintenance import Task
+from lobug.maintenance import Task, one_process_at_a_time
 from lobug.memory.curation import Curation
 from lobug.memory.dream import Dreamer
 from lobug.memory.manager import MemoryManager
 from lobug.memory.when import clock_time
 from lobug.memory.work_queue import MemoryWork, reembed_messages
+from lobug.store.engines import open_database, redacted
 from lobug.store.errors import EmbeddingMismatch
 from lobug.store.protocol import Store
-from lobug.store.sqlite.engine import SQLiteStore
 from lobug.turn_timings import TurnTimings
 from lobug.voice import Speech, Voice
 
@@ -124,7 +124,7 @@ class MemoryServices(CurationServices):
         at = clock_time(self.settings.dream_at)
         if at is not None:
             tasks.append(("dreams", lambda should_stop: self.nightly_dreams(at, should_stop)))
-        return tasks
+        return one_process_at_a_time(self.store.exclusively, tasks)
 
     @property
     def dreamer(self) -> Dreamer:
@@ -144,8 +144,10 @@ class MemoryServices(CurationServices):
 
 
 def open_store(settings: Settings, embedder: Embedder) -> Store:
-    """Open the database and tie it to the embedder (blocking)."""
-    store = SQLiteStore(settings.db_path)
+    """Open the database (`settings.store_url`) and tie it to the embedder (blocking)."""
+    store = open_database(
+        settings.store_url, pool_size=settings.db_pool_size, ef_search=settings.hnsw_ef_search
+    )
     try:
         store.bind_embedding(embedder.model, embedder.dimension)
     except EmbeddingMismatch as exc:
@@ -168,7 +170,7 @@ def open_memory_services(settings: Settings, backends: Backends | None = None) -
         backends.embedder.name,
         backends.embedder.model,
         backends.embedder.dimension,
-        settings.db_path,
+        redacted(settings.store_url),
     )
     curation = Curation(store, backends.embedder, settings.memory)
     return MemoryServices(
@@ -183,6 +185,7 @@ def memory_manager(settings: Settings, store: Store, backends: Backends) -> Memo
         backends.embedder,
         settings.memory,
         context_tokens=settings.llm_context_tokens,
+        language=settings.language,
     )
 
 
@@ -211,6 +214,6 @@ def open_services(settings: Settings, backends: Backends | None = None) -> Servi
         backends.embedder.name,
         backends.embedder.model,
         backends.embedder.dimension,
-        settings.db_path,
+        redacted(settings.store_url),
     )
     return Services(settings, backends, store, memory, memory_work, assistant, speech, voice)

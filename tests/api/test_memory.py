@@ -12,6 +12,8 @@ from lobug.backends import Backends
 from lobug.config import ConfigError, Settings
 from tests.fakes import FakeChat, FakeEmbedder
 
+pytestmark = pytest.mark.both_engines
+
 
 def agent(client: TestClient, name: str = "alpha", prefix: str = "/memory") -> dict[str, Any]:
     response = client.post(f"{prefix}/agents", json={"name": name})

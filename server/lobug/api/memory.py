@@ -32,6 +32,7 @@ from lobug.memory import search
 from lobug.memory.intake import Intake, take_message
 from lobug.memory.search import MessageSearch, SearchMode
 from lobug.services import MemoryServices
+from lobug.store.engines import redacted
 from lobug.store.models import API_SOURCE, MANUAL, BlockChange, MemoryBlock, ScoredMessage
 
 MAX_CONTENT_CHARS = 100_000
@@ -160,6 +161,7 @@ async def health(svc: MemoryDep) -> dict[str, Any]:
         "embedding_backend": svc.embedder.name,
         "embedding_model": svc.embedder.model,
         "embedding_dimension": svc.embedder.dimension,
+        "database": redacted(svc.settings.store_url),
         "database_path": str(svc.settings.db_path),
     }
 

@@ -66,6 +66,7 @@ for command in (
     servers.memory_server,
     servers.reindex,
     servers.mcp,
+    servers.migrate_db,
     servers.install_service,
     memory.agents,
     facts.facts,

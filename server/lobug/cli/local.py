@@ -28,9 +28,9 @@ from lobug.memory.dream import Dreamer
 from lobug.memory.search import SearchMode
 from lobug.names import AGENT_NAME, AGENT_NAME_RULE
 from lobug.services import CurationServices
+from lobug.store.engines import open_database
 from lobug.store.errors import BlockNotFound, EmbeddingMismatch
 from lobug.store.models import CLI, Agent, FactFlags, FactQuery
-from lobug.store.sqlite.engine import SQLiteStore
 
 
 class LazyEmbedder(Embedder):
@@ -72,8 +72,11 @@ class LazyEmbedder(Embedder):
 
 
 def open_local(settings: Settings) -> CurationServices:
-    """The store of `settings.db_path` with a lazily loaded embedder."""
-    store = SQLiteStore(settings.db_path)
+    """The store of `settings.store_url` (SQLite or PostgreSQL) with a lazily loaded
+    embedder."""
+    store = open_database(
+        settings.store_url, pool_size=settings.db_pool_size, ef_search=settings.hnsw_ef_search
+    )
     signature = store.embedding_signature()
     if signature is None:
         from lobug.backends import build_embedder

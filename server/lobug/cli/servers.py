@@ -58,11 +58,13 @@ def mcp(db: str | None, agent: str | None) -> None:
 def reindex() -> None:
     """Re-embed every fact and message with the configured embedding model."""
     from lobug.backends import build_embedder
-    from lobug.store.sqlite.engine import SQLiteStore
+    from lobug.store.engines import open_database
 
     settings = Settings.from_env(os.environ)
     embedder = build_embedder(settings)
-    store = SQLiteStore(settings.db_path)
+    store = open_database(
+        settings.store_url, pool_size=settings.db_pool_size, ef_search=settings.hnsw_ef_search
+    )
     try:
         count = store.reindex(embedder.model, embedder.dimension, embedder.embed_batch)
     finally:
@@ -71,6 +73,33 @@ def reindex() -> None:
         f"re-embedded {count} facts and messages with {embedder.model} "
         f"({embedder.dimension} dimensions)"
     )
+
+
+@click.command("migrate-db")
+@click.option("--from", "source", required=True, help="sqlite:///path")
+@click.option("--to", "target", required=True, help="postgresql://user:pass@host:port/db")
+@click.option("--batch", default=1000, show_default=True, help="rows per transaction")
+def migrate_db(source: str, target: str, batch: int) -> None:
+    """Copy everything (vectors included) from SQLite to PostgreSQL; safe to re-run. Ends
+    by comparing counts and a checksum of the message texts on both sides (exit 1 if they
+    differ)."""
+    from lobug.cli.output import Refused
+    from lobug.store.migrate import migrate_database
+
+    with click.progressbar(length=0, label="copying", hidden=not sys.stderr.isatty()) as bar:
+
+        def progress(table: str, done: int, total: int) -> None:
+            bar.length = total
+            bar.label = table
+            bar.update(done - bar.pos)
+
+        report = migrate_database(source, target, batch=batch, progress=progress)
+    for table, count in report.source_counts.items():
+        click.echo(f"{table:28} {count:>10} {report.target_counts.get(table, 0):>10}")
+    same = report.source_checksum == report.target_checksum
+    click.echo(f"message checksum: {'equal' if same else 'DIFFERENT'}")
+    if not report.ok:
+        raise Refused("the copy differs from the source")
 
 
 @click.command("install-service")

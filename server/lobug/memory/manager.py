@@ -14,12 +14,23 @@ from dataclasses import dataclass, field
 from datetime import datetime, tzinfo
 from typing import TypeVar
 
-from lobug.backends.base import BackendError, ChatBackend, Embedder, Vector
+from lobug.backends.base import ChatBackend, Embedder, Vector
 from lobug.config import MemoryConfig
 from lobug.memory import episodes, prompts, search
 from lobug.memory.disclosure import self_disclosures
 from lobug.memory.extraction import merge_facts, parse_fact_payload, validate_facts
+from lobug.memory.quality import (
+    MAX_BASE_MEMORY_CHARS,
+    MAX_SUMMARY_CHARS,
+    extractive_base_memory,
+    extractive_summary,
+    learnable,
+    output_problem,
+    user_words,
+)
 from lobug.memory.when import local_time, span_text, time_text, zone_named
+from lobug.quality import text_problem
+from lobug.reply_guard import is_learnable, language_rule, with_rule
 from lobug.store.errors import SourcesForgotten
 from lobug.store.models import (
     API_SOURCE,
@@ -164,6 +175,7 @@ class MemoryManager:
         *,
         context_tokens: int = 4096,
         clock: Callable[[], float] = time.time,
+        language: str = "en",
     ) -> None:
         self.store = store
         self.chat = chat
@@ -172,6 +184,7 @@ class MemoryManager:
         self.context_tokens = context_tokens
         self.clock = clock
         self.zone = zone_named(config.timezone)
+        self.language = language
 
     def now(self) -> datetime:
         """The time now where the user lives (`LOBUG_TIMEZONE`)."""
@@ -328,8 +341,10 @@ class MemoryManager:
         self, agent: str, user: Message, assistant: Message, report: ExchangeReport
     ) -> None:
         simple = self.chat.prefers_simple_json
+        # A refused reply's fallback is no context: only the user's words are read.
+        reply = assistant.content if is_learnable(assistant.metadata) else ""
         raw = self.chat.complete(
-            prompts.fact_extraction_messages(user.content, assistant.content, simple=simple),
+            prompts.fact_extraction_messages(user.content, reply, simple=simple),
             max_tokens=EXTRACTION_MAX_TOKENS,
             temperature=0.0,
             json_schema=prompts.fact_schema(self.config.max_facts_per_exchange, simple=simple),
@@ -338,14 +353,15 @@ class MemoryManager:
         facts = validate_facts(
             parse_fact_payload(raw),
             user_text=user.content,
-            assistant_text=assistant.content,
             source_message_ids=(user.id, assistant.id),
             max_facts=self.config.max_facts_per_exchange,
+            language=self.language,
         )
         if simple:
+            disclosed = self_disclosures(user.content, (user.id, assistant.id))
             facts = merge_facts(
                 facts,
-                self_disclosures(user.content, (user.id, assistant.id)),
+                [f for f in disclosed if text_problem(f.content, self.language) is None],
                 self.config.max_facts_per_exchange,
             )
         if not facts:
@@ -380,8 +396,12 @@ class MemoryManager:
         )
         if not to_summarize:
             return
-        summary = self._ask(
-            prompts.summarize_conversation_messages(to_summarize), SUMMARY_MAX_TOKENS
+        summary = self._checked(
+            prompts.summarize_conversation_messages(learnable(to_summarize)),
+            SUMMARY_MAX_TOKENS,
+            sources=user_words(to_summarize),
+            max_chars=MAX_SUMMARY_CHARS,
+            fallback=lambda: extractive_summary(to_summarize),
         )
         self.store.add_summary(agent, summary, to_summarize, vector=self._embedding(summary))
         report.summarized = True
@@ -431,18 +451,47 @@ class MemoryManager:
         )
         if not to_distill and not rewrite:
             return []
-        document = self._ask(
-            prompts.distill_base_memory_messages(base, to_distill, facts), DISTILL_MAX_TOKENS
+        document = self._checked(
+            prompts.distill_base_memory_messages(base, to_distill, facts),
+            DISTILL_MAX_TOKENS,
+            sources=[base, *(s.content for s in to_distill), *(f.content for f in facts)],
+            max_chars=MAX_BASE_MEMORY_CHARS,
+            fallback=lambda: extractive_base_memory(base, to_distill, facts),
         )
         self.store.distill_base_memory(
             agent, document, [s for s in to_distill if not s.incorporated]
         )
         return to_distill
 
-    def _ask(self, messages: list[prompts.ChatMessage], max_tokens: int) -> str:
-        text = self.chat.complete(
-            messages, max_tokens=max_tokens, temperature=0.3, background=True
+    def _checked(
+        self,
+        messages: list[prompts.ChatMessage],
+        max_tokens: int,
+        *,
+        sources: Sequence[str],
+        max_chars: int,
+        fallback: Callable[[], str],
+    ) -> str:
+        """The model's text when it passes `output_problem`; else a second answer at
+        temperature 0 with a stricter prompt; else `fallback()` (built without the model)."""
+        text = self._ask(messages, max_tokens, temperature=0.3)
+        problem = output_problem(text, sources, language=self.language, max_chars=max_chars)
+        if problem is None:
+            return text
+        log.info("cascade output refused (%s); asking again at temperature 0", problem)
+        log.debug("refused cascade output: %r", text)
+        text = self._ask(with_rule(messages, self._stricter_rule()), max_tokens, temperature=0.0)
+        problem = output_problem(text, sources, language=self.language, max_chars=max_chars)
+        if problem is None:
+            return text
+        log.warning("cascade output refused twice (%s); stored an extractive one", problem)
+        return fallback()
+
+    def _stricter_rule(self) -> str:
+        rule = "Use the names and facts of the text. Short plain sentences; never repeat."
+        return f"{language_rule(self.language)} {rule}".strip()
+
+    def _ask(self, messages: list[prompts.ChatMessage], max_tokens: int, temperature: float) -> str:
+        return self.chat.complete(
+            messages, max_tokens=max_tokens, temperature=temperature, background=True
         ).strip()
-        if not text:
-            raise BackendError("the model returned an empty text")
-        return text

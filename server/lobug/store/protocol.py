@@ -1,12 +1,13 @@
 """What the domain asks of a store, one small protocol per concern; `Store` is all of them.
 
-Engines (SQLite today) implement every method here and pass the same tests. Nothing in these
+Engines (SQLite, PostgreSQL) implement every method here and pass the same tests. Nothing in these
 signatures names an engine: vectors are numpy arrays, rows are the dataclasses of `models`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
@@ -94,7 +95,12 @@ class WorkQueueStore(Protocol):
     messages still to embed."""
 
     def append_reply_for_memory_work(
-        self, agent: str, device_id: str, content: str, user: Message
+        self,
+        agent: str,
+        device_id: str,
+        content: str,
+        user: Message,
+        metadata: dict[str, Any] | None = None,
     ) -> Message: ...
 
     def append_message_to_learn(
@@ -133,6 +139,14 @@ class FactStore(Protocol):
         duplicate_distance: float,
         actor: str = EXTRACTION,
     ) -> AddedFact: ...
+
+    def add_facts_bulk(self, agent: str, new: Sequence[tuple[NewFact, Vector]]) -> None: ...
+
+    def get_fact(self, fact_id: int) -> Fact: ...
+
+    def facts(self, agent: str) -> list[Fact]: ...
+
+    def facts_with_history(self, agent: str) -> list[Fact]: ...
 
     def recent_facts(self, agent: str, limit: int) -> list[Fact]: ...
 
@@ -312,11 +326,22 @@ class ActivityStore(Protocol):
 class EmbeddingBinding(Protocol):
     """The one embedding model a store's vectors come from."""
 
+    def embedding_signature(self) -> tuple[str, int] | None: ...
+
     def bind_embedding(self, model: str, dim: int) -> None: ...
 
     def reindex(
         self, model: str, dim: int, embed_batch: Callable[[list[str]], list[Vector]]
     ) -> int: ...
+
+
+class Exclusive(Protocol):
+    """Work that one process at a time may do on a database shared by several (the
+    maintenance pass)."""
+
+    def exclusively(self, name: str) -> AbstractContextManager[bool]:
+        """True inside when this process may do the work `name` now; False: skip it."""
+        ...
 
 
 class TransferStore(Protocol):
@@ -353,6 +378,7 @@ class Store(
     CurationStore,
     ActivityStore,
     EmbeddingBinding,
+    Exclusive,
     TransferStore,
     Protocol,
 ):

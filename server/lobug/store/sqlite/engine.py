@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from lobug.store.models import Clock
@@ -41,6 +43,11 @@ class SQLiteStore(
             self._hold = hold_shared(Path(path))
         super().__init__(path, clock=clock)
         self.repair_full_text_search()
+
+    @contextmanager
+    def exclusively(self, name: str) -> Iterator[bool]:
+        """Always True: one process serves a SQLite file."""
+        yield True
 
     def close(self) -> None:
         super().close()

@@ -19,14 +19,19 @@ from lobug.store.sqlite.log import SQLiteLog
 
 class SQLiteWorkQueue(SQLiteLog):
     def append_reply_for_memory_work(
-        self, agent: str, device_id: str, content: str, user: Message
+        self,
+        agent: str,
+        device_id: str,
+        content: str,
+        user: Message,
+        metadata: dict[str, Any] | None = None,
     ) -> Message:
         """Log the assistant's reply to `user` and queue the exchange for its memory work,
         in one transaction."""
         agent_id = self.agent_id(agent)
         with self._transaction() as conn:
             reply = self._insert_message(
-                conn, agent, agent_id, device_id, "assistant", content, None
+                conn, agent, agent_id, device_id, "assistant", content, metadata
             )
             conn.execute(
                 "INSERT INTO learning_queue(assistant_message_id, user_message_id, queued_at) "
