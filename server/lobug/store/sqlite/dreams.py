@@ -14,28 +14,10 @@ import numpy as np
 
 from lobug.store import errors
 from lobug.store.models import DREAM, Dream, DreamChange, Fact, Vector
-from lobug.store.sqlite import audit
+from lobug.store.sqlite import audit, rows
 from lobug.store.sqlite.database import marks
 from lobug.store.sqlite.episodes import SQLiteEpisodes
 from lobug.store.sqlite.facts import SQLiteFacts
-
-DREAM_COLUMNS = (
-    "id, started_at, finished_at, diary, changes, base_memory_before, watermark, undone_at"
-)
-
-
-def _dream(agent: str, row: Any) -> Dream:
-    return Dream(
-        id=row["id"],
-        agent=agent,
-        started_at=row["started_at"],
-        finished_at=row["finished_at"],
-        diary=row["diary"],
-        changes=tuple(DreamChange(**c) for c in json.loads(row["changes"])),
-        base_memory_before=row["base_memory_before"],
-        watermark=row["watermark"],
-        undone_at=row["undone_at"],
-    )
 
 
 class SQLiteDreams(SQLiteEpisodes, SQLiteFacts):
@@ -155,19 +137,19 @@ class SQLiteDreams(SQLiteEpisodes, SQLiteFacts):
     def dreams(self, agent: str, limit: int = 20) -> list[Dream]:
         """The agent's dreams, newest first."""
         found = self._query(
-            f"SELECT {DREAM_COLUMNS} FROM dreams WHERE agent_id = ? ORDER BY id DESC LIMIT ?",
+            f"SELECT {rows.DREAM_COLUMNS} FROM dreams WHERE agent_id = ? ORDER BY id DESC LIMIT ?",
             (self.agent_id(agent), limit),
         )
-        return [_dream(agent, row) for row in found]
+        return [rows.dream(agent, row) for row in found]
 
     def dream(self, agent: str, dream_id: int) -> Dream:
         found = self._query(
-            f"SELECT {DREAM_COLUMNS} FROM dreams WHERE id = ? AND agent_id = ?",
+            f"SELECT {rows.DREAM_COLUMNS} FROM dreams WHERE id = ? AND agent_id = ?",
             (dream_id, self.agent_id(agent)),
         )
         if not found:
             raise errors.DreamNotFound(f"agent {agent!r} has no dream {dream_id}")
-        return _dream(agent, found[0])
+        return rows.dream(agent, found[0])
 
     def undo_dream(self, agent: str, dream_id: int, *, actor: str) -> Dream:
         """Make the facts the dream retired current again (those not forgotten since) and

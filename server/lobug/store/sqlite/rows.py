@@ -10,6 +10,8 @@ from lobug.store.models import (
     AuditEntry,
     BaseMemoryVersion,
     BlockChange,
+    Dream,
+    DreamChange,
     Fact,
     MemoryBlock,
     Message,
@@ -175,4 +177,25 @@ def base_memory_version(row: Any) -> BaseMemoryVersion:
         content=row["content"],
         written_by=row["written_by"],
         created_at=row["created_at"],
+    )
+
+
+# A dream's columns, read by `dream`.
+DREAM_COLUMNS = (
+    "id, started_at, finished_at, diary, changes, base_memory_before, watermark, undone_at"
+)
+
+
+def dream(agent: str, row: Any) -> Dream:
+    """A `dreams` row (its `changes` JSON) as a Dream."""
+    return Dream(
+        id=row["id"],
+        agent=agent,
+        started_at=row["started_at"],
+        finished_at=row["finished_at"],
+        diary=row["diary"],
+        changes=tuple(DreamChange(**c) for c in json.loads(row["changes"])),
+        base_memory_before=row["base_memory_before"],
+        watermark=row["watermark"],
+        undone_at=row["undone_at"],
     )
