@@ -17,7 +17,6 @@ from lobug.store.models import DREAM, Dream, DreamChange, Fact, Vector
 from lobug.store.postgres import audit
 from lobug.store.postgres.episodes import PostgresEpisodes
 from lobug.store.postgres.facts import FACT_LOCK, PostgresFacts
-from lobug.store.postgres.log import as_vector
 from lobug.store.sqlite import rows
 
 
@@ -43,7 +42,7 @@ class PostgresDreams(PostgresEpisodes, PostgresFacts):
         facts = sorted(self.facts_by_ids(list(by_id)).values(), key=lambda f: f.id)
         if not facts:
             return [], np.zeros((0, 0), dtype=np.float32)
-        return facts, np.stack([np.asarray(by_id[f.id], dtype=np.float32) for f in facts])
+        return facts, np.stack([by_id[f.id].to_numpy() for f in facts])
 
     def memory_watermark(self, agent: str) -> str:
         """What an agent's memory holds, in brief: it changes whenever a message, fact,
@@ -110,7 +109,7 @@ class PostgresDreams(PostgresEpisodes, PostgresFacts):
                 continue  # no longer current, or pinned since the dream was planned
             conn.execute(
                 "INSERT INTO dream_vectors(dream_id, fact_id, embedding) VALUES (%s, %s, %s)",
-                (dream_id, change.fact_id, as_vector(row["embedding"])),
+                (dream_id, change.fact_id, row["embedding"]),
             )
             conn.execute(
                 "UPDATE facts SET invalidated_at = %s, superseded_by = %s WHERE id = %s",
@@ -185,7 +184,7 @@ class PostgresDreams(PostgresEpisodes, PostgresFacts):
             )
             conn.execute(
                 "INSERT INTO fact_vectors(fact_id, agent_id, embedding) VALUES (%s, %s, %s)",
-                (row["id"], agent_id, as_vector(row["embedding"])),
+                (row["id"], agent_id, row["embedding"]),
             )
             audit.record(
                 conn,
