@@ -56,7 +56,10 @@ def database_url(engine: str, tmp_path: Path, request: pytest.FixtureRequest) ->
 @pytest.fixture
 def settings(tmp_path: Path, engine: str, request: pytest.FixtureRequest) -> Settings:
     url = None if engine == "sqlite" else request.getfixturevalue("database_url")
-    return Settings(db_path=tmp_path / "memory.db", database_url=url, memory=MemoryConfig())
+    # No nightly dream: a test that wants one runs it.
+    return Settings(
+        db_path=tmp_path / "memory.db", database_url=url, memory=MemoryConfig(), dream_at=""
+    )
 
 
 @pytest.fixture

@@ -46,6 +46,7 @@ class FakeChat(ChatBackend):
         self.replies: deque[str] = deque()
         self.requests: list[tuple[list[ChatMessage], JsonSchema | None]] = []
         self.reply_token_limits: list[int] = []  # max_tokens of each request without a schema
+        self.priorities: list[bool] = []  # `background` of each request
         self.fail_with: Exception | None = None
         self.streamed = 0
         self.abandoned_streams = 0
@@ -88,6 +89,7 @@ class FakeChat(ChatBackend):
             self.requests.append((list(messages), json_schema))
             if json_schema is None:
                 self.reply_token_limits.append(max_tokens)
+            self.priorities.append(background)
             if self.fail_with is not None:
                 raise self.fail_with
             if self.replies:

@@ -11,7 +11,17 @@ from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from fastapi import FastAPI
 
 from lobug import __version__
-from lobug.api import context, curation, device, facts, memory, openai_proxy, transfer, voice
+from lobug.api import (
+    context,
+    curation,
+    device,
+    dreams,
+    facts,
+    memory,
+    openai_proxy,
+    transfer,
+    voice,
+)
 from lobug.api.auth import TokenGate, role_without_tokens
 from lobug.api.errors import install_error_handlers
 from lobug.api.json_guard import JsonBodyGuard
@@ -64,6 +74,7 @@ def create_app(settings: Settings, backends: Backends | None = None) -> FastAPI:
     app.include_router(context.router, prefix="/memory")
     app.include_router(facts.router, prefix="/memory")
     app.include_router(curation.router, prefix="/memory")
+    app.include_router(dreams.router, prefix="/memory")
     app.include_router(transfer.router, prefix="/memory")
     install_ui(app)
     mcp_running = install_mcp(app, settings)
@@ -100,6 +111,7 @@ def create_memory_app(settings: Settings, backends: Backends | None = None) -> F
     app.include_router(context.router)
     app.include_router(facts.router)
     app.include_router(curation.router)
+    app.include_router(dreams.router)
     app.include_router(transfer.router)
     install_ui(app)
     mcp_running = install_mcp(app, settings)

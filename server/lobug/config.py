@@ -12,6 +12,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from lobug.memory.when import clock_time, zone_named
 from lobug.names import AGENT_NAME, AGENT_NAME_RULE
 
 LLM_BACKENDS = ("auto", "ollama", "openai", "embedded")
@@ -45,8 +46,16 @@ class MemoryConfig:
     search_vector_weight: float = 0.6
     search_keyword_weight: float = 0.4
     search_recency_weight: float = 0.05
+    # The user's time zone, for "yesterday" and "this morning" (empty: the machine's).
+    timezone: str = ""
+    # A dream retires low-value facts beyond this many current facts per agent.
+    max_facts: int = 5000
 
     def __post_init__(self) -> None:
+        try:
+            zone_named(self.timezone)
+        except ValueError as exc:
+            raise ConfigError(f"LOBUG_TIMEZONE: {exc} (a name such as Europe/Berlin)") from exc
         if (
             min(self.search_vector_weight, self.search_keyword_weight, self.search_recency_weight)
             < 0
@@ -60,6 +69,8 @@ class MemoryConfig:
             raise ConfigError("LOBUG_RETRIEVAL_MIN_SIMILARITY must be between 0 and 1")
         if not 0.0 <= self.duplicate_distance_threshold <= 2.0:
             raise ConfigError("LOBUG_DUPLICATE_DISTANCE must be between 0 and 2")
+        if self.max_facts < 1:
+            raise ConfigError("LOBUG_MAX_FACTS must be positive")
         for name in ("short_term_keep", "long_term_keep", "retrieval_top_k"):
             if getattr(self, name) < 0:
                 raise ConfigError(f"{name} must not be negative")
@@ -115,6 +126,8 @@ class Settings:
     max_body_bytes: int = 1024 * 1024
     maintenance_interval_s: float = 300.0
     max_devices: int = 256
+    # The nightly dream, local time (LOBUG_TIMEZONE) as HH:MM; empty: no nightly dream.
+    dream_at: str = "03:30"
 
     default_search_limit: int = 5
     max_search_limit: int = 20
@@ -139,6 +152,8 @@ class Settings:
             raise ConfigError("LOBUG_MAX_TEXT_CHARS must be positive")
         if self.max_devices < 1:
             raise ConfigError("LOBUG_MAX_DEVICES must be positive")
+        if self.dream_at and clock_time(self.dream_at) is None:
+            raise ConfigError("LOBUG_DREAM_AT must be a time of day as HH:MM (or empty: never)")
         if self.tts_sample_rate is not None and not 8000 <= self.tts_sample_rate <= 48000:
             raise ConfigError("LOBUG_TTS_SAMPLE_RATE must be between 8000 and 48000")
         if self.voice_max_sentences < 1 or self.voice_max_tokens < 1:
@@ -333,6 +348,8 @@ MEMORY_ENV: dict[str, tuple[str, Parser]] = {
     "search_vector_weight": ("LOBUG_SEARCH_VECTOR_WEIGHT", _number),
     "search_keyword_weight": ("LOBUG_SEARCH_KEYWORD_WEIGHT", _number),
     "search_recency_weight": ("LOBUG_SEARCH_RECENCY_WEIGHT", _number),
+    "timezone": ("LOBUG_TIMEZONE", _text),
+    "max_facts": ("LOBUG_MAX_FACTS", _integer),
 }
 
 SETTINGS_ENV: dict[str, tuple[str, Parser]] = {
@@ -378,6 +395,7 @@ SETTINGS_ENV: dict[str, tuple[str, Parser]] = {
     "max_search_limit": ("MEMORY_MAX_SEARCH_LIMIT", _integer),
     "max_context_messages": ("MEMORY_MAX_CONTEXT_MESSAGES", _integer),
     "max_devices": ("LOBUG_MAX_DEVICES", _integer),
+    "dream_at": ("LOBUG_DREAM_AT", _text),
 }
 
 # `lobug memory-server`: the seed's variables, over what `from_env` read.

@@ -19,6 +19,7 @@ which runs each call in a worker thread (`asyncio.to_thread`).
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import os
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -75,7 +76,10 @@ def context_dict(found: BudgetedContext) -> dict[str, Any]:
         "base_memory": context.base_memory,
         "blocks": [{"label": label, "value": value} for label, value in context.blocks],
         "facts": [{**fact_dict(h.fact), "similarity": h.similarity} for h in context.facts],
-        "summaries": [{"id": s.id, "content": s.content} for s in context.summaries],
+        "summaries": [
+            {"id": s.id, "content": s.content, "started_at": s.started_at, "ended_at": s.ended_at}
+            for s in context.summaries
+        ],
         "messages": [
             {"id": h.message.id, "role": h.message.role, "content": h.message.content}
             for h in context.messages
@@ -211,6 +215,27 @@ class MemoryEngine:
             self.services.memory, self.agent, query, max_tokens, message_limit=limit
         )
 
+    # ------------------------------------------------------------------ dreams
+
+    def dream(self, dry_run: bool = False) -> dict[str, Any]:
+        """Consolidate the agent's memory now (`memory/dream.py`): `id` (None for a dry run),
+        `changes` (the facts retired and why), `base_memory_rewritten` and the `diary`."""
+        result = self.services.dreamer.dream(self.agent, dry_run=dry_run)
+        stored = result.dream
+        return {
+            "id": stored.id if stored else None,
+            "dry_run": dry_run,
+            "changes": [dataclasses.asdict(c) for c in (stored or result.plan).changes],
+            "base_memory_rewritten": (
+                stored.base_memory_before is not None if stored else result.plan.rewrite_base_memory
+            ),
+            "diary": stored.diary if stored else result.plan.diary,
+        }
+
+    def undo_dream(self, dream_id: int) -> None:
+        """Undo one dream: the facts it retired are current again, its base memory undone."""
+        self.services.dreamer.undo(self.agent, dream_id, actor=API_SOURCE)
+
     # ------------------------------------------------------------------ blocks
 
     def read_block(self, label: str) -> dict[str, Any]:
@@ -289,6 +314,9 @@ class AsyncMemoryEngine:
         self, query: str, max_tokens: int = DEFAULT_CONTEXT_TOKENS
     ) -> str:
         return await asyncio.to_thread(self.engine.format_for_injection, query, max_tokens)
+
+    async def dream(self, dry_run: bool = False) -> dict[str, Any]:
+        return await asyncio.to_thread(self.engine.dream, dry_run)
 
     async def call_tool(self, name: str, arguments: Mapping[str, Any] | str) -> Any:
         return await asyncio.to_thread(self.engine.call_tool, name, arguments)

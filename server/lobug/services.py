@@ -7,6 +7,7 @@ import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import time as dt_time
 
 from lobug.assistant import Assistant
 from lobug.backends import (
@@ -20,7 +21,9 @@ from lobug.backends import (
 from lobug.config import Settings
 from lobug.maintenance import Task, one_process_at_a_time
 from lobug.memory.curation import Curation
+from lobug.memory.dream import Dreamer
 from lobug.memory.manager import MemoryManager
+from lobug.memory.when import clock_time
 from lobug.memory.work_queue import MemoryWork, reembed_messages
 from lobug.store.engines import open_database, redacted
 from lobug.store.errors import EmbeddingMismatch
@@ -118,7 +121,19 @@ class MemoryServices(CurationServices):
             ("re-embedded messages", reembed),
             ("resumed exchanges", self.memory_work.resume),
         ]
+        at = clock_time(self.settings.dream_at)
+        if at is not None:
+            tasks.append(("dreams", lambda should_stop: self.nightly_dreams(at, should_stop)))
         return one_process_at_a_time(self.store.exclusively, tasks)
+
+    @property
+    def dreamer(self) -> Dreamer:
+        return Dreamer(self.store, self.memory.chat, max_facts=self.settings.memory.max_facts)
+
+    def nightly_dreams(self, at: dt_time, should_stop: Callable[[], bool]) -> int:
+        """The dreams due at `at` (LOBUG_DREAM_AT) in the user's time zone."""
+        agents = [counted.agent.name for counted in self.store.agents_with_counts()]
+        return self.dreamer.nightly(agents, self.memory.now(), at, should_stop)
 
     def close(self) -> None:
         """For `lobug memory-server`, which owns these parts (the device server's `Services`

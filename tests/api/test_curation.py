@@ -368,6 +368,7 @@ ADMIN_CALLS = [
     ("DELETE", "/memory/messages/lobug/1", None),  # message 1 is the fixture's
     ("POST", "/memory/forget", {"agent": "lobug", "device": "desk"}),
     ("GET", "/memory/audit/lobug", None),
+    ("POST", "/memory/dream/lobug?dry_run=true", None),
     ("DELETE", "/memory/agents/lobug?confirm=lobug", None),
 ]
 OPEN_READS = [
@@ -376,6 +377,7 @@ OPEN_READS = [
     "/memory/base-memory/lobug",
     "/memory/base-memory/lobug/history",
     "/memory/summaries/lobug",
+    "/memory/dreams/lobug",
     "/memory/agents",
 ]
 
@@ -428,6 +430,7 @@ def test_admin_routes_document_their_error_codes(client: TestClient) -> None:
             "/memory/messages/lobug/1": "/memory/messages/{agent_name}/{message_id}",
             "/memory/forget": "/memory/forget",
             "/memory/audit/lobug": "/memory/audit/{agent_name}",
+            "/memory/dream/lobug?dry_run=true": "/memory/dream/{agent_name}",
             "/memory/agents/lobug?confirm=lobug": "/memory/agents/{agent_name}",
         }[path]
         responses = schema["paths"][templated][method.lower()]["responses"]

@@ -103,6 +103,18 @@ def test_messages_search_agents_stats_and_transfer(access: MemoryAccess) -> None
     assert access.delete_agent("guest")["deleted"]["messages"] == 0
 
 
+def test_dream_dry_run_list_and_undo(access: MemoryAccess) -> None:
+    access.add_fact("lobug", "The user works at NASA", None)
+    access.add_fact("lobug", "The user works at NASA in Houston", None)
+    preview = access.dream("lobug", True)
+    assert (preview["id"], preview["dry_run"]) == (None, True)
+    assert [c["action"] for c in preview["changes"]] == ["merge"]
+    assert access.facts("lobug", FactQuery())["total"] == 2
+    assert access.dreams("lobug", 5) == []
+    with pytest.raises((Refused, StoreError), match="no dream 7"):
+        access.undo_dream("lobug", 7)
+
+
 def test_refusals(access: MemoryAccess) -> None:
     with pytest.raises((Refused, StoreError)):
         access.fact("lobug", 999)

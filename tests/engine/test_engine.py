@@ -183,3 +183,18 @@ def test_the_async_twin_runs_the_same_calls(engine: MemoryEngine) -> None:
         assert "marathons" in await memory.format_for_injection("marathons")
 
     asyncio.run(use())
+
+
+def test_a_dream_merges_a_near_duplicate_and_is_undone(
+    engine: MemoryEngine, chat: FakeChat
+) -> None:
+    engine.save("Alice works at NASA")
+    engine.save("Alice works at NASA in Houston")  # past the write-time duplicate check
+    assert engine.dream(dry_run=True)["id"] is None
+    chat.enqueue("Alice works at NASA in Houston.")
+    dreamed = engine.dream()
+    assert [c["action"] for c in dreamed["changes"]] == ["merge"]
+    assert "Merged near-duplicates (1)" in dreamed["diary"]
+    assert len(engine.search_memory("NASA", mode="keyword")) == 1
+    engine.undo_dream(dreamed["id"])
+    assert len(engine.search_memory("NASA", mode="keyword")) == 2

@@ -16,11 +16,11 @@ from pydantic import BaseModel, Field
 from lobug.api.deps import MemoryDep, PathAgent
 from lobug.api.errors import ApiError
 from lobug.api.memory import MAX_CONTENT_CHARS, BlockOut, block_out, scored_out
-from lobug.api.shapes import AgentName, MessageOut, StrictBody
+from lobug.api.shapes import AgentName, MessageOut, StrictBody, iso_or_none
 from lobug.memory.budget import DEFAULT_CONTEXT_TOKENS, BudgetedContext, budgeted_context
 from lobug.memory.search import SearchMode
 from lobug.services import MemoryServices
-from lobug.store.models import MemoryBlock
+from lobug.store.models import MemoryBlock, Summary
 
 MAX_CONTEXT_TOKENS = 100_000
 
@@ -47,8 +47,12 @@ class ContextFactOut(BaseModel):
 
 
 class SummaryOut(BaseModel):
+    """An episode: a summary and when its first and last message were said."""
+
     id: str
     content: str
+    started_at: str | None = None
+    ended_at: str | None = None
 
 
 class ContextOut(BaseModel):
@@ -66,6 +70,15 @@ class ContextOut(BaseModel):
     sections: list[SectionOut]
     prompt: str
     search_mode: SearchMode = "hybrid"
+
+
+def episode_out(summary: Summary) -> SummaryOut:
+    return SummaryOut(
+        id=str(summary.id),
+        content=summary.content,
+        started_at=iso_or_none(summary.started_at),
+        ended_at=iso_or_none(summary.ended_at),
+    )
 
 
 def context_out(found: BudgetedContext, blocks: list[MemoryBlock]) -> ContextOut:
@@ -91,7 +104,7 @@ def context_out(found: BudgetedContext, blocks: list[MemoryBlock]) -> ContextOut
             )
             for hit in context.facts
         ],
-        summaries=[SummaryOut(id=str(s.id), content=s.content) for s in context.summaries],
+        summaries=[episode_out(s) for s in context.summaries],
         relevant_messages=scored_out(list(context.messages)),
         sections=[SectionOut(name=s.name, tokens=s.tokens, share=s.share) for s in found.sections],
         prompt=found.prompt,

@@ -89,6 +89,9 @@ class SummaryOut(BaseModel):
     source_to_id: str
     created_at: str
     incorporated: bool
+    # The episode's span: when its first and last message were said.
+    started_at: str | None = None
+    ended_at: str | None = None
 
 
 class ForgottenOut(BaseModel):
@@ -163,6 +166,8 @@ def summary_out(summary: Summary) -> SummaryOut:
         source_to_id=str(summary.source_to_id),
         created_at=iso(summary.created_at),
         incorporated=summary.incorporated,
+        started_at=iso_or_none(summary.started_at),
+        ended_at=iso_or_none(summary.ended_at),
     )
 
 

@@ -24,6 +24,8 @@ from lobug.store.errors import (
     BlockNotFound,
     BlockReadOnly,
     BlockTooLong,
+    DreamNotFound,
+    DreamUndone,
     FactNotCurrent,
     FactNotFound,
     ImportConflict,
@@ -68,6 +70,8 @@ _STORE_ERRORS: dict[type[Exception], tuple[int, str]] = {
     FactNotCurrent: (409, "fact_not_current"),
     SourcesForgotten: (409, "sources_forgotten"),
     ImportConflict: (409, "import_conflict"),
+    DreamNotFound: (404, "dream_not_found"),
+    DreamUndone: (409, "dream_undone"),
 }
 
 
@@ -77,6 +81,8 @@ ERROR_DOCS: dict[str, tuple[int, str]] = {
     "block_not_found": (404, "the agent has no memory block with this label"),
     "fact_not_found": (404, "the agent has no fact with this id"),
     "message_not_found": (404, "the agent has no message with this id"),
+    "dream_not_found": (404, "the agent has no dream with this id"),
+    "dream_undone": (409, "the dream was undone already"),
     "fact_not_current": (409, "the fact was superseded or forgotten: change its current version"),
     "invalid_request": (422, "a parameter or the body is invalid"),
     "span_required": (422, "none of device, since, until given: the whole log is never forgotten"),

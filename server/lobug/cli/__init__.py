@@ -14,7 +14,7 @@ from typing import Any
 
 import click
 
-from lobug.cli import chat, facts, memory, servers, transfer
+from lobug.cli import chat, dream, facts, memory, servers, transfer
 from lobug.cli.output import USAGE, ConfigurationError, Refused
 from lobug.config import ConfigError
 
@@ -75,6 +75,7 @@ for command in (
     memory.blocks,
     memory.base_memory,
     memory.audit,
+    dream.dream,
     memory.stats,
     chat.chat,
     transfer.export,

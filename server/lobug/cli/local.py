@@ -14,6 +14,7 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from lobug.api import curation as shapes
+from lobug.api import dreams
 from lobug.api.facts import added_out, fact_detail, fact_fields
 from lobug.api.memory import block_out
 from lobug.api.shapes import agent_out, message_out
@@ -23,6 +24,7 @@ from lobug.cli.output import Refused
 from lobug.config import Settings
 from lobug.memory import search, transfer
 from lobug.memory.curation import Curation
+from lobug.memory.dream import Dreamer
 from lobug.memory.search import SearchMode
 from lobug.names import AGENT_NAME, AGENT_NAME_RULE
 from lobug.services import CurationServices
@@ -239,6 +241,32 @@ class LocalAccess:
             "entries": [shapes.audit_out(e).model_dump() for e in entries],
             "total": self.store.count_audit_entries(agent),
         }
+
+    def dream(self, agent: str, dry_run: bool) -> Json:
+        self.require(agent)
+        if dry_run:
+            result = Dreamer(self.store, None, max_facts=self.max_facts).dream(agent, dry_run=True)
+            return dreams.result_out(result, dry_run=True).model_dump()
+        from lobug.backends import build_chat
+
+        chat = build_chat(self.svc.settings)
+        try:
+            result = Dreamer(self.store, chat, max_facts=self.max_facts).dream(agent)
+        finally:
+            chat.close()
+        return dreams.result_out(result, dry_run=False).model_dump()
+
+    def dreams(self, agent: str, limit: int) -> list[Json]:
+        self.require(agent)
+        return [dreams.dream_out(d).model_dump() for d in self.store.dreams(agent, limit)]
+
+    def undo_dream(self, agent: str, dream_id: int) -> Json:
+        self.require(agent)
+        return dreams.dream_out(self.store.undo_dream(agent, dream_id, actor=CLI)).model_dump()
+
+    @property
+    def max_facts(self) -> int:
+        return self.svc.settings.memory.max_facts
 
     # ------------------------------------------------------------------ whole database
 

@@ -166,6 +166,18 @@ class RemoteAccess:
         found: Json = self.call("GET", f"/audit/{agent}", params={"limit": limit})
         return found
 
+    def dream(self, agent: str, dry_run: bool) -> Json:
+        found: Json = self.call("POST", f"/dream/{agent}", params={"dry_run": dry_run})
+        return found
+
+    def dreams(self, agent: str, limit: int) -> list[Json]:
+        found: list[Json] = self.call("GET", f"/dreams/{agent}", params={"limit": limit})
+        return found
+
+    def undo_dream(self, agent: str, dream_id: int) -> Json:
+        found: Json = self.call("POST", f"/dreams/{agent}/{dream_id}/undo")
+        return found
+
     # ------------------------------------------------------------------ whole database
 
     def stats(self) -> Json:

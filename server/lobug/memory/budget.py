@@ -1,11 +1,12 @@
 """Memory under a token budget: the one context that `POST /context/{agent}`, `learning()`,
 the `/v1` proxy and `MemoryEngine` inject.
 
-`MemoryManager.retrieve_context` gathers pinned facts, base memory, blocks and relevant facts
-(what a device turn gets); here the summaries and past messages relevant to the query are
-added, and the whole is fitted to `max_tokens` in priority order:
+`MemoryManager.retrieve_context` gathers pinned facts, base memory, blocks, relevant facts,
+the episodes (summaries) relevant to the query or of a time it names, and that time's
+messages (what a device turn gets); here the past messages relevant to the query are added
+after those, and the whole is fitted to `max_tokens` in priority order:
 
-    pinned facts > base memory > memory blocks > relevant facts > summaries > messages
+    pinned facts > base memory > memory blocks > relevant facts > episodes > messages
 
 Each section takes what it needs of what the sections before it left. A list item (a fact, a
 summary, a message) is kept whole or left out, and the first that does not fit ends its
@@ -27,11 +28,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from lobug.memory import search
-from lobug.memory.curation import content_stems
 from lobug.memory.manager import MemoryContext, MemoryManager, within
 from lobug.memory.search import SearchMode
-from lobug.store.models import ScoredMessage, Summary
-from lobug.store.protocol import Store
+from lobug.store.models import ScoredMessage
 from lobug.tokens import estimate_tokens
 
 DEFAULT_CONTEXT_TOKENS = 1500
@@ -42,9 +41,6 @@ SECTIONS = ("pinned", "base_memory", "blocks", "facts", "summaries", "messages")
 MIN_CUT_TOKENS = 32
 # One past message never takes more than this (it is cut, with a marker, before fitting).
 MESSAGE_MAX_TOKENS = 150
-RELEVANT_SUMMARIES = 3
-# Only the newest summaries are scored for relevance, so the cost stays flat as they grow.
-SUMMARY_CANDIDATES = 200
 
 
 @dataclass(frozen=True)
@@ -81,10 +77,13 @@ def budgeted_context(
     """Everything memory holds for `query`, fitted to `max_tokens` (see the module)."""
     gathered = memory.retrieve_context(agent, query)
     found = relevant_messages(memory, agent, query, message_limit)
+    dated = {hit.message.id for hit in gathered.messages}
     gathered = dataclasses.replace(
         gathered,
-        summaries=relevant_summaries(memory.store, agent, query),
-        messages=tuple(shortened(hit) for hit in found.hits),
+        messages=tuple(
+            shortened(hit)
+            for hit in [*gathered.messages, *(h for h in found.hits if h.message.id not in dated)]
+        ),
     )
     kept = fit(gathered, max_tokens)
     shares = tuple(
@@ -109,23 +108,6 @@ def relevant_messages(
     )
 
 
-def relevant_summaries(
-    store: Store, agent: str, query: str, k: int = RELEVANT_SUMMARIES
-) -> tuple[Summary, ...]:
-    """The newest summaries sharing the most content words with `query` (none when no word
-    is shared), best first."""
-    words = content_stems(query)
-    if not words:
-        return ()
-    scored = []
-    for summary in store.summaries(agent)[-SUMMARY_CANDIDATES:]:
-        shared = len(words & content_stems(summary.content))
-        if shared:
-            scored.append((shared, summary.id, summary))
-    scored.sort(key=lambda item: (item[0], item[1]), reverse=True)
-    return tuple(summary for _, _, summary in scored[:k])
-
-
 def shortened(hit: ScoredMessage) -> ScoredMessage:
     message = dataclasses.replace(
         hit.message, content=within(hit.message.content, MESSAGE_MAX_TOKENS)
@@ -139,7 +121,7 @@ def cost(context: MemoryContext) -> int:
 
 def fit(context: MemoryContext, max_tokens: int) -> MemoryContext:
     """The part of `context` that fits `max_tokens`, served in `SECTIONS` order."""
-    kept = MemoryContext(timings_ms=context.timings_ms)
+    kept = MemoryContext(timings_ms=context.timings_ms, zone=context.zone)
     for name in SECTIONS:
         for item in items_of(context, name):
             trial = with_item(kept, name, item)
@@ -194,7 +176,7 @@ def section_tokens(context: MemoryContext) -> list[tuple[str, int]]:
     """Each section's tokens as it stands in the prompt (0 for an empty one)."""
     alone = []
     for name in SECTIONS:
-        only = MemoryContext(**{name: getattr(context, name)})
+        only = MemoryContext(zone=context.zone, **{name: getattr(context, name)})
         sections = only.prompt_sections()
         alone.append((name, estimate_tokens(sections[0]) if sections else 0))
     return alone

@@ -54,3 +54,11 @@ class ImportConflict(StoreError):
 
 class DatabaseInUse(StoreError):
     """Another process (a running server) has the database open."""
+
+
+class DreamNotFound(StoreError):
+    """The agent has no dream with this id."""
+
+
+class DreamUndone(StoreError):
+    """The dream was undone already."""

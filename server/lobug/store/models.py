@@ -24,6 +24,7 @@ INTERNAL_SOURCES = frozenset({API_SOURCE, PROXY_SOURCE})
 MANUAL = "manual"  # a person, through the memory API
 EXTRACTION = "extraction"  # facts learned from a conversation
 CASCADE = "cascade"  # summaries and base memory written by the model
+DREAM = "dream"  # consolidation: duplicates merged, contradictions settled, facts retired
 VOICE = "voice"  # a request said or typed to a device ("forget that")
 CLI = "cli"
 
@@ -173,6 +174,19 @@ class Summary:
     source_to_id: int
     created_at: float
     incorporated: bool
+    # The episode: when its first and last message were said (None: none of them is left).
+    started_at: float | None = None
+    ended_at: float | None = None
+
+
+@dataclass(frozen=True)
+class ScoredSummary:
+    """An episode found for a query: its cosine similarity (0 when found by words or date
+    alone) and its fused score."""
+
+    summary: Summary
+    similarity: float
+    score: float
 
 
 @dataclass(frozen=True)
@@ -274,3 +288,29 @@ class DayLatency:
     day: str
     replies: int
     mean_s: float
+
+
+@dataclass(frozen=True)
+class DreamChange:
+    """One fact a dream retires: `merge` (a near-duplicate of `kept_id`), `settle` (contradicted
+    by the newer `kept_id`) or `retire` (a low-value fact over the cap, `kept_id` None)."""
+
+    action: str
+    fact_id: int
+    kept_id: int | None
+    reason: str
+
+
+@dataclass(frozen=True)
+class Dream:
+    """One consolidation of an agent's memory, as stored (see `memory/dream.py`)."""
+
+    id: int
+    agent: str
+    started_at: float
+    finished_at: float
+    diary: str
+    changes: tuple[DreamChange, ...]
+    base_memory_before: str | None
+    watermark: str
+    undone_at: float | None = None

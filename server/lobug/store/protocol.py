@@ -22,6 +22,8 @@ from lobug.store.models import (
     ConversationDay,
     DayGrowth,
     DayLatency,
+    Dream,
+    DreamChange,
     Fact,
     FactFlags,
     FactQuery,
@@ -154,7 +156,14 @@ class FactStore(Protocol):
 class SummaryStore(Protocol):
     """Summaries of the conversation log and the base memory distilled from them."""
 
-    def add_summary(self, agent: str, content: str, messages: Sequence[Message]) -> Summary: ...
+    def add_summary(
+        self,
+        agent: str,
+        content: str,
+        messages: Sequence[Message],
+        *,
+        vector: Vector | None = None,
+    ) -> Summary: ...
 
     def unincorporated_summaries(self, agent: str) -> list[Summary]: ...
 
@@ -175,6 +184,46 @@ class SummaryStore(Protocol):
     def base_memory_history(self, agent: str) -> list[BaseMemoryVersion]: ...
 
     def write_base_memory(self, agent: str, content: str, *, actor: str) -> None: ...
+
+
+class EpisodeStore(Protocol):
+    """Summaries as episodes: found by words, by embedding or by the time they cover; and the
+    messages of a span of time (Unix seconds, [start, end))."""
+
+    def keyword_summaries(self, agent: str, query: str, k: int) -> list[tuple[Summary, float]]: ...
+
+    def search_summaries(
+        self, agent: str, query: Vector, k: int
+    ) -> list[tuple[Summary, float]]: ...
+
+    def summaries_between(self, agent: str, start: float, end: float, k: int) -> list[Summary]: ...
+
+    def messages_between(self, agent: str, start: float, end: float, k: int) -> list[Message]: ...
+
+
+class DreamStore(Protocol):
+    """Consolidation ("dream"): the current facts with their vectors to plan one, applying
+    it in one transaction (audited under actor `dream`), listing and undoing it."""
+
+    def current_fact_vectors(self, agent: str) -> tuple[list[Fact], Vector]: ...
+
+    def memory_watermark(self, agent: str) -> str: ...
+
+    def apply_dream(
+        self,
+        agent: str,
+        changes: Sequence[DreamChange],
+        base_memory: str | None,
+        diary: str,
+        *,
+        started_at: float,
+    ) -> Dream: ...
+
+    def dreams(self, agent: str, limit: int = 20) -> list[Dream]: ...
+
+    def dream(self, agent: str, dream_id: int) -> Dream: ...
+
+    def undo_dream(self, agent: str, dream_id: int, *, actor: str) -> Dream: ...
 
 
 class BlockStore(Protocol):
@@ -322,6 +371,8 @@ class Store(
     WorkQueueStore,
     FactStore,
     SummaryStore,
+    EpisodeStore,
+    DreamStore,
     BlockStore,
     SearchStore,
     CurationStore,

@@ -8,11 +8,11 @@ from lobug.store.models import Clock
 from lobug.store.postgres.activity import PostgresActivity
 from lobug.store.postgres.blocks import PostgresBlocks
 from lobug.store.postgres.database import POOL_SIZE
+from lobug.store.postgres.dreams import PostgresDreams
 from lobug.store.postgres.exclusive import PostgresExclusive
 from lobug.store.postgres.forgetting import PostgresForgetting
 from lobug.store.postgres.fulltext import PostgresFullText
 from lobug.store.postgres.queue import PostgresWorkQueue
-from lobug.store.postgres.summaries import PostgresSummaries
 from lobug.store.postgres.transfer import PostgresTransfer
 from lobug.store.postgres.vectors import EF_SEARCH, PostgresVectors
 
@@ -21,7 +21,7 @@ class PostgresStore(
     PostgresWorkQueue,
     PostgresVectors,
     PostgresForgetting,
-    PostgresSummaries,
+    PostgresDreams,
     PostgresBlocks,
     PostgresFullText,
     PostgresExclusive,

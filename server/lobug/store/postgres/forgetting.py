@@ -18,7 +18,15 @@ from lobug.store.postgres.facts import FACT_LOCK
 from lobug.store.sqlite import rows
 
 # Tables keyed by agent_id, emptied for a deleted agent (children before parents).
-AGENT_TABLES = ("audit_log", "base_memory_versions", "base_memory", "summaries", "facts")
+# Their vectors go with dreams and summaries (ON DELETE CASCADE).
+AGENT_TABLES = (
+    "audit_log",
+    "dreams",
+    "base_memory_versions",
+    "base_memory",
+    "summaries",
+    "facts",
+)
 
 
 class PostgresForgetting(PostgresFactEdits):

@@ -6,7 +6,11 @@ Version 1 is the SQLite schema as of its migration 5, written for PostgreSQL: id
 (explicit ids are accepted, which `migrate-db` relies on), `double precision` times, JSON kept
 as text (the rows read the same as SQLite's), and `tsvector` columns generated from the text
 with GIN indexes for keyword search. `fact_vectors` and `message_vectors` take the dimension
-of the embedding model, so `vectors.py` creates them (and their HNSW indexes) on binding.
+of the embedding model, so `vectors.py` creates them (and their HNSW indexes) on binding;
+`summary_vectors` (version 2) too.
+
+Version 2 is SQLite's migrations 6 and 7: summaries are episodes (their span of time, a
+`tsvector`), and dreams with the vectors of the facts they retired.
 """
 
 from __future__ import annotations
@@ -135,6 +139,44 @@ MIGRATIONS: tuple[Migration, ...] = (
                 detail TEXT
             )""",
             "CREATE INDEX audit_log_by_agent ON audit_log(agent_id, id)",
+        ),
+    ),
+    Migration(
+        2,
+        "episodes_and_dreams",
+        (
+            # A summary is an episode: the span of time its messages cover (`add_summary`
+            # writes it for new ones).
+            f"ALTER TABLE summaries ADD COLUMN started_at {TIME}, ADD COLUMN ended_at {TIME}, "
+            f"ADD COLUMN search {SEARCH}",
+            "UPDATE summaries s SET "
+            "started_at = (SELECT MIN(created_at) FROM conversation_log l WHERE l.agent_id = "
+            "s.agent_id AND l.id BETWEEN s.source_from_id AND s.source_to_id), "
+            "ended_at = (SELECT MAX(created_at) FROM conversation_log l WHERE l.agent_id = "
+            "s.agent_id AND l.id BETWEEN s.source_from_id AND s.source_to_id)",
+            "CREATE INDEX summaries_by_time ON summaries(agent_id, ended_at, started_at)",
+            "CREATE INDEX summaries_search ON summaries USING GIN (search)",
+            "CREATE INDEX conversation_log_by_time ON conversation_log(agent_id, created_at)",
+            # A dream (see the SQLite migration 7 for what each column holds).
+            f"""CREATE TABLE dreams (
+                id {ID},
+                agent_id BIGINT NOT NULL REFERENCES agents(id),
+                started_at {TIME} NOT NULL,
+                finished_at {TIME} NOT NULL,
+                diary TEXT NOT NULL,
+                changes TEXT NOT NULL DEFAULT '[]',
+                base_memory_before TEXT,
+                watermark TEXT NOT NULL,
+                undone_at {TIME}
+            )""",
+            "CREATE INDEX dreams_by_agent ON dreams(agent_id, id)",
+            # The vectors of the facts a dream retired (any dimension: never searched).
+            """CREATE TABLE dream_vectors (
+                dream_id BIGINT NOT NULL REFERENCES dreams(id) ON DELETE CASCADE,
+                fact_id BIGINT NOT NULL,
+                embedding vector NOT NULL,
+                PRIMARY KEY (dream_id, fact_id)
+            )""",
         ),
     ),
 )

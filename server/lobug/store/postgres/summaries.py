@@ -10,9 +10,10 @@ from collections.abc import Sequence
 from typing import Any
 
 from lobug.store.errors import SourcesForgotten, StoreError
-from lobug.store.models import CASCADE, BaseMemoryVersion, Message, Summary
+from lobug.store.models import CASCADE, BaseMemoryVersion, Message, Summary, Vector
 from lobug.store.postgres import audit
 from lobug.store.postgres.audit import PostgresAudit
+from lobug.store.postgres.log import as_vector
 from lobug.store.sqlite import rows
 
 
@@ -24,9 +25,23 @@ def _require_rows(conn: Any, table: str, ids: list[int]) -> None:
         raise SourcesForgotten(f"some {table} this was written from were forgotten meanwhile")
 
 
+def _span(messages: Sequence[Message]) -> tuple[float, float]:
+    """When the first and the last of these messages were said."""
+    times = [m.created_at for m in messages]
+    return min(times), max(times)
+
+
 class PostgresSummaries(PostgresAudit):
-    def add_summary(self, agent: str, content: str, messages: Sequence[Message]) -> Summary:
-        """Store a summary and mark the messages it covers as summarized, atomically."""
+    def add_summary(
+        self,
+        agent: str,
+        content: str,
+        messages: Sequence[Message],
+        *,
+        vector: Vector | None = None,
+    ) -> Summary:
+        """Store a summary (an episode: its span of time is that of its messages), with its
+        embedding when given, and mark the messages it covers as summarized, atomically."""
         if not messages:
             raise StoreError("a summary must cover at least one message")
         agent_id = self.agent_id(agent)
@@ -36,14 +51,21 @@ class PostgresSummaries(PostgresAudit):
             _require_rows(conn, "conversation_log", [m.id for m in messages])
             row = conn.execute(
                 "INSERT INTO summaries(agent_id, content, source_from_id, source_to_id, "
-                "created_at) VALUES (%s, %s, %s, %s, %s) RETURNING id",
-                (agent_id, content, first, last, now),
+                "created_at, started_at, ended_at) VALUES (%s, %s, %s, %s, %s, %s, %s) "
+                f"RETURNING {rows.SUMMARY_COLUMNS}",
+                (agent_id, content, first, last, now, *_span(messages)),
             ).fetchone()
+            if vector is not None:
+                conn.execute(
+                    "INSERT INTO summary_vectors(summary_id, agent_id, embedding) "
+                    "VALUES (%s, %s, %s)",
+                    (row["id"], agent_id, as_vector(vector)),
+                )
             conn.cursor().executemany(
                 "UPDATE conversation_log SET summarized = 1 WHERE id = %s AND agent_id = %s",
                 [(m.id, agent_id) for m in messages],
             )
-        return Summary(int(row["id"]), agent, content, first, last, now, False)
+        return rows.summary(agent, row)
 
     def unincorporated_summaries(self, agent: str) -> list[Summary]:
         found = self._query(

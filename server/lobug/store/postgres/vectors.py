@@ -50,7 +50,19 @@ def create_vector_tables(conn: Any, dim: int) -> None:
             f"{parent}(id), agent_id BIGINT NOT NULL, embedding vector({int(dim)}) NOT NULL)"
         )
         conn.execute(f"CREATE INDEX IF NOT EXISTS {table}_by_agent ON {table}(agent_id)")
+    create_summary_vectors(conn, dim)
     create_vector_indexes(conn)
+
+
+def create_summary_vectors(conn: Any, dim: int) -> None:
+    """Episodes' vectors: few (one per 20 messages or so), so compared by an exact scan of
+    the agent's rows, without an HNSW index; deleted with their summary."""
+    conn.execute(
+        "CREATE TABLE IF NOT EXISTS summary_vectors (summary_id BIGINT PRIMARY KEY REFERENCES "
+        "summaries(id) ON DELETE CASCADE, agent_id BIGINT NOT NULL, "
+        f"embedding vector({int(dim)}) NOT NULL)"
+    )
+    conn.execute("CREATE INDEX IF NOT EXISTS summary_vectors_by_agent ON summary_vectors(agent_id)")
 
 
 def create_vector_indexes(conn: Any) -> None:
@@ -97,6 +109,9 @@ class PostgresVectors(PostgresFacts):
                 create_vector_tables(conn, dim)
                 return
         old = (meta["embedding_model"], int(meta["embedding_dim"]))
+        if old == (model, dim) and "summary_vectors" not in self.table_names():
+            with self._transaction() as conn:  # bound before the schema's version 2
+                create_summary_vectors(conn, dim)
         if old != (model, dim):
             raise EmbeddingMismatch(
                 f"The memory database was embedded with {old[0]} ({old[1]} dimensions), but "
@@ -106,8 +121,8 @@ class PostgresVectors(PostgresFacts):
             )
 
     def reindex(self, model: str, dim: int, embed_batch: EmbedBatch) -> int:
-        """Re-embed every current fact, and every message that had a vector, with a new model;
-        return how many facts and messages were embedded."""
+        """Re-embed every current fact, every message that had a vector and every episode
+        (summary) with a new model; return how many facts and messages were embedded."""
         facts = self._query(
             "SELECT id, agent_id, content FROM facts WHERE invalidated_at IS NULL ORDER BY id"
         )
@@ -119,12 +134,15 @@ class PostgresVectors(PostgresFacts):
         )
         fact_vectors = _embed_all(embed_batch, [row["content"] for row in facts])
         message_vectors = _embed_all(embed_batch, [row["content"] for row in messages])
+        episodes = self._query("SELECT id, agent_id, content FROM summaries ORDER BY id")
+        episode_vectors = _embed_all(embed_batch, [row["content"] for row in episodes])
         with self._transaction() as conn, conn.cursor() as cursor:
-            cursor.execute("DROP TABLE IF EXISTS fact_vectors, message_vectors")
+            cursor.execute("DROP TABLE IF EXISTS fact_vectors, message_vectors, summary_vectors")
             create_vector_tables(cursor, dim)
             for (table, key, _), found, vectors in (
                 (VECTOR_TABLES[0], facts, fact_vectors),
                 (VECTOR_TABLES[1], messages, message_vectors),
+                (("summary_vectors", "summary_id", None), episodes, episode_vectors),
             ):
                 cursor.executemany(
                     f"INSERT INTO {table}({key}, agent_id, embedding) VALUES (%s,%s,%s)",

@@ -11,6 +11,7 @@ from typing import Any
 from lobug.store.models import AuditEntry
 from lobug.store.sqlite import rows
 from lobug.store.sqlite.database import SQLiteDatabase, marks
+from lobug.store.sqlite.fulltext import FTS_TABLES
 
 
 def record(
@@ -74,6 +75,6 @@ class SQLiteAudit(SQLiteDatabase):
         erased words), then checkpoint the WAL into the file and truncate it. With
         `secure_delete` on, freed pages are zeroed, so the text is gone from the file."""
         with self._lock:
-            for name in ("messages_fts", "facts_fts"):
+            for name in FTS_TABLES:
                 self._conn.execute(f"INSERT INTO {name}({name}) VALUES ('optimize')")
             self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")

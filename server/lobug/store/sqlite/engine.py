@@ -12,11 +12,11 @@ from lobug.store.sqlite.activity import SQLiteActivity
 from lobug.store.sqlite.backup import FileHold, SQLiteBackup, hold_shared
 from lobug.store.sqlite.blocks import SQLiteBlocks
 from lobug.store.sqlite.database import prepare_private_file
+from lobug.store.sqlite.dreams import SQLiteDreams
 from lobug.store.sqlite.forgetting import SQLiteForgetting
 from lobug.store.sqlite.fulltext import SQLiteFullText
 from lobug.store.sqlite.importing import SQLiteImport
 from lobug.store.sqlite.queue import SQLiteWorkQueue
-from lobug.store.sqlite.summaries import SQLiteSummaries
 from lobug.store.sqlite.vectors import SQLiteVectors
 
 
@@ -24,7 +24,7 @@ class SQLiteStore(
     SQLiteWorkQueue,
     SQLiteVectors,
     SQLiteForgetting,
-    SQLiteSummaries,
+    SQLiteDreams,
     SQLiteBlocks,
     SQLiteFullText,
     SQLiteActivity,

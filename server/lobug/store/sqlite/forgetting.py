@@ -17,7 +17,14 @@ from lobug.store.sqlite.database import marks
 from lobug.store.sqlite.fact_edits import SQLiteFactEdits
 
 # Tables keyed by agent_id, emptied for a deleted agent (children before parents).
-AGENT_TABLES = ("audit_log", "base_memory_versions", "base_memory", "summaries", "facts")
+AGENT_TABLES = (
+    "audit_log",
+    "dreams",
+    "base_memory_versions",
+    "base_memory",
+    "summaries",
+    "facts",
+)
 
 
 class SQLiteForgetting(SQLiteFactEdits):

@@ -13,7 +13,7 @@ from lobug.text import FUNCTION_WORDS
 
 log = logging.getLogger(__name__)
 
-FTS_TABLES = ("messages_fts", "facts_fts")
+FTS_TABLES = ("messages_fts", "facts_fts", "summaries_fts")
 _FTS_WORD = re.compile(r"\w+", re.UNICODE)
 
 

@@ -10,6 +10,8 @@ from lobug.store.models import (
     AuditEntry,
     BaseMemoryVersion,
     BlockChange,
+    Dream,
+    DreamChange,
     Fact,
     MemoryBlock,
     Message,
@@ -32,7 +34,9 @@ BLOCK_COLUMNS = (
     "id, agent_id, label, value, description, char_limit, read_only, created_at, updated_at"
 )
 BLOCK_CHANGE_COLUMNS = "id, block_id, old_value, new_value, changed_by, changed_at"
-SUMMARY_COLUMNS = "id, content, source_from_id, source_to_id, created_at, incorporated"
+SUMMARY_COLUMNS = (
+    "id, content, source_from_id, source_to_id, created_at, incorporated, started_at, ended_at"
+)
 FACT_COLUMNS = (
     "f.id, a.name AS agent, f.content, f.fact_type, f.subject, f.relation, f.object, "
     "f.time_span, f.confidence, f.user_score, f.source_message_ids, f.created_at, "
@@ -54,6 +58,11 @@ def message_columns(table: str = "", prefix: str = "") -> str:
 
 
 MESSAGE_COLUMNS = message_columns()
+
+
+def summary_columns(table: str) -> str:
+    """The columns `summary` reads, from `table` (an alias in the query)."""
+    return ", ".join(f"{table}.{c.strip()}" for c in SUMMARY_COLUMNS.split(","))
 
 
 def json_or_none(value: dict[str, Any] | None) -> str | None:
@@ -142,6 +151,8 @@ def summary(agent_name: str, row: Any) -> Summary:
         source_to_id=row["source_to_id"],
         created_at=row["created_at"],
         incorporated=bool(row["incorporated"]),
+        started_at=row["started_at"],
+        ended_at=row["ended_at"],
     )
 
 
@@ -166,4 +177,25 @@ def base_memory_version(row: Any) -> BaseMemoryVersion:
         content=row["content"],
         written_by=row["written_by"],
         created_at=row["created_at"],
+    )
+
+
+# A dream's columns, read by `dream`.
+DREAM_COLUMNS = (
+    "id, started_at, finished_at, diary, changes, base_memory_before, watermark, undone_at"
+)
+
+
+def dream(agent: str, row: Any) -> Dream:
+    """A `dreams` row (its `changes` JSON) as a Dream."""
+    return Dream(
+        id=row["id"],
+        agent=agent,
+        started_at=row["started_at"],
+        finished_at=row["finished_at"],
+        diary=row["diary"],
+        changes=tuple(DreamChange(**c) for c in json.loads(row["changes"])),
+        base_memory_before=row["base_memory_before"],
+        watermark=row["watermark"],
+        undone_at=row["undone_at"],
     )

@@ -222,4 +222,79 @@ MIGRATIONS: tuple[Migration, ...] = (
             "CREATE INDEX audit_log_by_agent ON audit_log(agent_id, id)",
         ),
     ),
+    Migration(
+        6,
+        "episodes",
+        (
+            # A summary is an episode: the span of time its messages cover, filled from them
+            # by a trigger whenever a summary is written (by the cascade or an import).
+            "ALTER TABLE summaries ADD COLUMN started_at REAL",
+            "ALTER TABLE summaries ADD COLUMN ended_at REAL",
+            "CREATE TRIGGER summaries_span AFTER INSERT ON summaries BEGIN "
+            "UPDATE summaries SET "
+            "started_at = (SELECT MIN(created_at) FROM conversation_log WHERE agent_id = "
+            "new.agent_id AND id BETWEEN new.source_from_id AND new.source_to_id), "
+            "ended_at = (SELECT MAX(created_at) FROM conversation_log WHERE agent_id = "
+            "new.agent_id AND id BETWEEN new.source_from_id AND new.source_to_id) "
+            "WHERE id = new.id; END",
+            "UPDATE summaries SET "
+            "started_at = (SELECT MIN(created_at) FROM conversation_log l WHERE l.agent_id = "
+            "summaries.agent_id AND l.id BETWEEN source_from_id AND source_to_id), "
+            "ended_at = (SELECT MAX(created_at) FROM conversation_log l WHERE l.agent_id = "
+            "summaries.agent_id AND l.id BETWEEN source_from_id AND source_to_id)",
+            "CREATE INDEX summaries_by_time ON summaries(agent_id, ended_at, started_at)",
+            "CREATE INDEX conversation_log_by_time ON conversation_log(agent_id, created_at)",
+            "CREATE VIRTUAL TABLE summaries_fts USING fts5("
+            "content, content='summaries', content_rowid='id', tokenize='porter unicode61')",
+            "CREATE TRIGGER summaries_fts_insert AFTER INSERT ON summaries BEGIN "
+            "INSERT INTO summaries_fts(rowid, content) VALUES (new.id, new.content); END",
+            "CREATE TRIGGER summaries_fts_delete AFTER DELETE ON summaries BEGIN "
+            "INSERT INTO summaries_fts(summaries_fts, rowid, content) "
+            "VALUES ('delete', old.id, old.content); END",
+            "CREATE TRIGGER summaries_fts_update AFTER UPDATE OF content ON summaries BEGIN "
+            "INSERT INTO summaries_fts(summaries_fts, rowid, content) "
+            "VALUES ('delete', old.id, old.content); "
+            "INSERT INTO summaries_fts(rowid, content) VALUES (new.id, new.content); END",
+            "INSERT INTO summaries_fts(summaries_fts) VALUES ('rebuild')",
+            # An episode's embedding (float32, the bound model's dimension). Episodes are few
+            # (one per 20 messages), so they are compared by a scan, not a vec0 index.
+            """CREATE TABLE summary_vectors (
+                summary_id INTEGER PRIMARY KEY REFERENCES summaries(id),
+                embedding BLOB NOT NULL
+            )""",
+            "CREATE TRIGGER summary_vectors_delete AFTER DELETE ON summaries BEGIN "
+            "DELETE FROM summary_vectors WHERE summary_id = old.id; END",
+        ),
+    ),
+    Migration(
+        7,
+        "dreams",
+        (
+            # One consolidation ("dream") of an agent's memory: its diary (Markdown naming
+            # facts by id, so a purge leaves no text behind here), the facts it retired
+            # (`changes`, JSON), the base memory it replaced (NULL: none rewritten) and the
+            # watermark of the memory it saw, so a scheduled dream skips an unchanged agent.
+            """CREATE TABLE dreams (
+                id INTEGER PRIMARY KEY AUTOINCREMENT,
+                agent_id INTEGER NOT NULL REFERENCES agents(id),
+                started_at REAL NOT NULL,
+                finished_at REAL NOT NULL,
+                diary TEXT NOT NULL,
+                changes TEXT NOT NULL DEFAULT '[]',
+                base_memory_before TEXT,
+                watermark TEXT NOT NULL,
+                undone_at REAL
+            )""",
+            "CREATE INDEX dreams_by_agent ON dreams(agent_id, id)",
+            # The vectors of the facts a dream retired, so undoing it restores them as they were.
+            """CREATE TABLE dream_vectors (
+                dream_id INTEGER NOT NULL REFERENCES dreams(id),
+                fact_id INTEGER NOT NULL,
+                embedding BLOB NOT NULL,
+                PRIMARY KEY (dream_id, fact_id)
+            )""",
+            "CREATE TRIGGER dream_vectors_delete AFTER DELETE ON dreams BEGIN "
+            "DELETE FROM dream_vectors WHERE dream_id = old.id; END",
+        ),
+    ),
 )

@@ -10,10 +10,10 @@ from collections.abc import Sequence
 from typing import Any
 
 from lobug.store.errors import SourcesForgotten, StoreError
-from lobug.store.models import CASCADE, BaseMemoryVersion, Message, Summary
+from lobug.store.models import CASCADE, BaseMemoryVersion, Message, Summary, Vector
 from lobug.store.sqlite import audit, rows
 from lobug.store.sqlite.audit import SQLiteAudit
-from lobug.store.sqlite.database import marks
+from lobug.store.sqlite.database import marks, vector_blob
 
 
 def _require_rows(conn: Any, table: str, ids: list[int]) -> None:
@@ -27,8 +27,16 @@ def _require_rows(conn: Any, table: str, ids: list[int]) -> None:
 
 
 class SQLiteSummaries(SQLiteAudit):
-    def add_summary(self, agent: str, content: str, messages: Sequence[Message]) -> Summary:
-        """Store a summary and mark the messages it covers as summarized, atomically."""
+    def add_summary(
+        self,
+        agent: str,
+        content: str,
+        messages: Sequence[Message],
+        *,
+        vector: Vector | None = None,
+    ) -> Summary:
+        """Store a summary (an episode: its span of time is filled from its messages), with
+        its embedding when given, and mark the messages it covers as summarized, atomically."""
         if not messages:
             raise StoreError("a summary must cover at least one message")
         agent_id = self.agent_id(agent)
@@ -41,11 +49,20 @@ class SQLiteSummaries(SQLiteAudit):
                 "created_at) VALUES (?, ?, ?, ?, ?)",
                 (agent_id, content, first, last, now),
             )
+            summary_id = int(cursor.lastrowid)
+            if vector is not None:
+                conn.execute(
+                    "INSERT INTO summary_vectors(summary_id, embedding) VALUES (?, ?)",
+                    (summary_id, vector_blob(vector)),
+                )
             conn.executemany(
                 "UPDATE conversation_log SET summarized = 1 WHERE id = ? AND agent_id = ?",
                 [(m.id, agent_id) for m in messages],
             )
-        return Summary(int(cursor.lastrowid), agent, content, first, last, now, False)
+            row = conn.execute(
+                f"SELECT {rows.SUMMARY_COLUMNS} FROM summaries WHERE id = ?", (summary_id,)
+            ).fetchone()
+        return rows.summary(agent, row)
 
     def unincorporated_summaries(self, agent: str) -> list[Summary]:
         found = self._query(

@@ -73,15 +73,22 @@ class SQLiteVectors(SQLiteFacts):
         self._load_index(dim)
 
     def reindex(self, model: str, dim: int, embed_batch: EmbedBatch) -> int:
-        """Re-embed every current fact, and every message that had a vector, with a new model;
-        return how many facts and messages were embedded."""
+        """Re-embed every current fact, every message that had a vector and every episode
+        (summary) with a new model; return how many facts and messages were embedded."""
         facts = self._query(
             "SELECT id, agent_id, content FROM facts WHERE invalidated_at IS NULL ORDER BY id"
         )
         messages = self._embedded_messages()
         fact_vectors = _embed_all(embed_batch, [row["content"] for row in facts])
         message_vectors = _embed_all(embed_batch, [row["content"] for row in messages])
+        episodes = self._query("SELECT id, content FROM summaries ORDER BY id")
+        episode_vectors = _embed_all(embed_batch, [row["content"] for row in episodes])
         with self._transaction() as conn:
+            conn.execute("DELETE FROM summary_vectors")
+            conn.executemany(
+                "INSERT INTO summary_vectors(summary_id, embedding) VALUES (?, ?)",
+                [(r["id"], vector_blob(v)) for r, v in zip(episodes, episode_vectors, strict=True)],
+            )
             conn.execute("DROP TABLE IF EXISTS fact_vectors")
             conn.execute("DROP TABLE IF EXISTS message_vectors")
             _create_vector_tables(conn, dim)

@@ -1,0 +1,285 @@
+"""The dream: a consolidation of one agent's memory, nightly (`LOBUG_DREAM_AT`) or on demand.
+
+1. **Near-duplicates merged.** Two current facts at cosine similarity `DUPLICATE_SIMILARITY`
+   or more whose content words are one within the other ("The user works at NASA" and "The
+   user works at NASA in Houston"), or at `SAME_SIMILARITY` or more whatever their words: one
+   is kept (pinned first, then the one with more words, the higher user score, the newer),
+   the other retired as its history.
+2. **Contradictions settled.** Two current facts with the same subject and relation but
+   another object: the newer wins, the older becomes its history.
+3. **Low-value facts retired** beyond `LOBUG_MAX_FACTS` current facts: lowest user score,
+   then confidence, then oldest first; pinned facts and facts scored `HIGH_SCORE` or more
+   never.
+4. **Base memory rewritten** by the chat model (background priority) from the facts and
+   episodes, when anything changed since the last dream.
+
+Nothing is deleted: a retired fact is invalidated (and leaves the vector index), each change
+is in the audit log under actor `dream`, and the dream's diary (Markdown, naming facts by id
+so a purge leaves no text in it) is stored with it; `undo` restores the facts and the base
+memory. A dry run plans and writes nothing. Blocking: call from worker threads.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from datetime import time as dt_time
+
+import numpy as np
+
+from lobug.backends.base import ChatBackend, Vector
+from lobug.memory import prompts
+from lobug.memory.curation import content_stems
+from lobug.memory.manager import DISTILL_MAX_TOKENS
+from lobug.store.models import Dream, DreamChange, Fact, Summary
+from lobug.store.protocol import Store
+
+log = logging.getLogger(__name__)
+
+DUPLICATE_SIMILARITY = 0.8
+SAME_SIMILARITY = 0.92
+HIGH_SCORE = 7
+# The base memory is rewritten from this many of the newest episodes and facts.
+REWRITE_EPISODES = 20
+REWRITE_FACTS = 40
+BLOCK_ROWS = 512
+
+Stop = Callable[[], bool]
+
+
+@dataclass(frozen=True)
+class DreamPlan:
+    """What a dream would do: the facts it retires, whether it rewrites the base memory, and
+    the diary that says so."""
+
+    agent: str
+    changes: tuple[DreamChange, ...]
+    rewrite_base_memory: bool
+    facts_seen: int
+    episodes_seen: int
+    diary: str = ""
+
+
+@dataclass(frozen=True)
+class DreamResult:
+    """A dream run: its plan, and the stored dream (None for a dry run or a skipped one)."""
+
+    plan: DreamPlan
+    dream: Dream | None = None
+    skipped: bool = False
+    timings_ms: dict[str, float] = field(default_factory=dict)
+
+
+def similar_pairs(vectors: Vector, threshold: float) -> Iterator[tuple[int, int, float]]:
+    """(i, j, cosine) for every pair of rows i < j at `threshold` or more, by blocks of rows
+    (never the whole square matrix at once)."""
+    norms = np.linalg.norm(vectors, axis=1)
+    unit = vectors / np.where(norms == 0, 1.0, norms)[:, None]
+    for start in range(0, len(unit), BLOCK_ROWS):
+        block = unit[start : start + BLOCK_ROWS] @ unit.T
+        rows, cols = np.nonzero(block >= threshold)
+        for r, c in zip(rows.tolist(), cols.tolist(), strict=True):
+            if c > start + r:
+                yield start + r, c, float(block[r, c])
+
+
+def keeper(a: Fact, b: Fact) -> tuple[Fact, Fact]:
+    """(kept, retired) of two duplicates: pinned, more words, higher score, newer."""
+
+    def worth(f: Fact) -> tuple[bool, int, int, int]:
+        return (f.pinned, len(content_stems(f.content)), f.user_score or 0, f.id)
+
+    return (a, b) if worth(a) >= worth(b) else (b, a)
+
+
+def duplicate_changes(facts: Sequence[Fact], vectors: Vector) -> list[DreamChange]:
+    pairs = sorted(similar_pairs(vectors, DUPLICATE_SIMILARITY), key=lambda p: -p[2])
+    retired: set[int] = set()
+    changes = []
+    for i, j, cosine in pairs:
+        a, b = facts[i], facts[j]
+        if a.id in retired or b.id in retired or not near_duplicates(a, b, cosine):
+            continue
+        kept, gone = keeper(a, b)
+        if gone.pinned:
+            continue
+        retired.add(gone.id)
+        changes.append(DreamChange("merge", gone.id, kept.id, f"cosine {cosine:.2f}"))
+    return changes
+
+
+def near_duplicates(a: Fact, b: Fact, cosine: float) -> bool:
+    if cosine >= SAME_SIMILARITY:
+        return True
+    words_a, words_b = content_stems(a.content), content_stems(b.content)
+    return bool(words_a and words_b) and (words_a <= words_b or words_b <= words_a)
+
+
+def contradiction_changes(facts: Sequence[Fact], retired: set[int]) -> list[DreamChange]:
+    """The older of two current facts with one subject and relation but another object."""
+    newest: dict[tuple[str, str], Fact] = {}
+    changes = []
+    for fact in sorted(facts, key=lambda f: f.id, reverse=True):
+        if fact.id in retired or not (fact.subject and fact.relation and fact.object):
+            continue
+        key = (fact.subject.strip().lower(), fact.relation.strip().lower())
+        winner = newest.setdefault(key, fact)
+        if winner is fact or normalized(winner.object) == normalized(fact.object):
+            continue
+        if not fact.pinned:
+            changes.append(DreamChange("settle", fact.id, winner.id, "newer fact, same relation"))
+    return changes
+
+
+def normalized(text: str | None) -> str:
+    return (text or "").strip().lower()
+
+
+def cap_changes(facts: Sequence[Fact], retired: set[int], max_facts: int) -> list[DreamChange]:
+    """The least valuable facts beyond `max_facts` (pinned and high-score ones never)."""
+    left = [f for f in facts if f.id not in retired]
+    excess = len(left) - max_facts
+    if excess <= 0:
+        return []
+    candidates = sorted(
+        (f for f in left if not f.pinned and (f.user_score or 0) < HIGH_SCORE),
+        key=lambda f: (f.user_score if f.user_score is not None else 5, f.confidence, f.id),
+    )
+    return [
+        DreamChange("retire", f.id, None, f"over {max_facts} facts; confidence {f.confidence:.2f}")
+        for f in candidates[:excess]
+    ]
+
+
+def plan_changes(facts: Sequence[Fact], vectors: Vector, max_facts: int) -> list[DreamChange]:
+    changes = duplicate_changes(facts, vectors) if len(facts) > 1 else []
+    changes += contradiction_changes(facts, {c.fact_id for c in changes})
+    changes += cap_changes(facts, {c.fact_id for c in changes}, max_facts)
+    return changes
+
+
+SECTION_TITLES = {
+    "merge": "Merged near-duplicates",
+    "settle": "Settled contradictions (the newer fact wins)",
+    "retire": "Retired low-value facts",
+}
+
+
+def diary_of(plan: DreamPlan, max_facts: int) -> str:
+    """The dream's diary in Markdown: what changed and why, facts named by id."""
+    lines = [
+        f"# Dream of {plan.agent}",
+        "",
+        f"Looked at {plan.facts_seen} current facts and {plan.episodes_seen} episodes "
+        f"(at most {max_facts} facts are kept).",
+    ]
+    for action, title in SECTION_TITLES.items():
+        listed = [c for c in plan.changes if c.action == action]
+        if listed:
+            lines += ["", f"## {title} ({len(listed)})", ""]
+            lines += [change_line(c) for c in listed]
+    lines += ["", "## Base memory", ""]
+    lines.append(
+        "Rewritten from the facts and episodes."
+        if plan.rewrite_base_memory
+        else "Left as it was: nothing changed since the last dream."
+    )
+    if not plan.changes:
+        lines += ["", "No fact changed."]
+    return "\n".join(lines) + "\n"
+
+
+def change_line(change: DreamChange) -> str:
+    into = {"merge": " into", "settle": " by"}.get(change.action, "")
+    kept = f"{into} fact #{change.kept_id}" if change.kept_id is not None else ""
+    return f"- fact #{change.fact_id}{kept}: {change.reason}"
+
+
+class Dreamer:
+    """Runs dreams for a store with a chat model (background priority; None: plans only, for
+    dry runs where no model is loaded)."""
+
+    def __init__(self, store: Store, chat: ChatBackend | None, *, max_facts: int) -> None:
+        self.store = store
+        self.chat = chat
+        self.max_facts = max_facts
+
+    def plan(self, agent: str, *, rewrite: bool) -> DreamPlan:
+        facts, vectors = self.store.current_fact_vectors(agent)
+        changes = plan_changes(facts, vectors, self.max_facts)
+        episodes = self.store.count_summaries(agent)
+        plan = DreamPlan(
+            agent, tuple(changes), rewrite and bool(facts or episodes), len(facts), episodes
+        )
+        return dataclasses.replace(plan, diary=diary_of(plan, self.max_facts))
+
+    def changed_since_last_dream(self, agent: str) -> bool:
+        last = self.store.dreams(agent, 1)
+        return not last or last[0].watermark != self.store.memory_watermark(agent)
+
+    def dream(
+        self, agent: str, *, dry_run: bool = False, only_if_changed: bool = False
+    ) -> DreamResult:
+        """Plan and (unless `dry_run`) apply one dream of `agent`; with `only_if_changed`
+        nothing happens when the memory is as the last dream left it."""
+        started = time.time()
+        changed = self.changed_since_last_dream(agent)
+        if only_if_changed and not changed:
+            return DreamResult(DreamPlan(agent, (), False, 0, 0), skipped=True)
+        plan = self.plan(agent, rewrite=changed)
+        if dry_run:
+            return DreamResult(plan)
+        base = self.rewritten_base_memory(agent, plan) if plan.rewrite_base_memory else None
+        diary = plan.diary
+        if plan.rewrite_base_memory and base is None:
+            diary += "\nThe model gave no new base memory: it was left as it was.\n"
+        stored = self.store.apply_dream(agent, plan.changes, base, diary, started_at=started)
+        log.info("dream %d of %s: %d facts retired", stored.id, agent, len(stored.changes))
+        return DreamResult(plan, stored, timings_ms={"dream": (time.time() - started) * 1000})
+
+    def rewritten_base_memory(self, agent: str, plan: DreamPlan) -> str | None:
+        """The base memory written again from the facts that stay and the newest episodes;
+        None (left as it is) when the model fails or returns nothing."""
+        retired = {c.fact_id for c in plan.changes}
+        facts = self.store.recent_facts(agent, REWRITE_FACTS + len(retired))
+        kept = [f for f in facts if f.id not in retired][:REWRITE_FACTS]
+        episodes: list[Summary] = self.store.summaries(agent)[-REWRITE_EPISODES:]
+        messages = prompts.distill_base_memory_messages(
+            self.store.base_memory(agent), episodes, kept
+        )
+        if self.chat is None:
+            return None
+        try:
+            text = self.chat.complete(
+                messages, max_tokens=DISTILL_MAX_TOKENS, temperature=0.3, background=True
+            ).strip()
+        except Exception:
+            log.warning(
+                "dream: rewriting the base memory failed; it is left as it was", exc_info=True
+            )
+            return None
+        return text or None
+
+    def undo(self, agent: str, dream_id: int, *, actor: str) -> Dream:
+        return self.store.undo_dream(agent, dream_id, actor=actor)
+
+    def nightly(self, agents: Sequence[str], now: datetime, at: dt_time, should_stop: Stop) -> int:
+        """Dream for every agent whose memory changed since its last dream, once `now` has
+        passed today's `at` (in `now`'s zone) and the agent has not dreamed since; return how
+        many dreamed. Called by each maintenance pass."""
+        due = now.replace(hour=at.hour, minute=at.minute, second=0, microsecond=0)
+        if now < due:
+            return 0
+        dreamed = 0
+        for agent in agents:
+            if should_stop():
+                break
+            last = self.store.dreams(agent, 1)
+            if last and last[0].started_at >= due.timestamp():
+                continue
+            dreamed += self.dream(agent, only_if_changed=True).dream is not None
+        return dreamed

@@ -1,0 +1,246 @@
+"""Time phrases in a question, resolved to a window of time: "what did we talk about
+yesterday?" asks about the conversations between yesterday's midnight and today's.
+
+Pure: `time_window(text, now)` reads only its arguments. `now` carries the user's time zone
+(`LOBUG_TIMEZONE`), so "this morning" and "last Tuesday" mean what they mean where the user
+lives. The first phrase found wins; a text with no phrase gives None.
+
+Understood (case does not matter): today, tonight, this morning / afternoon / evening,
+yesterday (morning / afternoon / evening), last night, the day before yesterday, N days /
+weeks / months / years ago (digits or one to twelve, "a", "a couple of"), this / last week,
+last weekend, this / last month, this / last year, (last / on) Monday..Sunday, in / during /
+last March (optionally with a year, or "March 2023").
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import date, datetime, time, timedelta, tzinfo
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+MONTHS = (
+    "january",
+    "february",
+    "march",
+    "april",
+    "may",
+    "june",
+    "july",
+    "august",
+    "september",
+    "october",
+    "november",
+    "december",
+)
+NUMBERS = {
+    "a": 1,
+    "an": 1,
+    "one": 1,
+    "a couple of": 2,
+    "couple of": 2,
+    "two": 2,
+    "three": 3,
+    "four": 4,
+    "five": 5,
+    "six": 6,
+    "seven": 7,
+    "eight": 8,
+    "nine": 9,
+    "ten": 10,
+    "eleven": 11,
+    "twelve": 12,
+}
+# Parts of a day, as hours from midnight [start, end).
+DAY_PARTS = {"morning": (5, 12), "afternoon": (12, 18), "evening": (18, 24), "night": (18, 30)}
+
+
+@dataclass(frozen=True)
+class TimeWindow:
+    """[start, end) in Unix seconds, and the phrase it was read from."""
+
+    start: float
+    end: float
+    phrase: str
+
+    def holds(self, at: float) -> bool:
+        return self.start <= at < self.end
+
+
+def _midnight(day: date, zone: tzinfo | None) -> datetime:
+    return datetime.combine(day, time(), tzinfo=zone)
+
+
+def _days(first: date, count: int, zone: tzinfo | None) -> tuple[datetime, datetime]:
+    start = _midnight(first, zone)
+    return start, _midnight(first + timedelta(days=count), zone)
+
+
+def _month_start(year: int, month: int, zone: tzinfo | None) -> datetime:
+    year, month = year + (month - 1) // 12, (month - 1) % 12 + 1
+    return _midnight(date(year, month, 1), zone)
+
+
+def _month(year: int, month: int, zone: tzinfo | None) -> tuple[datetime, datetime]:
+    return _month_start(year, month, zone), _month_start(year, month + 1, zone)
+
+
+def _part_of_day(day: date, part: str, zone: tzinfo | None) -> tuple[datetime, datetime]:
+    first, last = DAY_PARTS[part]
+    start = _midnight(day, zone)
+    return start + timedelta(hours=first), start + timedelta(hours=last)
+
+
+def _number(word: str) -> int:
+    return int(word) if word.isdigit() else NUMBERS[word]
+
+
+Span = tuple[datetime, datetime]
+Rule = Callable[[re.Match[str], datetime], Span]
+
+_COUNT = "(" + "|".join([r"\d+", *NUMBERS]) + ")"
+_WEEKDAY = "(" + "|".join(WEEKDAYS) + ")"
+_MONTH = "(" + "|".join(MONTHS) + ")"
+
+
+def _ago(match: re.Match[str], now: datetime) -> Span:
+    count, unit = _number(match[1]), match[2]
+    today = now.date()
+    if unit == "day":
+        return _days(today - timedelta(days=count), 1, now.tzinfo)
+    if unit == "week":
+        monday = today - timedelta(days=today.weekday(), weeks=count)
+        return _days(monday, 7, now.tzinfo)
+    if unit == "month":
+        return _month(now.year, now.month - count, now.tzinfo)
+    return _midnight(date(now.year - count, 1, 1), now.tzinfo), _midnight(
+        date(now.year - count + 1, 1, 1), now.tzinfo
+    )
+
+
+def _weekday(match: re.Match[str], now: datetime) -> Span:
+    """The most recent such day before today ("last Tuesday" on a Tuesday is a week ago)."""
+    back = (now.weekday() - WEEKDAYS.index(match[1])) % 7 or 7
+    return _days(now.date() - timedelta(days=back), 1, now.tzinfo)
+
+
+def _named_month(match: re.Match[str], now: datetime) -> Span:
+    """The named month of the given year, else the latest one not in the future."""
+    month = MONTHS.index(match[1]) + 1
+    if match[2]:
+        return _month(int(match[2]), month, now.tzinfo)
+    year = now.year if month <= now.month else now.year - 1
+    return _month(year, month, now.tzinfo)
+
+
+def _week(offset: int) -> Rule:
+    def rule(match: re.Match[str], now: datetime) -> Span:
+        monday = now.date() - timedelta(days=now.weekday(), weeks=offset)
+        return _days(monday, 7, now.tzinfo)
+
+    return rule
+
+
+def _weekend(match: re.Match[str], now: datetime) -> Span:
+    saturday = now.date() - timedelta(days=now.weekday() + 2)
+    return _days(saturday, 2, now.tzinfo)
+
+
+def _day_part(days_back: int, part: str | None = None) -> Rule:
+    def rule(match: re.Match[str], now: datetime) -> Span:
+        day = now.date() - timedelta(days=days_back)
+        chosen = part or (match.group("part") if "part" in match.re.groupindex else None)
+        if chosen:
+            return _part_of_day(day, chosen, now.tzinfo)
+        return _days(day, 1, now.tzinfo)
+
+    return rule
+
+
+def _this_month(offset: int) -> Rule:
+    return lambda match, now: _month(now.year, now.month - offset, now.tzinfo)
+
+
+def _this_year(offset: int) -> Rule:
+    return lambda match, now: (
+        _midnight(date(now.year - offset, 1, 1), now.tzinfo),
+        _midnight(date(now.year - offset + 1, 1, 1), now.tzinfo),
+    )
+
+
+# Most specific first: "the day before yesterday" before "yesterday", "last night" before
+# "last <weekday>".
+RULES: tuple[tuple[re.Pattern[str], Rule], ...] = tuple(
+    (re.compile(rf"\b{pattern}\b"), rule)
+    for pattern, rule in (
+        (r"(?:the )?day before yesterday", _day_part(2)),
+        (r"yesterday(?: (?P<part>morning|afternoon|evening))?", _day_part(1)),
+        (r"last night", _day_part(1, "night")),
+        (r"this (?P<part>morning|afternoon|evening)", _day_part(0)),
+        (r"tonight", _day_part(0, "evening")),
+        (r"(?:earlier )?today", _day_part(0)),
+        (rf"{_COUNT} (day|week|month|year)s? ago", _ago),
+        (r"this week", _week(0)),
+        (r"last week", _week(1)),
+        (r"last weekend|over the weekend|this weekend", _weekend),
+        (r"this month", _this_month(0)),
+        (r"last month", _this_month(1)),
+        (r"this year", _this_year(0)),
+        (r"last year", _this_year(1)),
+        (rf"(?:last |on |this past )?{_WEEKDAY}", _weekday),
+        (rf"(?:in|during|last|since|back in) {_MONTH}(?:,? (\d{{4}}))?", _named_month),
+        (rf"{_MONTH} (\d{{4}})", _named_month),
+    )
+)
+
+
+def time_window(text: str, now: datetime) -> TimeWindow | None:
+    """The window of time `text` asks about, in `now`'s time zone; None when it names none."""
+    lowered = " ".join(text.lower().split())
+    for pattern, rule in RULES:
+        match = pattern.search(lowered)
+        if match is None:
+            continue
+        start, end = rule(match, now)
+        return TimeWindow(start.timestamp(), end.timestamp(), match[0])
+    return None
+
+
+def zone_named(name: str) -> tzinfo | None:
+    """The time zone `LOBUG_TIMEZONE` names; None (the machine's own) when empty. Raises
+    ValueError for a name the time zone database does not know."""
+    if not name:
+        return None
+    try:
+        return ZoneInfo(name)
+    except (ZoneInfoNotFoundError, ValueError) as exc:
+        raise ValueError(f"unknown time zone {name!r}") from exc
+
+
+def local_time(at: float, zone: tzinfo | None) -> datetime:
+    """`at` as an aware datetime in `zone` (None: the machine's time zone)."""
+    return datetime.fromtimestamp(at, zone) if zone else datetime.fromtimestamp(at).astimezone()
+
+
+def clock_time(text: str) -> time | None:
+    """ "03:30" as a time of day; None when `text` is not HH:MM."""
+    try:
+        return datetime.strptime(text.strip(), "%H:%M").time()
+    except ValueError:
+        return None
+
+
+def time_text(at: float, zone: tzinfo | None) -> str:
+    """`at` as people read it in a prompt: "Tue 2024-03-12 19:00"."""
+    return local_time(at, zone).strftime("%a %Y-%m-%d %H:%M")
+
+
+def span_text(start: float | None, end: float | None, fallback: float, zone: tzinfo | None) -> str:
+    """A span of time ("Tue 2024-03-12 19:00 to 19:45", the end's date only when it differs);
+    `fallback` alone when the span is not known."""
+    if start is None or end is None:
+        return time_text(fallback, zone)
+    first, last = time_text(start, zone), time_text(end, zone)
+    return f"{first} to {last[-5:] if first[:14] == last[:14] else last}"

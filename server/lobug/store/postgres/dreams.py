@@ -1,0 +1,199 @@
+"""Dreams: a consolidation of an agent's memory applied in one transaction (facts retired,
+base memory rewritten, every change in the audit log under actor `dream`, the diary stored),
+listed, and undone by id (retired facts current again with their vectors, the base memory
+written back). Both take the agent's fact lock, as forgetting does."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import asdict
+from typing import Any
+
+import numpy as np
+
+from lobug.store import errors
+from lobug.store.models import DREAM, Dream, DreamChange, Fact, Vector
+from lobug.store.postgres import audit
+from lobug.store.postgres.episodes import PostgresEpisodes
+from lobug.store.postgres.facts import FACT_LOCK, PostgresFacts
+from lobug.store.sqlite import rows
+
+
+def _watermark(conn: Any, agent_id: int) -> str:
+    found = conn.execute(
+        "SELECT (SELECT MAX(id) FROM conversation_log WHERE agent_id = %s) AS messages, "
+        "(SELECT MAX(id) FROM audit_log WHERE agent_id = %s) AS audit, "
+        "(SELECT MAX(id) FROM summaries WHERE agent_id = %s) AS summaries",
+        (agent_id, agent_id, agent_id),
+    ).fetchone()
+    return f"{found['messages'] or 0}:{found['audit'] or 0}:{found['summaries'] or 0}"
+
+
+class PostgresDreams(PostgresEpisodes, PostgresFacts):
+    def current_fact_vectors(self, agent: str) -> tuple[list[Fact], Vector]:
+        """The agent's current facts, oldest first, and their vectors as one matrix (a row
+        each, in the same order)."""
+        found = self._query(
+            "SELECT fact_id, embedding FROM fact_vectors WHERE agent_id = %s",
+            (self.agent_id(agent),),
+        )
+        by_id = {int(row["fact_id"]): row["embedding"] for row in found}
+        facts = sorted(self.facts_by_ids(list(by_id)).values(), key=lambda f: f.id)
+        if not facts:
+            return [], np.zeros((0, 0), dtype=np.float32)
+        return facts, np.stack([by_id[f.id].to_numpy() for f in facts])
+
+    def memory_watermark(self, agent: str) -> str:
+        """What an agent's memory holds, in brief: it changes whenever a message, fact,
+        summary or audited change is added."""
+        agent_id = self.agent_id(agent)
+        with self._transaction() as conn:
+            return _watermark(conn, agent_id)
+
+    def apply_dream(
+        self,
+        agent: str,
+        changes: Sequence[DreamChange],
+        base_memory: str | None,
+        diary: str,
+        *,
+        started_at: float,
+    ) -> Dream:
+        """Retire the facts `changes` name (those still current), write `base_memory` when
+        given, and store the dream with its diary: one transaction, each change audited."""
+        agent_id = self.agent_id(agent)
+        with self._transaction() as conn:
+            conn.execute("SELECT pg_advisory_xact_lock(%s, %s)", (FACT_LOCK, agent_id))
+            now = self._clock()
+            before = conn.execute(
+                "SELECT content FROM base_memory WHERE agent_id = %s", (agent_id,)
+            ).fetchone()
+            dream_id = conn.execute(
+                "INSERT INTO dreams(agent_id, started_at, finished_at, diary, watermark) "
+                "VALUES (%s, %s, %s, %s, '') RETURNING id",
+                (agent_id, started_at, now, diary),
+            ).fetchone()["id"]
+            applied = self._retire(conn, agent_id, dream_id, changes, now)
+            if base_memory is not None:
+                self._write_base_memory(conn, agent_id, base_memory, DREAM)
+            replaced = (before["content"] if before else "") if base_memory is not None else None
+            conn.execute(
+                "UPDATE dreams SET changes = %s, base_memory_before = %s WHERE id = %s",
+                (json.dumps([asdict(c) for c in applied]), replaced, dream_id),
+            )
+            # The memory the dream leaves behind, its own audit rows included.
+            conn.execute(
+                "UPDATE dreams SET watermark = %s WHERE id = %s",
+                (_watermark(conn, agent_id), dream_id),
+            )
+        return self.dream(agent, dream_id)
+
+    def _retire(
+        self,
+        conn: Any,
+        agent_id: int,
+        dream_id: int,
+        changes: Sequence[DreamChange],
+        now: float,
+    ) -> list[DreamChange]:
+        applied = []
+        for change in changes:
+            row = conn.execute(
+                "SELECT f.content, v.embedding FROM facts f JOIN fact_vectors v "
+                "ON v.fact_id = f.id WHERE f.id = %s AND f.agent_id = %s "
+                "AND f.invalidated_at IS NULL AND f.pinned = 0 FOR UPDATE OF f",
+                (change.fact_id, agent_id),
+            ).fetchone()
+            if row is None:
+                continue  # no longer current, or pinned since the dream was planned
+            conn.execute(
+                "INSERT INTO dream_vectors(dream_id, fact_id, embedding) VALUES (%s, %s, %s)",
+                (dream_id, change.fact_id, row["embedding"]),
+            )
+            conn.execute(
+                "UPDATE facts SET invalidated_at = %s, superseded_by = %s WHERE id = %s",
+                (now, change.kept_id, change.fact_id),
+            )
+            conn.execute("DELETE FROM fact_vectors WHERE fact_id = %s", (change.fact_id,))
+            ids = [change.fact_id] if change.kept_id is None else [change.fact_id, change.kept_id]
+            audit.record(
+                conn,
+                now,
+                agent_id,
+                DREAM,
+                change.action,
+                "fact",
+                ids,
+                before=row["content"],
+                detail={"dream": dream_id, "reason": change.reason},
+            )
+            applied.append(change)
+        return applied
+
+    def dreams(self, agent: str, limit: int = 20) -> list[Dream]:
+        """The agent's dreams, newest first."""
+        found = self._query(
+            f"SELECT {rows.DREAM_COLUMNS} FROM dreams WHERE agent_id = %s ORDER BY id DESC "
+            "LIMIT %s",
+            (self.agent_id(agent), limit),
+        )
+        return [rows.dream(agent, row) for row in found]
+
+    def dream(self, agent: str, dream_id: int) -> Dream:
+        found = self._query(
+            f"SELECT {rows.DREAM_COLUMNS} FROM dreams WHERE id = %s AND agent_id = %s",
+            (dream_id, self.agent_id(agent)),
+        )
+        if not found:
+            raise errors.DreamNotFound(f"agent {agent!r} has no dream {dream_id}")
+        return rows.dream(agent, found[0])
+
+    def undo_dream(self, agent: str, dream_id: int, *, actor: str) -> Dream:
+        """Make the facts the dream retired current again (those not forgotten since) and
+        write back the base memory it replaced; DreamNotFound, or DreamUndone when it was
+        undone already."""
+        agent_id = self.agent_id(agent)
+        with self._transaction() as conn:
+            conn.execute("SELECT pg_advisory_xact_lock(%s, %s)", (FACT_LOCK, agent_id))
+            dream = self.dream(agent, dream_id)
+            if dream.undone_at is not None:
+                raise errors.DreamUndone(f"dream {dream_id} was undone already")
+            now = self._clock()
+            self._restore(conn, agent_id, dream, now, actor)
+            if dream.base_memory_before is not None:
+                self._write_base_memory(conn, agent_id, dream.base_memory_before, actor)
+            conn.execute("UPDATE dreams SET undone_at = %s WHERE id = %s", (now, dream_id))
+        return self.dream(agent, dream_id)
+
+    @staticmethod
+    def _restore(conn: Any, agent_id: int, dream: Dream, now: float, actor: str) -> None:
+        ids = [c.fact_id for c in dream.changes]
+        if not ids:
+            return
+        found = conn.execute(
+            "SELECT f.id, f.content, v.embedding FROM facts f JOIN dream_vectors v "
+            "ON v.fact_id = f.id AND v.dream_id = %s WHERE f.id = ANY(%s) "
+            "AND f.forgotten_at IS NULL AND f.purged_at IS NULL",
+            (dream.id, ids),
+        ).fetchall()
+        for row in found:
+            conn.execute(
+                "UPDATE facts SET invalidated_at = NULL, superseded_by = NULL WHERE id = %s",
+                (row["id"],),
+            )
+            conn.execute(
+                "INSERT INTO fact_vectors(fact_id, agent_id, embedding) VALUES (%s, %s, %s)",
+                (row["id"], agent_id, row["embedding"]),
+            )
+            audit.record(
+                conn,
+                now,
+                agent_id,
+                actor,
+                "restore",
+                "fact",
+                [row["id"]],
+                after=row["content"],
+                detail={"dream": dream.id},
+            )

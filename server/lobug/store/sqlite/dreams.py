@@ -1,0 +1,208 @@
+"""Dreams: a consolidation of an agent's memory applied in one transaction (facts retired,
+base memory rewritten, every change in the audit log under actor `dream`, the diary stored),
+listed, and undone by id (retired facts current again with their vectors, the base memory
+written back)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import asdict
+from typing import Any
+
+import numpy as np
+
+from lobug.store import errors
+from lobug.store.models import DREAM, Dream, DreamChange, Fact, Vector
+from lobug.store.sqlite import audit, rows
+from lobug.store.sqlite.database import marks
+from lobug.store.sqlite.episodes import SQLiteEpisodes
+from lobug.store.sqlite.facts import SQLiteFacts
+
+
+class SQLiteDreams(SQLiteEpisodes, SQLiteFacts):
+    def current_fact_vectors(self, agent: str) -> tuple[list[Fact], Vector]:
+        """The agent's current facts, oldest first, and their vectors as one matrix (a row
+        each, in the same order)."""
+        found = self._query(
+            "SELECT fact_id, embedding FROM fact_vectors WHERE agent_id = ?",
+            (self.agent_id(agent),),
+        )
+        by_id = {int(row["fact_id"]): row["embedding"] for row in found}
+        facts = sorted(self.facts_by_ids(list(by_id)).values(), key=lambda f: f.id)
+        if not facts:
+            return [], np.zeros((0, 0), dtype=np.float32)
+        blobs = b"".join(by_id[f.id] for f in facts)
+        return facts, np.frombuffer(blobs, dtype=np.float32).reshape(len(facts), -1)
+
+    def memory_watermark(self, agent: str) -> str:
+        """What an agent's memory holds, in brief: it changes whenever a message, fact,
+        summary or audited change is added."""
+        agent_id = self.agent_id(agent)
+        found = self._query(
+            "SELECT (SELECT MAX(id) FROM conversation_log WHERE agent_id = ?) AS messages, "
+            "(SELECT MAX(id) FROM audit_log WHERE agent_id = ?) AS audit, "
+            "(SELECT MAX(id) FROM summaries WHERE agent_id = ?) AS summaries",
+            (agent_id, agent_id, agent_id),
+        )[0]
+        return f"{found['messages'] or 0}:{found['audit'] or 0}:{found['summaries'] or 0}"
+
+    def apply_dream(
+        self,
+        agent: str,
+        changes: Sequence[DreamChange],
+        base_memory: str | None,
+        diary: str,
+        *,
+        started_at: float,
+    ) -> Dream:
+        """Retire the facts `changes` name (those still current), write `base_memory` when
+        given, and store the dream with its diary: one transaction, each change audited."""
+        index = self._require_index()
+        agent_id = self.agent_id(agent)
+        with self._lock:
+            with self._transaction() as conn:
+                now = self._clock()
+                before = conn.execute(
+                    "SELECT content FROM base_memory WHERE agent_id = ?", (agent_id,)
+                ).fetchone()
+                cursor = conn.execute(
+                    "INSERT INTO dreams(agent_id, started_at, finished_at, diary, watermark) "
+                    "VALUES (?, ?, ?, ?, '')",
+                    (agent_id, started_at, now, diary),
+                )
+                dream_id = int(cursor.lastrowid)
+                applied = self._retire(conn, agent_id, dream_id, changes, now)
+                if base_memory is not None:
+                    self._write_base_memory(conn, agent_id, base_memory, DREAM)
+                conn.execute(
+                    "UPDATE dreams SET changes = ?, base_memory_before = ? WHERE id = ?",
+                    (
+                        json.dumps([asdict(c) for c in applied]),
+                        (before["content"] if before else "") if base_memory is not None else None,
+                        dream_id,
+                    ),
+                )
+                # The memory the dream leaves behind, its own audit rows included.
+                conn.execute(
+                    "UPDATE dreams SET watermark = ? WHERE id = ?",
+                    (self.memory_watermark(agent), dream_id),
+                )
+            for change in applied:
+                index.remove(change.fact_id)
+        return self.dream(agent, dream_id)
+
+    def _retire(
+        self,
+        conn: Any,
+        agent_id: int,
+        dream_id: int,
+        changes: Sequence[DreamChange],
+        now: float,
+    ) -> list[DreamChange]:
+        applied = []
+        for change in changes:
+            row = conn.execute(
+                "SELECT f.content, v.embedding FROM facts f JOIN fact_vectors v "
+                "ON v.fact_id = f.id WHERE f.id = ? AND f.agent_id = ? "
+                "AND f.invalidated_at IS NULL AND f.pinned = 0",
+                (change.fact_id, agent_id),
+            ).fetchone()
+            if row is None:
+                continue  # no longer current, or pinned since the dream was planned
+            conn.execute(
+                "INSERT INTO dream_vectors(dream_id, fact_id, embedding) VALUES (?, ?, ?)",
+                (dream_id, change.fact_id, row["embedding"]),
+            )
+            conn.execute(
+                "UPDATE facts SET invalidated_at = ?, superseded_by = ? WHERE id = ?",
+                (now, change.kept_id, change.fact_id),
+            )
+            conn.execute("DELETE FROM fact_vectors WHERE fact_id = ?", (change.fact_id,))
+            ids = [change.fact_id] if change.kept_id is None else [change.fact_id, change.kept_id]
+            audit.record(
+                conn,
+                now,
+                agent_id,
+                DREAM,
+                change.action,
+                "fact",
+                ids,
+                before=row["content"],
+                detail={"dream": dream_id, "reason": change.reason},
+            )
+            applied.append(change)
+        return applied
+
+    def dreams(self, agent: str, limit: int = 20) -> list[Dream]:
+        """The agent's dreams, newest first."""
+        found = self._query(
+            f"SELECT {rows.DREAM_COLUMNS} FROM dreams WHERE agent_id = ? ORDER BY id DESC LIMIT ?",
+            (self.agent_id(agent), limit),
+        )
+        return [rows.dream(agent, row) for row in found]
+
+    def dream(self, agent: str, dream_id: int) -> Dream:
+        found = self._query(
+            f"SELECT {rows.DREAM_COLUMNS} FROM dreams WHERE id = ? AND agent_id = ?",
+            (dream_id, self.agent_id(agent)),
+        )
+        if not found:
+            raise errors.DreamNotFound(f"agent {agent!r} has no dream {dream_id}")
+        return rows.dream(agent, found[0])
+
+    def undo_dream(self, agent: str, dream_id: int, *, actor: str) -> Dream:
+        """Make the facts the dream retired current again (those not forgotten since) and
+        write back the base memory it replaced; DreamNotFound, or DreamUndone when it was
+        undone already."""
+        dream = self.dream(agent, dream_id)
+        if dream.undone_at is not None:
+            raise errors.DreamUndone(f"dream {dream_id} was undone already")
+        index = self._require_index()
+        agent_id = self.agent_id(agent)
+        with self._lock:
+            with self._transaction() as conn:
+                now = self._clock()
+                restored = self._restore(conn, agent_id, dream, now, actor)
+                if dream.base_memory_before is not None:
+                    self._write_base_memory(conn, agent_id, dream.base_memory_before, actor)
+                conn.execute("UPDATE dreams SET undone_at = ? WHERE id = ?", (now, dream_id))
+            for fact_id, vector in restored:
+                index.add(agent_id, fact_id, vector)
+        return self.dream(agent, dream_id)
+
+    def _restore(
+        self, conn: Any, agent_id: int, dream: Dream, now: float, actor: str
+    ) -> list[tuple[int, Vector]]:
+        ids = [c.fact_id for c in dream.changes]
+        if not ids:
+            return []
+        found = conn.execute(
+            "SELECT f.id, f.content, v.embedding FROM facts f JOIN dream_vectors v "
+            "ON v.fact_id = f.id AND v.dream_id = ? WHERE f.id IN "
+            f"({marks(ids)}) AND f.forgotten_at IS NULL AND f.purged_at IS NULL",
+            (dream.id, *ids),
+        ).fetchall()
+        restored = []
+        for row in found:
+            conn.execute(
+                "UPDATE facts SET invalidated_at = NULL, superseded_by = NULL WHERE id = ?",
+                (row["id"],),
+            )
+            conn.execute(
+                "INSERT INTO fact_vectors(fact_id, agent_id, embedding) VALUES (?, ?, ?)",
+                (row["id"], agent_id, row["embedding"]),
+            )
+            audit.record(
+                conn,
+                now,
+                agent_id,
+                actor,
+                "restore",
+                "fact",
+                [row["id"]],
+                after=row["content"],
+                detail={"dream": dream.id},
+            )
+            restored.append((int(row["id"]), np.frombuffer(row["embedding"], dtype=np.float32)))
+        return restored
