@@ -206,3 +206,8 @@ def test_the_database_url_names_the_engine() -> None:
         Settings.from_env({"LOBUG_DATABASE_URL": "mysql://h/db"})
     with pytest.raises(ConfigError):
         Settings.from_env({"LOBUG_DB_POOL_SIZE": "0"})
+
+
+def test_the_nightly_dream_can_be_turned_off() -> None:
+    assert Settings.from_env({"LOBUG_DREAM_AT": "off"}).dream_at == ""
+    assert Settings.from_env({"LOBUG_DREAM_AT": "04:15"}).dream_at == "04:15"

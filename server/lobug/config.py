@@ -352,6 +352,11 @@ MEMORY_ENV: dict[str, tuple[str, Parser]] = {
     "max_facts": ("LOBUG_MAX_FACTS", _integer),
 }
 
+def _dream_time(raw: str) -> str:
+    """`HH:MM` local time of the nightly dream, or `off` for none."""
+    return "" if raw.strip().lower() == "off" else raw.strip()
+
+
 SETTINGS_ENV: dict[str, tuple[str, Parser]] = {
     "host": ("LOBUG_HOST", _text),
     "port": ("LOBUG_PORT", _integer),
@@ -395,7 +400,7 @@ SETTINGS_ENV: dict[str, tuple[str, Parser]] = {
     "max_search_limit": ("MEMORY_MAX_SEARCH_LIMIT", _integer),
     "max_context_messages": ("MEMORY_MAX_CONTEXT_MESSAGES", _integer),
     "max_devices": ("LOBUG_MAX_DEVICES", _integer),
-    "dream_at": ("LOBUG_DREAM_AT", _text),
+    "dream_at": ("LOBUG_DREAM_AT", _dream_time),
 }
 
 # `lobug memory-server`: the seed's variables, over what `from_env` read.

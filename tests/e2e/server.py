@@ -56,7 +56,7 @@ def start_server(
         # auto must fall back to the embedded model: point it at a port nobody listens on.
         "OLLAMA_HOST": f"http://127.0.0.1:{free_port()}",
         "LOBUG_LLM_TEMPERATURE": "0",
-        "LOBUG_DREAM_AT": "",  # no nightly dream in the middle of a test
+        "LOBUG_DREAM_AT": "off",  # no nightly dream in the middle of a test
         **(extra_env or {}),
     }
     log = log_path.open("ab")
