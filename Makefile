@@ -41,6 +41,8 @@ bench: $(STAMP)
 	$(BIN)/python scripts/bench_locomo.py
 	$(BIN)/python scripts/bench_turns.py
 	$(BIN)/python scripts/bench_auth.py
+	$(BIN)/python scripts/bench_quality.py --model looping
+	$(BIN)/python scripts/bench_quality.py
 
 # Reliability runs, not part of `make test`: SIGKILL under load, then a bounded soak.
 crash: $(STAMP)

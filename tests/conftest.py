@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -10,7 +11,9 @@ from fastapi.testclient import TestClient
 from lobug.app import create_app
 from lobug.backends import Backends
 from lobug.config import MemoryConfig, Settings
-from lobug.store.sqlite.engine import SQLiteStore
+from lobug.store.engines import open_database
+from lobug.store.protocol import Store
+from tests.engines import ENGINES, Databases, postgres_server
 from tests.fakes import FakeChat, FakeEmbedder
 
 # The machine is small and shared with model-backed tests: judge properties, not speed.
@@ -18,9 +21,42 @@ hypothesis.settings.register_profile("lobug", deadline=None)
 hypothesis.settings.load_profile("lobug")
 
 
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """Tests marked `both_engines` that use a store run once per engine."""
+    if "engine" in metafunc.fixturenames and metafunc.definition.get_closest_marker("both_engines"):
+        metafunc.parametrize("engine", ENGINES, indirect=True)
+
+
 @pytest.fixture
-def settings(tmp_path: Path) -> Settings:
-    return Settings(db_path=tmp_path / "memory.db", memory=MemoryConfig())
+def engine(request: pytest.FixtureRequest) -> str:
+    return str(getattr(request, "param", "sqlite"))
+
+
+@pytest.fixture(scope="session")
+def postgres() -> Iterator[Databases]:
+    """A PostgreSQL server for the session (LOBUG_TEST_DATABASE_URL, or pgserver)."""
+    pytest.importorskip("psycopg")
+    given = os.environ.get("LOBUG_TEST_DATABASE_URL")
+    with postgres_server(given) as url:
+        databases = Databases(url)
+        yield databases
+        if given:  # a pgserver's folder goes with it
+            databases.drop_all()
+
+
+@pytest.fixture
+def database_url(engine: str, tmp_path: Path, request: pytest.FixtureRequest) -> str:
+    """Where a test's memory lives: a SQLite file, or a fresh PostgreSQL database."""
+    if engine == "sqlite":
+        return f"sqlite:///{tmp_path / 'memory.db'}"
+    databases: Databases = request.getfixturevalue("postgres")
+    return databases.fresh()
+
+
+@pytest.fixture
+def settings(tmp_path: Path, engine: str, request: pytest.FixtureRequest) -> Settings:
+    url = None if engine == "sqlite" else request.getfixturevalue("database_url")
+    return Settings(db_path=tmp_path / "memory.db", database_url=url, memory=MemoryConfig())
 
 
 @pytest.fixture
@@ -39,8 +75,16 @@ def backends(fake_chat: FakeChat, fake_embedder: FakeEmbedder) -> Backends:
 
 
 @pytest.fixture
-def store(tmp_path: Path, fake_embedder: FakeEmbedder) -> Iterator[SQLiteStore]:
-    opened = SQLiteStore(tmp_path / "store.db")
+def store(
+    tmp_path: Path, engine: str, fake_embedder: FakeEmbedder, request: pytest.FixtureRequest
+) -> Iterator[Store]:
+    """An open store bound to the fake embedder: SQLite, or PostgreSQL for the tests marked
+    `both_engines`."""
+    if engine == "sqlite":
+        url = f"sqlite:///{tmp_path / 'store.db'}"
+    else:
+        url = request.getfixturevalue("database_url")
+    opened = open_database(url)
     opened.bind_embedding(fake_embedder.model, fake_embedder.dimension)
     yield opened
     opened.close()

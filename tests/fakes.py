@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 import threading
 from collections import deque
@@ -131,6 +132,35 @@ class FakeChat(ChatBackend):
 
     def extraction_requests(self) -> list[list[ChatMessage]]:
         return [messages for messages, schema in self.requests if schema is not None]
+
+
+LOOP_REPLY = "Oo, oo, oo, oo, oo, oo, oo, oo, oo, oo, oo, oo, oo, oo, oo, oo"
+BABBLE_FACTS = (
+    LOOP_REPLY,
+    "Não pode ser mais difícil que estejo também já esta deixar com Joana!",
+    "Há alguma mesa!",
+    "The car is a luxury car",
+    "The Ferrari 508",
+    "Lo-Bug is a friendly assistant",
+)
+
+
+class LoopingChat(FakeChat):
+    """A model that always loops (issue 18): every reply, summary and document is "Oo, oo,
+    ...", and its facts are babble, inventions, facts about itself and the user's own words."""
+
+    name = "looping"
+
+    def __init__(self) -> None:
+        super().__init__(default=LOOP_REPLY, responder=self._respond)
+
+    @staticmethod
+    def _respond(messages: Sequence[ChatMessage], schema: JsonSchema | None) -> str:
+        if schema is None:
+            return LOOP_REPLY
+        said = messages[-1]["content"].removeprefix("User: ").split("\nAssistant:")[0]
+        facts = [{"fact": fact, "type": "personal"} for fact in (*BABBLE_FACTS, said)]
+        return json.dumps({"facts": facts})
 
 
 class FakeEmbedder(Embedder):

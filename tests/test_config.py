@@ -52,7 +52,7 @@ def test_environment_overrides_every_tunable(tmp_path: Path) -> None:
             "LOBUG_MAX_TEXT_CHARS": "100",
             "LOBUG_SPEECH": "off",
             "LOBUG_STT_MODEL": "/models/whisper-small",
-            "LOBUG_STT_LANGUAGE": "AUTO",
+            "LOBUG_LANGUAGE": "AUTO",
             "LOBUG_TTS_VOICE": "/voices/amy.onnx",
             "LOBUG_TTS_SAMPLE_RATE": "16000",
             "LOBUG_MAX_AUDIO_SECONDS": "10",
@@ -77,7 +77,7 @@ def test_environment_overrides_every_tunable(tmp_path: Path) -> None:
     assert settings.memory.duplicate_distance_threshold == 0.1
     assert settings.max_text_chars == 100
     assert settings.speech_enabled is False
-    assert (settings.stt_model, settings.stt_language) == ("/models/whisper-small", "auto")
+    assert (settings.stt_model, settings.language) == ("/models/whisper-small", "auto")
     assert settings.tts_voice == Path("/voices/amy.onnx")
     assert settings.tts_sample_rate == 16000
     assert (settings.max_audio_seconds, settings.max_audio_bytes) == (10.0, 100000)
@@ -189,3 +189,20 @@ def test_max_devices_is_read_and_checked() -> None:
     assert Settings.from_env({"LOBUG_MAX_DEVICES": "8"}).max_devices == 8
     with pytest.raises(ConfigError, match="LOBUG_MAX_DEVICES must be positive"):
         Settings.from_env({"LOBUG_MAX_DEVICES": "0"})
+
+
+def test_the_database_url_names_the_engine() -> None:
+    default = Settings.from_env({"LOBUG_DB_PATH": "/data/m.db"})
+    assert default.store_url == "sqlite:////data/m.db"
+    pg = Settings.from_env(
+        {"LOBUG_DATABASE_URL": "postgresql://u:p@h/db", "LOBUG_DB_POOL_SIZE": "4"}
+    )
+    assert (pg.store_url, pg.db_pool_size) == ("postgresql://u:p@h/db", 4)
+    memory = Settings.from_memory_env(
+        {"LOBUG_DATABASE_URL": "postgresql://h/a", "MEMORY_SERVER_DATABASE_URL": "postgresql://h/b"}
+    )
+    assert memory.store_url == "postgresql://h/b"
+    with pytest.raises(ConfigError):
+        Settings.from_env({"LOBUG_DATABASE_URL": "mysql://h/db"})
+    with pytest.raises(ConfigError):
+        Settings.from_env({"LOBUG_DB_POOL_SIZE": "0"})

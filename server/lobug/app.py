@@ -11,7 +11,7 @@ from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from fastapi import FastAPI
 
 from lobug import __version__
-from lobug.api import curation, device, facts, memory, openai_proxy, voice
+from lobug.api import context, curation, device, facts, memory, openai_proxy, transfer, voice
 from lobug.api.auth import TokenGate, role_without_tokens
 from lobug.api.errors import install_error_handlers
 from lobug.api.json_guard import JsonBodyGuard
@@ -20,6 +20,7 @@ from lobug.api.voice import MULTIPART_OVERHEAD
 from lobug.backends import Backends
 from lobug.config import Settings, check_exposure
 from lobug.maintenance import Maintenance
+from lobug.mcp_server import install_mcp
 from lobug.services import open_memory_services, open_services
 from lobug.ui import install_ui
 
@@ -46,7 +47,8 @@ def create_app(settings: Settings, backends: Backends | None = None) -> FastAPI:
         app.state.maintenance = maintenance
         maintenance.start()
         try:
-            yield
+            async with mcp_running():
+                yield
         finally:
             await asyncio.to_thread(maintenance.stop)
             await speech_loading
@@ -59,15 +61,19 @@ def create_app(settings: Settings, backends: Backends | None = None) -> FastAPI:
     app.include_router(openai_proxy.router)
     app.include_router(memory.public, prefix="/memory")
     app.include_router(memory.router, prefix="/memory")
+    app.include_router(context.router, prefix="/memory")
     app.include_router(facts.router, prefix="/memory")
     app.include_router(curation.router, prefix="/memory")
+    app.include_router(transfer.router, prefix="/memory")
     install_ui(app)
+    mcp_running = install_mcp(app, settings)
     return app
 
 
 def create_memory_app(settings: Settings, backends: Backends | None = None) -> FastAPI:
-    """Only the memory API, at the root paths (`lobug memory-server`). Loads the embedder
-    alone: no chat or speech model. From `backends` only the embedder is used.
+    """Only the memory API, at the root paths (`lobug memory-server`). Loads the embedder and
+    the chat model (it learns from the messages posted), no speech model; `backends`
+    replaces them (tests pass fakes here).
 
     Raises ConfigError when the server would be exposed without authentication."""
     warning = check_exposure(settings)
@@ -76,14 +82,14 @@ def create_memory_app(settings: Settings, backends: Backends | None = None) -> F
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        embedder = backends.embedder if backends else None
-        services = await asyncio.to_thread(open_memory_services, settings, embedder)
+        services = await asyncio.to_thread(open_memory_services, settings, backends)
         app.state.memory = services
         maintenance = Maintenance(services.maintenance_tasks(), settings.maintenance_interval_s)
         app.state.maintenance = maintenance
         maintenance.start()
         try:
-            yield
+            async with mcp_running():
+                yield
         finally:
             await asyncio.to_thread(maintenance.stop)
             await asyncio.to_thread(services.close)
@@ -91,9 +97,12 @@ def create_memory_app(settings: Settings, backends: Backends | None = None) -> F
     app = new_app("Lo-Bug memory", settings, lifespan)
     app.include_router(memory.public)
     app.include_router(memory.router)
+    app.include_router(context.router)
     app.include_router(facts.router)
     app.include_router(curation.router)
+    app.include_router(transfer.router)
     install_ui(app)
+    mcp_running = install_mcp(app, settings)
     return app
 
 

@@ -30,6 +30,14 @@ from lobug.memory.manager import MemoryManager
 from lobug.memory.spoken_curation import carry_out
 from lobug.memory.spoken_requests import recognise_memory_request
 from lobug.memory.work_queue import Exchange
+from lobug.reply_guard import (
+    CUT,
+    RETRY_MAX_TOKENS,
+    RETRY_TEMPERATURE,
+    ReplyGuard,
+    careful_messages,
+    guard_metadata,
+)
 from lobug.spoken import SpokenLimit
 from lobug.store.models import Message
 from lobug.store.protocol import Store
@@ -73,6 +81,7 @@ class Assistant:
         self.chat = chat
         self.devices = DeviceStates(settings.max_devices, self._warm)
         self.curation = Curation(store, embedder, settings.memory, self.rewarm)
+        self.guard = ReplyGuard(settings.language)
 
     def device(self, device_id: str) -> DeviceState:
         """The device's state, its working memory warmed from the log when not in memory."""
@@ -122,7 +131,24 @@ class Assistant:
                 abandoned=abandoned,
             )
             prepared.clock.lap("llm")
-            return prepared.conclude(parse_reply(raw))
+            again = partial(self._careful_reply, prepared, abandoned)
+            return prepared.conclude(self.guard.review(parse_reply(raw), again))
+
+    def _careful_reply(self, prepared: PreparedTurn, abandoned: AbandonCheck | None) -> Decision:
+        """The model's second answer to a turn whose first one was refused: safer settings."""
+        raw = self.chat.complete(
+            careful_messages(prepared.messages, self.settings.language),
+            max_tokens=min(RETRY_MAX_TOKENS, self.settings.llm_max_tokens),
+            temperature=RETRY_TEMPERATURE,
+            abandoned=abandoned,
+        )
+        prepared.clock.lap("llm_retry")
+        return parse_reply(raw)
+
+    def _second_try(
+        self, prepared: PreparedTurn, problem: str, *, abandoned: AbandonCheck | None
+    ) -> Decision:
+        return self.guard.second_try(problem, partial(self._careful_reply, prepared, abandoned))
 
     def reply_streaming(
         self,
@@ -140,7 +166,8 @@ class Assistant:
         start = partial(
             self._start_stream, text=text, agency=agency, abandoned=abandoned, spoken=spoken
         )
-        return StreamingTurn(self.devices.turn(device_id), start)
+        second_try = partial(self._second_try, abandoned=abandoned)
+        return StreamingTurn(self.devices.turn(device_id), start, second_try)
 
     def _start_stream(
         self,
@@ -221,14 +248,15 @@ class PreparedTurn:
             decision = replace(decision, text=self.spoken.cut(decision.text))
         state = self.state
         assistant_message = None
+        metadata = guard_metadata(decision)
         if decision.text and self.user_message is not None:
             if decision.action == "respond":
                 assistant_message = self.store.append_reply_for_memory_work(
-                    state.agent, state.device_id, decision.text, self.user_message
+                    state.agent, state.device_id, decision.text, self.user_message, metadata
                 )
             else:
                 assistant_message = self.store.append_message(
-                    state.agent, state.device_id, "assistant", decision.text
+                    state.agent, state.device_id, "assistant", decision.text, metadata=metadata
                 )
             state.remember("assistant", decision.text)
         self.clock.lap("persist_reply")
@@ -244,6 +272,8 @@ class PreparedTurn:
 
 
 StreamStart = Callable[[DeviceState], tuple[PreparedTurn, Iterator[str]]]
+# After a refused streamed answer: the turn's second try (or the fallback).
+SecondTry = Callable[[PreparedTurn, str], Decision]
 
 
 class StreamingTurn(AbstractContextManager["StreamingTurn"]):
@@ -253,13 +283,20 @@ class StreamingTurn(AbstractContextManager["StreamingTurn"]):
     closed, by `close()` or at the end of a `with` block: closing stops the model if it is
     still writing (the device hung up), stores what was said and lets the next turn in."""
 
-    def __init__(self, device: AbstractContextManager[DeviceState], start: StreamStart) -> None:
+    def __init__(
+        self,
+        device: AbstractContextManager[DeviceState],
+        start: StreamStart,
+        second_try: SecondTry,
+    ) -> None:
         with ExitStack() as stack:
             state = stack.enter_context(device)
             self._prepared, self._rest = start(state)
             self.action, self._head = read_action_prefix(self._rest)
             self._held = stack.pop_all()  # started: the device stays held until `close`
         self.user_message = self._prepared.user_message
+        self._second_try = second_try
+        self._replacement: Decision | None = None  # set when the answer was refused
         self._said: list[str] = []
         self._open = True
         self._closing = threading.Lock()
@@ -280,6 +317,21 @@ class StreamingTurn(AbstractContextManager["StreamingTurn"]):
             self._said.append(piece)
             yield piece
 
+    def refuse(self, problem: str, spoken: str) -> str:
+        """The answer broke the reply guard after `spoken` (all that was said of it): stop
+        the model. What was said stands, marked; when nothing was, the turn's second try (or
+        the fallback) replaces it. Returns what to say now ("" when nothing)."""
+        with self._closing:
+            if not self._open:
+                return ""
+            self._stop_model()
+            if spoken.strip():
+                self._replacement = Decision("respond", spoken.strip(), CUT, problem)
+                return ""
+            self._replacement = self._second_try(self._prepared, problem)
+            replacement = self._replacement
+            return replacement.text if replacement.action == "respond" else ""
+
     def close(self) -> Turn | None:
         """Stop the model, store what was said, free the device; the stored turn (None when
         storing it failed before). Safe to call again, from any thread."""
@@ -287,12 +339,15 @@ class StreamingTurn(AbstractContextManager["StreamingTurn"]):
             if self._open:
                 self._open = False
                 with self._held:  # the device is freed however storing goes
-                    close_model = getattr(self._rest, "close", None)
-                    if close_model is not None:
-                        close_model()  # the device hung up mid-answer: stop the model
+                    self._stop_model()  # the device may have hung up mid-answer
                     self._prepared.clock.lap("llm")
                     self.turn = self._prepared.conclude(self._decision())
         return self.turn
+
+    def _stop_model(self) -> None:
+        close_model = getattr(self._rest, "close", None)
+        if close_model is not None:
+            close_model()
 
     def __exit__(
         self,
@@ -303,6 +358,8 @@ class StreamingTurn(AbstractContextManager["StreamingTurn"]):
         self.close()
 
     def _decision(self) -> Decision:
+        if self._replacement is not None:
+            return self._replacement
         text = "".join(self._said).strip() if self.action == "respond" else self._head
         if self.action == "respond" and not text:
             return Decision("ignore", "")

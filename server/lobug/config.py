@@ -72,6 +72,10 @@ class Settings:
     host: str = "127.0.0.1"
     port: int = 8321
     db_path: Path = field(default_factory=lambda: default_db_path())
+    # `sqlite:///path` or `postgresql://user:pass@host:port/db`; None: SQLite at `db_path`.
+    database_url: str | None = None
+    db_pool_size: int = 10
+    hnsw_ef_search: int = 400
     agent: str = "lobug"
     device_agents: Mapping[str, str] = field(default_factory=dict)
 
@@ -94,7 +98,9 @@ class Settings:
 
     speech_enabled: bool = True
     stt_model: str | None = None
-    stt_language: str = "en"
+    # The conversation's language: speech recognition's, and the one replies, summaries and
+    # facts must be in (`auto`: detected by speech recognition, replies not checked for it).
+    language: str = "en"
     tts_voice: Path | None = None
     tts_sample_rate: int | None = None
     max_audio_seconds: float = 30.0
@@ -147,6 +153,10 @@ class Settings:
             )
         if self.max_context_messages < 0:
             raise ConfigError("MEMORY_MAX_CONTEXT_MESSAGES must not be negative")
+        if self.database_url is not None and not self.database_url.startswith(DATABASE_SCHEMES):
+            raise ConfigError("LOBUG_DATABASE_URL must start with sqlite:/// or postgresql://")
+        if self.db_pool_size < 1 or self.hnsw_ef_search < 1:
+            raise ConfigError("LOBUG_DB_POOL_SIZE and LOBUG_HNSW_EF_SEARCH must be positive")
         for agent in (self.agent, *self.device_agents.values()):
             if not AGENT_NAME.fullmatch(agent):
                 raise ConfigError(f"LOBUG_AGENT / LOBUG_DEVICE_AGENTS {agent!r}: {AGENT_NAME_RULE}")
@@ -160,6 +170,11 @@ class Settings:
     def embed_model_name(self) -> str:
         return self.embed_model or DEFAULT_EMBED_MODELS[self.embed_backend]
 
+    @property
+    def store_url(self) -> str:
+        """Where the memory lives: LOBUG_DATABASE_URL, or the SQLite file LOBUG_DB_PATH."""
+        return self.database_url or f"sqlite:///{self.db_path}"
+
     def agent_for_device(self, device_id: str) -> str:
         return self.device_agents.get(device_id, self.agent)
 
@@ -172,7 +187,11 @@ class Settings:
         variable that is not set leaves the field's default, written once, above."""
         env = _Env(environ)
         memory = MemoryConfig(**env.read_all(MEMORY_ENV))
-        return cls(**env.read_all(SETTINGS_ENV), memory=memory)
+        read = env.read_all(SETTINGS_ENV)
+        if "llm_api_key" not in read and environ.get("OPENAI_API_KEY", "").strip():
+            # The name every OpenAI client reads; LOBUG_LLM_API_KEY wins when both are set.
+            read["llm_api_key"] = environ["OPENAI_API_KEY"].strip()
+        return cls(**read, memory=memory)
 
     @classmethod
     def from_memory_env(cls, environ: Mapping[str, str]) -> Settings:
@@ -183,6 +202,9 @@ class Settings:
         settings = cls.from_env(environ)
         own: dict[str, Any] = {"host": cls.host, "port": MEMORY_SERVER_PORT}
         return settings.with_overrides(**(own | _Env(environ).read_all(MEMORY_SERVER_ENV)))
+
+
+DATABASE_SCHEMES = ("sqlite:///", "postgresql://", "postgres://")
 
 
 def default_db_path() -> Path:
@@ -317,6 +339,9 @@ SETTINGS_ENV: dict[str, tuple[str, Parser]] = {
     "host": ("LOBUG_HOST", _text),
     "port": ("LOBUG_PORT", _integer),
     "db_path": ("LOBUG_DB_PATH", _path),
+    "database_url": ("LOBUG_DATABASE_URL", _text),
+    "db_pool_size": ("LOBUG_DB_POOL_SIZE", _integer),
+    "hnsw_ef_search": ("LOBUG_HNSW_EF_SEARCH", _integer),
     "agent": ("LOBUG_AGENT", _text),
     "device_agents": ("LOBUG_DEVICE_AGENTS", parse_device_agents),
     "llm_backend": ("LOBUG_LLM_BACKEND", _lowered),
@@ -336,7 +361,7 @@ SETTINGS_ENV: dict[str, tuple[str, Parser]] = {
     "embed_dim": ("LOBUG_EMBED_DIM", _integer),
     "speech_enabled": ("LOBUG_SPEECH", _flag),
     "stt_model": ("LOBUG_STT_MODEL", _text),
-    "stt_language": ("LOBUG_STT_LANGUAGE", _lowered),
+    "language": ("LOBUG_LANGUAGE", _lowered),
     "tts_voice": ("LOBUG_TTS_VOICE", _path),
     "tts_sample_rate": ("LOBUG_TTS_SAMPLE_RATE", _integer),
     "max_audio_seconds": ("LOBUG_MAX_AUDIO_SECONDS", _number),
@@ -361,6 +386,7 @@ MEMORY_SERVER_ENV: dict[str, tuple[str, Parser]] = {
     "host": ("MEMORY_SERVER_HOST", _text),
     "port": ("MEMORY_SERVER_PORT", _integer),
     "db_path": ("MEMORY_SERVER_DB_PATH", _path),
+    "database_url": ("MEMORY_SERVER_DATABASE_URL", _text),
     "embed_backend": ("MEMORY_EMBEDDING_BACKEND", _lowered),
     "embed_model": ("MEMORY_EMBEDDING_MODEL", _text),
     "ollama_host": ("OLLAMA_BASE_URL", _text),

@@ -17,6 +17,9 @@ _PREFIX = re.compile(r"^\s*\[(IGNORE|REACT)\]\s*", re.IGNORECASE)
 class Decision:
     action: Action
     text: str
+    # Set by the reply guard (`lobug.reply_guard`) when the model's first words were refused.
+    guard: str | None = None
+    problem: str | None = None
 
 
 def parse_reply(raw: str) -> Decision:

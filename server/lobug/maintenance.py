@@ -2,18 +2,36 @@
 
 Each task returns how much it repaired (re-embedded messages, resumed exchanges) and checks
 between units of work whether the server is stopping. A failing task is logged and tried again
-on the next pass; it never stops the thread or the server."""
+on the next pass; it never stops the thread or the server. Where several processes share one
+database, each task runs in one of them at a time (`one_process_at_a_time`)."""
 
 from __future__ import annotations
 
 import logging
 import threading
 from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
 
 log = logging.getLogger(__name__)
 
 # A task gets a "should I stop?" check to call between units of work, so shutdown is prompt.
 Task = tuple[str, Callable[[Callable[[], bool]], int]]
+
+
+def one_process_at_a_time(
+    exclusively: Callable[[str], AbstractContextManager[bool]], tasks: Sequence[Task]
+) -> list[Task]:
+    """The tasks, each run under the store's lock of its name: while another process runs
+    one, it is skipped here (it repaired nothing)."""
+
+    def guarded(name: str, task: Callable[[Callable[[], bool]], int]) -> Task:
+        def run(should_stop: Callable[[], bool]) -> int:
+            with exclusively(f"maintenance:{name}") as held:
+                return task(should_stop) if held else 0
+
+        return name, run
+
+    return [guarded(name, task) for name, task in tasks]
 
 
 class Maintenance:

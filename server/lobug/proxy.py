@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from lobug.backends.base import AbandonCheck, BackendError, ChatBackend, ChatMessage
 from lobug.client.messages import insert_after_system, last_user_text
+from lobug.memory.budget import DEFAULT_CONTEXT_TOKENS, budgeted_context
 from lobug.memory.manager import MemoryManager
 from lobug.memory.work_queue import Exchange, StreamedExchange
 from lobug.store.models import PROXY_SOURCE, Message
@@ -21,10 +22,12 @@ from lobug.tokens import (
     PromptTooLong,
     estimate_tokens,
     prompt_budget_tokens,
-    truncate_to_tokens,
 )
 
 log = logging.getLogger(__name__)
+
+# Past messages the injected memory may hold (`MEMORY_MAX_CONTEXT_MESSAGES` on the server).
+DEFAULT_MESSAGE_LIMIT = 10
 
 
 class ProxyRequestError(ValueError):
@@ -48,21 +51,15 @@ def user_query(messages: list[ChatMessage]) -> str:
     return query
 
 
-MEMORY_HEADER = "What you remember about this user:\n\n"
 # Below this much room the memory is left out rather than cut to a stub.
 MIN_MEMORY_TOKENS = 32
 
 
-def with_memory(
-    messages: list[ChatMessage], sections: list[str], room_tokens: int
-) -> list[ChatMessage]:
-    """Memory as a system message after the caller's leading system messages (if any), cut
-    to `room_tokens` (what the caller's messages leave of the model's context)."""
-    room = room_tokens - MESSAGE_OVERHEAD_TOKENS
-    if not sections or room < MIN_MEMORY_TOKENS:
+def with_memory(messages: list[ChatMessage], prompt: str) -> list[ChatMessage]:
+    """Memory as a system message after the caller's leading system messages (if any)."""
+    if not prompt:
         return list(messages)
-    content = truncate_to_tokens(MEMORY_HEADER + "\n\n".join(sections), room)
-    memory: ChatMessage = {"role": "system", "content": content}
+    memory: ChatMessage = {"role": "system", "content": prompt}
     return insert_after_system(messages, memory)
 
 
@@ -71,10 +68,18 @@ def messages_tokens(messages: list[ChatMessage]) -> int:
 
 
 class MemoryProxy:
-    def __init__(self, store: Store, memory: MemoryManager, chat: ChatBackend) -> None:
+    def __init__(
+        self,
+        store: Store,
+        memory: MemoryManager,
+        chat: ChatBackend,
+        *,
+        message_limit: int = DEFAULT_MESSAGE_LIMIT,
+    ) -> None:
         self.store = store
         self.memory = memory
         self.chat = chat
+        self.message_limit = message_limit
 
     def prepare(self, request: ProxyRequest) -> tuple[Message, list[ChatMessage]]:
         """Log the user's message, then build the messages with memory injected in the room
@@ -87,9 +92,24 @@ class MemoryProxy:
                 f"the messages come to about {budget - room} tokens; the model takes {budget} "
                 f"with a {request.max_tokens}-token reply"
             )
+        prompt = self.memory_prompt(request, room - MESSAGE_OVERHEAD_TOKENS)
         user = self.store.append_message(request.agent, PROXY_SOURCE, "user", request.query)
-        context = self.memory.retrieve_context(request.agent, request.query)
-        return user, with_memory(request.messages, context.prompt_sections(), room)
+        return user, with_memory(request.messages, prompt)
+
+    def memory_prompt(self, request: ProxyRequest, room: int) -> str:
+        """The budgeted context (`memory.budget`) in the room the caller's messages leave, at
+        most the default budget; gathered before the user's message is logged, so it is not
+        found as a past message."""
+        if room < MIN_MEMORY_TOKENS:
+            return ""
+        found = budgeted_context(
+            self.memory,
+            request.agent,
+            request.query,
+            min(room, DEFAULT_CONTEXT_TOKENS),
+            message_limit=self.message_limit,
+        )
+        return found.prompt
 
     def complete(
         self, request: ProxyRequest, abandoned: AbandonCheck | None = None

@@ -14,18 +14,17 @@ from lobug.backends import (
     ChatBackend,
     Embedder,
     build_backends,
-    build_embedder,
     build_stt,
     build_tts,
 )
 from lobug.config import Settings
-from lobug.maintenance import Task
+from lobug.maintenance import Task, one_process_at_a_time
 from lobug.memory.curation import Curation
 from lobug.memory.manager import MemoryManager
 from lobug.memory.work_queue import MemoryWork, reembed_messages
+from lobug.store.engines import open_database, redacted
 from lobug.store.errors import EmbeddingMismatch
 from lobug.store.protocol import Store
-from lobug.store.sqlite.engine import SQLiteStore
 from lobug.turn_timings import TurnTimings
 from lobug.voice import Speech, Voice
 
@@ -63,15 +62,18 @@ class Services:
 
     @property
     def memory_api(self) -> MemoryServices:
-        return MemoryServices(self.settings, self.store, self.embedder, self.assistant.curation)
+        return MemoryServices(
+            self.settings,
+            self.store,
+            self.embedder,
+            self.assistant.curation,
+            self.memory,
+            self.memory_work,
+        )
 
     def maintenance_tasks(self) -> list[Task]:
-        """Re-embed memory-API messages stored while the embedder failed; run the memory
-        work of exchanges that a crash or a failure left in the memory-work queue."""
-        return [
-            *self.memory_api.maintenance_tasks(),
-            ("resumed exchanges", self.memory_work.resume),
-        ]
+        """Those of the memory API (re-embedding, resumed exchanges)."""
+        return self.memory_api.maintenance_tasks()
 
     def close(self) -> None:
         """Stop the memory work (bounded wait; what is unfinished stays queued in the
@@ -82,28 +84,55 @@ class Services:
 
 
 @dataclass
-class MemoryServices:
-    """What the memory REST API needs: the store and the embedder; no chat, no speech."""
+class CurationServices:
+    """What a person's memory commands need: the store, its embedder and the curation
+    service (the CLI on a local file; no chat model)."""
 
     settings: Settings
     store: Store
     embedder: Embedder
     curation: Curation
 
-    def maintenance_tasks(self) -> list[Task]:
-        def reembed(should_stop: Callable[[], bool]) -> int:
-            return reembed_messages(self.store, self.embedder.embed_batch, should_stop=should_stop)
-
-        return [("re-embedded messages", reembed)]
-
     def close(self) -> None:
         self.store.close()
         self.embedder.close()
 
 
+@dataclass
+class MemoryServices(CurationServices):
+    """What the memory REST API needs: the curation services, and the memory pipeline with
+    its work queue (whose chat model learns from the messages programs post); no speech."""
+
+    memory: MemoryManager
+    memory_work: MemoryWork
+
+    def maintenance_tasks(self) -> list[Task]:
+        """Re-embed memory-API messages stored while the embedder failed; run the memory
+        work that a crash or a failure left in the queue, and lone messages past their quiet
+        period."""
+
+        def reembed(should_stop: Callable[[], bool]) -> int:
+            return reembed_messages(self.store, self.embedder.embed_batch, should_stop=should_stop)
+
+        tasks: list[Task] = [
+            ("re-embedded messages", reembed),
+            ("resumed exchanges", self.memory_work.resume),
+        ]
+        return one_process_at_a_time(self.store.exclusively, tasks)
+
+    def close(self) -> None:
+        """For `lobug memory-server`, which owns these parts (the device server's `Services`
+        closes its own)."""
+        self.memory_work.close()
+        super().close()
+        self.memory.chat.close()
+
+
 def open_store(settings: Settings, embedder: Embedder) -> Store:
-    """Open the database and tie it to the embedder (blocking)."""
-    store = SQLiteStore(settings.db_path)
+    """Open the database (`settings.store_url`) and tie it to the embedder (blocking)."""
+    store = open_database(
+        settings.store_url, pool_size=settings.db_pool_size, ef_search=settings.hnsw_ef_search
+    )
     try:
         store.bind_embedding(embedder.model, embedder.dimension)
     except EmbeddingMismatch as exc:
@@ -113,18 +142,36 @@ def open_store(settings: Settings, embedder: Embedder) -> Store:
     return store
 
 
-def open_memory_services(settings: Settings, embedder: Embedder | None = None) -> MemoryServices:
-    """Load only the embedder and open the store (for `lobug memory-server`; blocking)."""
-    embedder = embedder or build_embedder(settings)
-    store = open_store(settings, embedder)
+def open_memory_services(settings: Settings, backends: Backends | None = None) -> MemoryServices:
+    """Load the embedder and the chat model (which learns from posted messages) and open the
+    store, without speech (for `lobug memory-server` and `MemoryEngine`; blocking)."""
+    backends = backends or build_backends(settings)
+    store = open_store(settings, backends.embedder)
+    memory = memory_manager(settings, store, backends)
     log.info(
-        "memory API ready: embeddings=%s (%s, %d dims), db=%s",
-        embedder.name,
-        embedder.model,
-        embedder.dimension,
-        settings.db_path,
+        "memory API ready: chat=%s (%s), embeddings=%s (%s, %d dims), db=%s",
+        backends.chat.name,
+        backends.chat.model,
+        backends.embedder.name,
+        backends.embedder.model,
+        backends.embedder.dimension,
+        redacted(settings.store_url),
     )
-    return MemoryServices(settings, store, embedder, Curation(store, embedder, settings.memory))
+    curation = Curation(store, backends.embedder, settings.memory)
+    return MemoryServices(
+        settings, store, backends.embedder, curation, memory, MemoryWork(store, memory)
+    )
+
+
+def memory_manager(settings: Settings, store: Store, backends: Backends) -> MemoryManager:
+    return MemoryManager(
+        store,
+        backends.chat,
+        backends.embedder,
+        settings.memory,
+        context_tokens=settings.llm_context_tokens,
+        language=settings.language,
+    )
 
 
 def open_services(settings: Settings, backends: Backends | None = None) -> Services:
@@ -141,13 +188,7 @@ def open_services(settings: Settings, backends: Backends | None = None) -> Servi
     else:
         speech = Speech.preloaded(backends.stt, backends.tts)
     store = open_store(settings, backends.embedder)
-    memory = MemoryManager(
-        store,
-        backends.chat,
-        backends.embedder,
-        settings.memory,
-        context_tokens=settings.llm_context_tokens,
-    )
+    memory = memory_manager(settings, store, backends)
     memory_work = MemoryWork(store, memory)
     assistant = Assistant(settings, store, memory, backends.chat, backends.embedder)
     voice = Voice(settings, assistant, speech)
@@ -158,6 +199,6 @@ def open_services(settings: Settings, backends: Backends | None = None) -> Servi
         backends.embedder.name,
         backends.embedder.model,
         backends.embedder.dimension,
-        settings.db_path,
+        redacted(settings.store_url),
     )
     return Services(settings, backends, store, memory, memory_work, assistant, speech, voice)

@@ -17,12 +17,15 @@ from lobug.backends import Backends
 from lobug.backends.base import ChatMessage, JsonSchema
 from lobug.config import MemoryConfig, Settings
 from lobug.store.models import FACT_TYPES
+from tests.engines import stored_bytes
 from tests.fakes import FakeChat, FakeEmbedder, unreachable
 from tests.polling import memory_work_done
 
 SECRET = "Quaxilotl"
 DEVICE_TOKEN = "device-tok-3Jw9"
 ADMIN_TOKEN = "admin-tok-8Kd2"
+
+pytestmark = pytest.mark.both_engines
 
 
 def ok(response: Any, status: int = 200) -> Any:
@@ -50,8 +53,7 @@ def last_prompt(chat: FakeChat) -> str:
 
 
 def database_bytes(settings: Settings) -> bytes:
-    path = settings.db_path
-    return b"".join(p.read_bytes() for p in path.parent.glob(path.name + "*"))
+    return stored_bytes(settings.store_url)
 
 
 @pytest.fixture

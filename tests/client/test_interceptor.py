@@ -27,8 +27,10 @@ from lobug import learning
 from lobug.app import create_app, create_memory_app
 from lobug.backends import Backends
 from lobug.client import MemoryServerUnavailable
-from lobug.client.session import CONTEXT_HEADER
 from lobug.config import Settings
+from lobug.memory.budget import MEMORY_HEADER as CONTEXT_HEADER
+from lobug.memory.budget import MESSAGE_MAX_TOKENS
+from lobug.tokens import estimate_tokens
 from tests.live import LiveServer
 
 AGENT = "tester"
@@ -234,8 +236,8 @@ def test_context_goes_after_a_leading_system_message(
     assert received[1]["role"] == "system"
     context = received[1]["content"]
     assert context.startswith(CONTEXT_HEADER)
-    assert "## Memory\n\n### human\nName: Alice" in context
-    assert "**User**: My name is Alice and I live in Boston." in context
+    assert '"human": "Name: Alice"' in context
+    assert '- user: "My name is Alice and I live in Boston."' in context
     assert sent == [system, USER]  # the caller's list is left alone
 
 
@@ -247,7 +249,7 @@ def test_context_is_prepended_without_a_system_message(
         ask(client, USER)
     received = upstream.messages()
     assert [m["role"] for m in received] == ["system", "user"]
-    assert "**User**: My name is Alice." in received[0]["content"]
+    assert '- user: "My name is Alice."' in received[0]["content"]
 
 
 def test_empty_memory_injects_nothing(
@@ -274,8 +276,8 @@ def test_exchange_is_captured_and_remembered_next_time(
     with learning(AGENT, base_url=memory_server.url):
         ask(client, USER)
     context = upstream.messages()[0]["content"]
-    assert "**User**: My name is Alice." in context
-    assert "**Assistant**: Hello Alice, noted." in context
+    assert '- user: "My name is Alice."' in context
+    assert '- assistant: "Hello Alice, noted."' in context
 
 
 def test_capture_only_stores_without_injecting(
@@ -312,8 +314,8 @@ def test_long_messages_are_shortened_in_the_context(
     with learning(AGENT, base_url=memory_server.url):
         ask(client, USER)
     line = next(line for line in upstream.messages()[0]["content"].splitlines() if "xxx" in line)
-    assert line.endswith("…")
-    assert len(line) <= len("**User**: ") + 501
+    assert line.endswith(' [...]"')
+    assert estimate_tokens(line) <= MESSAGE_MAX_TOKENS + 10
 
 
 def test_original_restored_after_an_exception(memory_server: LiveServer) -> None:
@@ -358,7 +360,7 @@ def test_stream_passes_through_and_is_captured_at_the_end(
 
     assert pieces == ["", "You ", "are ", "Alice.", ""]
     assert upstream.requests[-1]["stream"] is True
-    assert "**User**: My name is Alice." in upstream.messages()[0]["content"]
+    assert '- user: "My name is Alice."' in upstream.messages()[0]["content"]
 
 
 CAPTURED_STREAM = [("user", "What is my name?"), ("assistant", "You are Alice.")]

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from lobug.memory.disclosure import self_disclosures
+from lobug.memory.disclosure import informative_sentences, self_disclosures
 from lobug.text import third_person
 
 
@@ -36,3 +36,17 @@ def test_verbs_agree_with_the_user() -> None:
         "the user watches films and the user tries new things"
     )
     assert third_person("I have a cat and I am tired") == "the user has a cat and the user is tired"
+
+
+def test_informative_sentences_skip_questions_requests_and_chitchat() -> None:
+    said = (
+        "Hi there! My name is Maya. That is funny. Thanks, that helps. Leo is seven. "
+        "Tell me a joke about cats. What is a good name for a goldfish? We are going to "
+        "Norway in June. The weather is nice. Biscuit is a golden retriever."
+    )
+    assert informative_sentences(said) == [
+        "My name is Maya.",
+        "Leo is seven.",
+        "We are going to Norway in June.",
+        "Biscuit is a golden retriever.",
+    ]

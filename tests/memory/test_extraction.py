@@ -45,7 +45,6 @@ def test_validation_drops_malformed_ungrounded_and_duplicate_items() -> None:
     facts = validate_facts(
         items,
         user_text="My name is Alex and I work at NASA",
-        assistant_text="Hello Alex",
         source_message_ids=(1, 2),
         max_facts=5,
     )
@@ -61,7 +60,6 @@ def test_validation_respects_the_limit() -> None:
     facts = validate_facts(
         items,
         user_text="I own 1 2 3 4 5 6 7 8 cats",
-        assistant_text="",
         source_message_ids=(),
         max_facts=3,
     )
@@ -77,7 +75,6 @@ def test_first_person_facts_are_stored_about_the_user() -> None:
     facts = validate_facts(
         [{"fact": "I work at NASA", "type": "personal"}, {"fact": "My dog is Rex"}],
         user_text="I work at NASA, my dog is Rex",
-        assistant_text="",
         source_message_ids=(),
         max_facts=5,
     )
@@ -91,3 +88,40 @@ def test_merge_keeps_order_skips_same_words_and_limits() -> None:
     second = [NewFact("the user LIKES tea"), NewFact("The user has a cat"), NewFact("x y z")]
     merged = merge_facts(first, second, 2)
     assert [f.content for f in merged] == ["The user likes tea", "The user has a cat"]
+
+
+def test_a_fact_found_only_in_the_assistants_words_is_dropped() -> None:
+    """Issue 18: the model took its own babble and inventions for facts about the user."""
+    items = [
+        {"fact": "The user lives in Lisbon with Joana", "type": "personal"},
+        {"fact": "The car is a luxury car", "type": "knowledge"},
+        {"fact": "The user's partner Joana is a teacher at a luxury school", "type": "personal"},
+    ]
+    facts = validate_facts(
+        items,
+        user_text="I live in Lisbon with my partner Joana.",
+        source_message_ids=(1, 2),
+        max_facts=5,
+    )
+    assert [f.content for f in facts] == ["The user lives in Lisbon with Joana"]
+
+
+def test_babble_questions_and_facts_about_the_assistant_are_dropped() -> None:
+    user_text = (
+        "I live in Lisbon with my partner Joana, in a flat near the castle, and I am allergic "
+        "to peanuts."
+    )
+    items = [
+        {"fact": "Não pode ser mais difícil que estejo também já esta deixar com Joana!"},
+        {"fact": "Joana e o mesmo"},
+        {"fact": "Há alguma mesa!"},
+        {"fact": "Does the user live in Lisbon?"},
+        {"fact": "The assistant lives in Lisbon with Joana"},
+        {"fact": "Lo-Bug is allergic to peanuts"},
+        {"fact": "Joana, Joana, Joana, Joana, Joana"},
+        {"fact": "The flat near the castle"},
+        {"fact": "The castle"},
+        {"fact": "The user is allergic to peanuts"},
+    ]
+    facts = validate_facts(items, user_text=user_text, source_message_ids=(1, 2), max_facts=10)
+    assert [f.content for f in facts] == ["The user is allergic to peanuts"]

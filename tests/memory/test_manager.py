@@ -123,12 +123,12 @@ def test_short_term_cascade_fires_at_its_threshold(
 ) -> None:
     fill_log(store, messages - 2)
     user, assistant = exchange(store, "hello there", "hi")
-    fake_chat.enqueue('{"facts": []}', "The user and Lo-Bug chatted.")
+    fake_chat.enqueue('{"facts": []}', "The user said m0, m2 and m4 to Lo-Bug.")
     report = manager(store, fake_chat, fake_embedder).process_exchange("lobug", user, assistant)
     assert report.summarized is summarized
     if summarized:
         assert store.count_unsummarized("lobug") == 10  # short_term_keep
-        assert store.summaries("lobug")[0].content == "The user and Lo-Bug chatted."
+        assert store.summaries("lobug")[0].content == "The user said m0, m2 and m4 to Lo-Bug."
     else:
         assert store.summaries("lobug") == []
 
@@ -144,13 +144,13 @@ def test_long_term_cascade_fires_at_its_threshold(
     for i in range(summaries):
         message = store.append_message("lobug", "default", "user", f"old {i}")
         store.add_summary("lobug", f"summary {i}", [message])
-    fake_chat.enqueue('{"facts": []}', "User Profile:\n- likes summaries")
+    fake_chat.enqueue('{"facts": []}', "User Profile:\n- likes summaries 0 and 1")
     report = manager(store, fake_chat, fake_embedder).process_exchange(
         "lobug", *exchange(store, "hi", "hello")
     )
     assert report.distilled is distilled
     if distilled:
-        assert store.base_memory("lobug") == "User Profile:\n- likes summaries"
+        assert store.base_memory("lobug") == "User Profile:\n- likes summaries 0 and 1"
         assert store.count_unincorporated("lobug") == 10  # long_term_keep
         distill_prompt = fake_chat.requests[-1][0][-1]["content"]
         assert "summary 0" in distill_prompt and "summary 9" in distill_prompt
@@ -185,7 +185,7 @@ def test_a_summary_backlog_is_taken_in_batches_that_fit_the_context(
     while store.count_unsummarized("lobug") >= 30 + 2:
         rounds += 1
         assert rounds <= 30, "the backlog does not drain"
-        fake_chat.enqueue('{"facts": []}', f"Summary {rounds}.")
+        fake_chat.enqueue('{"facts": []}', f"Summary {rounds}: a long story.")
         report = memory.process_exchange("lobug", *exchange(store, "hi", "hello"))
         assert report.summarized and not report.errors
         prompt = fake_chat.requests[-1][0][-1]["content"]
@@ -193,7 +193,7 @@ def test_a_summary_backlog_is_taken_in_batches_that_fit_the_context(
         assert rounds < 30
     assert rounds > 3
     covered = [s.content for s in store.summaries("lobug")]
-    assert covered[:2] == ["Summary 1.", "Summary 2."]
+    assert covered[:2] == ["Summary 1: a long story.", "Summary 2: a long story."]
 
 
 def test_oldest_that_fit_always_takes_one() -> None:
@@ -263,11 +263,11 @@ def test_a_stale_base_memory_is_rewritten_from_what_is_left(
     store.add_summary("lobug", "The user likes Zorblax", [gone])
     store.distill_base_memory("lobug", "Likes tea and Zorblax", store.summaries("lobug"))
     store.forget_messages("lobug", [gone.id], actor="manual")
-    fake_chat.enqueue('{"facts": []}', "Likes tea")
+    fake_chat.enqueue('{"facts": []}', "User Profile: likes tea")
     report = manager(store, fake_chat, fake_embedder).process_exchange(
         "lobug", *exchange(store, "hi", "hello")
     )
-    assert report.distilled and store.base_memory("lobug") == "Likes tea"
+    assert report.distilled and store.base_memory("lobug") == "User Profile: likes tea"
     assert not store.base_memory_is_stale("lobug")
     prompt = fake_chat.requests[-1][0][-1]["content"]
     assert "The user likes tea" in prompt and "Zorblax" not in prompt

@@ -61,6 +61,7 @@ def test_bind_embedding_adds_message_vectors_to_a_bound_database(tmp_path: Path)
     reopened.close()
 
 
+@pytest.mark.both_engines
 def test_blocks_enforce_limit_read_only_and_uniqueness(store: SQLiteStore) -> None:
     store.create_block("a", "human", "Alice", char_limit=10, changed_by="user")
     with pytest.raises(BlockExists):
@@ -86,6 +87,7 @@ def test_blocks_enforce_limit_read_only_and_uniqueness(store: SQLiteStore) -> No
     assert store.blocks("b") == []
 
 
+@pytest.mark.both_engines
 def test_reindex_re_embeds_messages_that_had_vectors(store: SQLiteStore) -> None:
     embedder = FakeEmbedder()
     store.append_embedded_message("a", "api", "user", "tea", embedder.embed("tea"))

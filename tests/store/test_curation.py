@@ -1,20 +1,23 @@
-"""Curation in the SQLite store: versions, flags, forgetting, purging, the audit log."""
+"""Curation in both stores: versions, flags, forgetting, purging, the audit log."""
 
 from __future__ import annotations
 
-from pathlib import Path
+from collections.abc import Callable
 
 import pytest
 
 from lobug.store.errors import FactNotCurrent, FactNotFound, SourcesForgotten
 from lobug.store.models import FactFlags, FactQuery, NewFact
-from lobug.store.sqlite.engine import SQLiteStore
+from lobug.store.protocol import Store
+from tests.engines import stored_bytes
 from tests.fakes import FakeEmbedder
+
+pytestmark = pytest.mark.both_engines
 
 SECRET = "Quaxilotl"
 
 
-def fact_in(store: SQLiteStore, embedder: FakeEmbedder, text: str, sources=()) -> int:  # type: ignore[no-untyped-def]
+def fact_in(store: Store, embedder: FakeEmbedder, text: str, sources=()) -> int:  # type: ignore[no-untyped-def]
     added = store.add_fact_superseding_duplicate(
         "a",
         NewFact(text, source_message_ids=tuple(sources), origin="device:desk"),
@@ -24,13 +27,20 @@ def fact_in(store: SQLiteStore, embedder: FakeEmbedder, text: str, sources=()) -
     return added.fact.id
 
 
-def file_bytes(store: SQLiteStore) -> bytes:
-    path = Path(store.path)
-    return b"".join(p.read_bytes() for p in path.parent.glob(path.name + "*"))
+@pytest.fixture
+def file_bytes(database_url: str) -> Callable[[Store], bytes]:
+    """What the test's database holds (`store` opened it at `database_url` when not SQLite;
+    the SQLite store fixture uses its own file)."""
+
+    def read(store: Store) -> bytes:
+        path = getattr(store, "path", None)
+        return stored_bytes(f"sqlite:///{path}" if path else database_url)
+
+    return read
 
 
 def test_a_correction_is_a_new_version_and_the_chain_holds_both(
-    store: SQLiteStore, fake_embedder: FakeEmbedder
+    store: Store, fake_embedder: FakeEmbedder
 ) -> None:
     old = fact_in(store, fake_embedder, "The user's car is red")
     store.set_fact_flags("a", old, FactFlags(pinned=True, user_score=7), actor="manual")
@@ -48,7 +58,7 @@ def test_a_correction_is_a_new_version_and_the_chain_holds_both(
         store.agent_fact("someone-else", new.id)
 
 
-def test_listing_pages_filters_and_counts(store: SQLiteStore, fake_embedder: FakeEmbedder) -> None:
+def test_listing_pages_filters_and_counts(store: Store, fake_embedder: FakeEmbedder) -> None:
     ids = [fact_in(store, fake_embedder, f"fact number {word}") for word in "abcde"]
     store.set_fact_flags("a", ids[1], FactFlags(pinned=True), actor="manual")
     page, total = store.list_facts("a", FactQuery(limit=2, offset=1))
@@ -59,7 +69,7 @@ def test_listing_pages_filters_and_counts(store: SQLiteStore, fake_embedder: Fak
 
 
 def test_forget_takes_a_fact_out_of_every_search_and_purge_erases_its_bytes(
-    store: SQLiteStore, fake_embedder: FakeEmbedder
+    store: Store, fake_embedder: FakeEmbedder, file_bytes: Callable[[Store], bytes]
 ) -> None:
     first = fact_in(store, fake_embedder, f"The user's dog is called {SECRET}")
     second = store.correct_fact(
@@ -78,7 +88,7 @@ def test_forget_takes_a_fact_out_of_every_search_and_purge_erases_its_bytes(
 
 
 def test_forgetting_messages_cascades_into_facts_summaries_and_the_queue(
-    store: SQLiteStore, fake_embedder: FakeEmbedder
+    store: Store, fake_embedder: FakeEmbedder, file_bytes: Callable[[Store], bytes]
 ) -> None:
     said = store.append_message("a", "desk", "user", f"My cat is {SECRET}")
     reply = store.append_reply_for_memory_work("a", "desk", "Nice cat", said)
@@ -102,7 +112,7 @@ def test_forgetting_messages_cascades_into_facts_summaries_and_the_queue(
 
 
 def test_nothing_learned_from_forgotten_messages_is_stored_afterwards(
-    store: SQLiteStore, fake_embedder: FakeEmbedder
+    store: Store, fake_embedder: FakeEmbedder
 ) -> None:
     said = store.append_message("a", "desk", "user", "My cat is Tom")
     store.forget_messages("a", [said.id], actor="manual")
@@ -113,7 +123,7 @@ def test_nothing_learned_from_forgotten_messages_is_stored_afterwards(
     assert store.list_facts("a", FactQuery(include_history=True))[1] == 0
 
 
-def test_base_memory_keeps_every_version(store: SQLiteStore) -> None:
+def test_base_memory_keeps_every_version(store: Store) -> None:
     store.write_base_memory("a", "first", actor="manual")
     store.distill_base_memory("a", "second", [])
     history = store.base_memory_history("a")
@@ -130,7 +140,7 @@ def test_base_memory_keeps_every_version(store: SQLiteStore) -> None:
 
 
 def test_deleting_an_agent_erases_everything_of_it(
-    store: SQLiteStore, fake_embedder: FakeEmbedder
+    store: Store, fake_embedder: FakeEmbedder, file_bytes: Callable[[Store], bytes]
 ) -> None:
     said = store.append_message("a", "desk", "user", f"Secret word {SECRET}")
     fact_in(store, fake_embedder, f"The word is {SECRET}", [said.id])

@@ -57,6 +57,7 @@ def test_database_uses_wal_and_creates_parent_folders(tmp_path: Path) -> None:
     conn.close()
 
 
+@pytest.mark.both_engines
 def test_messages_are_kept_per_device_oldest_first(store: SQLiteStore) -> None:
     for i in range(5):
         store.append_message("lobug", "kitchen", "user", f"kitchen {i}")
@@ -76,6 +77,7 @@ def test_messages_survive_reopening(tmp_path: Path) -> None:
     second.close()
 
 
+@pytest.mark.both_engines
 def test_agents_are_separate_namespaces(store: SQLiteStore) -> None:
     store.add_fact("alex", NewFact("Alex likes tea"), unit(1, 0, *[0] * 62))
     assert store.facts("lobug") == []
@@ -106,6 +108,7 @@ def test_superseded_fact_becomes_linked_history(store: SQLiteStore) -> None:
     ]
 
 
+@pytest.mark.both_engines
 def test_fact_fields_round_trip(store: SQLiteStore) -> None:
     fact = NewFact(
         content="The user has a dentist appointment on Friday",
@@ -199,6 +202,7 @@ def test_reindex_switches_model_and_dimension(tmp_path: Path) -> None:
     store.close()
 
 
+@pytest.mark.both_engines
 def test_summary_marks_its_messages(store: SQLiteStore) -> None:
     messages = [store.append_message("lobug", "d", "user", f"m{i}") for i in range(4)]
     summary = store.add_summary("lobug", "they talked", messages[:3])
@@ -246,6 +250,7 @@ def test_two_processes_sharing_the_file_never_see_database_is_locked(tmp_path: P
             store.close()
 
 
+@pytest.mark.both_engines
 def test_facts_stored_at_once_never_duplicate(
     store: SQLiteStore, fake_embedder: FakeEmbedder
 ) -> None:

@@ -20,7 +20,7 @@ from lobug.api.errors import ApiError, body_error, documented
 from lobug.api.facts import MAX_ID, PageLimit, PageOffset
 from lobug.api.shapes import AgentName, AgentOut, StrictBody, agent_out, iso, iso_or_none
 from lobug.names import DEVICE_ID
-from lobug.services import MemoryServices
+from lobug.services import CurationServices
 from lobug.store.models import (
     MANUAL,
     AgentCounts,
@@ -134,7 +134,7 @@ def timestamp(moment: datetime) -> float:
     return (moment if moment.tzinfo else moment.replace(tzinfo=UTC)).timestamp()
 
 
-def base_memory_out(svc: MemoryServices, agent: str) -> BaseMemoryOut:
+def base_memory_out(svc: CurationServices, agent: str) -> BaseMemoryOut:
     """Blocking: the base memory, who wrote it and when, and whether it is stale."""
     history = svc.store.base_memory_history(agent)
     newest = history[0] if history else None

@@ -30,6 +30,7 @@ from lobug.api.disconnect import watch_disconnect
 from lobug.api.errors import ApiError, body_error, valid_or
 from lobug.conversation import SensorReading
 from lobug.services import Services
+from lobug.store.engines import redacted
 
 HEALTH_PROBE_TTL_S = 5.0
 
@@ -137,6 +138,7 @@ async def health(svc: ServicesDep) -> dict[str, Any]:
             "dimension": svc.embedder.dimension,
         },
         "db_path": str(svc.settings.db_path),
+        "database": redacted(svc.settings.store_url),
         "agent": svc.settings.agent,
         "auth": "token" if svc.settings.tokens_required else "none",
         "memory": await asyncio.to_thread(memory_counts, svc),

@@ -26,6 +26,7 @@ from lobug.store.errors import (
     BlockTooLong,
     FactNotCurrent,
     FactNotFound,
+    ImportConflict,
     MessageNotFound,
     SourcesForgotten,
     StorageUnavailable,
@@ -66,6 +67,7 @@ _STORE_ERRORS: dict[type[Exception], tuple[int, str]] = {
     MessageNotFound: (404, "message_not_found"),
     FactNotCurrent: (409, "fact_not_current"),
     SourcesForgotten: (409, "sources_forgotten"),
+    ImportConflict: (409, "import_conflict"),
 }
 
 
@@ -80,6 +82,8 @@ ERROR_DOCS: dict[str, tuple[int, str]] = {
     "span_required": (422, "none of device, since, until given: the whole log is never forgotten"),
     "invalid_span": (422, "since is after until"),
     "confirmation_required": (422, "confirm does not repeat the agent's name"),
+    "invalid_export": (422, "not an export document: the detail names the JSON path"),
+    "import_conflict": (409, "the agent holds other memory: merge=true to add to it"),
 }
 
 

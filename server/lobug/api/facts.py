@@ -16,7 +16,7 @@ from pydantic import BaseModel, Field, StringConstraints
 from lobug.api.deps import ADMIN_RESPONSES, AdminOnly, MemoryDep, PathAgent
 from lobug.api.errors import ApiError, documented
 from lobug.api.shapes import MessageOut, StrictBody, iso, iso_or_none, message_out
-from lobug.services import MemoryServices
+from lobug.services import CurationServices
 from lobug.store.models import MANUAL, AddedFact, Fact, FactFlags, FactQuery
 
 MAX_FACT_CHARS = 2000
@@ -126,7 +126,7 @@ def added_out(added: AddedFact) -> AddedFactOut:
     )
 
 
-def fact_detail(svc: MemoryServices, agent: str, fact: Fact) -> FactDetailOut:
+def fact_detail(svc: CurationServices, agent: str, fact: Fact) -> FactDetailOut:
     """Blocking: the fact with its versions and its sources still in the log."""
     versions = svc.store.fact_versions(agent, fact.id)
     sources = svc.store.messages_by_id(agent, fact.source_message_ids)

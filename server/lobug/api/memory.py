@@ -1,5 +1,6 @@
 """The memory REST API of ../shared/seeds/local-memory-server.md: agents, messages with
-semantic search, memory blocks (with limits, read-only flags and history) and context.
+semantic search and learning, memory blocks (with limits, read-only flags and history);
+the context under a budget is `api/context.py`.
 
 Mounted at `/memory` on the device server and at the root by `lobug memory-server`. Ids are the
 database's integer ids rendered as strings; times are ISO 8601 in UTC.
@@ -11,9 +12,10 @@ import asyncio
 import logging
 from typing import Any, Literal
 
-from fastapi import APIRouter, Query, Response
+from fastapi import APIRouter, BackgroundTasks, Query, Response
 from pydantic import BaseModel, Field
 
+from lobug.api.background import hand_over_exchange
 from lobug.api.deps import ADMIN_RESPONSES, AdminOnly, MemoryDep, PathAgent, require_agent
 from lobug.api.errors import ApiError, documented
 from lobug.api.shapes import (
@@ -26,11 +28,12 @@ from lobug.api.shapes import (
     iso,
     message_out,
 )
-from lobug.backends.base import Vector
 from lobug.memory import search
+from lobug.memory.intake import Intake, take_message
 from lobug.memory.search import MessageSearch, SearchMode
 from lobug.services import MemoryServices
-from lobug.store.models import API_SOURCE, MANUAL, BlockChange, MemoryBlock, Message, ScoredMessage
+from lobug.store.engines import redacted
+from lobug.store.models import API_SOURCE, MANUAL, BlockChange, MemoryBlock, ScoredMessage
 
 MAX_CONTENT_CHARS = 100_000
 MAX_LIST_LIMIT = 1000
@@ -57,6 +60,7 @@ class MessageIn(StrictBody):
     role: Role
     content: str = Field(min_length=1, max_length=MAX_CONTENT_CHARS)
     metadata: Metadata = None
+    learn: bool = True
 
 
 class SearchIn(StrictBody):
@@ -81,11 +85,6 @@ class BlockUpdateIn(StrictBody):
     changed_by: str = Field(default=API_SOURCE, min_length=1, max_length=100)
 
 
-class ContextIn(StrictBody):
-    query: str = Field(min_length=1, max_length=MAX_CONTENT_CHARS)
-    agent_name: AgentName | None = None
-
-
 # ---------------------------------------------------------------------- responses
 
 
@@ -108,12 +107,6 @@ class BlockChangeOut(BaseModel):
     new_value: str
     changed_by: str
     changed_at: str
-
-
-class ContextOut(BaseModel):
-    memory_blocks: list[BlockOut]
-    relevant_messages: list[MessageOut]
-    search_mode: SearchMode = "hybrid"
 
 
 def scored_out(hits: list[ScoredMessage]) -> list[MessageOut]:
@@ -168,6 +161,7 @@ async def health(svc: MemoryDep) -> dict[str, Any]:
         "embedding_backend": svc.embedder.name,
         "embedding_model": svc.embedder.model,
         "embedding_dimension": svc.embedder.dimension,
+        "database": redacted(svc.settings.store_url),
         "database_path": str(svc.settings.db_path),
     }
 
@@ -184,31 +178,33 @@ async def get_agent(agent: PathAgent) -> AgentOut:
 
 
 @router.post("/messages")
-async def add_message(body: MessageIn, svc: MemoryDep, response: Response) -> MessageOut:
-    """Stored with its embedding; if the embedder fails the message is still stored, found by
-    its words only (`X-Lobug-Embedded: 0`)."""
+async def add_message(
+    body: MessageIn, svc: MemoryDep, response: Response, background: BackgroundTasks
+) -> MessageOut:
+    """Stored with its embedding (if the embedder fails the message is still stored, found by
+    its words only: `X-Lobug-Embedded: 0`) and queued for learning (`memory.intake`): an
+    assistant message answering the user message before it is learned from once the
+    response is sent; a message alone after the quiet period. `learn: false` here, or
+    `{"learn": false}` in the agent's metadata, keeps it out of learning."""
 
-    def store() -> Message:
-        require_agent(svc, body.agent_name)
-        vector = embed_or_none(svc, body.content)
-        response.headers["X-Lobug-Embedded"] = "1" if vector is not None else "0"
-        if vector is None:
-            return svc.store.append_message_to_embed(
-                body.agent_name, API_SOURCE, body.role, body.content, metadata=body.metadata
-            )
-        return svc.store.append_embedded_message(
-            body.agent_name, API_SOURCE, body.role, body.content, vector, metadata=body.metadata
+    def store() -> Intake:
+        agent = require_agent(svc, body.agent_name)
+        return take_message(
+            svc.store,
+            svc.embedder,
+            agent,
+            API_SOURCE,
+            body.role,
+            body.content,
+            metadata=body.metadata,
+            learn=body.learn,
         )
 
-    return message_out(await asyncio.to_thread(store))
-
-
-def embed_or_none(svc: MemoryServices, text: str) -> Vector | None:
-    try:
-        return svc.embedder.embed(text)
-    except Exception as exc:
-        log.warning("embedding failed (%s); message stored for keyword search only", exc)
-        return None
+    taken = await asyncio.to_thread(store)
+    response.headers["X-Lobug-Embedded"] = "1" if taken.embedded else "0"
+    response.headers["X-Lobug-Learning"] = "queued" if taken.queued else "off"
+    hand_over_exchange(background, svc.memory_work, lambda: taken.exchange)
+    return message_out(taken.message)
 
 
 @router.get("/messages/{agent_name}")
@@ -308,23 +304,3 @@ async def delete_block(agent: PathAgent, label: str, svc: MemoryDep) -> Response
 async def block_history(agent: PathAgent, label: str, svc: MemoryDep) -> list[BlockChangeOut]:
     changes = await asyncio.to_thread(svc.store.block_history, agent.name, label)
     return [change_out(c) for c in changes]
-
-
-@router.post("/context/{agent_name}")
-async def context(agent: PathAgent, body: ContextIn, svc: MemoryDep) -> ContextOut:
-    if body.agent_name is not None and body.agent_name != agent.name:
-        raise ApiError(422, "agent_mismatch", "'agent_name' in the body differs from the path")
-    limit = svc.settings.max_context_messages
-
-    def gather() -> tuple[list[MemoryBlock], MessageSearch]:
-        blocks = svc.store.blocks(agent.name)
-        if limit == 0:
-            return blocks, MessageSearch([], "hybrid")
-        return blocks, hybrid_messages(svc, agent.name, body.query, limit)
-
-    blocks, found = await asyncio.to_thread(gather)
-    return ContextOut(
-        memory_blocks=[block_out(b) for b in blocks],
-        relevant_messages=scored_out(found.hits),
-        search_mode=found.mode,
-    )

@@ -203,7 +203,9 @@ async def chat_completions(
             "text_too_long",
             f"the last user message is longer than {svc.settings.max_text_chars} characters",
         )
-    proxy = MemoryProxy(svc.store, svc.memory, svc.chat)
+    proxy = MemoryProxy(
+        svc.store, svc.memory, svc.chat, message_limit=svc.settings.max_context_messages
+    )
     model = body.model or svc.chat.model
     if body.stream is True:
         user, messages = await asyncio.to_thread(proxy.prepare, proxy_request)

@@ -7,7 +7,7 @@ import math
 from datetime import UTC, datetime
 from typing import Annotated, Any
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, WithJsonSchema
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, WithJsonSchema
 from pydantic_core import PydanticCustomError
 
 from lobug.names import AGENT_NAME, AGENT_NAME_RULE
@@ -60,6 +60,7 @@ class AgentOut(BaseModel):
 class MessageOut(BaseModel):
     id: str
     agent_id: str
+    device_id: str = Field(description="the device that said it; `api` or `v1` for programs")
     role: str
     content: str
     created_at: str
@@ -85,6 +86,7 @@ def message_out(message: Message, similarity: float | None = None) -> MessageOut
     return MessageOut(
         id=str(message.id),
         agent_id=str(message.agent_id),
+        device_id=message.device_id,
         role=message.role,
         content=message.content,
         created_at=iso(message.created_at),

@@ -13,7 +13,7 @@ import tempfile
 import threading
 import weakref
 from collections import deque
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -52,6 +52,16 @@ def bundled_chat_model() -> Path:
 
 PARALLEL_SLOTS = 2
 CACHE_REUSE_TOKENS = 256
+# Decoding that resists the repetition loops of small models ("Oo, oo, oo, ..."), for free
+# text only: penalties would bend the JSON of fact extraction. Chosen by measurement on
+# SmolLM2-135M (issue 18; CHANGELOG and README give the figures).
+ANTI_LOOP_SAMPLING: dict[str, float] = {
+    "repeat_penalty": 1.1,
+    "repeat_last_n": 128,
+    "dry_multiplier": 0.8,
+    "dry_base": 1.75,
+    "dry_allowed_length": 2,
+}
 
 
 class PriorityLock:
@@ -108,6 +118,7 @@ class EmbeddedChat(ChatBackend):
         prompt_cache_mib: int = 256,
         slots: int = PARALLEL_SLOTS,
         cache_reuse_tokens: int = CACHE_REUSE_TOKENS,
+        sampling: Mapping[str, float] | None = None,
     ):
         import xllamacpp
 
@@ -135,6 +146,7 @@ class EmbeddedChat(ChatBackend):
         self.context_tokens = n_ctx
         self._server = xllamacpp.Server(params)
         self._lock = PriorityLock()
+        self.sampling = dict(ANTI_LOOP_SAMPLING if sampling is None else sampling)
         self.streamed_pieces = 0  # text pieces generated for streams, handed out or not
 
     def complete(
@@ -147,12 +159,10 @@ class EmbeddedChat(ChatBackend):
         background: bool = False,
         abandoned: AbandonCheck | None = None,
     ) -> str:
-        body: dict[str, Any] = {
-            "messages": list(messages),
-            "max_tokens": max_tokens,
-            "temperature": temperature,
-        }
-        if json_schema is not None:
+        body = self._body(messages, max_tokens, temperature)
+        if json_schema is None:
+            body.update(self.sampling)
+        else:
             body["response_format"] = {
                 "type": "json_schema",
                 "json_schema": {"name": "output", "schema": json_schema},
@@ -176,12 +186,7 @@ class EmbeddedChat(ChatBackend):
         token, so the model is free for the next request at once."""
         pieces: queue.Queue[str | BaseException | None] = queue.Queue()
         closed = threading.Event()  # the consumer stopped reading
-        body = {
-            "messages": list(messages),
-            "max_tokens": max_tokens,
-            "temperature": temperature,
-            "stream": True,
-        }
+        body = {**self._body(messages, max_tokens, temperature), **self.sampling, "stream": True}
 
         def on_chunk(chunk: dict[str, Any]) -> bool:
             if "error" in chunk:  # llama.cpp reports a failed stream as a chunk, not a raise
@@ -214,6 +219,12 @@ class EmbeddedChat(ChatBackend):
 
     def is_available(self) -> bool:
         return True
+
+    @staticmethod
+    def _body(
+        messages: Sequence[ChatMessage], max_tokens: int, temperature: float
+    ) -> dict[str, Any]:
+        return {"messages": list(messages), "max_tokens": max_tokens, "temperature": temperature}
 
     def close(self) -> None:
         self._remove_socket_dir()

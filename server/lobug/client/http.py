@@ -31,9 +31,9 @@ class MemoryClient:
     def ensure_agent(self, name: str) -> dict[str, Any]:
         return self._json(self._http.post("/agents", json={"name": name}))
 
-    def context(self, agent: str, query: str) -> dict[str, Any]:
+    def context(self, agent: str, query: str, max_tokens: int) -> dict[str, Any]:
         path = f"/context/{quote(agent, safe='')}"
-        return self._json(self._http.post(path, json={"query": query}))
+        return self._json(self._http.post(path, json={"query": query, "max_tokens": max_tokens}))
 
     def add_message(self, agent: str, role: str, content: str, metadata: dict[str, Any]) -> None:
         body = {"agent_name": agent, "role": role, "content": content, "metadata": metadata}
@@ -49,10 +49,14 @@ class MemoryClient:
         return found
 
 
-def memory_url(base_url: str | None) -> str:
-    """The memory server to use, read when `learning()` begins, never at import."""
+def memory_url(server_url: str | None, base_url: str | None = None) -> str:
+    """The memory server to use, read when `learning()` begins, never at import.
+    `base_url` is the older name of `server_url`."""
+    if server_url and base_url and server_url.rstrip("/") != base_url.rstrip("/"):
+        raise ValueError("server_url and base_url name the same thing: pass one of them")
     chosen = (
-        base_url
+        server_url
+        or base_url
         or os.environ.get("MEMORY_SERVER_URL")
         or os.environ.get("LOBUG_MEMORY_URL")
         or DEFAULT_URL
@@ -80,6 +84,6 @@ def open_memory_client(
         raise MemoryServerUnavailable(
             f"No Lo-Bug memory server at {base_url} ({exc}). Start one with "
             "`lobug memory-server` (port 8283), or run the full server with `make run` and "
-            "use base_url='http://127.0.0.1:8321/memory'."
+            "use server_url='http://127.0.0.1:8321/memory'."
         ) from exc
     return client

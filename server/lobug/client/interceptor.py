@@ -3,7 +3,8 @@ Interceptor", ../shared/seeds/local-memory-server.md).
 
 While the context manager is active, `Completions.create` and `AsyncCompletions.create` of the
 `openai` package are wrapped: before each call the memory server's context for the last user
-message is injected as a system message; after it the user message and the reply are stored.
+message (its ready `prompt`, the same text the `/v1` proxy injects) is added as a system
+message; after it the user message and the reply are stored, and the server learns from them.
 The memory server is the REST API of `lobug.api.memory`, reached over HTTP, so the program
 using `learning()` never opens the database itself. A memory server that fails during a call
 is logged and the call goes on without memory.
@@ -22,6 +23,10 @@ from lobug.client.http import memory_url, open_memory_client
 from lobug.client.session import Session
 
 log = logging.getLogger(__name__)
+
+# The memory server's default budget (`POST /context`), repeated here: the client imports
+# nothing of the server.
+DEFAULT_CONTEXT_TOKENS = 1500
 
 _PATCHED_ATTR = "_lobug_session"
 
@@ -122,25 +127,31 @@ def restore(cls: type, wrapper: Callable[..., Any], original: Callable[..., Any]
 def learning(
     agent: str,
     *,
-    base_url: str | None = None,
+    server_url: str | None = None,
     capture_only: bool = False,
     token: str | None = None,
     timeout: float = 10.0,
+    max_tokens: int = DEFAULT_CONTEXT_TOKENS,
+    base_url: str | None = None,
 ) -> Iterator[None]:
     """Give every OpenAI chat completion made inside the block the memory of `agent`.
 
-    `base_url` is the memory API: `lobug memory-server` (default http://127.0.0.1:8283) or the
-    device server's `http://127.0.0.1:8321/memory`; without it `MEMORY_SERVER_URL`, then
-    `LOBUG_MEMORY_URL` are read. `capture_only` stores the conversation without injecting
-    memory. `token` is the bearer token when the server requires one.
+    `server_url` (or its older name `base_url`) is the memory API: `lobug memory-server`
+    (default http://127.0.0.1:8283) or the device server's `http://127.0.0.1:8321/memory`;
+    without it `MEMORY_SERVER_URL`, then `LOBUG_MEMORY_URL` are read. The server's context
+    for the last user message, within `max_tokens` by its estimate, is injected; the user
+    message and the reply are stored, and the server learns facts from them.
+    `capture_only` stores the conversation without injecting memory. `token` is the bearer
+    token when the server requires one.
 
     Raises MemoryServerUnavailable on entry when the server cannot be reached. Patches the
     `openai` classes for the whole process while active (every client, every thread).
     """
     from openai.resources.chat.completions import AsyncCompletions, Completions
 
-    memory = open_memory_client(memory_url(base_url), agent, token=token, timeout=timeout)
-    session = Session(agent, memory, capture_only=capture_only)
+    url = memory_url(server_url, base_url)
+    memory = open_memory_client(url, agent, token=token, timeout=timeout)
+    session = Session(agent, memory, capture_only=capture_only, max_tokens=max_tokens)
     sync_original = Completions.__dict__["create"]
     async_original = AsyncCompletions.__dict__["create"]
     sync_patch = sync_wrapper(session, sync_original)

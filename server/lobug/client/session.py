@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -14,35 +13,8 @@ from lobug.client.messages import insert_after_system, last_user_text
 
 log = logging.getLogger(__name__)
 
-CONTEXT_MESSAGE_CHARS = 500
 MAX_CONTENT_CHARS = 100_000  # the memory API refuses longer messages
-CONTEXT_HEADER = "The following is context from your memory:"
 SOURCE = "learning"
-
-
-def shorten(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[:limit].rstrip() + "…"
-
-
-def format_context(context: Mapping[str, Any]) -> str:
-    """The seed's format: memory blocks, then relevant past messages (each shortened).
-    Empty when the memory holds nothing for this query."""
-    sections: list[str] = []
-    blocks = context.get("memory_blocks") or []
-    if blocks:
-        parts = [f"### {block['label']}\n{block['value']}" for block in blocks]
-        sections.append("## Memory\n\n" + "\n\n".join(parts))
-    past = context.get("relevant_messages") or []
-    if past:
-        lines = [
-            f"**{message['role'].capitalize()}**: "
-            f"{shorten(message['content'], CONTEXT_MESSAGE_CHARS)}"
-            for message in past
-        ]
-        sections.append("## Relevant Past Conversations\n\n" + "\n\n".join(lines))
-    if not sections:
-        return ""
-    return CONTEXT_HEADER + "\n\n" + "\n\n".join(sections)
 
 
 @dataclass
@@ -56,10 +28,13 @@ class PendingExchange:
 class Session:
     """The memory calls of one `learning()` block; inactive once the block has ended."""
 
-    def __init__(self, agent: str, memory: MemoryClient, *, capture_only: bool) -> None:
+    def __init__(
+        self, agent: str, memory: MemoryClient, *, capture_only: bool, max_tokens: int
+    ) -> None:
         self.agent = agent
         self.memory = memory
         self.capture_only = capture_only
+        self.max_tokens = max_tokens
         self.active = True
 
     def prepare(self, kwargs: dict[str, Any]) -> tuple[dict[str, Any], PendingExchange]:
@@ -87,8 +62,10 @@ class Session:
                 return
 
     def _context(self, query: str) -> str:
+        """The server's budgeted context, formatted as the `/v1` proxy injects it."""
         try:
-            return format_context(self.memory.context(self.agent, query))
+            prompt = self.memory.context(self.agent, query, self.max_tokens)["prompt"]
+            return prompt if isinstance(prompt, str) else ""
         except (httpx.HTTPError, ValueError, KeyError, TypeError, AttributeError) as exc:
             log.warning("learning(%r): no memory for this call: %s", self.agent, exc)
             return ""

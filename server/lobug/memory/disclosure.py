@@ -4,6 +4,7 @@ The bundled 135M model rarely extracts usable facts (it copies the prompt's exam
 such small models the pipeline also keeps the user's own first-person statements, rewritten in
 the third person: "My name is Alex and I work at NASA" -> "The user's name is Alex and the
 user works at NASA". Questions and requests are not statements about the user and are skipped.
+`informative_sentences` are the user's words a fact may be grounded in.
 """
 
 from __future__ import annotations
@@ -11,11 +12,12 @@ from __future__ import annotations
 import re
 
 from lobug.store.models import NewFact
-from lobug.text import sentence_case, third_person
+from lobug.text import FUNCTION_WORDS, sentence_case, third_person
 
 MAX_SENTENCE_CHARS = 200
 _SENTENCE = re.compile(r"[^.!?\n]+[.!?]?")
 _FIRST_PERSON = re.compile(r"\b(i|i'm|i've|i'd|i'll|my|me|mine|myself)\b", re.IGNORECASE)
+_WE = re.compile(r"\b(we|we're|we've|our|ours|us)\b", re.IGNORECASE)
 _REQUEST_START = re.compile(
     r"^(can|could|would|will|please|what|when|where|who|why|how|which|do|does|did|is|are|"
     r"should|tell|let|remind|set|play|turn|show|hey|hi|hello|ok|okay)\b",
@@ -38,6 +40,40 @@ def self_disclosures(user_text: str, source_message_ids: tuple[int, ...]) -> lis
                 )
             )
     return facts
+
+
+_CHITCHAT_START = re.compile(
+    r"^(thanks|thank|that|this|it|good|great|nice|cool|wow|sorry|bye|goodbye|yes|no|sure|"
+    r"oh|ah|well|haha|lol)\b",
+    re.IGNORECASE,
+)
+_NAME_OR_NUMBER = re.compile(r"(?<=\s)[A-Z][\w'’-]*|\d")
+
+
+def informative_sentences(user_text: str) -> list[str]:
+    """The user's sentences that can hold a fact: statements (no questions, requests or
+    chitchat) about themselves, or that name someone or give a number."""
+    found = []
+    for match in _SENTENCE.finditer(user_text):
+        sentence = " ".join(match.group().split())
+        if _is_informative(sentence):
+            found.append(sentence)
+    return found
+
+
+def _is_informative(sentence: str) -> bool:
+    if not sentence or sentence.endswith("?") or _REQUEST_START.match(sentence):
+        return False
+    if _FIRST_PERSON.search(sentence) or _WE.search(sentence):
+        return True
+    return not _CHITCHAT_START.match(sentence) and names_someone(sentence)
+
+
+def names_someone(sentence: str) -> bool:
+    """Whether a sentence holds a name or a number ("Leo is seven", "Biscuit is a dog")."""
+    first = sentence.split()[0] if sentence.split() else ""
+    named_first = first[:1].isupper() and first.lower().strip(",;:") not in FUNCTION_WORDS
+    return named_first or bool(_NAME_OR_NUMBER.search(sentence))
 
 
 def _is_statement_about_user(sentence: str) -> bool:

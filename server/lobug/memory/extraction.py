@@ -1,7 +1,10 @@
 """Turn a model's fact-extraction output into validated, grounded facts.
 
 Small models produce valid JSON with invented content (SmolLM2 turned "I'm 34 and love pizza"
-into "Italy"), so a fact is kept only when its key words occur in the exchange it came from.
+into "Italy", and took sentences of its own babble for facts), so a fact is kept only when
+its key words occur in what the user said: the assistant's reply gives the model context,
+never content. Facts in another language than the conversation's, questions, exclamations
+and facts about the assistant itself are dropped too.
 """
 
 from __future__ import annotations
@@ -11,6 +14,8 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from lobug.memory.disclosure import informative_sentences, names_someone
+from lobug.quality import text_problem
 from lobug.store.models import FACT_TYPES, NewFact
 from lobug.text import FUNCTION_WORDS, sentence_case, third_person
 
@@ -120,23 +125,44 @@ def _names_and_numbers(fact: str) -> set[str]:
     return special
 
 
+_ABOUT_THE_USER = re.compile(r"\b(user|users|user's|i|i'm|my|me|we|our|us)\b", re.IGNORECASE)
+_ABOUT_THE_ASSISTANT = re.compile(r"\b(assistant|lo-?bug|chatbot|ai model)\b", re.IGNORECASE)
+
+
+def claim_problem(claim: str, language: str) -> str | None:
+    """Why a claim as the model wrote it is no fact about the user, or None."""
+    if claim.rstrip().endswith(("?", "!")):
+        return "a question or an exclamation"
+    if _ABOUT_THE_ASSISTANT.search(claim):
+        return "about the assistant"
+    if not (_ABOUT_THE_USER.search(claim) or names_someone(claim)):
+        return 'about no one ("The castle")'
+    return text_problem(claim, language)
+
+
 def validate_facts(
     items: Sequence[dict[str, Any]],
     *,
     user_text: str,
-    assistant_text: str,
     source_message_ids: tuple[int, ...],
     max_facts: int,
+    language: str = "en",
 ) -> list[NewFact]:
-    """Well-formed, grounded, de-duplicated facts, at most `max_facts`."""
+    """Well-formed facts grounded in the user's statements (`informative_sentences` of
+    `user_text`), de-duplicated, at most `max_facts`; claims that fail `claim_problem` are
+    dropped."""
     kept: list[NewFact] = []
     seen: set[str] = set()
+    statements = informative_sentences(user_text)
     for item in items:
+        claim = item.get("fact", item.get("content"))
+        if not isinstance(claim, str) or claim_problem(claim, language) is not None:
+            continue
         fact = _to_fact(item, source_message_ids)
         if fact is None:
             continue
         key = " ".join(content_words(fact.content))
-        if key in seen or not is_grounded(fact.content, (user_text, assistant_text)):
+        if key in seen or not is_grounded(fact.content, statements):
             continue
         seen.add(key)
         kept.append(fact)

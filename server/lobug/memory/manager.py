@@ -13,13 +13,32 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TypeVar
 
-from lobug.backends.base import BackendError, ChatBackend, Embedder, Vector
+from lobug.backends.base import ChatBackend, Embedder, Vector
 from lobug.config import MemoryConfig
 from lobug.memory import prompts, search
 from lobug.memory.disclosure import self_disclosures
 from lobug.memory.extraction import merge_facts, parse_fact_payload, validate_facts
+from lobug.memory.quality import (
+    MAX_BASE_MEMORY_CHARS,
+    MAX_SUMMARY_CHARS,
+    extractive_base_memory,
+    extractive_summary,
+    learnable,
+    output_problem,
+    user_words,
+)
+from lobug.quality import text_problem
+from lobug.reply_guard import is_learnable, language_rule, with_rule
 from lobug.store.errors import SourcesForgotten
-from lobug.store.models import Fact, Message, NewFact, ScoredFact, Summary, origin_of
+from lobug.store.models import (
+    Fact,
+    Message,
+    NewFact,
+    ScoredFact,
+    ScoredMessage,
+    Summary,
+    origin_of,
+)
 from lobug.store.protocol import Store
 from lobug.tokens import estimate_tokens, prompt_budget_tokens, truncate_to_tokens
 
@@ -55,19 +74,33 @@ def oldest_that_fit(items: Sequence[T], size: Callable[[T], int], budget: int) -
 
 @dataclass(frozen=True)
 class MemoryContext:
-    """What memory adds to one turn's system prompt."""
+    """What memory adds to one turn's system prompt. `summaries` and `messages` are filled
+    only for a context under a budget (`memory.budget.budgeted_context`)."""
 
     base_memory: str = ""
     facts: tuple[ScoredFact, ...] = ()
     timings_ms: dict[str, float] = field(default_factory=dict)
     blocks: tuple[tuple[str, str], ...] = ()
     pinned: tuple[str, ...] = ()
+    summaries: tuple[Summary, ...] = ()
+    messages: tuple[ScoredMessage, ...] = ()
 
     def prompt_sections(self) -> list[str]:
         """Stored text quoted as data: each line a JSON string under a header that says so, so
         nothing a fact or block holds can start a line, open a section or read as an
         instruction."""
-        return [*self.standing_sections(), *self.turn_sections()]
+        return [*self.standing_sections(), *self.turn_sections(), *self.history_sections()]
+
+    def history_sections(self) -> list[str]:
+        """Summaries and past messages relevant to the query (budgeted contexts only)."""
+        sections = []
+        if self.summaries:
+            lines = [f"- {quote(summary.content)}" for summary in self.summaries]
+            sections.append(f"[Earlier conversations] {DATA_NOTE}\n" + "\n".join(lines))
+        if self.messages:
+            lines = [f"- {hit.message.role}: {quote(hit.message.content)}" for hit in self.messages]
+            sections.append(f"[Relevant past messages] {DATA_NOTE}\n" + "\n".join(lines))
+        return sections
 
     def standing_sections(self) -> list[str]:
         """Pinned facts, long-term memory and memory blocks: the same from turn to turn."""
@@ -126,12 +159,14 @@ class MemoryManager:
         config: MemoryConfig,
         *,
         context_tokens: int = 4096,
+        language: str = "en",
     ) -> None:
         self.store = store
         self.chat = chat
         self.embedder = embedder
         self.config = config
         self.context_tokens = context_tokens
+        self.language = language
 
     # ------------------------------------------------------------------ before the LLM
 
@@ -241,8 +276,10 @@ class MemoryManager:
         self, agent: str, user: Message, assistant: Message, report: ExchangeReport
     ) -> None:
         simple = self.chat.prefers_simple_json
+        # A refused reply's fallback is no context: only the user's words are read.
+        reply = assistant.content if is_learnable(assistant.metadata) else ""
         raw = self.chat.complete(
-            prompts.fact_extraction_messages(user.content, assistant.content, simple=simple),
+            prompts.fact_extraction_messages(user.content, reply, simple=simple),
             max_tokens=EXTRACTION_MAX_TOKENS,
             temperature=0.0,
             json_schema=prompts.fact_schema(self.config.max_facts_per_exchange, simple=simple),
@@ -251,14 +288,15 @@ class MemoryManager:
         facts = validate_facts(
             parse_fact_payload(raw),
             user_text=user.content,
-            assistant_text=assistant.content,
             source_message_ids=(user.id, assistant.id),
             max_facts=self.config.max_facts_per_exchange,
+            language=self.language,
         )
         if simple:
+            disclosed = self_disclosures(user.content, (user.id, assistant.id))
             facts = merge_facts(
                 facts,
-                self_disclosures(user.content, (user.id, assistant.id)),
+                [f for f in disclosed if text_problem(f.content, self.language) is None],
                 self.config.max_facts_per_exchange,
             )
         if not facts:
@@ -293,8 +331,12 @@ class MemoryManager:
         )
         if not to_summarize:
             return
-        summary = self._ask(
-            prompts.summarize_conversation_messages(to_summarize), SUMMARY_MAX_TOKENS
+        summary = self._checked(
+            prompts.summarize_conversation_messages(learnable(to_summarize)),
+            SUMMARY_MAX_TOKENS,
+            sources=user_words(to_summarize),
+            max_chars=MAX_SUMMARY_CHARS,
+            fallback=lambda: extractive_summary(to_summarize),
         )
         self.store.add_summary(agent, summary, to_summarize)
         report.summarized = True
@@ -335,18 +377,47 @@ class MemoryManager:
         )
         if not to_distill and not rewrite:
             return []
-        document = self._ask(
-            prompts.distill_base_memory_messages(base, to_distill, facts), DISTILL_MAX_TOKENS
+        document = self._checked(
+            prompts.distill_base_memory_messages(base, to_distill, facts),
+            DISTILL_MAX_TOKENS,
+            sources=[base, *(s.content for s in to_distill), *(f.content for f in facts)],
+            max_chars=MAX_BASE_MEMORY_CHARS,
+            fallback=lambda: extractive_base_memory(base, to_distill, facts),
         )
         self.store.distill_base_memory(
             agent, document, [s for s in to_distill if not s.incorporated]
         )
         return to_distill
 
-    def _ask(self, messages: list[prompts.ChatMessage], max_tokens: int) -> str:
-        text = self.chat.complete(
-            messages, max_tokens=max_tokens, temperature=0.3, background=True
+    def _checked(
+        self,
+        messages: list[prompts.ChatMessage],
+        max_tokens: int,
+        *,
+        sources: Sequence[str],
+        max_chars: int,
+        fallback: Callable[[], str],
+    ) -> str:
+        """The model's text when it passes `output_problem`; else a second answer at
+        temperature 0 with a stricter prompt; else `fallback()` (built without the model)."""
+        text = self._ask(messages, max_tokens, temperature=0.3)
+        problem = output_problem(text, sources, language=self.language, max_chars=max_chars)
+        if problem is None:
+            return text
+        log.info("cascade output refused (%s); asking again at temperature 0", problem)
+        log.debug("refused cascade output: %r", text)
+        text = self._ask(with_rule(messages, self._stricter_rule()), max_tokens, temperature=0.0)
+        problem = output_problem(text, sources, language=self.language, max_chars=max_chars)
+        if problem is None:
+            return text
+        log.warning("cascade output refused twice (%s); stored an extractive one", problem)
+        return fallback()
+
+    def _stricter_rule(self) -> str:
+        rule = "Use the names and facts of the text. Short plain sentences; never repeat."
+        return f"{language_rule(self.language)} {rule}".strip()
+
+    def _ask(self, messages: list[prompts.ChatMessage], max_tokens: int, temperature: float) -> str:
+        return self.chat.complete(
+            messages, max_tokens=max_tokens, temperature=temperature, background=True
         ).strip()
-        if not text:
-            raise BackendError("the model returned an empty text")
-        return text

@@ -7,11 +7,17 @@ cascades) on the queue's one thread and removes the row; `resume` runs what a cr
 behind, or what failed, from the maintenance thread, on that same thread. Fact extraction that
 fails (model down, garbage output) is retried on later passes, up to `MAX_ATTEMPTS`, then
 dropped with a log line.
+
+A message posted alone (memory API, `MemoryEngine`) waits in the queue as a lone row; unless an
+answer makes it an exchange first, `resume` learns from it on its own once it is
+`RESUME_AFTER_S` old (the quiet period), and `flush` at once.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import logging
+import math
 import threading
 import time
 from collections.abc import Callable
@@ -41,6 +47,16 @@ class Exchange:
 
     user: Message
     assistant: Message
+
+
+def sides(exchange: Exchange) -> tuple[Message, Message]:
+    """The user's and the assistant's side of an exchange as extraction reads them; a lone
+    message (the same one on both sides in the queue) faces an empty other side."""
+    if exchange.user.id != exchange.assistant.id:
+        return exchange.user, exchange.assistant
+    message = exchange.user
+    silent = dataclasses.replace(message, content="")
+    return (message, silent) if message.role == "user" else (silent, message)
 
 
 class StreamedExchange:
@@ -100,12 +116,17 @@ class MemoryWork:
         future.add_done_callback(lambda _: self._forget(key))
         return future
 
-    def resume(self, should_stop: Callable[[], bool] = lambda: False) -> int:
+    def resume(
+        self, should_stop: Callable[[], bool] = lambda: False, queued_before: float | None = None
+    ) -> int:
         """Run the queued exchanges nobody submitted in this process: those left by an earlier
-        process, and those that failed, one at a time; return how many were run."""
+        process, those that failed and lone messages past their quiet period (all queued
+        before `queued_before`, by default `RESUME_AFTER_S` ago), one at a time; return how
+        many were run."""
         done = 0
         after = 0
-        queued_before = max(self._started, self._clock() - RESUME_AFTER_S)
+        if queued_before is None:
+            queued_before = max(self._started, self._clock() - RESUME_AFTER_S)
         while batch := self.store.queued_exchanges(RESUME_BATCH, queued_before, after):
             for queued in batch:
                 if should_stop():
@@ -120,6 +141,14 @@ class MemoryWork:
                     return done
                 done += 1
         return done
+
+    def flush(self) -> int:
+        """Wait for the work submitted so far, then run everything still queued, lone
+        messages included, now; return how many exchanges this call ran."""
+        with self._lock:
+            running = list(self._in_flight.values())
+        wait(running)
+        return self.resume(queued_before=math.inf)
 
     def close(self, timeout_s: float = CLOSE_WAIT_S) -> None:
         """Take no more work, drop what has not started and wait (bounded) for the exchange
@@ -144,7 +173,7 @@ class MemoryWork:
             return None
 
     def _process(self, exchange: Exchange) -> ExchangeReport:
-        user, assistant = exchange.user, exchange.assistant
+        user, assistant = sides(exchange)
         report = self.memory.process_exchange(assistant.agent, user, assistant)
         log.info(
             "memory: +%d facts, %d superseded, summarized=%s, distilled=%s, errors=%s",

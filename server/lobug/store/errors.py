@@ -46,3 +46,11 @@ class SourcesForgotten(StoreError):
 
 class MessageNotFound(StoreError):
     """The agent has no message with this id."""
+
+
+class ImportConflict(StoreError):
+    """The agent an import would write to already holds other memory (merge to add to it)."""
+
+
+class DatabaseInUse(StoreError):
+    """Another process (a running server) has the database open."""

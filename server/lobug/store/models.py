@@ -65,6 +65,19 @@ class QueuedExchange:
 
 
 @dataclass(frozen=True)
+class QueuedMessage:
+    """A message logged for learning: `user` is set when it answered a user message that was
+    waiting alone, so the two are now one exchange; otherwise it waits alone."""
+
+    message: Message
+    user: Message | None = None
+
+    @property
+    def is_lone(self) -> bool:
+        return self.user is None
+
+
+@dataclass(frozen=True)
 class ScoredMessage:
     message: Message
     similarity: float

@@ -1,12 +1,14 @@
 """What the domain asks of a store, one small protocol per concern; `Store` is all of them.
 
-Engines (SQLite today) implement every method here and pass the same tests. Nothing in these
+Engines (SQLite, PostgreSQL) implement every method here and pass the same tests. Nothing in these
 signatures names an engine: vectors are numpy arrays, rows are the dataclasses of `models`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager
+from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 from lobug.store.models import (
@@ -28,11 +30,13 @@ from lobug.store.models import (
     Message,
     NewFact,
     QueuedExchange,
+    QueuedMessage,
     ScoredFact,
     ScoredMessage,
     Summary,
     Vector,
 )
+from lobug.store.records import AgentRecords, Imported, Record
 
 
 class ConversationLog(Protocol):
@@ -89,8 +93,24 @@ class WorkQueueStore(Protocol):
     messages still to embed."""
 
     def append_reply_for_memory_work(
-        self, agent: str, device_id: str, content: str, user: Message
+        self,
+        agent: str,
+        device_id: str,
+        content: str,
+        user: Message,
+        metadata: dict[str, Any] | None = None,
     ) -> Message: ...
+
+    def append_message_to_learn(
+        self,
+        agent: str,
+        device_id: str,
+        role: str,
+        content: str,
+        vector: Vector | None,
+        *,
+        metadata: dict[str, Any] | None = None,
+    ) -> QueuedMessage: ...
 
     def queued_exchanges(
         self, limit: int, queued_before: float, after_id: int = 0
@@ -117,6 +137,14 @@ class FactStore(Protocol):
         duplicate_distance: float,
         actor: str = EXTRACTION,
     ) -> AddedFact: ...
+
+    def add_facts_bulk(self, agent: str, new: Sequence[tuple[NewFact, Vector]]) -> None: ...
+
+    def get_fact(self, fact_id: int) -> Fact: ...
+
+    def facts(self, agent: str) -> list[Fact]: ...
+
+    def facts_with_history(self, agent: str) -> list[Fact]: ...
 
     def recent_facts(self, agent: str, limit: int) -> list[Fact]: ...
 
@@ -249,11 +277,43 @@ class ActivityStore(Protocol):
 class EmbeddingBinding(Protocol):
     """The one embedding model a store's vectors come from."""
 
+    def embedding_signature(self) -> tuple[str, int] | None: ...
+
     def bind_embedding(self, model: str, dim: int) -> None: ...
 
     def reindex(
         self, model: str, dim: int, embed_batch: Callable[[list[str]], list[Vector]]
     ) -> int: ...
+
+
+class Exclusive(Protocol):
+    """Work that one process at a time may do on a database shared by several (the
+    maintenance pass)."""
+
+    def exclusively(self, name: str) -> AbstractContextManager[bool]:
+        """True inside when this process may do the work `name` now; False: skip it."""
+        ...
+
+
+class TransferStore(Protocol):
+    """Export and import of whole agents as records (`store/records.py`), and backups."""
+
+    def export_records(self, agent_id: int, kind: str) -> Iterator[Record]: ...
+
+    def base_memory_row(self, agent_id: int) -> tuple[str, bool]: ...
+
+    def content_keys(self, agent: str) -> set[str]: ...
+
+    def import_agents(
+        self,
+        agents: Sequence[AgentRecords],
+        vectors: Mapping[str, Vector],
+        *,
+        merge: bool,
+        actor: str,
+    ) -> list[Imported]: ...
+
+    def backup(self, target: Path) -> str: ...
 
 
 @runtime_checkable
@@ -267,6 +327,8 @@ class Store(
     CurationStore,
     ActivityStore,
     EmbeddingBinding,
+    Exclusive,
+    TransferStore,
     Protocol,
 ):
     """Everything the domain uses. Thread-safe: every method may be called from any thread."""

@@ -3,13 +3,18 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from lobug.store.models import Clock
 from lobug.store.sqlite.activity import SQLiteActivity
+from lobug.store.sqlite.backup import FileHold, SQLiteBackup, hold_shared
 from lobug.store.sqlite.blocks import SQLiteBlocks
+from lobug.store.sqlite.database import prepare_private_file
 from lobug.store.sqlite.forgetting import SQLiteForgetting
 from lobug.store.sqlite.fulltext import SQLiteFullText
+from lobug.store.sqlite.importing import SQLiteImport
 from lobug.store.sqlite.queue import SQLiteWorkQueue
 from lobug.store.sqlite.summaries import SQLiteSummaries
 from lobug.store.sqlite.vectors import SQLiteVectors
@@ -23,10 +28,29 @@ class SQLiteStore(
     SQLiteBlocks,
     SQLiteFullText,
     SQLiteActivity,
+    SQLiteImport,
+    SQLiteBackup,
 ):
     """Thread-safe: one connection guarded by a lock (WAL keeps reads cheap). Opening migrates
-    the file and repairs a damaged full-text index; `bind_embedding` loads the vectors."""
+    the file and repairs a damaged full-text index; `bind_embedding` loads the vectors. While
+    open it holds a shared lock on the file's `-lobug.lock` (see `backup.py`: a restore
+    refuses while any store has the database open)."""
 
     def __init__(self, path: Path | str, *, clock: Clock = time.time) -> None:
+        self._hold: FileHold | None = None
+        if str(path) != ":memory:":
+            prepare_private_file(Path(path))  # its folders first: the lock file goes beside it
+            self._hold = hold_shared(Path(path))
         super().__init__(path, clock=clock)
         self.repair_full_text_search()
+
+    @contextmanager
+    def exclusively(self, name: str) -> Iterator[bool]:
+        """Always True: one process serves a SQLite file."""
+        yield True
+
+    def close(self) -> None:
+        super().close()
+        if self._hold is not None:
+            self._hold.close()
+            self._hold = None

@@ -60,10 +60,7 @@ class SQLiteLog(SQLiteDatabase):
             message = self._insert_message(
                 conn, agent, agent_id, device_id, role, content, metadata
             )
-            conn.execute(
-                "INSERT INTO message_vectors(message_id, agent_id, embedding) VALUES (?,?,?)",
-                (message.id, message.agent_id, vector_blob(vector)),
-            )
+            self._insert_vector(conn, message, vector)
         return message
 
     def append_message_to_embed(
@@ -82,7 +79,7 @@ class SQLiteLog(SQLiteDatabase):
             message = self._insert_message(
                 conn, agent, agent_id, device_id, role, content, metadata
             )
-            conn.execute("INSERT INTO embedding_backlog(message_id) VALUES (?)", (message.id,))
+            self._insert_vector(conn, message, None)
         return message
 
     def _insert_message(
@@ -104,6 +101,17 @@ class SQLiteLog(SQLiteDatabase):
         )
         message_id = int(cursor.lastrowid)
         return Message(message_id, agent, device_id, role, content, now, False, metadata, agent_id)
+
+    @staticmethod
+    def _insert_vector(conn: Any, message: Message, vector: Vector | None) -> None:
+        """The message's vector, or (None: it could not be made now) its backlog row."""
+        if vector is None:
+            conn.execute("INSERT INTO embedding_backlog(message_id) VALUES (?)", (message.id,))
+            return
+        conn.execute(
+            "INSERT INTO message_vectors(message_id, agent_id, embedding) VALUES (?,?,?)",
+            (message.id, message.agent_id, vector_blob(vector)),
+        )
 
     def messages_by_id(self, agent: str, ids: Sequence[int]) -> list[Message]:
         """The agent's messages among `ids`, oldest first (others' ids are left out)."""

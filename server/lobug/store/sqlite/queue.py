@@ -1,12 +1,17 @@
 """The work queue: answered exchanges whose memory work has not finished (`learning_queue`,
 written with the reply in one transaction, so a crash never loses it) and messages still to
-embed (`embedding_backlog`)."""
+embed (`embedding_backlog`).
+
+A message posted alone (memory API, `MemoryEngine.add_messages`) is queued as a *lone* row, its
+id in both columns; an assistant message that follows it from the same source turns that row
+into an exchange, in the insert's transaction."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
-from lobug.store.models import Message, QueuedExchange, Vector
+from lobug.store.models import Message, QueuedExchange, QueuedMessage, Vector
 from lobug.store.sqlite import rows
 from lobug.store.sqlite.database import vector_blob
 from lobug.store.sqlite.log import SQLiteLog
@@ -14,14 +19,19 @@ from lobug.store.sqlite.log import SQLiteLog
 
 class SQLiteWorkQueue(SQLiteLog):
     def append_reply_for_memory_work(
-        self, agent: str, device_id: str, content: str, user: Message
+        self,
+        agent: str,
+        device_id: str,
+        content: str,
+        user: Message,
+        metadata: dict[str, Any] | None = None,
     ) -> Message:
         """Log the assistant's reply to `user` and queue the exchange for its memory work,
         in one transaction."""
         agent_id = self.agent_id(agent)
         with self._transaction() as conn:
             reply = self._insert_message(
-                conn, agent, agent_id, device_id, "assistant", content, None
+                conn, agent, agent_id, device_id, "assistant", content, metadata
             )
             conn.execute(
                 "INSERT INTO learning_queue(assistant_message_id, user_message_id, queued_at) "
@@ -29,6 +39,52 @@ class SQLiteWorkQueue(SQLiteLog):
                 (reply.id, user.id, reply.created_at),
             )
         return reply
+
+    def append_message_to_learn(
+        self,
+        agent: str,
+        device_id: str,
+        role: str,
+        content: str,
+        vector: Vector | None,
+        *,
+        metadata: dict[str, Any] | None = None,
+    ) -> QueuedMessage:
+        """Log a message (with its vector; None: into the embedding backlog) and queue it for
+        learning in one transaction. An assistant message right after a user message of the
+        same agent and source that still waits alone makes the two one exchange; any other
+        message waits alone."""
+        agent_id = self.agent_id(agent)
+        with self._transaction() as conn:
+            waiting = self._lone_user_message(conn, agent, agent_id, device_id)
+            message = self._insert_message(
+                conn, agent, agent_id, device_id, role, content, metadata
+            )
+            self._insert_vector(conn, message, vector)
+            user = waiting if role == "assistant" else None
+            if user is not None:
+                conn.execute(
+                    "DELETE FROM learning_queue WHERE assistant_message_id = ?", (user.id,)
+                )
+            conn.execute(
+                "INSERT INTO learning_queue(assistant_message_id, user_message_id, queued_at) "
+                "VALUES (?, ?, ?)",
+                (message.id, (user or message).id, message.created_at),
+            )
+        return QueuedMessage(message, user)
+
+    @staticmethod
+    def _lone_user_message(conn: Any, agent: str, agent_id: int, device_id: str) -> Message | None:
+        """The agent's last message from `device_id`, if it is a user message waiting alone."""
+        row = conn.execute(
+            f"SELECT {rows.message_columns('l')} FROM conversation_log l "
+            "JOIN learning_queue q ON q.assistant_message_id = l.id "
+            "AND q.user_message_id = l.id "
+            "WHERE l.id = (SELECT MAX(id) FROM conversation_log "
+            "WHERE agent_id = ? AND device_id = ?) AND l.role = 'user'",
+            (agent_id, device_id),
+        ).fetchone()
+        return rows.message(agent, row) if row else None
 
     def queued_exchanges(
         self, limit: int, queued_before: float, after_id: int = 0

@@ -1,0 +1,265 @@
+"""Reply and memory quality on the default model (issue 18): a scripted conversation through
+the real server, then what was stored, judged against the facts a careful reader would take.
+
+Printed: the share of stored replies that are degenerate or off-language (and how often the
+reply guard stepped in), fact precision and recall against the gold list, and how many
+stored summaries pass the cascade checks. Goals: 0 degenerate or off-language replies
+stored, precision >= 0.95, recall >= 0.8, every stored summary valid.
+
+    .venv/bin/python scripts/bench_quality.py                    # default embedded model
+    .venv/bin/python scripts/bench_quality.py --model looping    # a fake model that loops
+    .venv/bin/python scripts/bench_quality.py --turns 8          # a quicker look
+
+The cascades are set to run often (a summary every 12 messages, the base memory every 3
+summaries) so that a short conversation exercises them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path[:0] = [str(ROOT), str(ROOT / "server")]
+
+from lobug.memory.extraction import content_words, same_word  # noqa: E402
+from lobug.memory.quality import (  # noqa: E402
+    EXTRACTIVE_BASE_MEMORY,
+    EXTRACTIVE_SUMMARY,
+    MAX_BASE_MEMORY_CHARS,
+    MAX_SUMMARY_CHARS,
+    output_problem,
+)
+from lobug.quality import text_problem  # noqa: E402
+from lobug.store.models import Message  # noqa: E402
+from lobug.store.sqlite.engine import SQLiteStore  # noqa: E402
+
+CASCADE_ENV = {
+    "LOBUG_SHORT_TERM_THRESHOLD": "12",
+    "LOBUG_SHORT_TERM_KEEP": "4",
+    "LOBUG_LONG_TERM_THRESHOLD": "3",
+    "LOBUG_LONG_TERM_KEEP": "1",
+}
+
+# (what the person says, the key words of each fact a careful reader would keep from it)
+SCRIPT: list[tuple[str, list[tuple[str, ...]]]] = [
+    ("Hi there! My name is Maya.", [("maya",)]),
+    ("I live in Edinburgh, in a flat near the castle.", [("edinburgh",)]),
+    ("I work as a software tester at a bank.", [("tester",)]),
+    ("What is the best time of day for a walk?", []),
+    ("I have two kids, Leo and Ava.", [("leo",), ("ava",)]),
+    ("Leo is seven years old.", [("leo", "seven")]),
+    ("I have been vegetarian for ten years.", [("vegetarian",)]),
+    ("My favourite band is Radiohead.", [("radiohead",)]),
+    ("Can you tell me a fun fact about octopuses?", []),
+    ("I cycle to work every day.", [("cycle",)]),
+    ("My husband Tom is a chef.", [("tom",)]),
+    ("We are going to Norway in June.", [("norway",)]),
+    ("I am learning to play the piano.", [("piano",)]),
+    ("That is funny.", []),
+    ("My mother lives in Glasgow.", [("glasgow",)]),
+    ("I am afraid of spiders.", [("spiders",)]),
+    ("How do I make a good cup of tea?", []),
+    ("I drink black coffee every morning.", [("coffee",)]),
+    ("My birthday is on the twelfth of March.", [("birthday",)]),
+    ("I grew up in a small village in Wales.", [("wales",)]),
+    ("Thanks, that helps.", []),
+    ("I have a dog called Biscuit.", [("biscuit",)]),
+    ("Biscuit is a golden retriever.", [("retriever",)]),
+    ("I do not like horror films.", [("horror",)]),
+    ("What is a good name for a goldfish?", []),
+    ("I am training for a half marathon in October.", [("marathon",)]),
+    ("My best friend Priya lives in London.", [("priya",)]),
+    ("I speak English and a little Spanish.", [("spanish",)]),
+    ("Tell me a short joke about cats.", []),
+    ("I studied physics at university.", [("physics",)]),
+    ("I go swimming on Saturdays.", [("swimming",)]),
+    ("Good night, Lo-Bug.", []),
+]
+
+
+@dataclass
+class Report:
+    replies: int
+    bad_replies: list[str]
+    guarded: dict[str, int]
+    precision: float
+    recall: float
+    wrong_facts: list[str]
+    missed: list[tuple[str, ...]]
+    summaries: int
+    extractive: int
+    invalid_summaries: list[str]
+    base_memory: str
+    seconds: float
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--model", choices=("embedded", "looping"), default="embedded")
+    parser.add_argument("--turns", type=int, default=len(SCRIPT))
+    parser.add_argument("--keep", type=Path, help="a folder to keep the database and log in")
+    parser.add_argument(
+        "--judge-only", action="store_true", help="judge the first --turns of a --keep folder"
+    )
+    args = parser.parse_args()
+    script = SCRIPT[: args.turns]
+    if args.judge_only:
+        print_report(args.model, judge(args.keep / "memory.db", script, 0.0))
+        return
+    with tempfile.TemporaryDirectory() as scratch:
+        folder = args.keep or Path(scratch)
+        folder.mkdir(parents=True, exist_ok=True)
+        db_path = folder / "memory.db"
+        started = time.perf_counter()
+        with serving(args.model, db_path, folder / "server.log") as url:
+            converse(url, script)
+        report = judge(db_path, script, time.perf_counter() - started)
+    print_report(args.model, report)
+
+
+@contextmanager
+def serving(model: str, db_path: Path, log_path: Path) -> Iterator[str]:
+    """The real server on `model`: a subprocess on the default model, or the app in this
+    process on a looping fake model."""
+    if model == "embedded":
+        from tests.e2e.server import start_server
+
+        env = {"LOBUG_SPEECH": "0", "LOBUG_LLM_TEMPERATURE": "0.7", **CASCADE_ENV}
+        server = start_server(db_path, log_path, env)
+        try:
+            yield server.url
+        finally:
+            server.stop()
+        return
+    with looping_server(db_path) as url:
+        yield url
+
+
+@contextmanager
+def looping_server(db_path: Path) -> Iterator[str]:
+    from tests.fakes import FakeEmbedder, LoopingChat
+    from tests.live import LiveServer
+
+    from lobug.app import create_app
+    from lobug.backends import Backends
+    from lobug.config import Settings
+
+    environ = {"LOBUG_DB_PATH": str(db_path), **CASCADE_ENV}
+    app = create_app(Settings.from_env(environ), Backends(LoopingChat(), FakeEmbedder()))
+    live = LiveServer(app)
+    try:
+        yield live.url
+    finally:
+        live.stop()
+
+
+def converse(url: str, script: Sequence[tuple[str, list[tuple[str, ...]]]]) -> None:
+    from tests.e2e.server import wait_for_learning
+
+    # Generous: on a busy 2-core machine a reply can wait behind a summary and its retry.
+    with httpx.Client(base_url=url, timeout=1800) as http:
+        for number, (text, _) in enumerate(script, 1):
+            reply = http.post("/chat/text", json={"text": text}).json()["response"]
+            print(f"{number:2d}. {text}\n    -> {reply}", flush=True)
+        wait_for_learning(http, timeout_s=1800)
+
+
+def judge(
+    db_path: Path, script: Sequence[tuple[str, list[tuple[str, ...]]]], seconds: float
+) -> Report:
+    store = SQLiteStore(db_path)
+    try:
+        log = list(reversed(store.agent_messages("lobug", 10_000)))
+        replies = [m for m in log if m.role == "assistant"]
+        facts = [f.content for f in store.facts("lobug")]
+        summaries = store.summaries("lobug")
+        base = store.base_memory("lobug")
+        gold = [keys for _, fact_keys in script for keys in fact_keys]
+        matched = [f for f in facts if any(matches(f, keys) for keys in gold)]
+        invalid = [
+            s.content
+            for s in summaries
+            if not s.content.startswith(EXTRACTIVE_SUMMARY)
+            and output_problem(
+                s.content,
+                span_words(log, s.source_from_id, s.source_to_id),
+                language="en",
+                max_chars=MAX_SUMMARY_CHARS,
+            )
+        ]
+        return Report(
+            replies=len(replies),
+            bad_replies=[m.content for m in replies if text_problem(m.content, "en")],
+            guarded=count_guarded(replies),
+            precision=len(matched) / len(facts) if facts else 1.0,
+            recall=sum(any(matches(f, keys) for f in facts) for keys in gold) / len(gold),
+            wrong_facts=[f for f in facts if f not in matched],
+            missed=[keys for keys in gold if not any(matches(f, keys) for f in facts)],
+            summaries=len(summaries),
+            extractive=sum(s.content.startswith(EXTRACTIVE_SUMMARY) for s in summaries),
+            invalid_summaries=invalid + base_problems(base),
+            base_memory=base,
+            seconds=seconds,
+        )
+    finally:
+        store.close()
+
+
+def matches(fact: str, keys: tuple[str, ...]) -> bool:
+    words = content_words(fact)
+    return all(any(same_word(key, word) for word in words) for key in keys)
+
+
+def span_words(log: Sequence[Message], first: int, last: int) -> list[str]:
+    return [m.content for m in log if first <= m.id <= last and m.role == "user"]
+
+
+def base_problems(base: str) -> list[str]:
+    if not base or base.startswith(EXTRACTIVE_BASE_MEMORY):
+        return []
+    problem = text_problem(base, "en") or (
+        "too long" if len(base) > MAX_BASE_MEMORY_CHARS else None
+    )
+    return [f"base memory: {problem}"] if problem else []
+
+
+def count_guarded(replies: Sequence[Message]) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for message in replies:
+        guard = (message.metadata or {}).get("guard")
+        if guard:
+            counts[guard] = counts.get(guard, 0) + 1
+    return counts
+
+
+def print_report(model: str, report: Report) -> None:
+    print(f"\n== quality on the {model} model ({report.seconds:.0f} s) ==")
+    print(
+        f"replies stored: {report.replies}; degenerate or off-language: "
+        f"{len(report.bad_replies)} (goal 0); guard stepped in: {report.guarded or 'never'}"
+    )
+    print(f"facts: precision {report.precision:.2f} (goal 0.95), recall {report.recall:.2f}")
+    print(f"summaries stored: {report.summaries} ({report.extractive} extractive)")
+    print(f"invalid summaries or base memory: {len(report.invalid_summaries)} (goal 0)")
+    for label, items in (
+        ("bad reply", report.bad_replies),
+        ("fact not in the gold list", report.wrong_facts),
+        ("gold fact missed", [" ".join(keys) for keys in report.missed]),
+        ("invalid", report.invalid_summaries),
+    ):
+        for item in items:
+            print(f"  {label}: {item[:160]!r}")
+    print(f"base memory:\n{report.base_memory}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,254 @@
+"""Storage engines side by side: SQLite (exact in-memory index) and PostgreSQL (pgvector HNSW).
+
+For each engine and size: bulk insert rate, single-fact insert rate, KNN p50/p95 through the
+store and its recall@5 against exact search (at several `ef_search` for PostgreSQL), and the
+p95 of a hybrid fact search over HTTP (`GET /facts/{agent}?q=`, a memory server with the fake
+embedder at 384 dimensions, in this process). Figures are printed, never asserted.
+
+The vectors are clustered (facts about the same topic lie near each other, as real embeddings
+do): uniformly random 384-dimensional vectors are the worst case for any graph index and
+nothing like an embedding model's output.
+
+    python scripts/bench_store.py --sizes 100000 --queries 200
+    python scripts/bench_store.py --engines postgres --database-url postgresql://...
+
+PostgreSQL comes from --database-url (an empty database) or a pgserver started in a temporary
+folder (the test dependency).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import shutil
+import tempfile
+import time
+import uuid
+import warnings
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+import numpy as np
+import numpy.typing as npt
+
+from lobug.app import create_memory_app
+from lobug.backends import Backends
+from lobug.config import Settings
+from lobug.store.engines import open_database
+from lobug.store.models import NewFact
+from lobug.store.protocol import Store
+
+Matrix = npt.NDArray[np.float32]
+DIM = 384
+TOPICS = 2000
+NOISE = 0.5  # length of the noise added to a topic's unit centre
+TOP_K = 5
+AGENT = "bench"
+CHUNK = 10_000
+SINGLE_INSERTS = 200
+EF_VALUES = (40, 100, 400)
+WORDS = "tea garden bicycle sister piano river dentist train coffee violin".split()
+KEYWORDS = 500
+
+
+@dataclass
+class Result:
+    engine: str
+    size: int
+    bulk_per_s: float
+    single_per_s: float
+    knn: dict[str, tuple[float, float, float]]  # label: p50 ms, p95 ms, recall@5
+    hybrid_p95_ms: float
+
+
+def clustered_unit_vectors(rng: np.random.Generator, count: int) -> Matrix:
+    centres = rng.standard_normal((TOPICS, DIM)).astype(np.float32)
+    centres /= np.linalg.norm(centres, axis=1, keepdims=True)
+    noise = rng.standard_normal((count, DIM)).astype(np.float32) * NOISE / np.sqrt(DIM)
+    vectors = centres[rng.integers(0, TOPICS, count)] + noise
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    return vectors
+
+
+def fact_text(i: int) -> str:
+    """About 20 facts per size of 100k share each keyword (`tea417`), as names do."""
+    return f"note {i}: the user mentioned {keyword(i)}"
+
+
+def keyword(i: int) -> str:
+    return f"{WORDS[i % len(WORDS)]}{(i // len(WORDS)) % KEYWORDS}"
+
+
+def percentile(values: Sequence[float], q: float) -> float:
+    return float(np.percentile(np.asarray(values), q))
+
+
+@contextlib.contextmanager
+def postgres(url: str | None) -> Iterator[Callable[[], str]]:
+    """A function returning the URL of a fresh database (a pgserver's, or `url` itself)."""
+    if url:
+        yield lambda: url
+        return
+    import psycopg
+
+    folder = Path(tempfile.mkdtemp(prefix="lobug-bench-pg-"))
+    folder.chmod(0o755)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        import pgserver
+
+        server = pgserver.get_server(folder, cleanup_mode="stop")
+
+    def fresh() -> str:
+        name = f"bench_{uuid.uuid4().hex[:8]}"
+        with psycopg.connect(server.get_uri(), autocommit=True) as admin:
+            admin.execute(f"CREATE DATABASE {name}")
+        return str(server.get_uri(name))
+
+    try:
+        yield fresh
+    finally:
+        server.cleanup()
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def bulk_fill(store: Store, vectors: Matrix) -> float:
+    """Insert every vector as a fact (PostgreSQL: COPY, the HNSW index built afterwards, as
+    `migrate-db` does); return facts per second."""
+    started = time.perf_counter()
+    with _without_hnsw(store):
+        for start in range(0, len(vectors), CHUNK):
+            rows = [
+                (NewFact(fact_text(i)), vectors[i])
+                for i in range(start, min(start + CHUNK, len(vectors)))
+            ]
+            store.add_facts_bulk(AGENT, rows)
+    return len(vectors) / (time.perf_counter() - started)
+
+
+@contextlib.contextmanager
+def _without_hnsw(store: Store) -> Iterator[None]:
+    url = getattr(store, "url", None)
+    if url is None:
+        yield
+        return
+    from lobug.store.postgres.database import connect
+    from lobug.store.postgres.vectors import create_vector_indexes, drop_vector_indexes
+
+    conn = connect(url)
+    try:
+        drop_vector_indexes(conn)
+        yield
+        create_vector_indexes(conn)
+        conn.execute("ANALYZE")
+    finally:
+        conn.close()
+
+
+def single_inserts(store: Store, rng: np.random.Generator) -> float:
+    vectors = clustered_unit_vectors(rng, SINGLE_INSERTS)
+    started = time.perf_counter()
+    for i, vector in enumerate(vectors):
+        store.add_fact(AGENT, NewFact(f"single {i}"), vector)
+    return SINGLE_INSERTS / (time.perf_counter() - started)
+
+
+def knn(store: Store, vectors: Matrix, queries: Matrix) -> tuple[float, float, float]:
+    """p50 and p95 ms of `search_facts`, and its recall@5 against exact search (fact ids
+    are 1..n in the order of `vectors`)."""
+    times, found = [], 0
+    for query in queries:
+        started = time.perf_counter()
+        hits = store.search_facts(AGENT, query, TOP_K)
+        times.append((time.perf_counter() - started) * 1000)
+        exact = {int(i) + 1 for i in np.argpartition(-(vectors @ query), TOP_K)[:TOP_K]}
+        found += len(exact & {hit.fact.id for hit in hits})
+    return percentile(times, 50), percentile(times, 95), found / (TOP_K * len(queries))
+
+
+def knn_results(
+    store: Store, vectors: Matrix, queries: Matrix, ef_values: Sequence[int]
+) -> dict[str, tuple[float, ...]]:
+    if getattr(store, "url", None) is None:
+        return {"exact index": knn(store, vectors, queries)}
+    results = {}
+    for ef in ef_values:
+        store.ef_search = ef  # type: ignore[attr-defined]
+        knn(store, vectors, queries[:10])  # warm the index pages
+        results[f"hnsw ef_search={ef}"] = knn(store, vectors, queries)
+    return results
+
+
+def hybrid_p95(url: str, queries: int) -> float:
+    from tests.fakes import FakeChat, FakeEmbedder
+    from tests.live import LiveServer
+
+    settings = Settings(database_url=url, db_path=Path(tempfile.gettempdir()) / "unused.db")
+    app = create_memory_app(settings, Backends(FakeChat(), FakeEmbedder(dim=DIM)))
+    server = LiveServer(app)
+    times = []
+    try:
+        with httpx.Client(base_url=server.url, timeout=60) as client:
+            for i in range(queries + 5):
+                words = f"what about {keyword(i * 7919)} or {keyword(i * 104729)}"
+                started = time.perf_counter()
+                response = client.get(f"/facts/{AGENT}", params={"q": words, "limit": 10})
+                response.raise_for_status()
+                if i >= 5:
+                    times.append((time.perf_counter() - started) * 1000)
+    finally:
+        server.stop()
+    return percentile(times, 95)
+
+
+def bench(engine: str, url: str, size: int, queries: int, ef_values: Sequence[int]) -> Result:
+    rng = np.random.default_rng(1234)
+    vectors = clustered_unit_vectors(rng, size)
+    query_vectors = clustered_unit_vectors(rng, queries)
+    store = open_database(url)
+    store.bind_embedding("fake-embed", DIM)
+    try:
+        bulk = bulk_fill(store, vectors)
+        results = knn_results(store, vectors, query_vectors, ef_values)
+        single = single_inserts(store, rng)
+    finally:
+        store.close()
+    return Result(engine, size, bulk, single, results, hybrid_p95(url, queries))
+
+
+def print_results(results: Sequence[Result]) -> None:
+    print(
+        "\nengine      size      bulk/s  single/s  search                p50 ms  p95 ms  "
+        "recall@5  hybrid p95 ms (HTTP)"
+    )
+    for r in results:
+        for label, (p50, p95, recall) in r.knn.items():
+            print(
+                f"{r.engine:10} {r.size:>8} {r.bulk_per_s:>9.0f} {r.single_per_s:>8.0f}  "
+                f"{label:20} {p50:>7.2f} {p95:>7.2f} {recall:>8.3f}  {r.hybrid_p95_ms:>8.1f}"
+            )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--sizes", type=int, nargs="+", default=[100_000])
+    parser.add_argument("--queries", type=int, default=200)
+    parser.add_argument("--engines", nargs="+", default=["sqlite", "postgres"])
+    parser.add_argument("--database-url", help="an empty PostgreSQL database (default: pgserver)")
+    parser.add_argument("--ef", type=int, nargs="+", default=list(EF_VALUES), help="ef_search")
+    args = parser.parse_args()
+    results = []
+    with postgres(args.database_url) as fresh, tempfile.TemporaryDirectory() as folder:
+        for size in args.sizes:
+            for engine in args.engines:
+                url = fresh() if engine == "postgres" else f"sqlite:///{folder}/{size}.db"
+                print(f"{engine} at {size} facts ...", flush=True)
+                results.append(bench(engine, url, size, args.queries, args.ef))
+                print_results(results[-1:])
+    print_results(results)
+
+
+if __name__ == "__main__":
+    main()

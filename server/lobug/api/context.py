@@ -1,0 +1,119 @@
+"""`POST /context/{agent}`: the agent's memory for a query under a token budget
+(`memory.budget`), section by section with each one's tokens and share, and the ready
+`prompt` that `learning()` and the `/v1` proxy inject.
+
+Mounted with the memory API (`/memory` on the device server, the root on `lobug
+memory-server`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+from fastapi import APIRouter
+from pydantic import BaseModel, Field
+
+from lobug.api.deps import MemoryDep, PathAgent
+from lobug.api.errors import ApiError
+from lobug.api.memory import MAX_CONTENT_CHARS, BlockOut, block_out, scored_out
+from lobug.api.shapes import AgentName, MessageOut, StrictBody
+from lobug.memory.budget import DEFAULT_CONTEXT_TOKENS, BudgetedContext, budgeted_context
+from lobug.memory.search import SearchMode
+from lobug.services import MemoryServices
+from lobug.store.models import MemoryBlock
+
+MAX_CONTEXT_TOKENS = 100_000
+
+router = APIRouter()
+
+
+class ContextIn(StrictBody):
+    query: str = Field(min_length=1, max_length=MAX_CONTENT_CHARS)
+    agent_name: AgentName | None = None
+    max_tokens: int = Field(default=DEFAULT_CONTEXT_TOKENS, ge=1, le=MAX_CONTEXT_TOKENS)
+
+
+class SectionOut(BaseModel):
+    name: str
+    tokens: int
+    share: float
+
+
+class ContextFactOut(BaseModel):
+    id: str
+    type: str
+    content: str
+    similarity: float
+
+
+class SummaryOut(BaseModel):
+    id: str
+    content: str
+
+
+class ContextOut(BaseModel):
+    """In priority order: pinned facts, base memory, blocks, relevant facts, summaries and
+    messages; `sections` gives each one's tokens and share of `max_tokens`."""
+
+    max_tokens: int
+    tokens: int
+    pinned: list[str]
+    base_memory: str
+    memory_blocks: list[BlockOut]
+    facts: list[ContextFactOut]
+    summaries: list[SummaryOut]
+    relevant_messages: list[MessageOut]
+    sections: list[SectionOut]
+    prompt: str
+    search_mode: SearchMode = "hybrid"
+
+
+def context_out(found: BudgetedContext, blocks: list[MemoryBlock]) -> ContextOut:
+    """The budgeted context; each block kept shown whole but for its value as it was cut."""
+    context = found.context
+    kept = dict(context.blocks)
+    return ContextOut(
+        max_tokens=found.max_tokens,
+        tokens=found.tokens,
+        pinned=list(context.pinned),
+        base_memory=context.base_memory,
+        memory_blocks=[
+            block_out(b).model_copy(update={"value": kept[b.label]})
+            for b in blocks
+            if b.label in kept
+        ],
+        facts=[
+            ContextFactOut(
+                id=str(hit.fact.id),
+                type=hit.fact.fact_type,
+                content=hit.fact.content,
+                similarity=round(hit.similarity, 6),
+            )
+            for hit in context.facts
+        ],
+        summaries=[SummaryOut(id=str(s.id), content=s.content) for s in context.summaries],
+        relevant_messages=scored_out(list(context.messages)),
+        sections=[SectionOut(name=s.name, tokens=s.tokens, share=s.share) for s in found.sections],
+        prompt=found.prompt,
+        search_mode=found.search_mode,
+    )
+
+
+def gather(svc: MemoryServices, agent: str, body: ContextIn) -> ContextOut:
+    found = budgeted_context(
+        svc.memory,
+        agent,
+        body.query,
+        body.max_tokens,
+        message_limit=svc.settings.max_context_messages,
+    )
+    return context_out(found, svc.store.blocks(agent))
+
+
+@router.post("/context/{agent_name}")
+async def context(agent: PathAgent, body: ContextIn, svc: MemoryDep) -> ContextOut:
+    """The agent's memory for `query` within `max_tokens` (default 1,500), by the token
+    estimate every prompt budget uses."""
+    if body.agent_name is not None and body.agent_name != agent.name:
+        raise ApiError(422, "agent_mismatch", "'agent_name' in the body differs from the path")
+    return await asyncio.to_thread(gather, svc, agent.name, body)

@@ -1,0 +1,123 @@
+"""The one interface every memory command talks to, `MemoryAccess`, with two
+implementations: `LocalAccess` opens the database file of `LOBUG_DB_PATH` (safe while the
+server runs: WAL and a busy timeout), `RemoteAccess` calls a running server's REST API
+(`--url`, `--token`). Both answer with the REST API's JSON shapes, so a command prints the
+same thing either way."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any, Protocol
+
+import click
+
+from lobug.cli.output import Output
+from lobug.memory.search import SearchMode
+from lobug.store.models import FactFlags, FactQuery
+
+Json = dict[str, Any]
+
+
+class MemoryAccess(Protocol):
+    default_agent: str
+
+    def agents(self) -> list[Json]: ...
+
+    def create_agent(self, name: str) -> Json: ...
+
+    def delete_agent(self, name: str) -> Json: ...
+
+    def facts(self, agent: str, query: FactQuery) -> Json: ...
+
+    def fact(self, agent: str, fact_id: int) -> Json: ...
+
+    def add_fact(self, agent: str, text: str, fact_type: str | None) -> Json: ...
+
+    def correct_fact(self, agent: str, fact_id: int, text: str) -> Json: ...
+
+    def flag_fact(self, agent: str, fact_id: int, flags: FactFlags) -> Json: ...
+
+    def forget_fact(self, agent: str, fact_id: int, purge: bool) -> Json: ...
+
+    def search(self, agent: str, text: str, mode: SearchMode, limit: int) -> list[Json]: ...
+
+    def messages(self, agent: str, limit: int) -> list[Json]: ...
+
+    def forget_span(
+        self, agent: str, device: str | None, since: float | None, until: float | None
+    ) -> Json: ...
+
+    def blocks(self, agent: str) -> list[Json]: ...
+
+    def set_block(self, agent: str, label: str, value: str) -> Json: ...
+
+    def base_memory(self, agent: str) -> Json: ...
+
+    def write_base_memory(self, agent: str, content: str) -> Json: ...
+
+    def audit(self, agent: str, limit: int) -> Json: ...
+
+    def stats(self) -> Json: ...
+
+    def export(self, agent: str | None) -> Iterator[bytes]: ...
+
+    def import_document(self, document: Any, as_agent: str | None, merge: bool) -> Json: ...
+
+    def close(self) -> None: ...
+
+
+@contextmanager
+def opened(url: str | None, token: str | None) -> Iterator[MemoryAccess]:
+    """The server at `url`, or the local database file."""
+    access: MemoryAccess
+    if url:
+        from lobug.cli.remote import RemoteAccess
+
+        access = RemoteAccess(url, token)
+    else:
+        from lobug.cli.local import LocalAccess
+
+        access = LocalAccess.from_environment()
+    try:
+        yield access
+    finally:
+        access.close()
+
+
+def memory_command(fn: Callable[..., None]) -> Callable[..., None]:
+    """Give a command `--url`, `--token`, `--json` and `--agent`, and call it with the open
+    `MemoryAccess`, its `Output` and the agent (default: LOBUG_AGENT, or the server's)."""
+    return with_access(fn, default_agent=True)
+
+
+def whole_memory_command(fn: Callable[..., None]) -> Callable[..., None]:
+    """`memory_command` for commands on every agent unless `--agent` names one (None)."""
+    return with_access(fn, default_agent=False)
+
+
+def with_access(fn: Callable[..., None], *, default_agent: bool) -> Callable[..., None]:
+    @click.option("--json", "as_json", is_flag=True, help="machine-readable output")
+    @click.option("--token", envvar="LOBUG_TOKEN", help="admin token for --url (or LOBUG_TOKEN)")
+    @click.option(
+        "--url",
+        envvar="LOBUG_URL",
+        help="a running server (http://host:8321, or a memory server); default: the local "
+        "database file of LOBUG_DB_PATH",
+    )
+    @click.option(
+        "--agent",
+        "-a",
+        help="the agent (memory namespace); default "
+        + ("LOBUG_AGENT" if default_agent else "every agent"),
+    )
+    @functools.wraps(fn)
+    def command(
+        agent: str | None, url: str | None, token: str | None, as_json: bool, **kwargs: Any
+    ) -> None:
+        with opened(url, token) as access:
+            chosen = agent or (access.default_agent if default_agent else None)
+            fn(access, Output(as_json), chosen, **kwargs)
+
+    return command

@@ -1,0 +1,269 @@
+"""`MemoryAccess` on the local database file (`LOBUG_DB_PATH`), through the store and the
+curation service, audited as `cli`. Answers in the REST API's shapes (`api/shapes.py`,
+`api/facts.py`, `api/curation.py`, `api/memory.py`).
+
+The embedding model is loaded only when a command needs a vector (adding or correcting a
+fact, search, import): the store is bound to the model it was embedded with, and the
+configured model must match it once loaded (else `lobug reindex`)."""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+from lobug.api import curation as shapes
+from lobug.api.facts import added_out, fact_detail, fact_fields
+from lobug.api.memory import block_out
+from lobug.api.shapes import agent_out, message_out
+from lobug.backends.base import Embedder, Vector
+from lobug.cli.access import Json
+from lobug.cli.output import Refused
+from lobug.config import Settings
+from lobug.memory import search, transfer
+from lobug.memory.curation import Curation
+from lobug.memory.search import SearchMode
+from lobug.names import AGENT_NAME, AGENT_NAME_RULE
+from lobug.services import CurationServices
+from lobug.store.engines import open_database
+from lobug.store.errors import BlockNotFound, EmbeddingMismatch
+from lobug.store.models import CLI, Agent, FactFlags, FactQuery
+
+
+class LazyEmbedder(Embedder):
+    """The configured embedder, built on first use; until then it answers with the model
+    and dimension the database was embedded with."""
+
+    def __init__(self, settings: Settings, model: str, dimension: int) -> None:
+        self.settings = settings
+        self.model = model
+        self._dimension = dimension
+        self._loaded: Embedder | None = None
+
+    @property
+    def dimension(self) -> int:
+        return self._dimension
+
+    def embed_batch(self, texts: Sequence[str]) -> list[Vector]:
+        return self.loaded().embed_batch(texts)
+
+    def loaded(self) -> Embedder:
+        if self._loaded is None:
+            from lobug.backends import build_embedder
+
+            embedder = build_embedder(self.settings)
+            if (embedder.model, embedder.dimension) != (self.model, self._dimension):
+                embedder.close()
+                raise EmbeddingMismatch(
+                    f"The database was embedded with {self.model} ({self._dimension} "
+                    f"dimensions), but {embedder.model} ({embedder.dimension}) is configured: "
+                    "run `lobug reindex`, or configure the old model"
+                )
+            self.name = embedder.name
+            self._loaded = embedder
+        return self._loaded
+
+    def close(self) -> None:
+        if self._loaded is not None:
+            self._loaded.close()
+
+
+def open_local(settings: Settings) -> CurationServices:
+    """The store of `settings.store_url` (SQLite or PostgreSQL) with a lazily loaded
+    embedder."""
+    store = open_database(
+        settings.store_url, pool_size=settings.db_pool_size, ef_search=settings.hnsw_ef_search
+    )
+    signature = store.embedding_signature()
+    if signature is None:
+        from lobug.backends import build_embedder
+
+        embedder: Embedder = build_embedder(settings)
+    else:
+        embedder = LazyEmbedder(settings, *signature)
+    store.bind_embedding(embedder.model, embedder.dimension)
+    return CurationServices(settings, store, embedder, Curation(store, embedder, settings.memory))
+
+
+def chat_model(settings: Settings) -> str:
+    """The configured chat backend and model (not loaded: the server loads it)."""
+    return f"{settings.llm_backend} {settings.llm_model or '(default)'}"
+
+
+class LocalAccess:
+    def __init__(self, services: CurationServices) -> None:
+        self.svc = services
+        self.store = services.store
+        self.curation = services.curation
+        self.default_agent = services.settings.agent
+
+    @classmethod
+    def from_environment(cls) -> LocalAccess:
+        return cls(open_local(Settings.from_env(os.environ)))
+
+    def close(self) -> None:
+        self.svc.close()
+
+    def require(self, name: str) -> Agent:
+        agent = self.store.find_agent(name)
+        if agent is None:
+            raise Refused(f"no agent named {name!r} in {self.svc.settings.db_path}")
+        return agent
+
+    # ------------------------------------------------------------------ agents, facts
+
+    def agents(self) -> list[Json]:
+        return [shapes.counts_out(c).model_dump() for c in self.store.agents_with_counts()]
+
+    def create_agent(self, name: str) -> Json:
+        if not AGENT_NAME.fullmatch(name):
+            raise Refused(AGENT_NAME_RULE)
+        return agent_out(self.store.ensure_agent(name)).model_dump()
+
+    def delete_agent(self, name: str) -> Json:
+        self.require(name)
+        return {"agent": name, "deleted": self.curation.delete_agent(name, actor=CLI)}
+
+    def facts(self, agent: str, query: FactQuery) -> Json:
+        self.require(agent)
+        page = self.curation.list_facts(agent, query)
+        return {
+            "facts": [fact_fields(f).model_dump() for f in page.facts],
+            "total": page.total,
+            "limit": query.limit,
+            "offset": query.offset,
+        }
+
+    def fact(self, agent: str, fact_id: int) -> Json:
+        self.require(agent)
+        return fact_detail(self.svc, agent, self.store.agent_fact(agent, fact_id)).model_dump()
+
+    def add_fact(self, agent: str, text: str, fact_type: str | None) -> Json:
+        self.require(agent)
+        return added_out(self.curation.add_fact(agent, text, fact_type, actor=CLI)).model_dump()
+
+    def correct_fact(self, agent: str, fact_id: int, text: str) -> Json:
+        self.require(agent)
+        fact = self.curation.correct_fact(agent, fact_id, text, actor=CLI)
+        return fact_detail(self.svc, agent, fact).model_dump()
+
+    def flag_fact(self, agent: str, fact_id: int, flags: FactFlags) -> Json:
+        self.require(agent)
+        return fact_fields(self.curation.set_flags(agent, fact_id, flags, actor=CLI)).model_dump()
+
+    def forget_fact(self, agent: str, fact_id: int, purge: bool) -> Json:
+        self.require(agent)
+        fact = self.curation.forget_fact(agent, fact_id, purge=purge, actor=CLI)
+        return fact_fields(fact).model_dump()
+
+    def search(self, agent: str, text: str, mode: SearchMode, limit: int) -> list[Json]:
+        self.require(agent)
+        weights = search.weights_of(self.svc.settings.memory)
+        vector = None if mode == "keyword" else self.svc.embedder.embed(text)
+        facts = search.search_facts(
+            self.store, agent, text, vector, limit, min_similarity=0.0, weights=weights
+        )
+        messages = search.search_messages(
+            self.store,
+            self.svc.embedder.embed,
+            agent,
+            text,
+            limit,
+            weights=weights,
+            mode=mode,
+        )
+        return [
+            *(
+                {
+                    "kind": "fact",
+                    "id": str(h.fact.id),
+                    "score": h.similarity,
+                    "text": h.fact.content,
+                }
+                for h in facts
+            ),
+            *(
+                {
+                    "kind": "message",
+                    "id": str(h.message.id),
+                    "score": h.similarity,
+                    "text": h.message.content,
+                }
+                for h in messages.hits
+            ),
+        ]
+
+    # ------------------------------------------------------------------ messages
+
+    def messages(self, agent: str, limit: int) -> list[Json]:
+        self.require(agent)
+        return [message_out(m).model_dump() for m in self.store.agent_messages(agent, limit)]
+
+    def forget_span(
+        self, agent: str, device: str | None, since: float | None, until: float | None
+    ) -> Json:
+        self.require(agent)
+        forgotten = self.curation.forget_span(
+            agent, device=device, since=since, until=until, actor=CLI
+        )
+        return shapes.forgotten_out(forgotten).model_dump()
+
+    # ------------------------------------------------------------------ blocks, base memory
+
+    def blocks(self, agent: str) -> list[Json]:
+        self.require(agent)
+        return [block_out(b).model_dump() for b in self.store.blocks(agent)]
+
+    def set_block(self, agent: str, label: str, value: str) -> Json:
+        self.require(agent)
+        try:
+            block = self.store.update_block(agent, label, value, changed_by=CLI)
+        except BlockNotFound:
+            block = self.store.create_block(agent, label, value, changed_by=CLI)
+        return block_out(block).model_dump()
+
+    def base_memory(self, agent: str) -> Json:
+        self.require(agent)
+        return shapes.base_memory_out(self.svc, agent).model_dump()
+
+    def write_base_memory(self, agent: str, content: str) -> Json:
+        self.require(agent)
+        self.store.write_base_memory(agent, content, actor=CLI)
+        return self.base_memory(agent)
+
+    def audit(self, agent: str, limit: int) -> Json:
+        self.require(agent)
+        entries = self.store.audit_entries(agent, limit)
+        return {
+            "entries": [shapes.audit_out(e).model_dump() for e in entries],
+            "total": self.store.count_audit_entries(agent),
+        }
+
+    # ------------------------------------------------------------------ whole database
+
+    def stats(self) -> Json:
+        path = self.svc.settings.db_path
+        files = [path, path.with_name(path.name + "-wal")]
+        return {
+            "database": str(path),
+            "size_bytes": sum(f.stat().st_size for f in files if f.exists()),
+            "embedding_model": self.svc.embedder.model,
+            "chat_model": chat_model(self.svc.settings),
+            "learning_queue": self.store.count_queued_exchanges(),
+            "agents": self.agents(),
+        }
+
+    def export(self, agent: str | None) -> Iterator[bytes]:
+        agents = (
+            [self.require(agent)] if agent else [c.agent for c in self.store.agents_with_counts()]
+        )
+        chunks = transfer.export_chunks(self.store, agents, self.svc.embedder.model, time.time())
+        return (chunk.encode() for chunk in chunks)
+
+    def import_document(self, document: Any, as_agent: str | None, merge: bool) -> Json:
+        agents = transfer.renamed(transfer.read_document(document), as_agent)
+        imported = transfer.import_agents(
+            self.store, self.svc.embedder, agents, merge=merge, actor=CLI
+        )
+        return {"imported": [{"agent": i.agent, "added": i.added} for i in imported]}

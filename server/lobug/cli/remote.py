@@ -1,0 +1,206 @@
+"""`MemoryAccess` on a running server's REST API: the memory API at `/memory` on a device
+server (`lobug serve`), or at the root of `lobug memory-server` (found by asking for
+`/memory/health` first). Changes need an admin token (`--token`, or `LOBUG_TOKEN`)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from typing import Any
+
+import httpx
+
+from lobug.cli.access import Json
+from lobug.cli.output import Refused
+from lobug.memory.search import SearchMode
+from lobug.store.models import FactFlags, FactQuery
+
+TIMEOUT_S = 60.0
+
+
+def iso(timestamp: float) -> str:
+    return datetime.fromtimestamp(timestamp, UTC).isoformat()
+
+
+class RemoteAccess:
+    def __init__(self, url: str, token: str | None) -> None:
+        headers = {"Authorization": f"Bearer {token}"} if token else {}
+        self.http = httpx.Client(base_url=url.rstrip("/"), headers=headers, timeout=TIMEOUT_S)
+        self.prefix = "/memory" if self.answers("/memory/health") else ""
+        self.default_agent = "lobug"
+        if self.prefix:
+            self.default_agent = self.call("GET", "/health", raw=True).get("agent", "lobug")
+
+    def answers(self, path: str) -> bool:
+        try:
+            return self.http.get(path).status_code == 200
+        except httpx.HTTPError as exc:
+            raise Refused(f"cannot reach {self.http.base_url}: {exc}") from None
+
+    def call(self, method: str, path: str, *, raw: bool = False, **kwargs: Any) -> Any:
+        """The JSON answer of `method path` (under the memory API unless `raw`); an error
+        answer becomes Refused with the server's detail."""
+        try:
+            answer = self.http.request(method, ("" if raw else self.prefix) + path, **kwargs)
+        except httpx.HTTPError as exc:
+            raise Refused(f"cannot reach {self.http.base_url}: {exc}") from None
+        if answer.is_error:
+            raise Refused(error_text(answer))
+        return answer.json()
+
+    def close(self) -> None:
+        self.http.close()
+
+    # ------------------------------------------------------------------ agents, facts
+
+    def agents(self) -> list[Json]:
+        found: list[Json] = self.call("GET", "/agents")
+        return found
+
+    def create_agent(self, name: str) -> Json:
+        found: Json = self.call("POST", "/agents", json={"name": name})
+        return found
+
+    def delete_agent(self, name: str) -> Json:
+        found: Json = self.call("DELETE", f"/agents/{name}", params={"confirm": name})
+        return found
+
+    def facts(self, agent: str, query: FactQuery) -> Json:
+        params: dict[str, Any] = {
+            "limit": query.limit,
+            "offset": query.offset,
+            "include_history": query.include_history,
+        }
+        if query.fact_type:
+            params["type"] = query.fact_type
+        if query.pinned is not None:
+            params["pinned"] = query.pinned
+        found: Json = self.call("GET", f"/facts/{agent}", params=params)
+        return found
+
+    def fact(self, agent: str, fact_id: int) -> Json:
+        found: Json = self.call("GET", f"/facts/{agent}/{fact_id}")
+        return found
+
+    def add_fact(self, agent: str, text: str, fact_type: str | None) -> Json:
+        body = {"content": text, "type": fact_type or "knowledge"}
+        found: Json = self.call("POST", f"/facts/{agent}", json=body)
+        return found
+
+    def correct_fact(self, agent: str, fact_id: int, text: str) -> Json:
+        found: Json = self.call("PUT", f"/facts/{agent}/{fact_id}", json={"content": text})
+        return found
+
+    def flag_fact(self, agent: str, fact_id: int, flags: FactFlags) -> Json:
+        body: Json = {}
+        if flags.pinned is not None:
+            body["pinned"] = flags.pinned
+        if flags.user_score is not None or flags.clear_score:
+            body["user_score"] = flags.user_score
+        found: Json = self.call("PATCH", f"/facts/{agent}/{fact_id}", json=body)
+        return found
+
+    def forget_fact(self, agent: str, fact_id: int, purge: bool) -> Json:
+        found: Json = self.call("DELETE", f"/facts/{agent}/{fact_id}", params={"purge": purge})
+        return found
+
+    def search(self, agent: str, text: str, mode: SearchMode, limit: int) -> list[Json]:
+        facts = self.call("GET", f"/facts/{agent}", params={"q": text, "limit": limit})
+        body = {"agent_name": agent, "query": text, "mode": mode, "limit": limit}
+        messages = self.call("POST", "/messages/search", json=body)
+        return [
+            *(
+                {"kind": "fact", "id": f["id"], "score": None, "text": f["content"]}
+                for f in facts["facts"]
+            ),
+            *(
+                {"kind": "message", "id": m["id"], "score": m["similarity"], "text": m["content"]}
+                for m in messages
+            ),
+        ]
+
+    # ------------------------------------------------------------------ messages
+
+    def messages(self, agent: str, limit: int) -> list[Json]:
+        found: list[Json] = self.call("GET", f"/messages/{agent}", params={"limit": limit})
+        return found
+
+    def forget_span(
+        self, agent: str, device: str | None, since: float | None, until: float | None
+    ) -> Json:
+        body = {
+            "agent": agent,
+            "device": device,
+            "since": None if since is None else iso(since),
+            "until": None if until is None else iso(until),
+        }
+        found: Json = self.call("POST", "/forget", json=body)
+        return found
+
+    # ------------------------------------------------------------------ blocks, base memory
+
+    def blocks(self, agent: str) -> list[Json]:
+        found: list[Json] = self.call("GET", f"/memory-blocks/{agent}")
+        return found
+
+    def set_block(self, agent: str, label: str, value: str) -> Json:
+        path = f"/memory-blocks/{agent}/{label}"
+        exists = self.http.get(self.prefix + path).status_code == 200
+        if exists:
+            found: Json = self.call("PUT", path, json={"value": value, "changed_by": "cli"})
+            return found
+        body = {"agent_name": agent, "label": label, "value": value, "changed_by": "cli"}
+        created: Json = self.call("POST", "/memory-blocks", json=body)
+        return created
+
+    def base_memory(self, agent: str) -> Json:
+        found: Json = self.call("GET", f"/base-memory/{agent}")
+        return found
+
+    def write_base_memory(self, agent: str, content: str) -> Json:
+        found: Json = self.call("PUT", f"/base-memory/{agent}", json={"content": content})
+        return found
+
+    def audit(self, agent: str, limit: int) -> Json:
+        found: Json = self.call("GET", f"/audit/{agent}", params={"limit": limit})
+        return found
+
+    # ------------------------------------------------------------------ whole database
+
+    def stats(self) -> Json:
+        health = self.call("GET", "/health", raw=True)
+        embedding = health.get("embedding", {}).get("model") or health.get("embedding_model")
+        return {
+            "database": health.get("db_path") or health.get("database_path"),
+            "size_bytes": None,
+            "embedding_model": embedding,
+            "chat_model": health.get("llm", {}).get("model"),
+            "learning_queue": health.get("memory", {}).get("learning_queue"),
+            "agents": self.agents(),
+        }
+
+    def export(self, agent: str | None) -> Iterator[bytes]:
+        path = self.prefix + (f"/export/{agent}" if agent else "/export")
+        with self.http.stream("GET", path) as answer:
+            if answer.is_error:
+                answer.read()
+                raise Refused(error_text(answer))
+            yield from answer.iter_bytes()
+
+    def import_document(self, document: Any, as_agent: str | None, merge: bool) -> Json:
+        params: dict[str, Any] = {"merge": merge}
+        if as_agent:
+            params["as"] = as_agent
+        found: Json = self.call("POST", "/import", params=params, json=document)
+        return found
+
+
+def error_text(answer: httpx.Response) -> str:
+    """The server's error code and detail, or the status."""
+    try:
+        body = answer.json()
+        detail = body["detail"]
+        return f"{body['error']}: {detail if isinstance(detail, str) else json.dumps(detail)}"
+    except (ValueError, KeyError, TypeError):
+        return f"the server answered {answer.status_code}"

@@ -1,0 +1,297 @@
+"""`MemoryEngine`: Lo-Bug's memory inside a Python program, with no server.
+
+    from lobug import MemoryEngine
+
+    with MemoryEngine("memory.db", agent="alice") as memory:
+        memory.save("Alice's sister is called Ana", type="personal")
+        memory.add_messages([{"role": "user", "content": "I moved to Lisbon"}])
+        memory.flush()  # learn from the messages now
+        print(memory.format_for_injection("Where does Alice live?"))
+
+It opens the same store, models and memory pipeline as `lobug memory-server`
+(`services.open_memory_services`): facts are learned from added messages by the same durable
+queue, the context is the same budgeted one (`memory.budget`), curation is audited as `api`.
+Every method blocks and is safe to call from several threads at once (the store serializes
+its writes; learning runs on the queue's own thread). From asyncio, use `AsyncMemoryEngine`,
+which runs each call in a worker thread (`asyncio.to_thread`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+from lobug.backends import Backends, ChatBackend, Embedder, build_chat, build_embedder
+from lobug.config import Settings
+from lobug.engine_tools import ToolError, call_tool, tool_definitions
+from lobug.memory import search
+from lobug.memory.budget import DEFAULT_CONTEXT_TOKENS, BudgetedContext, budgeted_context
+from lobug.memory.intake import take_message
+from lobug.memory.search import SearchMode
+from lobug.services import MemoryServices, open_memory_services
+from lobug.store.errors import BlockNotFound
+from lobug.store.models import API_SOURCE, Fact, MemoryBlock
+
+__all__ = ["AsyncMemoryEngine", "MemoryEngine", "ToolError"]
+
+ACTIONS = ("create", "update", "delete")
+
+
+def database_path(target: str | Path) -> Path:
+    """A path, or a `sqlite:///path` URL, as the database file's path."""
+    text = str(target)
+    if text.startswith("sqlite:///"):
+        return Path(text.removeprefix("sqlite:///")).expanduser()
+    if "://" in text:
+        raise ValueError(f"{text!r}: MemoryEngine opens a SQLite file (a path or sqlite:///path)")
+    return Path(text).expanduser()
+
+
+def fact_dict(fact: Fact) -> dict[str, Any]:
+    return {
+        "id": fact.id,
+        "content": fact.content,
+        "type": fact.fact_type,
+        "pinned": fact.pinned,
+        "current": fact.is_current,
+        "created_at": fact.created_at,
+    }
+
+
+def block_dict(block: MemoryBlock) -> dict[str, Any]:
+    return {"label": block.label, "value": block.value, "read_only": block.read_only}
+
+
+def context_dict(found: BudgetedContext) -> dict[str, Any]:
+    context = found.context
+    return {
+        "max_tokens": found.max_tokens,
+        "tokens": found.tokens,
+        "pinned": list(context.pinned),
+        "base_memory": context.base_memory,
+        "blocks": [{"label": label, "value": value} for label, value in context.blocks],
+        "facts": [{**fact_dict(h.fact), "similarity": h.similarity} for h in context.facts],
+        "summaries": [{"id": s.id, "content": s.content} for s in context.summaries],
+        "messages": [
+            {"id": h.message.id, "role": h.message.role, "content": h.message.content}
+            for h in context.messages
+        ],
+        "sections": [
+            {"name": s.name, "tokens": s.tokens, "share": s.share} for s in found.sections
+        ],
+        "prompt": found.prompt,
+    }
+
+
+class MemoryEngine:
+    """One agent's memory in this process (see the module).
+
+    `target` is the database: a path or `sqlite:///path` (default: `LOBUG_DB_PATH`). `chat` and
+    `embedder` replace the configured models (`LOBUG_LLM_*`, `LOBUG_EMBED_*`); `settings`
+    replaces the configuration read from the environment."""
+
+    def __init__(
+        self,
+        target: str | Path | None = None,
+        *,
+        agent: str | None = None,
+        chat: ChatBackend | None = None,
+        embedder: Embedder | None = None,
+        settings: Settings | None = None,
+    ) -> None:
+        settings = settings or Settings.from_env(os.environ)
+        if target is not None:
+            settings = settings.with_overrides(db_path=database_path(target))
+        backends = Backends(chat or build_chat(settings), embedder or build_embedder(settings))
+        self._attach(open_memory_services(settings, backends), agent or settings.agent, True)
+
+    @classmethod
+    def attached(cls, services: MemoryServices, agent: str) -> MemoryEngine:
+        """An engine over a running server's services; closing it leaves them open."""
+        engine = cls.__new__(cls)
+        engine._attach(services, agent, False)
+        return engine
+
+    def _attach(self, services: MemoryServices, agent: str, owned: bool) -> None:
+        self.services = services
+        self.agent = agent
+        self._owned = owned
+        self._agent = services.store.ensure_agent(agent)
+
+    # ------------------------------------------------------------------ facts
+
+    def save(self, content: str, type: str | None = None) -> dict[str, Any]:
+        """Store a fact (a near duplicate of a current fact becomes its history)."""
+        added = self.services.curation.add_fact(self.agent, content, type, actor=API_SOURCE)
+        return {**fact_dict(added.fact), "superseded": list(added.superseded)}
+
+    def manage_memory(
+        self,
+        content: str | None = None,
+        action: str = "create",
+        id: int | None = None,
+    ) -> dict[str, Any]:
+        """Create a fact, or update (a new version) or delete (forget) fact `id`."""
+        if action not in ACTIONS:
+            raise ValueError(f"action must be one of {', '.join(ACTIONS)}")
+        if action == "create":
+            return self.save(required(content, "content"))
+        fact_id = required(id, "id")
+        curation = self.services.curation
+        if action == "update":
+            text = required(content, "content")
+            return fact_dict(curation.correct_fact(self.agent, fact_id, text, actor=API_SOURCE))
+        forgotten = curation.forget_fact(self.agent, fact_id, purge=False, actor=API_SOURCE)
+        return fact_dict(forgotten)
+
+    def search_memory(
+        self, query: str, limit: int = 5, mode: SearchMode = "hybrid"
+    ) -> list[dict[str, Any]]:
+        """Current facts for `query`, best first: by meaning and words (`hybrid`), by
+        meaning alone (`vector`) or by words alone (`keyword`)."""
+        weights = search.weights_of(self.services.settings.memory)
+        if mode == "vector":
+            weights = search.SearchWeights(weights.vector, 0.0, weights.recency)
+        vector = None if mode == "keyword" else self.services.curation.query_vector(query)
+        hits = search.search_facts(
+            self.services.store,
+            self.agent,
+            query,
+            vector,
+            limit,
+            min_similarity=0.0,
+            weights=weights,
+        )
+        return [{**fact_dict(hit.fact), "similarity": round(hit.similarity, 6)} for hit in hits]
+
+    # ------------------------------------------------------------------ conversation
+
+    def add_messages(self, messages: Iterable[Mapping[str, Any]]) -> list[int]:
+        """Store messages (`role`, `content`, optional `metadata` and `learn`) and queue them
+        for learning: a user message followed by the assistant's answer is learned from at
+        once, anything else after the quiet period or at `flush()`. Returns their ids."""
+        ids = []
+        for message in messages:
+            taken = take_message(
+                self.services.store,
+                self.services.embedder,
+                self._agent,
+                API_SOURCE,
+                str(message["role"]),
+                str(message["content"]),
+                metadata=message.get("metadata"),
+                learn=bool(message.get("learn", True)),
+            )
+            if taken.exchange is not None:
+                self.services.memory_work.submit(taken.exchange)
+            ids.append(taken.message.id)
+        return ids
+
+    def flush(self) -> int:
+        """Finish all pending learning now (lone messages too); how many exchanges ran."""
+        return self.services.memory_work.flush()
+
+    # ------------------------------------------------------------------ context
+
+    def context(self, query: str, max_tokens: int = DEFAULT_CONTEXT_TOKENS) -> dict[str, Any]:
+        """What `POST /context` returns: each section, its tokens and share, and `prompt`."""
+        return context_dict(self._budgeted(query, max_tokens))
+
+    def format_for_injection(self, query: str, max_tokens: int = DEFAULT_CONTEXT_TOKENS) -> str:
+        """The memory for `query` as one system message's text ("" when there is none)."""
+        return self._budgeted(query, max_tokens).prompt
+
+    def _budgeted(self, query: str, max_tokens: int) -> BudgetedContext:
+        limit = self.services.settings.max_context_messages
+        return budgeted_context(
+            self.services.memory, self.agent, query, max_tokens, message_limit=limit
+        )
+
+    # ------------------------------------------------------------------ blocks
+
+    def read_block(self, label: str) -> dict[str, Any]:
+        block = self.services.store.block(self.agent, label)
+        if block is None:
+            raise BlockNotFound(f"no memory block {label!r}")
+        return block_dict(block)
+
+    def update_block(self, label: str, value: str) -> dict[str, Any]:
+        """Write a block's value, creating the block when the agent has none so labelled."""
+        store = self.services.store
+        if store.block(self.agent, label) is None:
+            return block_dict(store.create_block(self.agent, label, value, changed_by=API_SOURCE))
+        return block_dict(store.update_block(self.agent, label, value, changed_by=API_SOURCE))
+
+    # ------------------------------------------------------------------ tools
+
+    def tools(self) -> list[dict[str, Any]]:
+        """OpenAI tool definitions (JSON Schema) for the agent's own memory tools."""
+        return tool_definitions()
+
+    def call_tool(self, name: str, arguments: Mapping[str, Any] | str) -> Any:
+        """Run one tool call (arguments as a dict or the model's JSON string); a
+        JSON-serialisable result. ToolError for an unknown tool or bad arguments."""
+        return call_tool(self, name, arguments)
+
+    # ------------------------------------------------------------------ lifetime
+
+    def close(self) -> None:
+        """Stop learning (what is unfinished stays queued) and close what this engine opened."""
+        if self._owned:
+            self.services.close()
+
+    def __enter__(self) -> MemoryEngine:
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+
+def required(value: Any, name: str) -> Any:
+    if value is None:
+        raise ValueError(f"{name!r} is required for this action")
+    return value
+
+
+class AsyncMemoryEngine:
+    """`MemoryEngine` for asyncio: the same methods, each run in a worker thread."""
+
+    def __init__(self, engine: MemoryEngine) -> None:
+        self.engine = engine
+
+    async def save(self, content: str, type: str | None = None) -> dict[str, Any]:
+        return await asyncio.to_thread(self.engine.save, content, type)
+
+    async def search_memory(
+        self, query: str, limit: int = 5, mode: SearchMode = "hybrid"
+    ) -> list[dict[str, Any]]:
+        return await asyncio.to_thread(self.engine.search_memory, query, limit, mode)
+
+    async def add_messages(self, messages: Iterable[Mapping[str, Any]]) -> list[int]:
+        return await asyncio.to_thread(self.engine.add_messages, list(messages))
+
+    async def flush(self) -> int:
+        return await asyncio.to_thread(self.engine.flush)
+
+    async def context(self, query: str, max_tokens: int = DEFAULT_CONTEXT_TOKENS) -> dict[str, Any]:
+        return await asyncio.to_thread(self.engine.context, query, max_tokens)
+
+    async def format_for_injection(
+        self, query: str, max_tokens: int = DEFAULT_CONTEXT_TOKENS
+    ) -> str:
+        return await asyncio.to_thread(self.engine.format_for_injection, query, max_tokens)
+
+    async def call_tool(self, name: str, arguments: Mapping[str, Any] | str) -> Any:
+        return await asyncio.to_thread(self.engine.call_tool, name, arguments)
+
+    async def close(self) -> None:
+        await asyncio.to_thread(self.engine.close)

@@ -1,0 +1,200 @@
+"""Memory under a token budget: the one context that `POST /context/{agent}`, `learning()`,
+the `/v1` proxy and `MemoryEngine` inject.
+
+`MemoryManager.retrieve_context` gathers pinned facts, base memory, blocks and relevant facts
+(what a device turn gets); here the summaries and past messages relevant to the query are
+added, and the whole is fitted to `max_tokens` in priority order:
+
+    pinned facts > base memory > memory blocks > relevant facts > summaries > messages
+
+Each section takes what it needs of what the sections before it left. A list item (a fact, a
+summary, a message) is kept whole or left out, and the first that does not fit ends its
+section; a text (the base memory, a block's value) that does not fit whole is cut, with a
+marker, to the room left. Tokens are counted with the estimate of `lobug.tokens`, the same
+one every prompt budget uses: the embedded model's own tokenizer sits behind its private
+socket, and a remote model's is not known at all, so the estimate (cautious: about 25% over
+for English) is what every backend gets. The ready `prompt` never exceeds `max_tokens` by
+that estimate.
+
+Blocking (embedding, SQLite): call from worker threads.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from lobug.memory import search
+from lobug.memory.curation import content_stems
+from lobug.memory.manager import MemoryContext, MemoryManager, within
+from lobug.memory.search import SearchMode
+from lobug.store.models import ScoredMessage, Summary
+from lobug.store.protocol import Store
+from lobug.tokens import estimate_tokens
+
+DEFAULT_CONTEXT_TOKENS = 1500
+MEMORY_HEADER = "What you remember about this user:\n\n"
+# The sections in the order the budget serves them, each a field of `MemoryContext`.
+SECTIONS = ("pinned", "base_memory", "blocks", "facts", "summaries", "messages")
+# A text cut to less than this is left out instead.
+MIN_CUT_TOKENS = 32
+# One past message never takes more than this (it is cut, with a marker, before fitting).
+MESSAGE_MAX_TOKENS = 150
+RELEVANT_SUMMARIES = 3
+# Only the newest summaries are scored for relevance, so the cost stays flat as they grow.
+SUMMARY_CANDIDATES = 200
+
+
+@dataclass(frozen=True)
+class SectionShare:
+    """One section of a budgeted context: its tokens, and their share of the budget."""
+
+    name: str
+    tokens: int
+    share: float
+
+
+@dataclass(frozen=True)
+class BudgetedContext:
+    context: MemoryContext
+    max_tokens: int
+    sections: tuple[SectionShare, ...]
+    prompt: str
+    search_mode: SearchMode
+
+    @property
+    def tokens(self) -> int:
+        return estimate_tokens(self.prompt)
+
+
+def prompt_of(context: MemoryContext) -> str:
+    """The memory as one system message's text; empty when there is nothing to say."""
+    sections = context.prompt_sections()
+    return MEMORY_HEADER + "\n\n".join(sections) if sections else ""
+
+
+def budgeted_context(
+    memory: MemoryManager, agent: str, query: str, max_tokens: int, *, message_limit: int
+) -> BudgetedContext:
+    """Everything memory holds for `query`, fitted to `max_tokens` (see the module)."""
+    gathered = memory.retrieve_context(agent, query)
+    found = relevant_messages(memory, agent, query, message_limit)
+    gathered = dataclasses.replace(
+        gathered,
+        summaries=relevant_summaries(memory.store, agent, query),
+        messages=tuple(shortened(hit) for hit in found.hits),
+    )
+    kept = fit(gathered, max_tokens)
+    shares = tuple(
+        SectionShare(name, tokens, round(tokens / max_tokens, 4) if max_tokens else 0.0)
+        for name, tokens in section_tokens(kept)
+    )
+    return BudgetedContext(kept, max_tokens, shares, prompt_of(kept), found.mode)
+
+
+def relevant_messages(
+    memory: MemoryManager, agent: str, query: str, limit: int
+) -> search.MessageSearch:
+    if limit == 0 or not query.strip():
+        return search.MessageSearch([], "hybrid")
+    return search.search_messages(
+        memory.store,
+        memory.embedder.embed,
+        agent,
+        query,
+        limit,
+        weights=search.weights_of(memory.config),
+    )
+
+
+def relevant_summaries(
+    store: Store, agent: str, query: str, k: int = RELEVANT_SUMMARIES
+) -> tuple[Summary, ...]:
+    """The newest summaries sharing the most content words with `query` (none when no word
+    is shared), best first."""
+    words = content_stems(query)
+    if not words:
+        return ()
+    scored = []
+    for summary in store.summaries(agent)[-SUMMARY_CANDIDATES:]:
+        shared = len(words & content_stems(summary.content))
+        if shared:
+            scored.append((shared, summary.id, summary))
+    scored.sort(key=lambda item: (item[0], item[1]), reverse=True)
+    return tuple(summary for _, _, summary in scored[:k])
+
+
+def shortened(hit: ScoredMessage) -> ScoredMessage:
+    message = dataclasses.replace(
+        hit.message, content=within(hit.message.content, MESSAGE_MAX_TOKENS)
+    )
+    return ScoredMessage(message, hit.similarity)
+
+
+def cost(context: MemoryContext) -> int:
+    return estimate_tokens(prompt_of(context))
+
+
+def fit(context: MemoryContext, max_tokens: int) -> MemoryContext:
+    """The part of `context` that fits `max_tokens`, served in `SECTIONS` order."""
+    kept = MemoryContext(timings_ms=context.timings_ms)
+    for name in SECTIONS:
+        for item in items_of(context, name):
+            trial = with_item(kept, name, item)
+            if cost(trial) <= max_tokens:
+                kept = trial
+                continue
+            cut = cut_to_fit(kept, name, item, max_tokens)
+            if cut is not None:
+                kept = cut
+            break
+    return kept
+
+
+def items_of(context: MemoryContext, name: str) -> Iterable[Any]:
+    value = getattr(context, name)
+    if name == "base_memory":
+        return [value] if value.strip() else []
+    items: Iterable[Any] = value
+    return items
+
+
+def with_item(context: MemoryContext, name: str, item: Any) -> MemoryContext:
+    if name == "base_memory":
+        return dataclasses.replace(context, base_memory=item)
+    grown: dict[str, Any] = {name: (*getattr(context, name), item)}
+    return dataclasses.replace(context, **grown)
+
+
+def cut_to_fit(kept: MemoryContext, name: str, item: Any, max_tokens: int) -> MemoryContext | None:
+    """`kept` with a cut version of a text item (base memory, block) in the room left; None
+    for list items, or when less than `MIN_CUT_TOKENS` would be left of it."""
+    cutter = TEXT_CUTTERS.get(name)
+    if cutter is None:
+        return None
+    room = max_tokens - cost(kept)
+    while room >= MIN_CUT_TOKENS:
+        trial = with_item(kept, name, cutter(item, room))
+        over = cost(trial) - max_tokens
+        if over <= 0:
+            return trial
+        room -= over
+    return None
+
+
+TEXT_CUTTERS: dict[str, Callable[[Any, int], Any]] = {
+    "base_memory": lambda text, room: within(text, room),
+    "blocks": lambda block, room: (block[0], within(block[1], room)),
+}
+
+
+def section_tokens(context: MemoryContext) -> list[tuple[str, int]]:
+    """Each section's tokens as it stands in the prompt (0 for an empty one)."""
+    alone = []
+    for name in SECTIONS:
+        only = MemoryContext(**{name: getattr(context, name)})
+        sections = only.prompt_sections()
+        alone.append((name, estimate_tokens(sections[0]) if sections else 0))
+    return alone

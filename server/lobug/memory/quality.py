@@ -1,0 +1,116 @@
+"""Summaries and base memory are checked before they are stored, and built without the model
+when the model's fail.
+
+A small model can answer a summary request with a loop ("Oo, oo, oo, ...") or text in another
+language; stored, it would reach the base memory and every prompt after. A cascade output is
+valid when it is not degenerate, is in the conversation's language, is within length and
+mentions some of its sources' salient words (the names and words said most). The fallback is
+extractive: the user's own statements and the facts, marked as built without the model.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Sequence
+
+from lobug.memory.disclosure import self_disclosures
+from lobug.memory.extraction import content_words, occurs_in
+from lobug.quality import text_problem
+from lobug.reply_guard import is_learnable
+from lobug.store.models import Fact, Message, Summary
+
+MIN_OUTPUT_CHARS = 20
+MAX_SUMMARY_CHARS = 1600  # SUMMARY_MAX_TOKENS of text, and some slack
+MAX_BASE_MEMORY_CHARS = 3200  # "at most 400 words", and some slack
+SALIENT_WORDS = 12
+MIN_SALIENT_MENTIONS = 2
+MAX_EXTRACTIVE_STATEMENTS = 8
+MAX_QUOTED_CHARS = 160
+EXTRACTIVE_SUMMARY = "Extractive summary (the user's own words; the model's summary failed):"
+EXTRACTIVE_BASE_MEMORY = "Key facts (listed without the model; its document failed its checks):"
+
+
+# A summary reports what was said: no questions, no one speaking, no transcript lines.
+_NOT_A_REPORT = re.compile(
+    r"\?|\b(I|I'm|I've|I'd|I'll|me|my|you|you're|your)\b|^\s*(User|Assistant|\w+):\s",
+    re.MULTILINE,
+)
+
+
+def salient_words(texts: Sequence[str]) -> list[str]:
+    """The content words said most often in `texts`, first said first among equals."""
+    counts = Counter(word for text in texts for word in content_words(text))
+    return [word for word, _ in counts.most_common(SALIENT_WORDS)]
+
+
+def output_problem(
+    text: str, sources: Sequence[str], *, language: str, max_chars: int
+) -> str | None:
+    """Why a summary or base memory written from `sources` must not be stored, or None."""
+    if len(text.strip()) < MIN_OUTPUT_CHARS:
+        return "too short"
+    if len(text) > max_chars:
+        return f"longer than {max_chars} characters"
+    problem = text_problem(text, language)
+    if problem is not None:
+        return problem
+    if _NOT_A_REPORT.search(text):
+        return "not a third-person account (a question, I/you, or a transcript line)"
+    salient = salient_words(sources)
+    said = set(content_words(text))
+    mentioned = sum(1 for word in salient if occurs_in(word, said))
+    if mentioned < min(MIN_SALIENT_MENTIONS, len(salient)):
+        return "mentions none of what was said"
+    return None
+
+
+def learnable(messages: Sequence[Message]) -> list[Message]:
+    """The messages whose words may be summarized: not the fallback said for a refused reply."""
+    return [m for m in messages if m.role == "user" or is_learnable(m.metadata)]
+
+
+def user_words(messages: Sequence[Message]) -> list[str]:
+    return [m.content for m in messages if m.role == "user"]
+
+
+def extractive_summary(messages: Sequence[Message]) -> str:
+    """The user's own statements about themselves in the span, in the third person; what
+    they said, quoted, when they made none."""
+    statements = [
+        fact.content for text in user_words(messages) for fact in self_disclosures(text, ())
+    ]
+    if not statements:
+        statements = [f'The user said "{_clipped(text)}"' for text in user_words(messages)]
+    lines = [_sentence(s) for s in statements[:MAX_EXTRACTIVE_STATEMENTS]]
+    return " ".join([EXTRACTIVE_SUMMARY, *lines])
+
+
+def extractive_base_memory(base: str, summaries: Sequence[Summary], facts: Sequence[Fact]) -> str:
+    """The current document's lines, then the facts and summaries as bullets, within length."""
+    lines = [line for line in base.splitlines() if line.strip()] or [EXTRACTIVE_BASE_MEMORY]
+    items = [fact.content for fact in facts] + [
+        summary.content.removeprefix(EXTRACTIVE_SUMMARY).strip() for summary in summaries
+    ]
+    used = sum(len(line) + 1 for line in lines)
+    known = "\n".join(lines)
+    sentences = (_sentence(part) for item in items for part in re.split(r"(?<=[.!?])\s+", item))
+    for item in dict.fromkeys(sentence for sentence in sentences if len(sentence) > 1):
+        line = f"- {item}"
+        if item in known:
+            continue
+        used += len(line) + 1
+        if used > MAX_BASE_MEMORY_CHARS:
+            break
+        lines.append(line)
+    return "\n".join(lines)
+
+
+def _clipped(text: str) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= MAX_QUOTED_CHARS else text[: MAX_QUOTED_CHARS - 3] + "..."
+
+
+def _sentence(text: str) -> str:
+    text = text.strip()
+    return text if text.endswith((".", "!", "?")) else f"{text}."

@@ -1,0 +1,91 @@
+"""Every reply is checked before it is stored or spoken (see `lobug.quality` for the rules).
+
+A reply that loops or is in another language than the conversation's is asked for once more
+with safer settings (a lower temperature, fewer tokens, a plainer instruction); when that one
+fails too, a short honest fallback is said instead. The log marks such replies in the
+assistant message's metadata (`guard`), and a fallback is never learned from: the memory
+pipeline reads only the user's words of that exchange.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
+from typing import Any
+
+from lobug.backends.base import ChatMessage
+from lobug.decision import Decision
+from lobug.quality import LANGUAGE_NAMES, text_problem
+
+log = logging.getLogger(__name__)
+
+FALLBACK_REPLY = "Sorry, I lost my train of thought. Could you say that again?"
+# The second try: colder and shorter, so a loop has less room to start.
+RETRY_TEMPERATURE = 0.2
+RETRY_MAX_TOKENS = 96
+# `guard` values in an assistant message's metadata.
+REGENERATED = "regenerated"  # the first answer was refused, the second one is stored
+FALLBACK = "fallback"  # both were refused: the fallback was said, nothing to learn from
+CUT = "cut"  # a streamed answer stopped at its first refused sentence
+
+
+def is_learnable(metadata: Mapping[str, Any] | None) -> bool:
+    """Whether an assistant message's words may feed summaries and facts."""
+    return not metadata or metadata.get("guard") != FALLBACK
+
+
+def guard_metadata(decision: Decision) -> dict[str, str] | None:
+    if decision.guard is None:
+        return None
+    return {"guard": decision.guard, "problem": decision.problem or ""}
+
+
+def language_rule(language: str) -> str:
+    """ "Write in English only." for a listed language, else ""."""
+    name = LANGUAGE_NAMES.get(language)
+    return f"Write in {name} only." if name else ""
+
+
+def with_rule(messages: Sequence[ChatMessage], rule: str) -> list[ChatMessage]:
+    """`messages` with `rule` added to the first system message (or a new one first)."""
+    copied: list[ChatMessage] = [{"role": m["role"], "content": m["content"]} for m in messages]
+    first = next((m for m in copied if m["role"] == "system"), None)
+    if first is None:
+        return [{"role": "system", "content": rule}, *copied]
+    first["content"] = f"{first['content']}\n{rule}"
+    return copied
+
+
+def careful_messages(messages: Sequence[ChatMessage], language: str) -> list[ChatMessage]:
+    """`messages` with a plainer instruction, for a second try."""
+    rule = "Reply in one or two short, plain sentences and never repeat yourself."
+    return with_rule(messages, f"{language_rule(language)} {rule}".strip())
+
+
+class ReplyGuard:
+    """The checks on replies in one conversation language (`auto` checks loops only)."""
+
+    def __init__(self, language: str) -> None:
+        self.language = language
+
+    def problem(self, text: str) -> str | None:
+        """Why `text` must not be said, or None."""
+        return text_problem(text, self.language) if text.strip() else None
+
+    def review(self, decision: Decision, regenerate: Callable[[], Decision]) -> Decision:
+        """`decision` when its words pass, else a second try, else the fallback."""
+        problem = self.problem(decision.text) if decision.action != "ignore" else None
+        if problem is None:
+            return decision
+        return self.second_try(problem, regenerate)
+
+    def second_try(self, problem: str, regenerate: Callable[[], Decision]) -> Decision:
+        """After a refused answer: one more, and the fallback when it fails too."""
+        log.info("reply refused (%s); asking again with safer settings", problem)
+        second = regenerate()
+        second_problem = self.problem(second.text)
+        if second_problem is None:
+            return replace(second, guard=REGENERATED, problem=problem)
+        log.warning("reply refused twice (%s, then %s); said the fallback", problem, second_problem)
+        return Decision("respond", FALLBACK_REPLY, guard=FALLBACK, problem=problem)

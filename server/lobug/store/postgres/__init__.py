@@ -1,0 +1,1 @@
+"""The PostgreSQL engine (pgvector, tsvector): several server processes on one database."""

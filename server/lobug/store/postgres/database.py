@@ -1,0 +1,161 @@
+"""The connection pool every part of the PostgreSQL store shares: transactions, storage
+errors, migrations under an advisory lock, and the agent ids all tables are keyed by.
+
+One `psycopg_pool.ConnectionPool` per process (`POOL_MIN` to `pool_size` connections, 10 by
+default: LOBUG_DB_POOL_SIZE). Every method takes a connection for one statement or one
+transaction and gives it back, so the store is thread-safe. A connection the database dropped
+is found by the pool's check when it is next taken and replaced: after an outage the store
+works again without a restart; during one, calls fail fast with StorageUnavailable.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+from lobug.store.errors import StorageUnavailable
+from lobug.store.models import Clock
+from lobug.store.postgres.schema import MIGRATIONS
+
+POOL_MIN = 1
+POOL_SIZE = 10
+POOL_TIMEOUT_S = 5.0  # how long a call waits for a connection before StorageUnavailable
+CONNECT_TIMEOUT_S = 5
+MIGRATION_LOCK = 0x10B06  # pg_advisory_xact_lock key held while migrating
+
+
+@contextmanager
+def storage_errors() -> Iterator[None]:
+    """Lost connections, a database that is down, full or read-only, and a pool with no
+    connection to give as StorageUnavailable; constraint and programming errors stay what
+    they are."""
+    import psycopg
+
+    try:
+        yield
+    except (psycopg.OperationalError, psycopg.errors.ReadOnlySqlTransaction) as exc:
+        raise StorageUnavailable(f"the database is unavailable: {exc}") from exc
+
+
+def connect(url: str) -> Any:
+    """One connection outside the pool (migrations, VACUUM, `migrate-db`)."""
+    import psycopg
+    from psycopg.rows import dict_row
+
+    with storage_errors():
+        return psycopg.connect(
+            url, autocommit=True, row_factory=dict_row, connect_timeout=CONNECT_TIMEOUT_S
+        )
+
+
+def register_vector_type(conn: Any) -> None:
+    from pgvector.psycopg import register_vector
+
+    register_vector(conn)
+
+
+def open_pool(url: str, size: int) -> Any:
+    from psycopg.rows import dict_row
+    from psycopg_pool import ConnectionPool
+
+    pool = ConnectionPool(
+        url,
+        min_size=min(POOL_MIN, size),
+        max_size=size,
+        kwargs={"autocommit": True, "row_factory": dict_row, "connect_timeout": CONNECT_TIMEOUT_S},
+        configure=register_vector_type,
+        check=ConnectionPool.check_connection,
+        timeout=POOL_TIMEOUT_S,
+        name="lobug",
+        open=False,
+    )
+    with storage_errors():
+        pool.open(wait=True, timeout=POOL_TIMEOUT_S * 2)
+    return pool
+
+
+def migrate(url: str, clock: Clock) -> list[int]:
+    """Apply pending numbered migrations in one transaction under an advisory lock; return
+    the versions applied now."""
+    conn = connect(url)
+    try:
+        with storage_errors(), conn.transaction():
+            conn.execute("SELECT pg_advisory_xact_lock(%s)", (MIGRATION_LOCK,))
+            conn.execute(
+                "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, "
+                "name TEXT NOT NULL, applied_at DOUBLE PRECISION NOT NULL)"
+            )
+            done = {r["version"] for r in conn.execute("SELECT version FROM schema_migrations")}
+            applied = []
+            for migration in MIGRATIONS:
+                if migration.version in done:
+                    continue
+                for statement in migration.statements:
+                    conn.execute(statement)
+                conn.execute(
+                    "INSERT INTO schema_migrations(version, name, applied_at) VALUES (%s,%s,%s)",
+                    (migration.version, migration.name, clock()),
+                )
+                applied.append(migration.version)
+        return applied
+    finally:
+        conn.close()
+
+
+class PostgresDatabase:
+    """A pool of connections (autocommit; transactions are explicit); rows read by name."""
+
+    def __init__(self, url: str, *, clock: Clock = time.time, pool_size: int = POOL_SIZE) -> None:
+        self.url = url
+        self._clock = clock
+        migrate(url, clock)
+        self._pool = open_pool(url, pool_size)
+
+    def close(self) -> None:
+        self._pool.close()
+
+    @contextmanager
+    def _transaction(self) -> Iterator[Any]:
+        with storage_errors(), self._pool.connection() as conn, conn.transaction():
+            yield conn
+
+    @contextmanager
+    def _connection(self) -> Iterator[Any]:
+        """A pooled connection in autocommit (VACUUM, session advisory locks)."""
+        with storage_errors(), self._pool.connection() as conn:
+            yield conn
+
+    def _query(self, sql: str, params: Sequence[Any] = ()) -> list[Any]:
+        with storage_errors(), self._pool.connection() as conn:
+            return list(conn.execute(sql, params).fetchall())
+
+    def _count(self, sql: str, params: Sequence[Any] = ()) -> int:
+        """The value of a `SELECT COUNT(*) AS n ...` query."""
+        return int(self._query(sql, params)[0]["n"])
+
+    def schema_version(self) -> int:
+        rows = self._query("SELECT MAX(version) AS version FROM schema_migrations")
+        return int(rows[0]["version"] or 0)
+
+    def table_names(self) -> set[str]:
+        rows = self._query(
+            "SELECT tablename AS name FROM pg_tables WHERE schemaname = current_schema()"
+        )
+        return {row["name"] for row in rows}
+
+    def agent_id(self, name: str) -> int:
+        """The id of a namespace, created on first use. Not cached: another process may
+        delete the agent."""
+        found = self._query("SELECT id FROM agents WHERE name = %s", (name,))
+        if found:
+            return int(found[0]["id"])
+        with self._transaction() as conn:
+            conn.execute(
+                "INSERT INTO agents(name, created_at) VALUES (%s, %s) "
+                "ON CONFLICT (name) DO NOTHING",
+                (name, self._clock()),
+            )
+            row = conn.execute("SELECT id FROM agents WHERE name = %s", (name,)).fetchone()
+        return int(row["id"])

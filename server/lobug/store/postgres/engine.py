@@ -1,0 +1,44 @@
+"""`PostgresStore`: the parts of the PostgreSQL engine put together; it implements `Store`."""
+
+from __future__ import annotations
+
+import time
+
+from lobug.store.models import Clock
+from lobug.store.postgres.activity import PostgresActivity
+from lobug.store.postgres.blocks import PostgresBlocks
+from lobug.store.postgres.database import POOL_SIZE
+from lobug.store.postgres.exclusive import PostgresExclusive
+from lobug.store.postgres.forgetting import PostgresForgetting
+from lobug.store.postgres.fulltext import PostgresFullText
+from lobug.store.postgres.queue import PostgresWorkQueue
+from lobug.store.postgres.summaries import PostgresSummaries
+from lobug.store.postgres.transfer import PostgresTransfer
+from lobug.store.postgres.vectors import EF_SEARCH, PostgresVectors
+
+
+class PostgresStore(
+    PostgresWorkQueue,
+    PostgresVectors,
+    PostgresForgetting,
+    PostgresSummaries,
+    PostgresBlocks,
+    PostgresFullText,
+    PostgresExclusive,
+    PostgresActivity,
+    PostgresTransfer,
+):
+    """Thread-safe and multi-process: a connection pool per process, transactions in the
+    database, advisory locks where a check and a write must be one step. Opening migrates
+    the schema; `bind_embedding` creates the vector tables."""
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        clock: Clock = time.time,
+        pool_size: int = POOL_SIZE,
+        ef_search: int = EF_SEARCH,
+    ) -> None:
+        super().__init__(url, clock=clock, pool_size=pool_size)
+        self.ef_search = ef_search

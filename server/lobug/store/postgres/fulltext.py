@@ -1,0 +1,47 @@
+"""Keyword search: `tsvector` columns generated from the text (English stemming) with GIN
+indexes, matched by a `tsquery` of any word of the query and ranked by `ts_rank_cd` (cover
+density). The search fuses the rank the same way as FTS5's BM25 (divided by the best hit's),
+so only the ratios between hits matter; MEMORY.md says how they differ from BM25's."""
+
+from __future__ import annotations
+
+from lobug.store.models import Fact, Message
+from lobug.store.postgres.database import PostgresDatabase
+from lobug.store.sqlite import rows
+from lobug.store.sqlite.fulltext import fts_query
+
+
+def ts_query(text: str) -> str:
+    """A `to_tsquery` text matching any content word of `text` (function words left out, as
+    for FTS5); every word single-quoted, so no user text is read as tsquery syntax."""
+    words = [word.strip('"') for word in fts_query(text).split(" OR ") if word]
+    return " | ".join(f"'{word}'" for word in words)
+
+
+class PostgresFullText(PostgresDatabase):
+    def keyword_messages(self, agent: str, query: str, k: int) -> list[tuple[Message, float]]:
+        """The agent's messages matching any word of `query`, best rank first (score > 0)."""
+        match = ts_query(query)
+        if not match:
+            return []
+        found = self._query(
+            f"SELECT {rows.MESSAGE_COLUMNS}, ts_rank_cd(search, q) AS score "
+            "FROM conversation_log, to_tsquery('english', %s) q "
+            "WHERE search @@ q AND agent_id = %s ORDER BY score DESC, id LIMIT %s",
+            (match, self.agent_id(agent), k),
+        )
+        return [(rows.message(agent, row), float(row["score"])) for row in found]
+
+    def keyword_facts(self, agent: str, query: str, k: int) -> list[tuple[Fact, float]]:
+        """The agent's current facts matching any word of `query`, best rank first."""
+        match = ts_query(query)
+        if not match:
+            return []
+        found = self._query(
+            f"SELECT {rows.FACT_COLUMNS}, ts_rank_cd(f.search, q) AS score "
+            f"FROM {rows.FACTS_JOIN_AGENTS}, to_tsquery('english', %s) q "
+            "WHERE f.search @@ q AND f.agent_id = %s AND f.invalidated_at IS NULL "
+            "ORDER BY score DESC, f.id LIMIT %s",
+            (match, self.agent_id(agent), k),
+        )
+        return [(rows.fact(row), float(row["score"])) for row in found]

@@ -1,0 +1,70 @@
+"""The records of an export document (`docs/export.schema.json`): one plain JSON object per
+stored row, times as Unix seconds, ids as the exporting database's integers.
+
+Engines read their rows as these records and write an import from them; `content_key` names a
+record by what it says, not by its id, so an import can tell what a database already holds
+(importing the same file twice adds nothing the second time).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+Record = dict[str, Any]
+
+FORMAT = "lobug-export"
+VERSION = 1
+
+# The kinds of record of one agent, in the order a document holds them: a later kind may
+# refer to the ids of an earlier one (facts to messages, summaries to messages).
+KINDS = ("messages", "summaries", "facts", "base_memory_versions", "blocks", "audit")
+
+# The fields that say what a record is; ids and references to ids are left out, because they
+# differ from one database to another.
+KEY_FIELDS: Mapping[str, Sequence[str]] = {
+    "messages": ("device_id", "role", "content", "created_at"),
+    "summaries": ("content", "created_at"),
+    "facts": ("type", "content", "created_at", "valid_from"),
+    "base_memory_versions": ("content", "written_by", "created_at"),
+    "blocks": ("label",),
+    "block_history": ("label", "new_value", "changed_at"),
+    "audit": ("at", "actor", "action", "target", "before", "after"),
+}
+
+
+def content_key(kind: str, record: Record) -> str:
+    """A digest of the record's identifying fields (`KEY_FIELDS`)."""
+    named = [record.get(name) for name in KEY_FIELDS[kind]]
+    text = json.dumps([kind, named], ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+@dataclass(frozen=True)
+class AgentRecords:
+    """Everything of one agent in an export document, as records."""
+
+    name: str
+    created_at: float
+    metadata: dict[str, Any] | None
+    base_memory: str
+    base_memory_stale: bool
+    records: dict[str, list[Record]] = field(default_factory=dict)
+
+    def of(self, kind: str) -> list[Record]:
+        return self.records.get(kind, [])
+
+
+@dataclass(frozen=True)
+class Imported:
+    """How many records of each kind an import added (0 everywhere: it was there already)."""
+
+    agent: str
+    added: dict[str, int]
+
+    @property
+    def total(self) -> int:
+        return sum(self.added.values())

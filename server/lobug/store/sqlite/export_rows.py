@@ -1,0 +1,103 @@
+"""An agent's rows as export records (`store/records.py`), read a page at a time by id, so an
+export of a large memory never holds it all; and the content keys of what an agent holds."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+from lobug.store.records import KINDS, Record, content_key
+from lobug.store.sqlite.audit import SQLiteAudit
+
+PAGE_ROWS = 500
+
+# kind -> (columns, table): the columns named as the record's fields.
+SOURCES: dict[str, tuple[str, str]] = {
+    "messages": (
+        "id, device_id, role, content, created_at, summarized, metadata",
+        "conversation_log",
+    ),
+    "summaries": (
+        "id, content, source_from_id, source_to_id, created_at, incorporated",
+        "summaries",
+    ),
+    "facts": (
+        "id, fact_type AS type, content, subject, relation, object, time_span, confidence, "
+        "user_score, pinned, origin, source_message_ids, created_at, valid_from, "
+        "invalidated_at, superseded_by, forgotten_at, purged_at",
+        "facts",
+    ),
+    "base_memory_versions": ("id, content, written_by, created_at", "base_memory_versions"),
+    "blocks": (
+        "id, label, value, description, char_limit, read_only, created_at, updated_at",
+        "memory_blocks",
+    ),
+    "audit": (
+        "id, at, actor, action, target, target_ids, before, after, detail",
+        "audit_log",
+    ),
+}
+BOOLEANS = ("summarized", "incorporated", "pinned", "read_only")
+JSON_FIELDS = ("metadata", "source_message_ids", "target_ids", "detail")
+
+
+def record_of(row: Any) -> Record:
+    """A row as a record: flags as booleans, JSON columns parsed."""
+    record = dict(row)
+    for name in BOOLEANS:
+        if name in record:
+            record[name] = bool(record[name])
+    for name in JSON_FIELDS:
+        if record.get(name) is not None:
+            record[name] = json.loads(record[name])
+    return record
+
+
+class SQLiteExportRows(SQLiteAudit):
+    def export_records(self, agent_id: int, kind: str) -> Iterator[Record]:
+        """The agent's records of one kind, oldest first, read `PAGE_ROWS` at a time (the
+        lock is never held between pages, so the server goes on while an export runs)."""
+        columns, table = SOURCES[kind]
+        last = 0
+        while True:
+            found = self._query(
+                f"SELECT {columns} FROM {table} WHERE agent_id = ? AND id > ? ORDER BY id LIMIT ?",
+                (agent_id, last, PAGE_ROWS),
+            )
+            for row in found:
+                yield self._completed(kind, record_of(row))
+            if len(found) < PAGE_ROWS:
+                return
+            last = found[-1]["id"]
+
+    def _completed(self, kind: str, record: Record) -> Record:
+        if kind == "blocks":
+            record["history"] = [
+                dict(row)
+                for row in self._query(
+                    "SELECT old_value, new_value, changed_by, changed_at "
+                    "FROM memory_block_history WHERE block_id = ? ORDER BY id",
+                    (record["id"],),
+                )
+            ]
+        return record
+
+    def base_memory_row(self, agent_id: int) -> tuple[str, bool]:
+        """The agent's current base memory and whether it is stale."""
+        found = self._query(
+            "SELECT content, stale FROM base_memory WHERE agent_id = ?", (agent_id,)
+        )
+        return (found[0]["content"], bool(found[0]["stale"])) if found else ("", False)
+
+    def held_keys(self, agent_id: int) -> dict[str, dict[str, int]]:
+        """kind -> content key -> id of every record the agent holds (block history keyed
+        under `block_history`, mapped to its block's id)."""
+        keys: dict[str, dict[str, int]] = {kind: {} for kind in (*KINDS, "block_history")}
+        for kind in KINDS:
+            for record in self.export_records(agent_id, kind):
+                keys[kind][content_key(kind, record)] = record["id"]
+                for change in record.get("history", []) if kind == "blocks" else []:
+                    key = content_key("block_history", {"label": record["label"], **change})
+                    keys["block_history"][key] = record["id"]
+        return keys

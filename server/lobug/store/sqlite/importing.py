@@ -1,0 +1,351 @@
+"""Writing an imported agent (`store/records.py`) in one transaction: every record whose
+content key the agent does not hold yet gets a new id, and references (a fact's sources and
+successor, a summary's message span, an audit row's targets) are remapped to the new ids.
+Vectors come with the call, computed by the caller with the configured embedding model."""
+
+from __future__ import annotations
+
+import bisect
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from lobug.store.errors import ImportConflict
+from lobug.store.models import API_SOURCE, Vector
+from lobug.store.records import KINDS, AgentRecords, Imported, Record, content_key
+from lobug.store.sqlite import audit, rows
+from lobug.store.sqlite.database import vector_blob
+from lobug.store.sqlite.export_rows import SQLiteExportRows
+
+# An audit row's target -> the kind of record its ids name.
+AUDIT_TARGETS = {
+    "fact": "facts",
+    "messages": "messages",
+    "block": "blocks",
+    "base_memory": "base_memory_versions",
+}
+
+
+class ImportWriter:
+    """One import inside its transaction: the id maps (old id -> new id, per kind) and what
+    was added."""
+
+    def __init__(
+        self,
+        conn: Any,
+        agent_id: int,
+        held: dict[str, dict[str, int]],
+        vectors: Mapping[str, Vector],
+    ) -> None:
+        self.conn = conn
+        self.agent_id = agent_id
+        self.held = held
+        self.vectors = vectors
+        self.ids: dict[str, dict[int, int]] = {kind: {} for kind in KINDS}
+        self.added = {kind: 0 for kind in KINDS}
+        self.new_fact_vectors: list[tuple[int, Vector]] = []
+
+    def known(self, kind: str, record: Record) -> bool:
+        """Whether the agent holds the record already (its id then maps to the held one)."""
+        key = content_key(kind, record)
+        held = self.held[kind].get(key)
+        if held is not None:
+            self.ids[kind][record["id"]] = held
+        return held is not None
+
+    def inserted(self, kind: str, record: Record, sql: str, values: tuple[Any, ...]) -> int:
+        new_id = int(self.conn.execute(sql, values).lastrowid)
+        self.ids[kind][record["id"]] = new_id
+        self.held[kind][content_key(kind, record)] = new_id
+        self.added[kind] += 1
+        return new_id
+
+    def message(self, record: Record) -> None:
+        if self.known("messages", record):
+            return
+        new_id = self.inserted(
+            "messages",
+            record,
+            "INSERT INTO conversation_log(agent_id, device_id, role, content, created_at, "
+            "summarized, metadata) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (
+                self.agent_id,
+                record["device_id"],
+                record["role"],
+                record["content"],
+                record["created_at"],
+                int(record["summarized"]),
+                rows.json_or_none(record.get("metadata")),
+            ),
+        )
+        vector = self.vectors.get(content_key("messages", record))
+        if record["device_id"] == API_SOURCE and vector is not None:
+            self.conn.execute(
+                "INSERT INTO message_vectors(message_id, agent_id, embedding) VALUES (?, ?, ?)",
+                (new_id, self.agent_id, vector_blob(vector)),
+            )
+
+    def message_span(self, first: int, last: int) -> tuple[int, int]:
+        """The new ids at the ends of an old span of message ids (ids keep their order)."""
+        old = sorted(self.ids["messages"])
+        start, end = bisect.bisect_left(old, first), bisect.bisect_right(old, last) - 1
+        if start > end:
+            return 0, 0
+        return self.ids["messages"][old[start]], self.ids["messages"][old[end]]
+
+    def summary(self, record: Record) -> None:
+        if self.known("summaries", record):
+            return
+        first, last = self.message_span(record["source_from_id"], record["source_to_id"])
+        self.inserted(
+            "summaries",
+            record,
+            "INSERT INTO summaries(agent_id, content, source_from_id, source_to_id, "
+            "created_at, incorporated) VALUES (?, ?, ?, ?, ?, ?)",
+            (
+                self.agent_id,
+                record["content"],
+                first,
+                last,
+                record["created_at"],
+                int(record["incorporated"]),
+            ),
+        )
+
+    def fact(self, record: Record) -> None:
+        if self.known("facts", record):
+            return
+        sources = [
+            self.ids["messages"][i]
+            for i in record["source_message_ids"]
+            if i in self.ids["messages"]
+        ]
+        new_id = self.inserted(
+            "facts",
+            record,
+            "INSERT INTO facts(agent_id, content, fact_type, subject, relation, object, "
+            "time_span, confidence, user_score, pinned, origin, source_message_ids, created_at, "
+            "valid_from, invalidated_at, forgotten_at, purged_at) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                self.agent_id,
+                record["content"],
+                record["type"],
+                record["subject"],
+                record["relation"],
+                record["object"],
+                record["time_span"],
+                record["confidence"],
+                record["user_score"],
+                int(record["pinned"]),
+                record["origin"],
+                json.dumps(sources),
+                record["created_at"],
+                record["valid_from"],
+                record["invalidated_at"],
+                record["forgotten_at"],
+                record["purged_at"],
+            ),
+        )
+        vector = self.vectors.get(content_key("facts", record))
+        if record["invalidated_at"] is None and vector is not None:
+            self.conn.execute(
+                "INSERT INTO fact_vectors(fact_id, agent_id, embedding) VALUES (?, ?, ?)",
+                (new_id, self.agent_id, vector_blob(vector)),
+            )
+            self.new_fact_vectors.append((new_id, vector))
+
+    def successors(self, facts: list[Record]) -> None:
+        """Link the new facts to their successors, once every fact has its new id."""
+        for record in facts:
+            successor = self.ids["facts"].get(record["superseded_by"] or 0)
+            if successor is not None:
+                self.conn.execute(
+                    "UPDATE facts SET superseded_by = ? WHERE id = ? AND superseded_by IS NULL",
+                    (successor, self.ids["facts"][record["id"]]),
+                )
+
+    def base_memory_version(self, record: Record) -> None:
+        if not self.known("base_memory_versions", record):
+            self.inserted(
+                "base_memory_versions",
+                record,
+                "INSERT INTO base_memory_versions(agent_id, content, written_by, created_at) "
+                "VALUES (?, ?, ?, ?)",
+                (self.agent_id, record["content"], record["written_by"], record["created_at"]),
+            )
+
+    def base_memory(self, content: str, stale: bool, updated_at: float) -> None:
+        """The current base memory, unless the agent's own is newer."""
+        self.conn.execute(
+            "INSERT INTO base_memory(agent_id, content, updated_at, stale) VALUES (?, ?, ?, ?) "
+            "ON CONFLICT(agent_id) DO UPDATE SET content = excluded.content, "
+            "updated_at = excluded.updated_at, stale = excluded.stale "
+            "WHERE excluded.updated_at > base_memory.updated_at",
+            (self.agent_id, content, updated_at, int(stale)),
+        )
+
+    def block(self, record: Record) -> None:
+        if not self.known("blocks", record):
+            self.inserted(
+                "blocks",
+                record,
+                "INSERT INTO memory_blocks(agent_id, label, value, description, char_limit, "
+                "read_only, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    self.agent_id,
+                    record["label"],
+                    record["value"],
+                    record["description"],
+                    record["char_limit"],
+                    int(record["read_only"]),
+                    record["created_at"],
+                    record["updated_at"],
+                ),
+            )
+        block_id = self.ids["blocks"][record["id"]]
+        self.conn.execute(
+            "UPDATE memory_blocks SET value = ?, updated_at = ? WHERE id = ? AND updated_at < ?",
+            (record["value"], record["updated_at"], block_id, record["updated_at"]),
+        )
+        for change in record["history"]:
+            self.block_change(block_id, record["label"], change)
+
+    def block_change(self, block_id: int, label: str, change: Record) -> None:
+        key = content_key("block_history", {"label": label, **change})
+        if key in self.held["block_history"]:
+            return
+        self.conn.execute(
+            "INSERT INTO memory_block_history(block_id, old_value, new_value, changed_by, "
+            "changed_at) VALUES (?, ?, ?, ?, ?)",
+            (
+                block_id,
+                change["old_value"],
+                change["new_value"],
+                change["changed_by"],
+                change["changed_at"],
+            ),
+        )
+        self.held["block_history"][key] = block_id
+
+    def audit_entry(self, record: Record) -> None:
+        if self.known("audit", record):
+            return
+        ids = self.ids.get(AUDIT_TARGETS.get(record["target"], ""), {})
+        targets = [ids[i] for i in record["target_ids"] if i in ids]
+        self.inserted(
+            "audit",
+            record,
+            "INSERT INTO audit_log(agent_id, at, actor, action, target, target_ids, before, "
+            "after, detail) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                self.agent_id,
+                record["at"],
+                record["actor"],
+                record["action"],
+                record["target"],
+                json.dumps(targets),
+                record["before"],
+                record["after"],
+                rows.json_or_none(record.get("detail")),
+            ),
+        )
+
+
+class SQLiteImport(SQLiteExportRows):
+    def content_keys(self, agent: str) -> set[str]:
+        """The content keys of everything the agent holds (none when it does not exist)."""
+        found = self._query("SELECT id FROM agents WHERE name = ?", (agent,))
+        if not found:
+            return set()
+        return {key for keys in self.held_keys(found[0]["id"]).values() for key in keys}
+
+    def import_agents(
+        self,
+        agents: Sequence[AgentRecords],
+        vectors: Mapping[str, Vector],
+        *,
+        merge: bool,
+        actor: str,
+    ) -> list[Imported]:
+        """Add what each agent does not hold yet, all in one transaction, with one audit row
+        per agent that changed. Raises ImportConflict (and writes nothing) when an agent
+        holds other memory and `merge` is false."""
+        index = self._require_index()
+        with self._lock:
+            with self._transaction() as conn:
+                writers = [self._import_one(conn, agent, vectors, merge, actor) for agent in agents]
+            for writer in writers:
+                for fact_id, vector in writer.new_fact_vectors:
+                    index.add(writer.agent_id, fact_id, vector)
+        return [Imported(a.name, w.added) for a, w in zip(agents, writers, strict=True)]
+
+    def _import_one(
+        self,
+        conn: Any,
+        agent: AgentRecords,
+        vectors: Mapping[str, Vector],
+        merge: bool,
+        actor: str,
+    ) -> ImportWriter:
+        agent_id, existed = self._import_target(conn, agent)
+        writer = ImportWriter(conn, agent_id, self.held_keys(agent_id), vectors)
+        self._write_records(writer, agent)
+        added = sum(writer.added.values())
+        if added and existed and not merge:
+            raise ImportConflict(
+                f"the agent {agent.name!r} already holds other memory; merge to add this "
+                "into it, or import it under another name"
+            )
+        if added:
+            audit.record(
+                conn,
+                self._clock(),
+                agent_id,
+                actor,
+                "import",
+                "agent",
+                [agent_id],
+                detail=writer.added,
+            )
+        return writer
+
+    def _import_target(self, conn: Any, agent: AgentRecords) -> tuple[int, bool]:
+        """The agent's id, created with the document's time and metadata when new; and
+        whether it held any memory before."""
+        found = conn.execute("SELECT id FROM agents WHERE name = ?", (agent.name,)).fetchone()
+        if found is None:
+            cursor = conn.execute(
+                "INSERT INTO agents(name, created_at, metadata) VALUES (?, ?, ?)",
+                (agent.name, agent.created_at, rows.json_or_none(agent.metadata)),
+            )
+            return int(cursor.lastrowid), False
+        agent_id = int(found["id"])
+        holds = any(
+            conn.execute(
+                f"SELECT 1 FROM {table} WHERE agent_id = ? LIMIT 1", (agent_id,)
+            ).fetchone()
+            for table in ("conversation_log", "facts", "memory_blocks", "base_memory_versions")
+        )
+        return agent_id, holds
+
+    @staticmethod
+    def _write_records(writer: ImportWriter, agent: AgentRecords) -> None:
+        for record in agent.of("messages"):
+            writer.message(record)
+        for record in agent.of("summaries"):
+            writer.summary(record)
+        facts = agent.of("facts")
+        for record in facts:
+            writer.fact(record)
+        writer.successors(facts)
+        versions = agent.of("base_memory_versions")
+        for record in versions:
+            writer.base_memory_version(record)
+        if versions or agent.base_memory:
+            newest = max((v["created_at"] for v in versions), default=agent.created_at)
+            writer.base_memory(agent.base_memory, agent.base_memory_stale, newest)
+        for record in agent.of("blocks"):
+            writer.block(record)
+        for record in agent.of("audit"):
+            writer.audit_entry(record)

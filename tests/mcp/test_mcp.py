@@ -1,0 +1,160 @@
+"""The MCP server through the official SDK's own client: over stdio (a subprocess) and over
+streamable HTTP at /mcp on both servers, behind the token gate."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Awaitable, Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import httpx2
+import pytest
+from mcp.client.stdio import StdioServerParameters
+from mcp.client.streamable_http import streamable_http_client
+
+from lobug.app import create_app, create_memory_app
+from lobug.backends import Backends
+from lobug.config import Settings
+from mcp import Client
+from tests.fakes import FakeChat, FakeEmbedder
+from tests.live import LiveServer
+
+ROOT = Path(__file__).resolve().parents[2]
+TOKEN = "mcp-secret"
+TOOLS = [
+    "search_memory",
+    "save_memory",
+    "update_memory",
+    "forget_memory",
+    "read_block",
+    "update_block",
+    "get_context",
+]
+
+
+def structured(result: Any) -> Any:
+    """A tool result's value: the structured content, else its text as JSON."""
+    assert not result.is_error, result.content
+    if result.structured_content is not None:
+        value = result.structured_content
+        return value.get("result", value) if isinstance(value, dict) else value
+    return json.loads(result.content[0].text)
+
+
+async def exercise(client: Client) -> None:
+    """List and call every tool and read both resources, including the error paths."""
+    listed = await client.list_tools()
+    assert [tool.name for tool in listed.tools] == TOOLS
+    search_tool = next(t for t in listed.tools if t.name == "search_memory")
+    assert search_tool.input_schema["required"] == ["query"]
+
+    saved = structured(await client.call_tool("save_memory", {"content": "The user likes jazz"}))
+    found = structured(await client.call_tool("search_memory", {"query": "jazz", "limit": 3}))
+    assert found[0]["id"] == saved["id"]
+    updated = structured(
+        await client.call_tool(
+            "update_memory", {"id": saved["id"], "content": "The user loves jazz"}
+        )
+    )
+    assert updated["content"] == "The user loves jazz"
+    structured(await client.call_tool("update_block", {"label": "human", "value": "Jazz fan"}))
+    assert structured(await client.call_tool("read_block", {"label": "human"}))["value"] == (
+        "Jazz fan"
+    )
+    context = await client.call_tool("get_context", {"query": "jazz", "max_tokens": 200})
+    assert "The user loves jazz" in context.content[0].text
+    assert (
+        structured(await client.call_tool("forget_memory", {"id": updated["id"]}))["current"]
+        is False
+    )
+
+    missing = await client.call_tool("read_block", {"label": "nothing"})
+    assert missing.is_error and "no memory block 'nothing'" in missing.content[0].text
+    stale = await client.call_tool("update_memory", {"id": saved["id"], "content": "x"})
+    assert stale.is_error
+    bad = await client.call_tool("search_memory", {"limit": 2})
+    assert bad.is_error
+
+    resources = await client.list_resources()
+    assert {str(r.uri) for r in resources.resources} == {"memory://base-memory", "memory://blocks"}
+    blocks = await client.read_resource("memory://blocks")
+    assert json.loads(blocks.contents[0].text) == [{"label": "human", "value": "Jazz fan"}]
+
+
+def run(test: Callable[[], Awaitable[None]]) -> None:
+    asyncio.run(asyncio.wait_for(test(), 60))
+
+
+def test_stdio_serves_every_tool(tmp_path: Path) -> None:
+    parameters = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "tests.mcp.stdio_server", str(tmp_path / "desk.db")],
+        env={"PYTHONPATH": f"{ROOT / 'server'}{os.pathsep}{ROOT}"},
+        cwd=ROOT,
+    )
+
+    async def session() -> None:
+        async with Client(parameters) as client:
+            await exercise(client)
+
+    run(session)
+
+
+@pytest.mark.parametrize("command", [["-m", "lobug.mcp_server"], ["-m", "lobug", "mcp"]])
+def test_the_stdio_entry_points_answer_help(command: list[str]) -> None:
+    done = subprocess.run(
+        [sys.executable, *command, "--help"],
+        env={**os.environ, "PYTHONPATH": str(ROOT / "server")},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    assert "--agent" in done.stdout and "--db" in done.stdout
+
+
+@pytest.fixture(params=["device", "memory"])
+def server(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    settings = Settings(db_path=tmp_path / "m.db", device_tokens=(TOKEN,))
+    backends = Backends(FakeChat(), FakeEmbedder())
+    factory = create_app if request.param == "device" else create_memory_app
+    live = LiveServer(factory(settings, backends))
+    try:
+        yield live.url
+    finally:
+        live.stop()
+
+
+def test_http_serves_every_tool_with_a_token(server: str) -> None:
+    async def session() -> None:
+        headers = {"Authorization": f"Bearer {TOKEN}"}
+        async with httpx2.AsyncClient(headers=headers, timeout=30) as http:
+            transport = streamable_http_client(f"{server}/mcp", http_client=http)
+            async with Client(transport) as client:
+                await exercise(client)
+
+    run(session)
+
+
+def test_http_refuses_a_caller_without_a_token(server: str) -> None:
+    hello = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}
+    for headers in ({}, {"Authorization": "Bearer wrong"}):
+        response = httpx.post(f"{server}/mcp", json=hello, headers=headers, timeout=10)
+        assert response.status_code == 401
+        assert response.json()["error"] == "unauthorized"
+
+    async def session() -> None:
+        async with (
+            httpx2.AsyncClient(timeout=10) as http,
+            Client(streamable_http_client(f"{server}/mcp", http_client=http)),
+        ):
+            pass
+
+    with pytest.raises(BaseException):  # noqa: B017 - the SDK's own error for a 401
+        run(session)

@@ -1,0 +1,216 @@
+"""What only the PostgreSQL engine does: several processes on one database (claimed work,
+exclusive maintenance), storage errors, engine URLs, and copying a SQLite memory into it."""
+
+from __future__ import annotations
+
+import inspect
+import os
+import re
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+from lobug.store.engines import open_database, redacted, sqlite_path
+from lobug.store.errors import StorageUnavailable, StoreError
+from lobug.store.migrate import migrate_database
+from lobug.store.models import FactFlags, NewFact
+from lobug.store.protocol import Store
+from lobug.store.sqlite.engine import SQLiteStore
+from tests.engines import Databases
+from tests.fakes import FakeEmbedder
+from tests.store.test_protocol import protocol_methods, shape
+
+pytest.importorskip("psycopg")
+
+from lobug.store.postgres.engine import PostgresStore
+from lobug.store.postgres.queue import CLAIM_LEASE_S
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1_000_000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+@pytest.fixture
+def two(postgres: Databases) -> tuple[PostgresStore, PostgresStore, Clock]:
+    """Two stores on one database, as two processes would hold them, sharing a clock."""
+    url, clock = postgres.fresh(), Clock()
+    first, second = PostgresStore(url, clock=clock), PostgresStore(url, clock=clock)
+    for store in (first, second):
+        store.bind_embedding("fake-embed", 64)
+    yield first, second, clock
+    first.close()
+    second.close()
+
+
+def test_postgres_store_takes_the_protocols_parameters() -> None:
+    assert issubclass(PostgresStore, Store)
+    for name in protocol_methods():
+        expected = inspect.signature(getattr(Store, name))
+        assert shape(inspect.signature(getattr(PostgresStore, name))) == shape(expected), name
+
+
+def test_an_exchange_is_claimed_by_one_process_only(
+    two: tuple[PostgresStore, PostgresStore, Clock],
+) -> None:
+    first, second, clock = two
+    said = first.append_message("a", "desk", "user", "hello")
+    reply = first.append_reply_for_memory_work("a", "desk", "hi", said)
+    clock.now += 1
+    assert second.queued_exchanges(10, clock.now) == []  # the writer holds it
+    clock.now += CLAIM_LEASE_S + 1  # the writer died: its claim runs out
+    with ThreadPoolExecutor(2) as pool:
+        claims = list(pool.map(lambda s: s.queued_exchanges(10, clock.now), [first, second]))
+    assert sorted(len(c) for c in claims) == [0, 1]
+    (claimed,) = next(c for c in claims if c)
+    assert (claimed.user.id, claimed.assistant.id, claimed.attempts) == (said.id, reply.id, 0)
+    assert first.count_failed_attempt(reply.id) == 1  # gives the claim back
+    assert [q.attempts for q in second.queued_exchanges(10, clock.now)] == [1]
+    second.dequeue_exchange(reply.id)
+    assert first.count_queued_exchanges() == 0
+
+
+def test_maintenance_runs_in_one_process_at_a_time(
+    two: tuple[PostgresStore, PostgresStore, Clock],
+) -> None:
+    first, second, _ = two
+    with first.exclusively("maintenance:x") as held:
+        assert held
+        with second.exclusively("maintenance:x") as other:
+            assert not other
+        with second.exclusively("maintenance:y") as unrelated:
+            assert unrelated
+    with second.exclusively("maintenance:x") as after:
+        assert after
+
+
+def test_a_fact_changed_in_one_process_is_seen_by_the_other(
+    two: tuple[PostgresStore, PostgresStore, Clock], fake_embedder: FakeEmbedder
+) -> None:
+    first, second, _ = two
+    fact = first.add_fact("a", NewFact("The user likes tea"), fake_embedder.embed("tea"))
+    second.set_fact_flags("a", fact.id, FactFlags(pinned=True), actor="manual")
+    assert [f.id for f in first.pinned_facts("a")] == [fact.id]
+    second.delete_agent("a", actor="manual")
+    assert first.find_agent("a") is None
+    assert first.append_message("a", "desk", "user", "again").content == "again"
+
+
+def test_a_database_that_is_down_is_storage_unavailable() -> None:
+    with pytest.raises(StorageUnavailable):
+        PostgresStore("postgresql://nobody@127.0.0.1:9/nothing")
+
+
+def test_urls_name_the_engine(tmp_path: Path) -> None:
+    assert sqlite_path(f"sqlite:///{tmp_path}/m.db") == tmp_path / "m.db"
+    assert sqlite_path("postgresql://h/db") is None
+    assert redacted("postgresql://u:secret@h:5432/db") == "postgresql://u:***@h:5432/db"
+    assert redacted("postgresql://h/db") == "postgresql://h/db"
+    with pytest.raises(StoreError):
+        open_database("mysql://h/db")
+    opened = open_database(f"sqlite:///{tmp_path}/m.db")
+    assert isinstance(opened, SQLiteStore)
+    opened.close()
+
+
+def filled_sqlite(path: Path, embedder: FakeEmbedder) -> None:
+    store = SQLiteStore(path)
+    store.bind_embedding(embedder.model, embedder.dimension)
+    said = store.append_embedded_message("a", "desk", "user", "I like tea", embedder.embed("tea"))
+    store.append_reply_for_memory_work("a", "desk", "Noted", said)
+    old = store.add_fact("a", NewFact("The user likes tea"), embedder.embed("likes tea"))
+    store.correct_fact(
+        "a", old.id, NewFact("The user loves tea"), embedder.embed("loves tea"), actor="manual"
+    )
+    store.create_block("a", "human", "Alice")
+    store.write_base_memory("a", "User Profile", actor="manual")
+    store.add_summary("a", "tea talk", [said])
+    store.close()
+
+
+def test_migrate_db_copies_everything_and_can_run_again(
+    tmp_path: Path, postgres: Databases, fake_embedder: FakeEmbedder
+) -> None:
+    source, target = f"sqlite:///{tmp_path}/a.db", postgres.fresh()
+    filled_sqlite(tmp_path / "a.db", fake_embedder)
+    seen: list[tuple[str, int, int]] = []
+    report = migrate_database(source, target, batch=1, progress=lambda *p: seen.append(p))
+    assert report.ok and report.target_counts["conversation_log"] == 2
+    assert ("facts", 2, 2) in seen
+    again = migrate_database(source, target)
+    assert again.ok and again.target_counts == report.target_counts
+    store = PostgresStore(target)
+    store.bind_embedding(fake_embedder.model, fake_embedder.dimension)
+    (current,) = store.facts("a")
+    assert current.content == "The user loves tea"
+    first_version = store.fact_versions("a", current.id)[0]
+    assert first_version.content == "The user likes tea"
+    assert store.search_facts("a", fake_embedder.embed("loves tea"), 1)[0].fact.id == current.id
+    assert store.search_messages("a", fake_embedder.embed("tea"), 1)[0].message.content == (
+        "I like tea"
+    )
+    assert store.append_message("a", "desk", "user", "new").id == 3  # ids continue
+    store.close()
+
+
+@pytest.mark.both_engines
+def test_similarities_of_chosen_ids(store: Store, fake_embedder: FakeEmbedder) -> None:
+    tea = store.add_fact("a", NewFact("tea"), fake_embedder.embed("tea"))
+    said = store.append_embedded_message("a", "d", "user", "tea", fake_embedder.embed("tea"))
+    query = fake_embedder.embed("tea")
+    assert store.fact_similarities([tea.id, 999], query) == {tea.id: pytest.approx(1.0)}
+    assert store.message_similarities([said.id], query) == {said.id: pytest.approx(1.0)}
+    assert store.fact_similarities([], query) == {}
+
+
+@pytest.mark.both_engines
+def test_lone_messages_pair_blocks_delete_and_activity_count(
+    store: Store, fake_embedder: FakeEmbedder
+) -> None:
+    asked = store.append_message_to_learn("a", "api", "user", "hi", fake_embedder.embed("hi"))
+    answered = store.append_message_to_learn("a", "api", "assistant", "hello", None)
+    assert asked.is_lone and answered.user == asked.message
+    assert store.count_queued_exchanges() == 1
+    store.create_block("a", "human", "Alice")
+    store.delete_block("a", "human", actor="manual")
+    assert store.blocks("a") == []
+    (day,) = store.conversation_days("a", 10)
+    assert (day.device_id, day.messages) == ("api", 2)
+    assert [g.messages for g in store.growth_by_day("a", 0)] == [2]
+    assert [d.replies for d in store.reply_latency_by_day("a", 0)] == [1]
+    agent_id = store.agent_id("a")  # type: ignore[attr-defined]
+    assert [r["content"] for r in store.export_records(agent_id, "messages")] == ["hi", "hello"]
+    assert store.base_memory_row(agent_id) == ("", False)
+
+
+def test_postgres_refuses_import_and_file_backup(
+    two: tuple[PostgresStore, PostgresStore, Clock], tmp_path: Path
+) -> None:
+    first, _, _ = two
+    first.append_message("a", "api", "user", "hi")
+    assert first.content_keys("a") and first.content_keys("nobody") == set()
+    with pytest.raises(StoreError, match="migrate-db"):
+        first.import_agents([], {}, merge=False, actor="cli")
+    with pytest.raises(StoreError, match="pg_dump"):
+        first.backup(tmp_path / "copy.db")
+
+
+def test_the_migrate_db_command_copies_and_reports(
+    tmp_path: Path, postgres: Databases, fake_embedder: FakeEmbedder
+) -> None:
+    filled_sqlite(tmp_path / "a.db", fake_embedder)
+    target = postgres.fresh()
+    command = [sys.executable, "-m", "lobug", "migrate-db", "--from", f"sqlite:///{tmp_path}/a.db"]
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).parents[2] / "server")}
+    done = subprocess.run(
+        [*command, "--to", target], env=env, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    assert "message checksum: equal" in done.stdout
+    assert re.search(r"conversation_log\s+2\s+2", done.stdout)

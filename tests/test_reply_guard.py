@@ -1,0 +1,116 @@
+"""The reply guard on a turn: a refused reply is asked for once more, else the fallback is
+said; the log marks it, and a fallback is never learned from (issue 18)."""
+
+from __future__ import annotations
+
+import pytest
+
+from lobug.assistant import Assistant
+from lobug.config import MemoryConfig, Settings
+from lobug.memory.manager import MemoryManager
+from lobug.reply_guard import FALLBACK_REPLY, careful_messages, is_learnable
+from lobug.store.sqlite.engine import SQLiteStore
+from tests.fakes import FakeChat, FakeEmbedder
+
+LOOP = "Oo, oo, oo, oo, oo, oo, oo, oo, oo, oo, oo, oo"
+PORTUGUESE = "Não pode ser mais difícil que estejo também já esta deixar com Joana!"
+GOOD = "Lisbon is lovely. How long have you lived there with Joana?"
+
+
+@pytest.fixture
+def assistant(
+    settings: Settings, store: SQLiteStore, fake_chat: FakeChat, fake_embedder: FakeEmbedder
+) -> Assistant:
+    memory = MemoryManager(store, fake_chat, fake_embedder, MemoryConfig())
+    return Assistant(settings, store, memory, fake_chat, fake_embedder)
+
+
+def test_a_sane_reply_is_asked_for_once(assistant: Assistant, fake_chat: FakeChat) -> None:
+    fake_chat.enqueue(GOOD)
+    turn = assistant.reply("desk", "I live in Lisbon with my partner Joana.")
+    assert turn.response == GOOD and len(fake_chat.chat_requests()) == 1
+    assert turn.assistant_message is not None and turn.assistant_message.metadata is None
+
+
+@pytest.mark.parametrize("refused", [LOOP, PORTUGUESE])
+def test_a_refused_reply_is_asked_for_again_with_safer_settings(
+    assistant: Assistant, fake_chat: FakeChat, refused: str
+) -> None:
+    fake_chat.enqueue(refused, GOOD)
+    turn = assistant.reply("desk", "I live in Lisbon with my partner Joana.")
+    assert turn.response == GOOD
+    second = fake_chat.chat_requests()[1]
+    assert "Write in English only." in second[0]["content"]
+    assert turn.assistant_message is not None
+    assert turn.assistant_message.metadata is not None
+    assert turn.assistant_message.metadata["guard"] == "regenerated"
+    assert is_learnable(turn.assistant_message.metadata)
+
+
+def test_refused_twice_the_fallback_is_said_and_not_learned_from(
+    assistant: Assistant, fake_chat: FakeChat, store: SQLiteStore
+) -> None:
+    fake_chat.enqueue(LOOP, PORTUGUESE)
+    turn = assistant.reply("desk", "I am allergic to peanuts.")
+    assert turn.response == FALLBACK_REPLY
+    assert turn.exchange is not None  # the user's words are still learned from
+    logged = store.recent_messages("lobug", "desk", 2)
+    assert [m.content for m in logged] == ["I am allergic to peanuts.", FALLBACK_REPLY]
+    problem = "degenerate: under 30% distinct words"
+    assert logged[1].metadata == {"guard": "fallback", "problem": problem}
+    assert not is_learnable(logged[1].metadata)
+
+
+def test_the_fallback_is_no_context_for_fact_extraction(
+    assistant: Assistant, fake_chat: FakeChat
+) -> None:
+    fake_chat.enqueue(LOOP, LOOP)
+    turn = assistant.reply("desk", "I am allergic to peanuts.")
+    assert turn.user_message is not None and turn.assistant_message is not None
+    fake_chat.enqueue(
+        '{"facts": [{"fact": "The user is allergic to peanuts", "type": "personal"}, '
+        '{"fact": "The user says oo, oo, oo, oo, oo", "type": "personal"}]}'
+    )
+    assistant.memory.process_exchange("lobug", turn.user_message, turn.assistant_message)
+    (extraction,) = fake_chat.extraction_requests()
+    assert extraction[-1]["content"] == "User: I am allergic to peanuts.\nAssistant: "
+    facts = assistant.store.facts("lobug")
+    assert [f.content for f in facts] == ["The user is allergic to peanuts"]
+
+
+def test_a_streamed_answer_refused_before_anything_was_said_is_replaced(
+    assistant: Assistant, fake_chat: FakeChat
+) -> None:
+    fake_chat.enqueue(LOOP, GOOD)
+    with assistant.reply_streaming("desk", "I live in Lisbon.") as streaming:
+        pieces = iter(streaming.pieces())
+        next(pieces)
+        assert streaming.refuse("degenerate: a loop", "") == GOOD
+    assert streaming.turn is not None and streaming.turn.response == GOOD
+    assert fake_chat.abandoned_streams == 1  # the looping model was stopped
+
+
+def test_a_streamed_answer_cut_after_good_sentences_keeps_them(
+    assistant: Assistant, fake_chat: FakeChat
+) -> None:
+    fake_chat.enqueue(GOOD + " " + LOOP)
+    with assistant.reply_streaming("desk", "I live in Lisbon.") as streaming:
+        next(iter(streaming.pieces()))
+        assert streaming.refuse("degenerate: a loop", "Lisbon is lovely.") == ""
+    turn = streaming.turn
+    assert turn is not None and turn.response == "Lisbon is lovely."
+    assert turn.assistant_message is not None and turn.assistant_message.metadata == {
+        "guard": "cut",
+        "problem": "degenerate: a loop",
+    }
+
+
+def test_careful_messages_add_the_rule_to_the_first_system_message() -> None:
+    messages = [
+        {"role": "system", "content": "You are Lo-Bug."},
+        {"role": "user", "content": "hi"},
+    ]
+    careful = careful_messages(messages, "en")
+    assert careful[0]["content"].startswith("You are Lo-Bug.\nWrite in English only.")
+    assert messages[0]["content"] == "You are Lo-Bug."  # not changed in place
+    assert careful_messages([{"role": "user", "content": "hi"}], "auto")[0]["role"] == "system"
