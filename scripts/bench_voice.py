@@ -71,6 +71,7 @@ class Results:
     first_audio: list[float] = field(default_factory=list)
     whole: list[float] = field(default_factory=list)
     reply_seconds: list[float] = field(default_factory=list)
+    stages: list[dict[str, float]] = field(default_factory=list)  # streamed turns' Server-Timing
     errors: list[tuple[int, int]] = field(default_factory=list)  # (word errors, words)
 
 
@@ -118,6 +119,7 @@ def streamed_turn(client: httpx.Client, clip: Clip, results: Results) -> None:
                 first = time.perf_counter()
         heard = unquote(response.headers["x-lobug-transcription"])
         rate = int(response.headers["x-lobug-sample-rate"])
+        results.stages.append(server_timing(response.headers.get("server-timing", "")))
     if first is not None:
         results.first_audio.append(first - sent[0])
         results.reply_seconds.append((len(body) - 44) / 2 / rate)
@@ -138,6 +140,15 @@ def whole_turn(client: httpx.Client, clip: Clip, results: Results) -> None:
         wav = base64.b64decode(body["audio_b64"])
         rate = int.from_bytes(wav[24:28], "little")
         results.reply_seconds.append((len(wav) - 44) / 2 / rate)
+
+
+def server_timing(header: str) -> dict[str, float]:
+    stages = {}
+    for part in header.split(","):
+        name, _, duration = part.strip().partition(";dur=")
+        if name and duration:
+            stages[name] = float(duration)
+    return stages
 
 
 def word_errors(reference: str, heard: str) -> tuple[int, int]:
@@ -174,6 +185,13 @@ def report(server: str, length: str, clips: list[Clip], results: Results) -> Non
             f"  streamed, end of speech -> first audio: p50 {statistics.median(fa) * 1000:6.0f} ms"
             f"  p95 {percentile(fa, 0.95) * 1000:6.0f} ms  ({len(fa)} turns)"
         )
+    if results.stages:
+        names = ["stt", "retrieve", "persist_user"]
+        medians = [
+            f"{name} {statistics.median(s.get(name, 0.0) for s in results.stages):.0f} ms"
+            for name in names
+        ]
+        print(f"  before the model (median, stt = left after the upload): {', '.join(medians)}")
     if results.whole:
         print(
             f"  /chat/audio whole reply:                p50 "

@@ -352,6 +352,7 @@ MEMORY_ENV: dict[str, tuple[str, Parser]] = {
     "max_facts": ("LOBUG_MAX_FACTS", _integer),
 }
 
+
 def _dream_time(raw: str) -> str:
     """`HH:MM` local time of the nightly dream, or `off` for none."""
     return "" if raw.strip().lower() == "off" else raw.strip()

@@ -241,20 +241,20 @@ class Voice:
             yield wav_header(streamed.sample_rate, STREAMING_DATA_SIZE)
             if streamed.streaming is None:
                 return
-            spoken = self.spoken.capped(streamed.streaming.pieces())
-            for sentence in self._checked_sentences(streamed.streaming, spoken):
+            for sentence in self._checked_sentences(streamed.streaming):
                 for pcm in self.synthesize(sentence):
                     yield pcm.astype("<i2").tobytes()
         finally:
             self.finish_stream(streamed)
 
-    def _checked_sentences(self, streaming: StreamingTurn, pieces: Iterator[str]) -> Iterator[str]:
+    def _checked_sentences(self, streaming: StreamingTurn) -> Iterator[str]:
         """The answer's sentences, each checked by the reply guard before it is spoken, alone
         and with those before it (a loop can span sentences). At the first refused one the
         model is stopped; what was said stands, or the turn's second try is said instead."""
         guard = self.assistant.guard
         spoken: list[str] = []
-        for sentence in sentences(pieces, first_clause=True):
+        said = self.spoken.capped(streaming.pieces())
+        for sentence in sentences(said, first_clause=True):
             problem = guard.problem(sentence) or guard.problem(" ".join([*spoken, sentence]))
             if problem is not None:
                 instead = streaming.refuse(problem, " ".join(spoken))

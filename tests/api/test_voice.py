@@ -270,9 +270,10 @@ def test_first_audio_leaves_before_the_reply_is_generated(
 ) -> None:
     """Observed through the stream itself: when the first PCM arrives, the model has handed
     out only part of its reply."""
-    reply = (  # two sentences (the spoken cap), the second long, and no loop for the guard
-        "One. Then a second sentence that climbs the seven hills above the river Tagus, past "
-        "tiled houses and small bakeries selling custard tarts, while fado singers start."
+    reply = (
+        "One. Lisbon sits on seven hills above the river Tagus, and its old trams climb "
+        "through Alfama past tiled houses and small bakeries selling custard tarts while fado "
+        "singers start their first songs in narrow taverns nearby."
     )
     total_pieces = len(reply.split())
     fake_chat.enqueue(reply)
