@@ -11,6 +11,7 @@ until it has been received whole (headers and body); past either, the connection
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from typing import Any
 
@@ -116,7 +117,9 @@ def uvicorn_config(
 
 
 def serve(app: Any, host: str, port: int, log_level: str) -> None:
-    """Run `app` until interrupted."""
+    """Run `app` until interrupted (Ctrl-C or SIGTERM ends it cleanly, exit status 0)."""
     import uvicorn
 
-    uvicorn.Server(uvicorn_config(app, host, port, log_level)).run()
+    # uvicorn re-raises the signal it handled once it has shut down; uvicorn.run swallows it
+    with contextlib.suppress(KeyboardInterrupt):
+        uvicorn.Server(uvicorn_config(app, host, port, log_level)).run()
