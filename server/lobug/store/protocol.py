@@ -36,6 +36,8 @@ from lobug.store.models import (
     ScoredFact,
     ScoredMessage,
     Summary,
+    Topic,
+    TopicDraft,
     Vector,
 )
 from lobug.store.records import AgentRecords, Imported, Record
@@ -226,6 +228,19 @@ class DreamStore(Protocol):
     def undo_dream(self, agent: str, dream_id: int, *, actor: str) -> Dream: ...
 
 
+class TopicStore(Protocol):
+    """Topics (`memory/topics.py`): what they are built from, replacing an agent's topics as
+    a whole, and reading them."""
+
+    def episode_vectors(self, agent: str) -> tuple[list[Summary], Vector]: ...
+
+    def replace_topics(self, agent: str, drafts: Sequence[TopicDraft]) -> list[Topic]: ...
+
+    def topics(self, agent: str) -> list[Topic]: ...
+
+    def topic(self, agent: str, topic_id: int) -> Topic: ...
+
+
 class BlockStore(Protocol):
     def create_block(
         self,
@@ -373,6 +388,7 @@ class Store(
     SummaryStore,
     EpisodeStore,
     DreamStore,
+    TopicStore,
     BlockStore,
     SearchStore,
     CurationStore,
