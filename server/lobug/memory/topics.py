@@ -12,8 +12,8 @@ largest are kept, largest first (among equals, the one whose first member came f
 **Text**: the chat model (background priority, so a device's reply never waits) is asked
 once per topic for JSON; each field is checked by `memory/quality.py`. A name that fails is
 replaced by the topic's most said words, a summary by its first notes (`written_by`
-`extractive`); questions and actions that fail are left out, and without the model the next
-actions are the topic's commitments. A topic with exactly the members of one already stored
+`extractive`); questions and actions that fail are left out, and when the model gives no list of
+next actions they are the topic's commitments. A topic with exactly the members of one already stored
 keeps that one's text without asking again.
 
 Blocking (model, store): call from worker threads.
@@ -67,8 +67,7 @@ class Note:
 
 def unit_rows(vectors: Vector) -> Vector:
     norms = np.linalg.norm(vectors, axis=1)
-    unit: Vector = vectors / np.where(norms == 0, 1.0, norms)[:, None]
-    return unit
+    return (vectors / np.where(norms == 0, 1.0, norms)[:, None]).astype(np.float32)
 
 
 def clusters(vectors: Vector, threshold: float = TOPIC_SIMILARITY) -> list[list[int]]:
@@ -96,8 +95,7 @@ def notes_of(store: Store, agent: str) -> tuple[list[Note], Vector]:
     episodes, episode_vectors = store.episode_vectors(agent)
     notes = [Note(TopicMember("fact", f.id, f.created_at), f.content, f.fact_type) for f in facts]
     notes += [
-        Note(TopicMember("episode", e.id, e.ended_at or e.created_at), e.content)
-        for e in episodes
+        Note(TopicMember("episode", e.id, e.ended_at or e.created_at), e.content) for e in episodes
     ]
     parts = [v for v in (fact_vectors, episode_vectors) if len(v)]
     if not parts:
@@ -143,11 +141,10 @@ def described(notes: Sequence[Note], answer: dict[str, Any] | None, language: st
     summary = " ".join(str(answer.get("summary", "")).split())
     name_ok = topic_name_problem(name, texts, language=language) is None
     summary_ok = (
-        output_problem(summary, texts, language=language, max_chars=MAX_TOPIC_SUMMARY_CHARS)
-        is None
+        output_problem(summary, texts, language=language, max_chars=MAX_TOPIC_SUMMARY_CHARS) is None
     )
     actions = topic_items(strings(answer.get("next_actions")), language=language, question=False)
-    if not answer:
+    if not isinstance(answer.get("next_actions"), list):
         actions = tuple(n.text for n in notes if n.fact_type in ACTION_TYPES)
     return TopicDraft(
         name=name if name_ok else fallback_topic_name(texts),
@@ -211,6 +208,6 @@ class TopicBuilder:
                 background=True,
             )
         except Exception:
-            log.warning("topics: the model failed; the topic is described without it", exc_info=True)
+            log.warning("topics: the model failed; described without it", exc_info=True)
             return None
         return parsed_object(raw)

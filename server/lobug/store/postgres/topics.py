@@ -99,8 +99,7 @@ class PostgresTopics(PostgresEpisodes):
         ).fetchone()["id"]
         with conn.cursor() as cursor:
             cursor.executemany(
-                "INSERT INTO topic_members(topic_id, kind, member_id, at) "
-                "VALUES (%s, %s, %s, %s)",
+                "INSERT INTO topic_members(topic_id, kind, member_id, at) VALUES (%s, %s, %s, %s)",
                 [(topic_id, m.kind, m.id, m.at) for m in draft.members],
             )
 

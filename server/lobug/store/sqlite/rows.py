@@ -205,9 +205,7 @@ def dream(agent: str, row: Any) -> Dream:
 
 
 # A topic's columns, read by `topic` (both engines).
-TOPIC_COLUMNS = (
-    "id, position, name, summary, open_questions, next_actions, written_by, built_at"
-)
+TOPIC_COLUMNS = "id, position, name, summary, open_questions, next_actions, written_by, built_at"
 
 
 def topic(agent: str, row: Any, members: Sequence[TopicMember]) -> Topic:
