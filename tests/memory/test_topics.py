@@ -39,7 +39,9 @@ def fake_embedder() -> FakeEmbedder:
     return FakeEmbedder(dim=512)
 
 
-def plant(store: Store, embedder: FakeEmbedder, texts: Sequence[str], **fields: object) -> list[int]:
+def plant(
+    store: Store, embedder: FakeEmbedder, texts: Sequence[str], **fields: object
+) -> list[int]:
     return [
         store.add_fact("lobug", NewFact(text, **fields), embedder.embed(text)).id  # type: ignore[arg-type]
         for text in texts
@@ -109,9 +111,7 @@ def test_a_rebuild_groups_the_planted_related_facts(
     assert store.topic("lobug", topics[1].id) == topics[1]
 
 
-def test_the_same_memory_gives_the_same_topics(
-    store: Store, planted: dict[str, list[int]]
-) -> None:
+def test_the_same_memory_gives_the_same_topics(store: Store, planted: dict[str, list[int]]) -> None:
     chat = FakeChat(responder=namer)
     first = TopicBuilder(store, chat).rebuild("lobug")
     asked = len(chat.requests)
@@ -160,7 +160,9 @@ def test_a_babbling_model_gets_the_fallback_name_and_summary(
 def test_a_topic_without_the_model_lists_its_commitments_as_next_actions(
     store: Store, fake_embedder: FakeEmbedder
 ) -> None:
-    plant(store, fake_embedder, ("The user will repaint the kitchen walls",), fact_type="commitment")
+    plant(
+        store, fake_embedder, ("The user will repaint the kitchen walls",), fact_type="commitment"
+    )
     plant(store, fake_embedder, ("The user repaints kitchen walls blue",))
     (topic,) = TopicBuilder(store, None).rebuild("lobug")
     assert topic.next_actions == ("The user will repaint the kitchen walls",)

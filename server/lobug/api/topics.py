@@ -21,8 +21,8 @@ from lobug.api.errors import documented
 from lobug.api.facts import MAX_ID, FactOut, fact_fields
 from lobug.api.shapes import iso
 from lobug.memory.global_memory import ACTIVE_DAYS, global_memory
-from lobug.services import MemoryServices
 from lobug.store.models import Topic
+from lobug.store.protocol import Store
 
 TopicId = Annotated[int, Path(ge=1, le=MAX_ID)]
 
@@ -79,9 +79,9 @@ def topic_out(topic: Topic) -> TopicOut:
     )
 
 
-def global_out(svc: MemoryServices, agent: str) -> GlobalMemoryOut:
-    """Blocking: the agent's global memory now."""
-    found = global_memory(svc.store, agent, svc.memory.clock())
+def global_out(store: Store, agent: str, now: float) -> GlobalMemoryOut:
+    """Blocking: the agent's global memory at `now`."""
+    found = global_memory(store, agent, now)
     return GlobalMemoryOut(
         agent=agent,
         pinned=[fact_fields(f) for f in found.pinned],
@@ -109,7 +109,7 @@ async def get_topic(agent: PathAgent, topic_id: TopicId, svc: MemoryDep) -> Topi
 @router.get("/agents/{agent_name}/global", responses=documented("agent_not_found"))
 async def get_global_memory(agent: PathAgent, svc: MemoryDep) -> GlobalMemoryOut:
     """The agent's pinned facts and most active topics (see `memory/global_memory.py`)."""
-    return await asyncio.to_thread(global_out, svc, agent.name)
+    return await asyncio.to_thread(global_out, svc.store, agent.name, svc.memory.clock())
 
 
 @admin.post("/agents/{agent_name}/topics/rebuild", responses=documented("agent_not_found"))

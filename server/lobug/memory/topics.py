@@ -12,9 +12,9 @@ largest are kept, largest first (among equals, the one whose first member came f
 **Text**: the chat model (background priority, so a device's reply never waits) is asked
 once per topic for JSON; each field is checked by `memory/quality.py`. A name that fails is
 replaced by the topic's most said words, a summary by its first notes (`written_by`
-`extractive`); questions and actions that fail are left out, and when the model gives no list of
-next actions they are the topic's commitments. A topic with exactly the members of one already stored
-keeps that one's text without asking again.
+`extractive`); questions and actions that fail are left out, and when the model gives no
+list of next actions they are the topic's commitments. A topic with exactly the members of
+one already stored keeps that one's text without asking again.
 
 Blocking (model, store): call from worker threads.
 """
