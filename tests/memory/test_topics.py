@@ -39,13 +39,8 @@ def fake_embedder() -> FakeEmbedder:
     return FakeEmbedder(dim=512)
 
 
-def plant(
-    store: Store, embedder: FakeEmbedder, texts: Sequence[str], **fields: object
-) -> list[int]:
-    return [
-        store.add_fact("lobug", NewFact(text, **fields), embedder.embed(text)).id  # type: ignore[arg-type]
-        for text in texts
-    ]
+def plant(store: Store, embedder: FakeEmbedder, texts: Sequence[str], **fields: str) -> list[int]:
+    return [store.add_fact("lobug", NewFact(t, **fields), embedder.embed(t)).id for t in texts]
 
 
 @pytest.fixture
