@@ -74,18 +74,21 @@ def clusters(vectors: Vector, threshold: float = TOPIC_SIMILARITY) -> list[list[
     """The rows of `vectors` grouped greedily by centroid (see the module), in row order."""
     unit = unit_rows(np.asarray(vectors, dtype=np.float32))
     sums = np.zeros_like(unit)
+    centroids = np.zeros_like(unit)  # `sums` normalized, kept row by row as they change
     groups: list[list[int]] = []
     for row, vector in enumerate(unit):
+        best = -1
         if groups:
-            centroids = sums[: len(groups)]
-            scores = centroids @ vector / np.maximum(np.linalg.norm(centroids, axis=1), 1e-12)
+            scores = centroids[: len(groups)] @ vector
             best = int(np.argmax(scores))
-            if scores[best] >= threshold:
-                groups[best].append(row)
-                sums[best] += vector
-                continue
-        sums[len(groups)] = vector
-        groups.append([row])
+            if scores[best] < threshold:
+                best = -1
+        if best < 0:
+            best = len(groups)
+            groups.append([])
+        groups[best].append(row)
+        sums[best] += vector
+        centroids[best] = sums[best] / max(float(np.linalg.norm(sums[best])), 1e-12)
     return groups
 
 
