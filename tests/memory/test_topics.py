@@ -16,6 +16,7 @@ from lobug.memory.global_memory import ACTIVE_DAYS, DAY_S, global_memory, most_a
 from lobug.memory.topics import EXTRACTIVE, MODEL, TopicBuilder, clusters
 from lobug.store.models import FactFlags, NewFact, Topic, TopicMember
 from lobug.store.protocol import Store
+from tests.engines import stored_bytes
 from tests.fakes import FakeChat, FakeEmbedder
 
 pytestmark = pytest.mark.both_engines
@@ -164,13 +165,15 @@ def test_a_topic_without_the_model_lists_its_commitments_as_next_actions(
 
 
 def test_forgetting_a_fact_leaves_no_text_of_it_in_topics(
-    store: Store, fake_embedder: FakeEmbedder, planted: dict[str, list[int]]
+    store: Store, fake_embedder: FakeEmbedder, planted: dict[str, list[int]], database_url: str
 ) -> None:
     (zanzibar,) = plant(store, fake_embedder, ("The user wants Kyoto trip Zanzibar tea",))
     topics = TopicBuilder(store, None).rebuild("lobug")
     assert any("Zanzibar" in t.summary for t in topics)
     store.forget_fact("lobug", zanzibar, actor="test", purge=True)
     assert fact_groups(store.topics("lobug")) == [set(planted["garden"])]
+    path = getattr(store, "path", None)
+    assert b"Zanzibar" not in stored_bytes(f"sqlite:///{path}" if path else database_url)
     rebuilt = TopicBuilder(store, None).rebuild("lobug")
     assert not any("zanzibar" in repr(t).lower() for t in rebuilt)
     assert fact_groups(rebuilt) == [set(planted["trip"]), set(planted["garden"])]
