@@ -12,9 +12,15 @@ import pytest
 
 from lobug.backends.base import ChatMessage, JsonSchema
 from lobug.memory.dream import Dreamer
-from lobug.memory.global_memory import ACTIVE_DAYS, DAY_S, global_memory, most_active
+from lobug.memory.global_memory import (
+    ACTIVE_DAYS,
+    DAY_S,
+    active_topic_lines,
+    global_memory,
+    most_active,
+)
 from lobug.memory.topics import EXTRACTIVE, MODEL, TopicBuilder, clusters
-from lobug.store.models import FactFlags, NewFact, Topic, TopicMember
+from lobug.store.models import FactFlags, NewFact, Topic, TopicDraft, TopicMember
 from lobug.store.protocol import Store
 from tests.engines import stored_bytes
 from tests.fakes import FakeChat, FakeEmbedder
@@ -200,16 +206,30 @@ def test_the_global_memory_holds_pinned_facts_and_the_most_active_topics(
     assert [a.activity for a in later.active_topics] == [0, 0]
 
 
-def test_the_most_active_topic_comes_first() -> None:
-    now = 100 * DAY_S
+def test_the_most_active_topic_comes_first(store: Store, planted: dict[str, list[int]]) -> None:
+    now = store.get_fact(planted["alone"][0]).created_at
     old, recent = now - (ACTIVE_DAYS + 1) * DAY_S, now - DAY_S
+    trip, garden = planted["trip"], planted["garden"]
 
-    def topic(position: int, times: Sequence[float]) -> Topic:
-        members = tuple(TopicMember("fact", i, at) for i, at in enumerate(times))
-        return Topic(position, "a", position, "t", "s", (), (), members, MODEL, now)
+    def draft(name: str, members: Sequence[tuple[int, float]]) -> TopicDraft:
+        held = tuple(TopicMember("fact", i, at) for i, at in members)
+        return TopicDraft(name, f"About {name}.", (), (), held, EXTRACTIVE)
 
-    ranked = most_active([topic(0, [old] * 5), topic(1, [recent, old]), topic(2, [old])], now)
-    assert [(a.topic.position, a.activity) for a in ranked] == [(1, 1), (0, 0), (2, 0)]
+    store.replace_topics(
+        "lobug",
+        [
+            draft("quiet", [(i, old) for i in trip]),
+            draft("lively", [(garden[0], recent), (garden[1], old)]),
+            draft("older", [(garden[2], old - DAY_S)]),
+        ],
+    )
+    ranked = most_active(store, "lobug", now)
+    assert [(a.name, a.activity, a.size) for a in ranked] == [
+        ("lively", 1, 2),
+        ("quiet", 0, 3),
+        ("older", 0, 1),
+    ]
+    assert active_topic_lines(store, "lobug", now)[0] == "lively: About lively."
 
 
 def test_a_dream_rebuilds_the_topics(store: Store, planted: dict[str, list[int]]) -> None:

@@ -358,3 +358,16 @@ class Topic:
 
     def member_ids(self, kind: str) -> tuple[int, ...]:
         return tuple(m.id for m in self.members if m.kind == kind)
+
+
+@dataclass(frozen=True)
+class TopicActivity:
+    """How active a topic is (`memory/global_memory.py`): its members learned or ended since
+    a time, its newest member's time and its size; with its name and summary."""
+
+    topic_id: int
+    name: str
+    summary: str
+    activity: int
+    last_active_at: float
+    size: int

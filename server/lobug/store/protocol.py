@@ -37,6 +37,7 @@ from lobug.store.models import (
     ScoredMessage,
     Summary,
     Topic,
+    TopicActivity,
     TopicDraft,
     Vector,
 )
@@ -239,6 +240,8 @@ class TopicStore(Protocol):
     def topics(self, agent: str) -> list[Topic]: ...
 
     def topic(self, agent: str, topic_id: int) -> Topic: ...
+
+    def topic_activity(self, agent: str, since: float, limit: int) -> list[TopicActivity]: ...
 
 
 class BlockStore(Protocol):

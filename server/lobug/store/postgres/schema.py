@@ -194,7 +194,9 @@ MIGRATIONS: tuple[Migration, ...] = (
                 open_questions TEXT NOT NULL DEFAULT '[]',
                 next_actions TEXT NOT NULL DEFAULT '[]',
                 written_by TEXT NOT NULL,
-                built_at {TIME} NOT NULL
+                built_at {TIME} NOT NULL,
+                size INTEGER NOT NULL,
+                last_active_at {TIME} NOT NULL
             )""",
             "CREATE INDEX topics_by_agent ON topics(agent_id, position)",
             f"""CREATE TABLE topic_members (
@@ -205,6 +207,7 @@ MIGRATIONS: tuple[Migration, ...] = (
                 PRIMARY KEY (topic_id, kind, member_id)
             )""",
             "CREATE INDEX topic_members_by_member ON topic_members(kind, member_id)",
+            "CREATE INDEX topic_members_by_time ON topic_members(topic_id, at)",
         ),
     ),
 )

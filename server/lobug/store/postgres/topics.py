@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from lobug.store import errors
-from lobug.store.models import Summary, Topic, TopicDraft, Vector
+from lobug.store.models import Summary, Topic, TopicActivity, TopicDraft, Vector
 from lobug.store.postgres.episodes import PostgresEpisodes
 from lobug.store.sqlite import rows
 
@@ -84,7 +84,8 @@ class PostgresTopics(PostgresEpisodes):
     ) -> None:
         topic_id = conn.execute(
             "INSERT INTO topics(agent_id, position, name, summary, open_questions, "
-            "next_actions, written_by, built_at) VALUES (%s, %s, %s, %s, %s, %s, %s, %s) "
+            "next_actions, written_by, built_at, size, last_active_at) "
+            "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s) "
             "RETURNING id",
             (
                 agent_id,
@@ -95,6 +96,8 @@ class PostgresTopics(PostgresEpisodes):
                 json.dumps(list(draft.next_actions)),
                 draft.written_by,
                 now,
+                len(draft.members),
+                max((m.at for m in draft.members), default=now),
             ),
         ).fetchone()["id"]
         with conn.cursor() as cursor:
@@ -105,25 +108,51 @@ class PostgresTopics(PostgresEpisodes):
 
     def topics(self, agent: str) -> list[Topic]:
         """The agent's topics in the order of their build (largest first)."""
-        agent_id = self.agent_id(agent)
+        return self._topics_where(agent, "t.agent_id = %s", self.agent_id(agent))
+
+    def topic(self, agent: str, topic_id: int) -> Topic:
+        """One of the agent's topics; TopicNotFound when it has none by this id."""
+        found = self._topics_where(
+            agent, "t.agent_id = %s AND t.id = %s", self.agent_id(agent), topic_id
+        )
+        if not found:
+            raise errors.TopicNotFound(f"agent {agent!r} has no topic {topic_id}")
+        return found[0]
+
+    def _topics_where(self, agent: str, condition: str, *params: Any) -> list[Topic]:
         found = self._query(
-            f"SELECT {rows.TOPIC_COLUMNS} FROM topics WHERE agent_id = %s ORDER BY position",
-            (agent_id,),
+            f"SELECT {rows.TOPIC_COLUMNS} FROM topics t WHERE {condition} ORDER BY position",
+            params,
         )
         members = self._query(
             "SELECT m.topic_id, m.kind, m.member_id, m.at FROM topic_members m "
-            "JOIN topics t ON t.id = m.topic_id WHERE t.agent_id = %s "
+            f"JOIN topics t ON t.id = m.topic_id WHERE {condition} "
             "ORDER BY m.topic_id, m.kind, m.member_id",
-            (agent_id,),
+            params,
         )
         by_topic: dict[int, list[Any]] = {}
         for row in members:
             by_topic.setdefault(int(row["topic_id"]), []).append(rows.topic_member(row))
         return [rows.topic(agent, row, by_topic.get(int(row["id"]), [])) for row in found]
 
-    def topic(self, agent: str, topic_id: int) -> Topic:
-        """One of the agent's topics; TopicNotFound when it has none by this id."""
-        for found in self.topics(agent):
-            if found.id == topic_id:
-                return found
-        raise errors.TopicNotFound(f"agent {agent!r} has no topic {topic_id}")
+    def topic_activity(self, agent: str, since: float, limit: int) -> list[TopicActivity]:
+        """The agent's `limit` most active topics: most members learned or ended at `since` or
+        later first, then the newest member, the larger, the earlier built."""
+        found = self._query(
+            "SELECT t.id, t.name, t.summary, t.size, t.last_active_at, "
+            "(SELECT COUNT(*) FROM topic_members m WHERE m.topic_id = t.id AND m.at >= %s) "
+            "AS activity FROM topics t WHERE t.agent_id = %s "
+            "ORDER BY activity DESC, t.last_active_at DESC, t.size DESC, t.position LIMIT %s",
+            (since, self.agent_id(agent), limit),
+        )
+        return [
+            TopicActivity(
+                int(row["id"]),
+                row["name"],
+                row["summary"],
+                int(row["activity"]),
+                float(row["last_active_at"]),
+                int(row["size"]),
+            )
+            for row in found
+        ]

@@ -313,7 +313,9 @@ MIGRATIONS: tuple[Migration, ...] = (
                 open_questions TEXT NOT NULL DEFAULT '[]',
                 next_actions TEXT NOT NULL DEFAULT '[]',
                 written_by TEXT NOT NULL,
-                built_at REAL NOT NULL
+                built_at REAL NOT NULL,
+                size INTEGER NOT NULL,
+                last_active_at REAL NOT NULL
             )""",
             "CREATE INDEX topics_by_agent ON topics(agent_id, position)",
             # What each topic was made from: forgetting a fact or dropping an episode drops
@@ -326,6 +328,8 @@ MIGRATIONS: tuple[Migration, ...] = (
                 PRIMARY KEY (topic_id, kind, member_id)
             )""",
             "CREATE INDEX topic_members_by_member ON topic_members(kind, member_id)",
+            # A topic's activity counts its members since a time: an index range, no table.
+            "CREATE INDEX topic_members_by_time ON topic_members(topic_id, at)",
         ),
     ),
 )
