@@ -56,8 +56,9 @@ class SummaryOut(BaseModel):
 
 
 class ContextOut(BaseModel):
-    """In priority order: pinned facts, base memory, blocks, relevant facts, summaries and
-    messages; `sections` gives each one's tokens and share of `max_tokens`."""
+    """In priority order: pinned facts, base memory, blocks, relevant facts, summaries,
+    messages and the most active topics (each `name: summary`); `sections` gives each one's
+    tokens and share of `max_tokens`."""
 
     max_tokens: int
     tokens: int
@@ -67,6 +68,7 @@ class ContextOut(BaseModel):
     facts: list[ContextFactOut]
     summaries: list[SummaryOut]
     relevant_messages: list[MessageOut]
+    active_topics: list[str] = []
     sections: list[SectionOut]
     prompt: str
     search_mode: SearchMode = "hybrid"
@@ -106,6 +108,7 @@ def context_out(found: BudgetedContext, blocks: list[MemoryBlock]) -> ContextOut
         ],
         summaries=[episode_out(s) for s in context.summaries],
         relevant_messages=scored_out(list(context.messages)),
+        active_topics=list(context.topics),
         sections=[SectionOut(name=s.name, tokens=s.tokens, share=s.share) for s in found.sections],
         prompt=found.prompt,
         search_mode=found.search_mode,
