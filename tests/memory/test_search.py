@@ -96,6 +96,20 @@ def test_the_turn_after_a_matching_question_comes_with_it(
     assert "Groceries are expensive" not in contents  # beside a match, but another device's
 
 
+@pytest.mark.both_engines
+def test_a_word_in_many_facts_is_left_out_of_their_keyword_search(
+    store: Store, fake_embedder: FakeEmbedder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(store, "common_word_rows", 2)
+    for text in ("Ana likes tea", "Ana likes jazz", "Ana likes chess", "Emma is Ana's sister"):
+        store.add_fact("a", NewFact(text), fake_embedder.embed(text))
+    assert [f.content for f, _ in store.keyword_facts("a", "who likes Emma", 5)] == [
+        "Emma is Ana's sister"
+    ]
+    assert [f.content for f, _ in store.keyword_facts("a", "jazz", 5)] == ["Ana likes jazz"]
+    assert store.keyword_facts("a", "Ana likes", 5) == []
+
+
 def test_keyword_search_brings_no_neighbours(
     store: SQLiteStore, fake_embedder: FakeEmbedder
 ) -> None:
