@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import logging
 import statistics
 import sys
 import tempfile
@@ -174,7 +173,6 @@ def main() -> None:
     parser.add_argument("--split", choices=SPLITS, default="all")
     parser.add_argument("--db", type=Path, help="database to keep and reuse (default: temporary)")
     args = parser.parse_args()
-    logging.getLogger("httpx").setLevel(logging.WARNING)  # a line per request otherwise
     data = split(json.loads(args.data.read_text()), args.split)
     if args.conversations:
         data = data[: args.conversations]
