@@ -105,7 +105,7 @@ def search(client: TestClient, agent: str, question: str, mode: str) -> tuple[li
 
 def evaluate(data: list[dict[str, Any]], db: Path) -> None:
     overall = {mode: Scores() for mode in MODES}
-    per_category = {mode: defaultdict(Scores) for mode in MODES}
+    per_category: dict[str, defaultdict[int, Scores]] = {m: defaultdict(Scores) for m in MODES}
     settings = Settings(db_path=db, speech_enabled=False)
     with TestClient(create_memory_app(settings)) as client:
         started = time.perf_counter()
