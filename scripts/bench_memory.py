@@ -74,6 +74,8 @@ QUERY_SENTENCES = (
     "What's my cat's favourite food?",
 )
 
+QUERY_LEADS = ("", "Hey, ", "Quick question: ", "Tell me, ", "Sorry, ", "So ", "Hmm, ", "Wait, ")
+
 SERVER_TURN_TEXTS = (
     "Hi, my name is Sam and I live in Lyon.",
     "My sister Clara has her birthday on the third of May.",
@@ -145,6 +147,16 @@ def random_unit_vectors(rng: np.random.Generator, count: int, dim: int = DIM) ->
 
 def cycled(items: Sequence[str], count: int) -> list[str]:
     return [items[i % len(items)] for i in range(count)]
+
+
+def distinct_queries(count: int) -> list[str]:
+    """`count` different questions: the query sentences behind lead-ins, numbered past the
+    combinations, so no query repeats (nothing a repeat could cache helps)."""
+    combined = [f"{lead}{sentence}" for lead in QUERY_LEADS for sentence in QUERY_SENTENCES]
+    return [
+        combined[i % len(combined)] + (f" ({i // len(combined)})" if i >= len(combined) else "")
+        for i in range(count)
+    ]
 
 
 class UnusedChat(ChatBackend):
@@ -269,7 +281,7 @@ def bench_size(size: int, queries: int, embedder: LocalEmbedder, workdir: Path) 
     del store  # drop the first index before the reopened one is built
     store, reopen_s = open_bound_store(path)
     try:
-        sentences = cycled(QUERY_SENTENCES, queries)
+        sentences = distinct_queries(queries)
         knn = time_knn(store, random_unit_vectors(rng, queries))
         manager = MemoryManager(store, UnusedChat(), embedder, MemoryConfig())
         return SizeResult(

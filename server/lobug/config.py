@@ -43,8 +43,8 @@ class MemoryConfig:
     duplicate_distance_threshold: float = 0.15
     working_memory_size: int = 20
     max_facts_per_exchange: int = 5
-    search_vector_weight: float = 0.6
-    search_keyword_weight: float = 0.4
+    search_vector_weight: float = 0.7
+    search_keyword_weight: float = 0.3
     search_recency_weight: float = 0.05
     # The user's time zone, for "yesterday" and "this morning" (empty: the machine's).
     timezone: str = ""

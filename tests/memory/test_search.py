@@ -15,6 +15,7 @@ from lobug.memory.search import (
     search_messages,
 )
 from lobug.store.models import FactFlags, NewFact
+from lobug.store.protocol import Store
 from lobug.store.sqlite.database import open_connection
 from lobug.store.sqlite.engine import SQLiteStore
 from lobug.store.sqlite.fulltext import fts_query
@@ -71,6 +72,52 @@ def test_hybrid_finds_by_words_and_meaning(store: SQLiteStore, fake_embedder: Fa
     assert found.mode == "hybrid"
     assert found.hits[0].message.content == "Caroline went to the LGBTQ support group"
     assert found.hits[0].similarity > 0
+
+
+@pytest.mark.both_engines
+def test_the_turn_after_a_matching_question_comes_with_it(
+    store: Store, fake_embedder: FakeEmbedder
+) -> None:
+    turns = [
+        ("api", "The weather was lovely"),
+        ("api", "What did you paint last weekend?"),
+        ("api", "A sunrise over the lake"),
+        ("other", "Did you paint the fence?"),
+        ("api", "Groceries are expensive"),
+    ]
+    for device, text in turns:
+        store.append_embedded_message("a", device, "user", text, fake_embedder.embed(text))
+    found = search_messages(
+        store, fake_embedder.embed, "a", "what did you paint", 3, weights=SearchWeights()
+    )
+    contents = [hit.message.content for hit in found.hits]
+    assert contents[0] == "What did you paint last weekend?"
+    assert "A sunrise over the lake" in contents
+    assert "Groceries are expensive" not in contents  # beside a match, but another device's
+
+
+@pytest.mark.both_engines
+def test_a_word_in_many_facts_is_left_out_of_their_keyword_search(
+    store: Store, fake_embedder: FakeEmbedder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(store, "common_word_rows", 2)
+    for text in ("Ana likes tea", "Ana likes jazz", "Ana likes chess", "Emma is Ana's sister"):
+        store.add_fact("a", NewFact(text), fake_embedder.embed(text))
+    assert [f.content for f, _ in store.keyword_facts("a", "who likes Emma", 5)] == [
+        "Emma is Ana's sister"
+    ]
+    assert [f.content for f, _ in store.keyword_facts("a", "jazz", 5)] == ["Ana likes jazz"]
+    assert store.keyword_facts("a", "Ana likes", 5) == []
+
+
+def test_keyword_search_brings_no_neighbours(
+    store: SQLiteStore, fake_embedder: FakeEmbedder
+) -> None:
+    store_messages(store, fake_embedder, ["What did you paint?", "A sunrise"])
+    found = search_messages(
+        store, fake_embedder.embed, "a", "paint", 5, weights=SearchWeights(), mode="keyword"
+    )
+    assert [h.message.content for h in found.hits] == ["What did you paint?"]
 
 
 def test_failing_embedder_degrades_to_keywords(

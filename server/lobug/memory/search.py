@@ -6,6 +6,12 @@ recency * exp(-age / RECENCY_DAYS)`. On LoCoMo this beat reciprocal-rank fusion 
 A fact a person scored (0-10) also gets `USER_SCORE_WEIGHT * (score - 5) / 5`: up to +0.1
 for a 10, down to -0.1 for a 0, none unscored.
 If the embedder fails, search falls back to keywords and says so (`mode`).
+
+Hybrid message search then lets a message borrow from the turns beside it: each gains
+`NEIGHBOUR_SHARE` of the better score of the messages stored just before and after it (same
+device), and those neighbours of the best candidates are scored too. A question is often
+answered in the turn after the one that shares its words ("What did you paint?" - "A
+sunrise"): on the dev half of LoCoMo this took recall@10 from 0.667 to 0.714.
 """
 
 from __future__ import annotations
@@ -19,7 +25,7 @@ from typing import Literal
 
 from lobug.backends.base import Vector
 from lobug.config import MemoryConfig
-from lobug.store.models import Fact, ScoredFact, ScoredMessage
+from lobug.store.models import Fact, Message, ScoredFact, ScoredMessage
 from lobug.store.protocol import Store
 
 log = logging.getLogger(__name__)
@@ -29,6 +35,9 @@ CANDIDATES_PER_RESULT = 4
 MIN_CANDIDATES = 40
 RECENCY_DAYS = 30.0
 USER_SCORE_WEIGHT = 0.1
+NEIGHBOUR_SHARE = 0.7
+MESSAGE_CANDIDATES_PER_RESULT = 1.5  # fewer than facts get: see `message_pool_size`
+NEIGHBOURS_OF_BEST = 20  # the candidates whose adjacent turns are looked up
 
 
 @dataclass(frozen=True)
@@ -96,6 +105,14 @@ def fusion_pool_size(k: int) -> int:
     return max(MIN_CANDIDATES, CANDIDATES_PER_RESULT * k)
 
 
+def message_pool_size(k: int) -> int:
+    """How many candidates each of vector and keyword search brings to a message search for
+    `k` results: a smaller pool than facts', since the neighbours of the best come in too,
+    and the weaker keyword matches of a large pool crowd them out (LoCoMo dev recall@10 0.717
+    with 40 for 10 results, 0.730 with 15)."""
+    return math.ceil(MESSAGE_CANDIDATES_PER_RESULT * k)
+
+
 def search_messages(
     store: Store,
     embed: Callable[[str], Vector],
@@ -113,26 +130,78 @@ def search_messages(
         except Exception as exc:
             log.warning("embedding failed (%s); searching by keywords only", exc)
             mode = "keyword"
-    n = fusion_pool_size(k)
+    n = message_pool_size(k)
     by_vector = store.search_messages(agent, vector, n) if vector is not None else []
     by_words = store.keyword_messages(agent, query, n) if mode != "vector" else []
     messages = {h.message.id: h.message for h in by_vector}
     messages.update({m.id: m for m, _ in by_words})
     known = {h.message.id: h.similarity for h in by_vector}
     similarity = with_similarities(store.message_similarities, known, messages, vector)
+    recency = weights.recency if mode == "hybrid" else 0.0
     fused = fuse(
         [
             (weights.vector, similarity),
             (weights.keyword, keyword_scores([(m.id, s) for m, s in by_words])),
-            (
-                weights.recency if mode == "hybrid" else 0.0,
-                recency_scores({i: m.created_at for i, m in messages.items()}, time.time()),
-            ),
+            (recency, recency_scores({i: m.created_at for i, m in messages.items()}, time.time())),
         ],
-        k,
+        len(messages),
     )
-    hits = [ScoredMessage(messages[i], similarity.get(i, 0.0)) for i, _ in fused]
+    if mode == "hybrid" and vector is not None:
+        fused = with_neighbours(store, agent, vector, dict(fused), messages, similarity, weights)
+    hits = [ScoredMessage(messages[i], similarity.get(i, 0.0)) for i, _ in fused[:k]]
     return MessageSearch(hits, mode)
+
+
+def with_neighbours(
+    store: Store,
+    agent: str,
+    vector: Vector,
+    scores: dict[int, float],
+    messages: dict[int, Message],
+    similarity: dict[int, float],
+    weights: SearchWeights,
+) -> list[tuple[int, float]]:
+    """The candidates and the adjacent turns of the best of them, best first, each scored
+    with `NEIGHBOUR_SHARE` of its better neighbour's score added (see the module). Adds the
+    neighbours to `messages` and `similarity`."""
+    best = sorted(scores, key=lambda i: (-scores[i], -i))[:NEIGHBOURS_OF_BEST]
+    wanted = {j for i in best for j in (i - 1, i + 1) if j not in messages}
+    found = store.messages_by_id(agent, sorted(wanted))
+    near = {m.id: m for m in found if is_adjacent(m, messages)}
+    messages.update(near)
+    cosine = store.message_similarities(list(near), vector)
+    similarity.update(cosine)
+    recency = recency_scores({i: m.created_at for i, m in near.items()}, time.time())
+    own = {
+        **scores,
+        **{i: weights.vector * cosine.get(i, 0.0) + weights.recency * recency[i] for i in near},
+    }
+    lifted = {
+        i: score + NEIGHBOUR_SHARE * best_neighbour(i, own, messages) for i, score in own.items()
+    }
+    return sorted(lifted.items(), key=lambda pair: (-pair[1], -pair[0]))
+
+
+def is_adjacent(message: Message, messages: dict[int, Message]) -> bool:
+    """Whether `message` was stored just before or after a candidate, by the same device."""
+    return any(
+        (other := messages.get(message.id + step)) is not None
+        and other.device_id == message.device_id
+        for step in (-1, 1)
+    )
+
+
+def best_neighbour(item: int, scores: dict[int, float], messages: dict[int, Message]) -> float:
+    """The better score of the messages stored just before and after `item` by its device."""
+    device = messages[item].device_id
+    return max(
+        (
+            scores[j]
+            for j in (item - 1, item + 1)
+            if j in scores and messages[j].device_id == device
+        ),
+        default=0.0,
+    )
 
 
 @dataclass(frozen=True)

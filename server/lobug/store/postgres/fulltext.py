@@ -8,17 +8,36 @@ from __future__ import annotations
 from lobug.store.models import Fact, Message
 from lobug.store.postgres.database import PostgresDatabase
 from lobug.store.sqlite import rows
-from lobug.store.sqlite.fulltext import fts_query
+from lobug.store.sqlite.fulltext import COMMON_WORD_ROWS, fts_words
 
 
 def ts_query(text: str) -> str:
     """A `to_tsquery` text matching any content word of `text` (function words left out, as
     for FTS5); every word single-quoted, so no user text is read as tsquery syntax."""
-    words = [word.strip('"') for word in fts_query(text).split(" OR ") if word]
+    return any_of(fts_words(text))
+
+
+def any_of(words: list[str]) -> str:
     return " | ".join(f"'{word}'" for word in words)
 
 
 class PostgresFullText(PostgresDatabase):
+    common_word_rows = COMMON_WORD_ROWS
+
+    def _uncommon_fact_words(self, text: str) -> list[str]:
+        """The words of `text` (see `fts_words`) found in at most `common_word_rows` facts
+        (of every agent: counting stops past the limit), as for SQLite."""
+        return [
+            word
+            for word in fts_words(text)
+            if self._count(
+                "SELECT COUNT(*) AS n FROM (SELECT 1 FROM facts "
+                "WHERE search @@ to_tsquery('english', %s) LIMIT %s) common",
+                (any_of([word]), self.common_word_rows + 1),
+            )
+            <= self.common_word_rows
+        ]
+
     def keyword_messages(self, agent: str, query: str, k: int) -> list[tuple[Message, float]]:
         """The agent's messages matching any word of `query`, best rank first (score > 0)."""
         match = ts_query(query)
@@ -33,8 +52,9 @@ class PostgresFullText(PostgresDatabase):
         return [(rows.message(agent, row), float(row["score"])) for row in found]
 
     def keyword_facts(self, agent: str, query: str, k: int) -> list[tuple[Fact, float]]:
-        """The agent's current facts matching any word of `query`, best rank first."""
-        match = ts_query(query)
+        """The agent's current facts matching any word of `query` but the common ones (see
+        `COMMON_WORD_ROWS`), best rank first."""
+        match = any_of(self._uncommon_fact_words(query))
         if not match:
             return []
         found = self._query(
