@@ -57,6 +57,7 @@ def fact_dict(fact: Fact) -> dict[str, Any]:
         "id": fact.id,
         "content": fact.content,
         "type": fact.fact_type,
+        "due_at": fact.due_at,
         "pinned": fact.pinned,
         "current": fact.is_current,
         "created_at": fact.created_at,

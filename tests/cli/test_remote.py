@@ -37,7 +37,7 @@ def test_facts_search_blocks_and_base_memory_on_a_server(
 ) -> None:
     ok("agents", "create", "lobug", env=env)
     bees = ok("facts", "add", "The user keeps bees", "--type", "preference", "--json", env=env)
-    sister = ok("facts", "add", "The user's sister is Ana", "--type", "personal", env=env)
+    sister = ok("facts", "add", "The user's sister is Ana", "--type", "identity", env=env)
     bee_id = bees.json()["id"]
     assert sister.out.startswith("added fact ")
 

@@ -49,13 +49,13 @@ def remember_things(store: SQLiteStore, embedder: FakeEmbedder, agent: str = "lo
     store.add_summary(agent, "They talked about Ana", [said, answered])
     first = store.add_fact(
         agent,
-        NewFact("The user's sister is Ana", "personal", source_message_ids=(said.id,)),
+        NewFact("The user's sister is Ana", "identity", source_message_ids=(said.id,)),
         embedder.embed("sister Ana"),
     )
     corrected = store.correct_fact(
         agent,
         first.id,
-        NewFact("The user's sister is Anna", "personal"),
+        NewFact("The user's sister is Anna", "identity"),
         embedder.embed("Anna"),
         actor=CLI,
     )
@@ -160,7 +160,7 @@ def test_the_schema_file_is_the_generated_schema() -> None:
 @pytest.mark.parametrize(
     ("change", "path"),
     [
-        (lambda d: d.update(version=2), "$.version"),
+        (lambda d: d.update(version=3), "$.version"),
         (lambda d: d.pop("agents"), "$.agents"),
         (lambda d: d["agents"][0].update(name="a/b"), "$.agents[0].name"),
         (lambda d: d["agents"][0]["facts"][1].update(type="gossip"), "$.agents[0].facts[1].type"),
