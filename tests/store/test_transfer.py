@@ -191,6 +191,27 @@ def test_a_bad_document_names_its_json_path_and_changes_nothing(
     assert without_ids(exported(target, embedder)) == without_ids(before)
 
 
+def test_a_version_1_document_is_read_with_its_facts_upgraded(
+    source: SQLiteStore, target: SQLiteStore, embedder: FakeEmbedder
+) -> None:
+    document = exported(source, embedder)
+    document["version"] = 1
+    facts = document["agents"][0]["facts"]
+    for fact, (old_type, span) in zip(facts, [("personal", "last year"), ("knowledge", None)]):
+        fact.update(type=old_type, time_span=span)
+    for fact in facts:
+        del fact["due_at"]
+
+    import_document(target, embedder, document, merge=False)
+
+    back = exported(target, embedder)["agents"]
+    upgraded = next(a for a in back if a["name"] == "lobug")["facts"]
+    assert [(f["type"], f["time_span"], f["due_at"]) for f in upgraded[:2]] == [
+        ("identity", None, None),
+        ("trait", None, None),
+    ]
+
+
 def test_numbers_json_cannot_hold_are_refused(source: SQLiteStore, embedder: FakeEmbedder) -> None:
     document = exported(source, embedder)
     document["agents"][0]["audit"][0]["at"] = float("nan")  # Python's json reads NaN
@@ -224,13 +245,13 @@ def test_markdown_artifacts_are_byte_identical_for_the_same_database(
     second = write_markdown(agent, tmp_path / "two")
 
     names = [str(p.relative_to(tmp_path / "one")) for p in first]
-    assert names[:2] == ["GLOBAL_MEMORY.md", "audit.md"] and "facts/personal.md" in names
+    assert names[:2] == ["GLOBAL_MEMORY.md", "audit.md"] and "facts/identity.md" in names
     assert [p.read_bytes() for p in first] == [p.read_bytes() for p in second]
     memory = (tmp_path / "one" / "GLOBAL_MEMORY.md").read_text()
     assert "The user's sister is Anna (#" in memory and "pinned, score 9" in memory
     day = next((tmp_path / "one" / "days").glob("*.md")).read_text()
     assert "## Device kitchen" in day and "They talked about Ana" in day
-    assert "superseded by" in (tmp_path / "one" / "facts" / "personal.md").read_text()
+    assert "superseded by" in (tmp_path / "one" / "facts" / "identity.md").read_text()
 
 
 def test_backup_under_write_load_holds_every_acknowledged_message(
