@@ -120,6 +120,7 @@ def test_context_keeps_pinned_facts_first_and_stays_in_its_budget(engine: Memory
         "pinned",
         "base_memory",
         "blocks",
+        "skills",
         "facts",
         "summaries",
         "messages",

@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import json
 from datetime import datetime
+from typing import get_args
 from zoneinfo import ZoneInfo
 
 import pytest
 
+from lobug.api.facts import FactType
 from lobug.config import MemoryConfig
 from lobug.memory.budget import budgeted_context
 from lobug.memory.commitments import asks_about_commitments
@@ -16,7 +18,7 @@ from lobug.memory.disclosure import disclosed_type, self_disclosures
 from lobug.memory.extraction import validate_facts
 from lobug.memory.manager import MemoryManager
 from lobug.memory.when import due_time, local_time
-from lobug.store.models import NewFact, fact_type_of
+from lobug.store.models import FACT_TYPES, NewFact, fact_type_of
 from lobug.store.protocol import Store
 from tests.fakes import FakeChat, FakeEmbedder
 
@@ -91,6 +93,10 @@ def test_a_commitment_without_a_due_field_is_due_when_its_sentence_says() -> Non
     assert fact.due_at == at(2024, 3, 14)
 
 
+def test_the_api_takes_the_stored_types() -> None:
+    assert get_args(FactType) == FACT_TYPES
+
+
 def test_unknown_types_become_the_default() -> None:
     assert [fact_type_of(t) for t in ("event", "knowledge", "gossip", None)] == [
         "event",
@@ -146,9 +152,7 @@ def test_a_learned_promise_is_found_when_the_user_asks_what_they_promised(
 ) -> None:
     manager = memory(store, fake_chat, fake_embedder)
     fake_chat.enqueue(
-        json.dumps(
-            {"facts": [{"fact": "The user will call Anna tomorrow", "type": "commitment"}]}
-        )
+        json.dumps({"facts": [{"fact": "The user will call Anna tomorrow", "type": "commitment"}]})
     )
     user = store.append_message("lobug", "desk", "user", "I will call Anna tomorrow")
     reply = store.append_message("lobug", "desk", "assistant", "Good idea.")

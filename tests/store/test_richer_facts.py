@@ -108,7 +108,9 @@ def test_facts_keep_type_time_span_and_due_time(store: Store, fake_embedder: Fak
         "future",
         1710460800.0,
     )
-    store.add_fact("lobug", NewFact("The user is vegan", "constraint"), fake_embedder.embed("vegan"))
+    store.add_fact(
+        "lobug", NewFact("The user is vegan", "constraint"), fake_embedder.embed("vegan")
+    )
     listed, total = store.list_facts("lobug", FactQuery(fact_type="commitment"))
     assert total == 1 and listed[0].due_at == 1710460800.0
     assert {f.fact_type for f in store.facts("lobug")} <= set(FACT_TYPES)

@@ -197,7 +197,9 @@ def test_a_version_1_document_is_read_with_its_facts_upgraded(
     document = exported(source, embedder)
     document["version"] = 1
     facts = document["agents"][0]["facts"]
-    for fact, (old_type, span) in zip(facts, [("personal", "last year"), ("knowledge", None)]):
+    for fact, (old_type, span) in zip(
+        facts[:2], [("personal", "last year"), ("knowledge", None)], strict=True
+    ):
         fact.update(type=old_type, time_span=span)
     for fact in facts:
         del fact["due_at"]

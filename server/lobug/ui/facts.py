@@ -15,7 +15,15 @@ from lobug.api.deps import MemoryDep, require_agent
 from lobug.api.facts import MAX_FACT_CHARS, MAX_ID
 from lobug.services import MemoryServices
 from lobug.store.errors import FactNotFound
-from lobug.store.models import DEFAULT_FACT_TYPE, FACT_TYPES, MANUAL, Fact, FactFlags, FactQuery, Message
+from lobug.store.models import (
+    DEFAULT_FACT_TYPE,
+    FACT_TYPES,
+    MANUAL,
+    Fact,
+    FactFlags,
+    FactQuery,
+    Message,
+)
 from lobug.ui.access import EditorDep, ViewerDep
 from lobug.ui.render import AgentChoice, act, choose_agent, link_for, message_page, page
 
