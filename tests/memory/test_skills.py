@@ -8,7 +8,10 @@ import os
 from pathlib import Path
 
 import pytest
+from fastapi.testclient import TestClient
 
+from lobug.app import create_app
+from lobug.backends import Backends
 from lobug.config import ConfigError, MemoryConfig, Settings
 from lobug.memory.budget import budgeted_context
 from lobug.memory.manager import MemoryManager
@@ -124,6 +127,21 @@ def test_the_skill_enters_the_prompt_of_a_turn_about_it_only(
     assert "equal weights of flour and water" in budgeted.prompt
     skills = next(section for section in budgeted.sections if section.name == "skills")
     assert skills.tokens > 0
+
+
+def test_a_device_turn_about_a_skill_gets_it_and_the_context_api_names_it(
+    settings: Settings, backends: Backends, fake_chat: FakeChat, skills_dir: Path
+) -> None:
+    with_skills = settings.with_overrides(memory=MemoryConfig(skills_dirs=(skills_dir,)))
+    with TestClient(create_app(with_skills, backends)) as client:
+        client.post("/chat/text", json={"text": "How do I feed my sourdough starter?"})
+        about = "\n".join(m["content"] for m in fake_chat.chat_requests()[-1])
+        client.post("/chat/text", json={"text": "What is the capital of Peru?"})
+        unrelated = "\n".join(m["content"] for m in fake_chat.chat_requests()[-1])
+        context = client.post("/memory/context/lobug", json={"query": "sourdough"}).json()
+    assert "equal weights of flour and water" in about and "- sourdough:" in about
+    assert "equal weights" not in unrelated and "- sourdough:" in unrelated
+    assert context["skills"] == ["sourdough"]
 
 
 def test_the_skills_directories_setting_is_path_separated(tmp_path: Path) -> None:

@@ -234,35 +234,47 @@ def _coming_month(match: re.Match[str], now: datetime) -> datetime:
     return _month_start(now.year if month > now.month else now.year + 1, month, now.tzinfo)
 
 
-def _days_ahead(days: int, hour: int = 0) -> Callable[[re.Match[str], datetime], datetime]:
+DueRule = Callable[[re.Match[str], datetime], datetime]
+
+
+def _days_ahead(days: int, hour: int = 0) -> DueRule:
     return lambda match, now: (
         _midnight(now.date() + timedelta(days=days), now.tzinfo) + (timedelta(hours=hour))
     )
 
 
+def _next_monday(match: re.Match[str], now: datetime) -> datetime:
+    return _midnight(now.date() + timedelta(days=7 - now.weekday()), now.tzinfo)
+
+
+def _coming_saturday(match: re.Match[str], now: datetime) -> datetime:
+    return _midnight(now.date() + timedelta(days=(5 - now.weekday()) % 7 or 7), now.tzinfo)
+
+
+def _next_month(match: re.Match[str], now: datetime) -> datetime:
+    return _month_start(now.year, now.month + 1, now.tzinfo)
+
+
+def _next_year(match: re.Match[str], now: datetime) -> datetime:
+    return _midnight(date(now.year + 1, 1, 1), now.tzinfo)
+
+
 # Phrases naming a time to come, most specific first: when a commitment is due.
-DUE_RULES: tuple[tuple[re.Pattern[str], Callable[[re.Match[str], datetime], datetime]], ...] = (
-    tuple(
-        (re.compile(rf"\b{pattern}\b"), rule)
-        for pattern, rule in (
-            (r"(?:the )?day after tomorrow", _days_ahead(2)),
-            (r"tomorrow", _days_ahead(1)),
-            (r"tonight|this evening", _days_ahead(0, DAY_PARTS["evening"][0])),
-            (r"this afternoon", _days_ahead(0, DAY_PARTS["afternoon"][0])),
-            (r"today|later", _days_ahead(0)),
-            (rf"in {_COUNT} (day|week|month|year)s?", _ahead),
-            (r"next week", lambda m, now: _days(now.date(), 7 - now.weekday(), now.tzinfo)[1]),
-            (
-                r"(?:this|next) weekend",
-                lambda m, now: _midnight(
-                    now.date() + timedelta(days=(5 - now.weekday()) % 7 or 7), now.tzinfo
-                ),
-            ),
-            (r"next month", lambda m, now: _month_start(now.year, now.month + 1, now.tzinfo)),
-            (r"next year", lambda m, now: _midnight(date(now.year + 1, 1, 1), now.tzinfo)),
-            (rf"(?:on |by |next |this |until |before )?{_WEEKDAY}", _coming_weekday),
-            (rf"(?:in|by|until|before) {_MONTH}", _coming_month),
-        )
+DUE_RULES: tuple[tuple[re.Pattern[str], DueRule], ...] = tuple(
+    (re.compile(rf"\b{pattern}\b"), rule)
+    for pattern, rule in (
+        (r"(?:the )?day after tomorrow", _days_ahead(2)),
+        (r"tomorrow", _days_ahead(1)),
+        (r"tonight|this evening", _days_ahead(0, DAY_PARTS["evening"][0])),
+        (r"this afternoon", _days_ahead(0, DAY_PARTS["afternoon"][0])),
+        (r"today|later", _days_ahead(0)),
+        (rf"in {_COUNT} (day|week|month|year)s?", _ahead),
+        (r"next week", _next_monday),
+        (r"(?:this|next) weekend", _coming_saturday),
+        (r"next month", _next_month),
+        (r"next year", _next_year),
+        (rf"(?:on |by |next |this |until |before )?{_WEEKDAY}", _coming_weekday),
+        (rf"(?:in|by|until|before) {_MONTH}", _coming_month),
     )
 )
 
