@@ -10,12 +10,24 @@ $(BIN)/python:
 	$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "Python 3.11+ is needed"'
 	$(PYTHON) -m venv $(VENV)
 
-# Re-installs only when a requirements file or pyproject.toml changed.
-$(STAMP): $(BIN)/python requirements.txt requirements-nodeps.txt requirements-dev.txt pyproject.toml
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check -r requirements.txt -r requirements-dev.txt
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check --no-deps -r requirements-nodeps.txt
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check --no-deps -e .
+# Installs only from the lock files, every file checked against its sha256 (--require-hashes),
+# and re-installs only when a lock file or pyproject.toml changed. The project itself goes in
+# editable, without build isolation, so its build backend (setuptools) is the locked one too.
+PIP := $(BIN)/python -m pip install --quiet --disable-pip-version-check
+LOCKS := requirements.lock requirements-nodeps.lock
+$(STAMP): $(BIN)/python $(LOCKS) pyproject.toml
+	$(PIP) --require-hashes -r requirements.lock
+	$(PIP) --require-hashes --no-deps -r requirements-nodeps.lock
+	$(PIP) --no-deps --no-build-isolation -e .
 	touch $(STAMP)
+
+# Rewrites the lock files from requirements*.txt (the pins people edit): run after changing a pin.
+.PHONY: lock
+lock: $(STAMP)
+	$(BIN)/pip-compile --quiet --generate-hashes --allow-unsafe --strip-extras \
+		--no-emit-find-links --no-emit-index-url --no-emit-trusted-host \
+		--output-file requirements.lock requirements.txt requirements-dev.txt
+	$(BIN)/python scripts/lock_nodeps.py requirements-nodeps.txt requirements-nodeps.lock
 
 run: $(STAMP)
 	$(BIN)/lobug serve

@@ -19,6 +19,7 @@ from lobug.api import (
     facts,
     memory,
     openai_proxy,
+    topics,
     transfer,
     voice,
 )
@@ -75,6 +76,7 @@ def create_app(settings: Settings, backends: Backends | None = None) -> FastAPI:
     app.include_router(facts.router, prefix="/memory")
     app.include_router(curation.router, prefix="/memory")
     app.include_router(dreams.router, prefix="/memory")
+    app.include_router(topics.router, prefix="/memory")
     app.include_router(transfer.router, prefix="/memory")
     install_ui(app)
     mcp_running = install_mcp(app, settings)
@@ -112,6 +114,7 @@ def create_memory_app(settings: Settings, backends: Backends | None = None) -> F
     app.include_router(facts.router)
     app.include_router(curation.router)
     app.include_router(dreams.router)
+    app.include_router(topics.router)
     app.include_router(transfer.router)
     install_ui(app)
     mcp_running = install_mcp(app, settings)

@@ -85,6 +85,7 @@ def context_dict(found: BudgetedContext) -> dict[str, Any]:
             {"id": h.message.id, "role": h.message.role, "content": h.message.content}
             for h in context.messages
         ],
+        "active_topics": list(context.topics),
         "sections": [
             {"name": s.name, "tokens": s.tokens, "share": s.share} for s in found.sections
         ],

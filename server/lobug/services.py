@@ -23,6 +23,7 @@ from lobug.maintenance import Task, one_process_at_a_time
 from lobug.memory.curation import Curation
 from lobug.memory.dream import Dreamer
 from lobug.memory.manager import MemoryManager
+from lobug.memory.topics import TopicBuilder
 from lobug.memory.when import clock_time
 from lobug.memory.work_queue import MemoryWork, reembed_messages
 from lobug.store.engines import open_database, redacted
@@ -127,8 +128,17 @@ class MemoryServices(CurationServices):
         return one_process_at_a_time(self.store.exclusively, tasks)
 
     @property
+    def topic_builder(self) -> TopicBuilder:
+        return TopicBuilder(self.store, self.memory.chat, language=self.memory.language)
+
+    @property
     def dreamer(self) -> Dreamer:
-        return Dreamer(self.store, self.memory.chat, max_facts=self.settings.memory.max_facts)
+        return Dreamer(
+            self.store,
+            self.memory.chat,
+            max_facts=self.settings.memory.max_facts,
+            topics=self.topic_builder,
+        )
 
     def nightly_dreams(self, at: dt_time, should_stop: Callable[[], bool]) -> int:
         """The dreams due at `at` (LOBUG_DREAM_AT) in the user's time zone."""

@@ -85,6 +85,7 @@ def test_context_is_budgeted_with_sections_and_a_prompt(client: TestClient) -> N
         "facts",
         "summaries",
         "messages",
+        "topics",
     ]
     assert body["facts"][0]["content"] == "Alice plays the cello in spring"
     assert body["memory_blocks"][0]["value"] == "Alice"

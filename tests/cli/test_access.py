@@ -115,6 +115,15 @@ def test_dream_dry_run_list_and_undo(access: MemoryAccess) -> None:
         access.undo_dream("lobug", 7)
 
 
+def test_topics_and_the_global_memory(access: MemoryAccess) -> None:
+    fact = access.add_fact("lobug", "The user keeps bees", None)
+    access.flag_fact("lobug", int(fact["id"]), FactFlags(pinned=True))
+    assert access.topics("lobug") == []
+    found = access.global_memory("lobug")
+    assert [f["content"] for f in found["pinned"]] == ["The user keeps bees"]
+    assert (found["agent"], found["active_topics"]) == ("lobug", [])
+
+
 def test_refusals(access: MemoryAccess) -> None:
     with pytest.raises((Refused, StoreError)):
         access.fact("lobug", 999)

@@ -71,6 +71,9 @@ def test_facts_search_blocks_and_base_memory_on_a_server(
     assert actions[:3] == [("create", "fact"), ("create", "fact"), ("flag", "fact")]
     assert ("write", "base_memory") in actions and ("purge", "fact") in actions
 
+    assert ok("topics", "--rebuild", "--json", env=env).json() == []  # no two notes alike
+    assert ok("topics", "--global", env=env).out.startswith("Pinned facts of lobug:\n(none)")
+
 
 def test_chat_messages_export_import_and_exit_codes_on_a_server(
     env: dict[str, str], tmp_path: Path

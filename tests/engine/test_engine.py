@@ -124,6 +124,7 @@ def test_context_keeps_pinned_facts_first_and_stays_in_its_budget(engine: Memory
         "facts",
         "summaries",
         "messages",
+        "topics",
     ]
     assert full["pinned"] == ["Alice is allergic to peanuts"]
     assert full["facts"] and full["messages"]

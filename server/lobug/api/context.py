@@ -57,8 +57,9 @@ class SummaryOut(BaseModel):
 
 
 class ContextOut(BaseModel):
-    """In priority order: pinned facts, base memory, blocks, relevant facts, summaries and
-    messages; `sections` gives each one's tokens and share of `max_tokens`."""
+    """In priority order: pinned facts, base memory, blocks, relevant facts, summaries,
+    messages and the most active topics (each `name: summary`); `sections` gives each one's
+    tokens and share of `max_tokens`."""
 
     max_tokens: int
     tokens: int
@@ -71,6 +72,7 @@ class ContextOut(BaseModel):
     skills: list[str] = Field(
         default_factory=list, description="the skills whose whole text is in the prompt"
     )
+    active_topics: list[str] = []
     sections: list[SectionOut]
     prompt: str
     search_mode: SearchMode = "hybrid"
@@ -112,6 +114,7 @@ def context_out(found: BudgetedContext, blocks: list[MemoryBlock]) -> ContextOut
         summaries=[episode_out(s) for s in context.summaries],
         relevant_messages=scored_out(list(context.messages)),
         skills=[skill.name for skill in context.skills],
+        active_topics=list(context.topics),
         sections=[SectionOut(name=s.name, tokens=s.tokens, share=s.share) for s in found.sections],
         prompt=found.prompt,
         search_mode=found.search_mode,

@@ -32,6 +32,7 @@ from lobug.store.errors import (
     MessageNotFound,
     SourcesForgotten,
     StorageUnavailable,
+    TopicNotFound,
 )
 from lobug.tokens import PromptTooLong
 
@@ -72,6 +73,7 @@ _STORE_ERRORS: dict[type[Exception], tuple[int, str]] = {
     ImportConflict: (409, "import_conflict"),
     DreamNotFound: (404, "dream_not_found"),
     DreamUndone: (409, "dream_undone"),
+    TopicNotFound: (404, "topic_not_found"),
 }
 
 
@@ -83,6 +85,7 @@ ERROR_DOCS: dict[str, tuple[int, str]] = {
     "message_not_found": (404, "the agent has no message with this id"),
     "dream_not_found": (404, "the agent has no dream with this id"),
     "dream_undone": (409, "the dream was undone already"),
+    "topic_not_found": (404, "the agent has no topic with this id (ids change at each rebuild)"),
     "fact_not_current": (409, "the fact was superseded or forgotten: change its current version"),
     "invalid_request": (422, "a parameter or the body is invalid"),
     "span_required": (422, "none of device, since, until given: the whole log is never forgotten"),

@@ -15,6 +15,7 @@ from typing import Any
 
 from lobug.api import curation as shapes
 from lobug.api import dreams
+from lobug.api import topics as topic_shapes
 from lobug.api.facts import added_out, fact_detail, fact_fields
 from lobug.api.memory import block_out
 from lobug.api.shapes import agent_out, message_out
@@ -26,6 +27,7 @@ from lobug.memory import search, transfer
 from lobug.memory.curation import Curation
 from lobug.memory.dream import Dreamer
 from lobug.memory.search import SearchMode
+from lobug.memory.topics import TopicBuilder
 from lobug.names import AGENT_NAME, AGENT_NAME_RULE
 from lobug.services import CurationServices
 from lobug.store.engines import open_database
@@ -251,7 +253,9 @@ class LocalAccess:
 
         chat = build_chat(self.svc.settings)
         try:
-            result = Dreamer(self.store, chat, max_facts=self.max_facts).dream(agent)
+            topics = TopicBuilder(self.store, chat, language=self.svc.settings.language)
+            dreamer = Dreamer(self.store, chat, max_facts=self.max_facts, topics=topics)
+            result = dreamer.dream(agent)
         finally:
             chat.close()
         return dreams.result_out(result, dry_run=False).model_dump()
@@ -263,6 +267,25 @@ class LocalAccess:
     def undo_dream(self, agent: str, dream_id: int) -> Json:
         self.require(agent)
         return dreams.dream_out(self.store.undo_dream(agent, dream_id, actor=CLI)).model_dump()
+
+    def topics(self, agent: str) -> list[Json]:
+        self.require(agent)
+        return [topic_shapes.topic_out(t).model_dump() for t in self.store.topics(agent)]
+
+    def rebuild_topics(self, agent: str) -> list[Json]:
+        self.require(agent)
+        from lobug.backends import build_chat
+
+        chat = build_chat(self.svc.settings)
+        try:
+            builder = TopicBuilder(self.store, chat, language=self.svc.settings.language)
+            return [topic_shapes.topic_out(t).model_dump() for t in builder.rebuild(agent)]
+        finally:
+            chat.close()
+
+    def global_memory(self, agent: str) -> Json:
+        self.require(agent)
+        return topic_shapes.global_out(self.store, agent, time.time()).model_dump()
 
     @property
     def max_facts(self) -> int:

@@ -178,6 +178,18 @@ class RemoteAccess:
         found: Json = self.call("POST", f"/dreams/{agent}/{dream_id}/undo")
         return found
 
+    def topics(self, agent: str) -> list[Json]:
+        found: list[Json] = self.call("GET", f"/agents/{agent}/topics")
+        return found
+
+    def rebuild_topics(self, agent: str) -> list[Json]:
+        found: list[Json] = self.call("POST", f"/agents/{agent}/topics/rebuild")
+        return found
+
+    def global_memory(self, agent: str) -> Json:
+        found: Json = self.call("GET", f"/agents/{agent}/global")
+        return found
+
     # ------------------------------------------------------------------ whole database
 
     def stats(self) -> Json:

@@ -7,6 +7,7 @@ messages (what a device turn gets); here the past messages relevant to the query
 after those, and the whole is fitted to `max_tokens` in priority order:
 
     pinned facts > base memory > memory blocks > skills > relevant facts > episodes > messages
+        > active topics (the global memory's, `memory/global_memory.py`)
 
 (the memory blocks include the read-only `skills` catalog; "skills" are the whole texts of
 the skills the query is about, `memory/skills.py`).
@@ -26,20 +27,33 @@ Blocking (embedding, SQLite): call from worker threads.
 from __future__ import annotations
 
 import dataclasses
+import logging
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
 from lobug.memory import search
+from lobug.memory.global_memory import active_topic_lines
 from lobug.memory.manager import MemoryContext, MemoryManager, within
 from lobug.memory.search import SearchMode
 from lobug.store.models import ScoredMessage
 from lobug.tokens import estimate_tokens
 
+log = logging.getLogger(__name__)
+
 DEFAULT_CONTEXT_TOKENS = 1500
 MEMORY_HEADER = "What you remember about this user:\n\n"
 # The sections in the order the budget serves them, each a field of `MemoryContext`.
-SECTIONS = ("pinned", "base_memory", "blocks", "skills", "facts", "summaries", "messages")
+SECTIONS = (
+    "pinned",
+    "base_memory",
+    "blocks",
+    "skills",
+    "facts",
+    "summaries",
+    "messages",
+    "topics",
+)
 # A text cut to less than this is left out instead.
 MIN_CUT_TOKENS = 32
 # One past message never takes more than this (it is cut, with a marker, before fitting).
@@ -87,6 +101,7 @@ def budgeted_context(
             shortened(hit)
             for hit in [*gathered.messages, *(h for h in found.hits if h.message.id not in dated)]
         ),
+        topics=active_topics(memory, agent),
     )
     kept = fit(gathered, max_tokens)
     shares = tuple(
@@ -94,6 +109,16 @@ def budgeted_context(
         for name, tokens in section_tokens(kept)
     )
     return BudgetedContext(kept, max_tokens, shares, prompt_of(kept), found.mode)
+
+
+def active_topics(memory: MemoryManager, agent: str) -> tuple[str, ...]:
+    """The global memory's most active topics, a line each; none when the store fails (they
+    are the least of the context)."""
+    try:
+        return active_topic_lines(memory.store, agent, memory.clock())
+    except Exception:
+        log.warning("reading the active topics failed; the context goes without", exc_info=True)
+        return ()
 
 
 def relevant_messages(

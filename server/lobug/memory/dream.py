@@ -12,6 +12,8 @@
    never.
 4. **Base memory rewritten** by the chat model (background priority) from the facts and
    episodes, when anything changed since the last dream.
+5. **Topics rebuilt** (`memory/topics.py`) from the facts that stay and the episodes, when
+   the dreamer has a topic builder (the services give it one).
 
 Nothing is deleted: a retired fact is invalidated (and leaves the vector index), each change
 is in the audit log under actor `dream`, and the dream's diary (Markdown, naming facts by id
@@ -35,7 +37,8 @@ from lobug.backends.base import ChatBackend, Vector
 from lobug.memory import prompts
 from lobug.memory.curation import content_stems
 from lobug.memory.manager import DISTILL_MAX_TOKENS
-from lobug.store.models import Dream, DreamChange, Fact, Summary
+from lobug.memory.topics import TopicBuilder
+from lobug.store.models import Dream, DreamChange, Fact, Summary, Topic
 from lobug.store.protocol import Store
 
 log = logging.getLogger(__name__)
@@ -72,6 +75,7 @@ class DreamResult:
     dream: Dream | None = None
     skipped: bool = False
     timings_ms: dict[str, float] = field(default_factory=dict)
+    topics: tuple[Topic, ...] = ()
 
 
 def similar_pairs(vectors: Vector, threshold: float) -> Iterator[tuple[int, int, float]]:
@@ -199,14 +203,25 @@ def change_line(change: DreamChange) -> str:
     return f"- fact #{change.fact_id}{kept}: {change.reason}"
 
 
+TOPICS_NOTE = "\n## Topics\n\nRebuilt from the facts that stay and the episodes.\n"
+
+
 class Dreamer:
     """Runs dreams for a store with a chat model (background priority; None: plans only, for
-    dry runs where no model is loaded)."""
+    dry runs where no model is loaded), and rebuilds topics with `topics` when given."""
 
-    def __init__(self, store: Store, chat: ChatBackend | None, *, max_facts: int) -> None:
+    def __init__(
+        self,
+        store: Store,
+        chat: ChatBackend | None,
+        *,
+        max_facts: int,
+        topics: TopicBuilder | None = None,
+    ) -> None:
         self.store = store
         self.chat = chat
         self.max_facts = max_facts
+        self.topics = topics
 
     def plan(self, agent: str, *, rewrite: bool) -> DreamPlan:
         facts, vectors = self.store.current_fact_vectors(agent)
@@ -237,9 +252,13 @@ class Dreamer:
         diary = plan.diary
         if plan.rewrite_base_memory and base is None:
             diary += "\nThe model gave no new base memory: it was left as it was.\n"
+        if self.topics is not None:
+            diary += TOPICS_NOTE
         stored = self.store.apply_dream(agent, plan.changes, base, diary, started_at=started)
         log.info("dream %d of %s: %d facts retired", stored.id, agent, len(stored.changes))
-        return DreamResult(plan, stored, timings_ms={"dream": (time.time() - started) * 1000})
+        topics = tuple(self.topics.rebuild(agent)) if self.topics is not None else ()
+        timings = {"dream": (time.time() - started) * 1000}
+        return DreamResult(plan, stored, timings_ms=timings, topics=topics)
 
     def rewritten_base_memory(self, agent: str, plan: DreamPlan) -> str | None:
         """The base memory written again from the facts that stay and the newest episodes;

@@ -79,13 +79,16 @@ class MemoryContext:
     summaries: tuple[Summary, ...] = ()
     messages: tuple[ScoredMessage, ...] = ()
     zone: tzinfo | None = None
+    topics: tuple[str, ...] = ()  # the global memory's most active (`memory/budget.py`)
     skills: tuple[Skill, ...] = ()  # those the turn is about, their whole text
 
     def prompt_sections(self) -> list[str]:
         """Stored text quoted as data: each line a JSON string under a header that says so, so
         nothing a fact or block holds can start a line, open a section or read as an
         instruction."""
-        return [*self.standing_sections(), *self.turn_sections()]
+        topics = [f"- {quote(line)}" for line in self.topics]
+        tail = [f"[Active topics] {DATA_NOTE}\n" + "\n".join(topics)] if topics else []
+        return [*self.standing_sections(), *self.turn_sections(), *tail]
 
     def history_sections(self) -> list[str]:
         """Episodes and past messages recalled for the query, each with when it was said."""

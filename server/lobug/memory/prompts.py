@@ -127,3 +127,33 @@ def distill_base_memory_messages(
         {"role": "system", "content": DISTILL_SYSTEM},
         {"role": "user", "content": body},
     ]
+
+
+TOPIC_SCHEMA: JsonSchema = {
+    "type": "object",
+    "properties": {
+        "name": {"type": "string", "maxLength": 60},
+        "summary": {"type": "string", "maxLength": 600},
+        "open_questions": {"type": "array", "maxItems": 5, "items": {"type": "string"}},
+        "next_actions": {"type": "array", "maxItems": 5, "items": {"type": "string"}},
+    },
+    "required": ["name", "summary", "open_questions", "next_actions"],
+    "additionalProperties": False,
+}
+
+TOPIC_SYSTEM = """You describe one topic of what an assistant remembers about the user.
+Output JSON only: {"name": "...", "summary": "...", "open_questions": ["...?"],
+"next_actions": ["..."]}
+- name: a title of 1 to 5 words, from the notes' own words.
+- summary: 1 to 3 sentences in the third person ("The user ..."), only what the notes say.
+- open_questions: what is still unknown about the topic, each ending with "?" (or none).
+- next_actions: concrete follow-ups the notes imply (or none). Never invent details."""
+
+
+def topic_messages(texts: Sequence[str]) -> list[ChatMessage]:
+    """Ask for a topic's name, summary, open questions and next actions from its notes."""
+    notes = "\n".join(f"- {text}" for text in texts)
+    return [
+        {"role": "system", "content": TOPIC_SYSTEM},
+        {"role": "user", "content": f"Notes:\n{notes}"},
+    ]

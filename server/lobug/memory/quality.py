@@ -114,3 +114,59 @@ def _clipped(text: str) -> str:
 def _sentence(text: str) -> str:
     text = text.strip()
     return text if text.endswith((".", "!", "?")) else f"{text}."
+
+
+# What the model writes for a topic (`memory/topics.py`) is checked here too.
+MAX_TOPIC_NAME_WORDS = 6
+MAX_TOPIC_NAME_CHARS = 60
+MAX_TOPIC_SUMMARY_CHARS = 600
+MAX_TOPIC_ITEMS = 5
+MAX_TOPIC_ITEM_CHARS = 200
+FALLBACK_NAME_WORDS = 3
+
+
+def topic_name_problem(name: str, sources: Sequence[str], *, language: str) -> str | None:
+    """Why a topic name written from `sources` must not be stored, or None: empty, longer
+    than a title, a loop or another language, or naming nothing that was said."""
+    words = content_words(name)
+    if not words:
+        return "no words"
+    if len(name.split()) > MAX_TOPIC_NAME_WORDS or len(name) > MAX_TOPIC_NAME_CHARS:
+        return "longer than a title"
+    problem = text_problem(name, language)
+    if problem is not None:
+        return problem
+    said = {word for text in sources for word in content_words(text)}
+    if not any(occurs_in(word, said) for word in words):
+        return "names none of what was said"
+    return None
+
+
+def topic_items(items: Sequence[str], *, language: str, question: bool) -> tuple[str, ...]:
+    """The open questions (`question`: each ends with "?") or next actions worth keeping: one
+    line each, within length, no loop, in language; at most `MAX_TOPIC_ITEMS`."""
+    kept = []
+    for item in items:
+        line = " ".join(item.split())
+        if not line or len(line) > MAX_TOPIC_ITEM_CHARS or line.endswith("?") != question:
+            continue
+        if text_problem(line, language) is None:
+            kept.append(line)
+    return tuple(dict.fromkeys(kept))[:MAX_TOPIC_ITEMS]
+
+
+def fallback_topic_name(sources: Sequence[str]) -> str:
+    """A topic's name without the model: its most said content words, capitalized."""
+    words = salient_words(sources)[:FALLBACK_NAME_WORDS] or ["notes"]
+    return " · ".join(word.capitalize() for word in words)
+
+
+def extractive_topic_summary(sources: Sequence[str]) -> str:
+    """A topic's summary without the model: its first texts, whole, within length."""
+    taken: list[str] = []
+    for text in sources:
+        sentence = _sentence(" ".join(text.split()))
+        if taken and sum(len(t) + 1 for t in taken) + len(sentence) > MAX_TOPIC_SUMMARY_CHARS:
+            break
+        taken.append(sentence)
+    return " ".join(taken)[:MAX_TOPIC_SUMMARY_CHARS]

@@ -62,3 +62,7 @@ class DreamNotFound(StoreError):
 
 class DreamUndone(StoreError):
     """The dream was undone already."""
+
+
+class TopicNotFound(StoreError):
+    """The agent has no topic with this id (topics get new ids at every rebuild)."""

@@ -341,3 +341,60 @@ class Dream:
     base_memory_before: str | None
     watermark: str
     undone_at: float | None = None
+
+
+@dataclass(frozen=True)
+class TopicMember:
+    """A fact or an episode in a topic, and when it was learned (a fact) or ended (an
+    episode): how active the topic is comes from these times."""
+
+    kind: str  # "fact" or "episode"
+    id: int
+    at: float
+
+
+@dataclass(frozen=True)
+class TopicDraft:
+    """A topic as a rebuild makes it (`memory/topics.py`), before it is stored. `written_by`
+    says whether the chat model wrote its text (`model`) or the fallback did (`extractive`)."""
+
+    name: str
+    summary: str
+    open_questions: tuple[str, ...]
+    next_actions: tuple[str, ...]
+    members: tuple[TopicMember, ...]
+    written_by: str
+
+
+@dataclass(frozen=True)
+class Topic:
+    """A stored topic: a cluster of an agent's facts and episodes with its name, summary,
+    open questions and next actions. `position` is its rank in the build (largest first);
+    ids are new at every rebuild."""
+
+    id: int
+    agent: str
+    position: int
+    name: str
+    summary: str
+    open_questions: tuple[str, ...]
+    next_actions: tuple[str, ...]
+    members: tuple[TopicMember, ...]
+    written_by: str
+    built_at: float
+
+    def member_ids(self, kind: str) -> tuple[int, ...]:
+        return tuple(m.id for m in self.members if m.kind == kind)
+
+
+@dataclass(frozen=True)
+class TopicActivity:
+    """How active a topic is (`memory/global_memory.py`): its members learned or ended since
+    a time, its newest member's time and its size; with its name and summary."""
+
+    topic_id: int
+    name: str
+    summary: str
+    activity: int
+    last_active_at: float
+    size: int

@@ -36,6 +36,9 @@ from lobug.store.models import (
     ScoredFact,
     ScoredMessage,
     Summary,
+    Topic,
+    TopicActivity,
+    TopicDraft,
     Vector,
 )
 from lobug.store.records import AgentRecords, Imported, Record
@@ -226,6 +229,21 @@ class DreamStore(Protocol):
     def undo_dream(self, agent: str, dream_id: int, *, actor: str) -> Dream: ...
 
 
+class TopicStore(Protocol):
+    """Topics (`memory/topics.py`): what they are built from, replacing an agent's topics as
+    a whole, and reading them."""
+
+    def episode_vectors(self, agent: str) -> tuple[list[Summary], Vector]: ...
+
+    def replace_topics(self, agent: str, drafts: Sequence[TopicDraft]) -> list[Topic]: ...
+
+    def topics(self, agent: str) -> list[Topic]: ...
+
+    def topic(self, agent: str, topic_id: int) -> Topic: ...
+
+    def topic_activity(self, agent: str, since: float, limit: int) -> list[TopicActivity]: ...
+
+
 class BlockStore(Protocol):
     def create_block(
         self,
@@ -373,6 +391,7 @@ class Store(
     SummaryStore,
     EpisodeStore,
     DreamStore,
+    TopicStore,
     BlockStore,
     SearchStore,
     CurationStore,

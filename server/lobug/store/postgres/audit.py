@@ -14,6 +14,7 @@ from lobug.store.sqlite import rows
 
 # Tables a purge or a deletion erased text from: VACUUM marks their dead rows' space free.
 PURGED_TABLES = (
+    "topics",
     "conversation_log",
     "facts",
     "summaries",

@@ -13,6 +13,7 @@ from lobug.store.postgres.exclusive import PostgresExclusive
 from lobug.store.postgres.forgetting import PostgresForgetting
 from lobug.store.postgres.fulltext import PostgresFullText
 from lobug.store.postgres.queue import PostgresWorkQueue
+from lobug.store.postgres.topics import PostgresTopics
 from lobug.store.postgres.transfer import PostgresTransfer
 from lobug.store.postgres.vectors import EF_SEARCH, PostgresVectors
 
@@ -22,6 +23,7 @@ class PostgresStore(
     PostgresVectors,
     PostgresForgetting,
     PostgresDreams,
+    PostgresTopics,
     PostgresBlocks,
     PostgresFullText,
     PostgresExclusive,

@@ -10,6 +10,7 @@ from lobug.store import errors
 from lobug.store.models import Fact, FactFlags, FactQuery, NewFact, Vector
 from lobug.store.postgres import audit
 from lobug.store.postgres.facts import PostgresFacts
+from lobug.store.postgres.topics import drop_topics_holding
 from lobug.store.sqlite import rows
 
 # Every version linked to a fact through `superseded_by`, in either direction.
@@ -129,6 +130,7 @@ class PostgresFactEdits(PostgresFacts):
         with self._transaction() as conn:
             now = self._clock()
             self._forget_rows(conn, ids, now)
+            drop_topics_holding(conn, "fact", ids)
             current = [f for f in versions if f.is_current]
             if purge:
                 self._purge_rows(conn, ids, now)

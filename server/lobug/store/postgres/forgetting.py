@@ -15,11 +15,13 @@ from lobug.store.models import AgentCounts, Forgotten
 from lobug.store.postgres import audit
 from lobug.store.postgres.fact_edits import PostgresFactEdits
 from lobug.store.postgres.facts import FACT_LOCK
+from lobug.store.postgres.topics import drop_topics_holding
 from lobug.store.sqlite import rows
 
 # Tables keyed by agent_id, emptied for a deleted agent (children before parents).
 # Their vectors go with dreams and summaries (ON DELETE CASCADE).
 AGENT_TABLES = (
+    "topics",
     "audit_log",
     "dreams",
     "base_memory_versions",
@@ -73,6 +75,8 @@ class PostgresForgetting(PostgresFactEdits):
                 self._forget_rows(conn, facts, now)
                 self._purge_rows(conn, facts, now)
             summaries = self._drop_summaries_covering(conn, agent_id, ids)
+            drop_topics_holding(conn, "fact", facts)
+            drop_topics_holding(conn, "episode", summaries)
             self._delete_messages(conn, ids)
             if ids:
                 conn.execute("UPDATE base_memory SET stale = 1 WHERE agent_id = %s", (agent_id,))

@@ -13,7 +13,8 @@ Version 2 is SQLite's migrations 6 and 7: summaries are episodes (their span of 
 `tsvector`), and dreams with the vectors of the facts they retired.
 
 Version 3 is SQLite's migration 8: richer facts (the six types, `time_span` as a coarse enum,
-a commitment's `due_at`), with the same statements.
+a commitment's `due_at`), with the same statements. Version 4 is SQLite's migration 9:
+topics.
 """
 
 from __future__ import annotations
@@ -183,4 +184,34 @@ MIGRATIONS: tuple[Migration, ...] = (
         ),
     ),
     Migration(3, "richer_facts", richer_facts(TIME)),
+    Migration(
+        4,
+        "topics",
+        (
+            # Topics and what each was made from (see the SQLite migration 9).
+            f"""CREATE TABLE topics (
+                id {ID},
+                agent_id BIGINT NOT NULL REFERENCES agents(id),
+                position INTEGER NOT NULL,
+                name TEXT NOT NULL,
+                summary TEXT NOT NULL,
+                open_questions TEXT NOT NULL DEFAULT '[]',
+                next_actions TEXT NOT NULL DEFAULT '[]',
+                written_by TEXT NOT NULL,
+                built_at {TIME} NOT NULL,
+                size INTEGER NOT NULL,
+                last_active_at {TIME} NOT NULL
+            )""",
+            "CREATE INDEX topics_by_agent ON topics(agent_id, position)",
+            f"""CREATE TABLE topic_members (
+                topic_id BIGINT NOT NULL REFERENCES topics(id) ON DELETE CASCADE,
+                kind TEXT NOT NULL CHECK (kind IN ('fact', 'episode')),
+                member_id BIGINT NOT NULL,
+                at {TIME} NOT NULL,
+                PRIMARY KEY (topic_id, kind, member_id)
+            )""",
+            "CREATE INDEX topic_members_by_member ON topic_members(kind, member_id)",
+            "CREATE INDEX topic_members_by_time ON topic_members(topic_id, at)",
+        ),
+    ),
 )

@@ -17,6 +17,7 @@ from lobug.store.sqlite.forgetting import SQLiteForgetting
 from lobug.store.sqlite.fulltext import SQLiteFullText
 from lobug.store.sqlite.importing import SQLiteImport
 from lobug.store.sqlite.queue import SQLiteWorkQueue
+from lobug.store.sqlite.topics import SQLiteTopics
 from lobug.store.sqlite.vectors import SQLiteVectors
 
 
@@ -25,6 +26,7 @@ class SQLiteStore(
     SQLiteVectors,
     SQLiteForgetting,
     SQLiteDreams,
+    SQLiteTopics,
     SQLiteBlocks,
     SQLiteFullText,
     SQLiteActivity,

@@ -11,6 +11,7 @@ from lobug.store.models import Fact, FactFlags, FactQuery, NewFact, Vector
 from lobug.store.sqlite import audit, rows
 from lobug.store.sqlite.database import marks
 from lobug.store.sqlite.facts import SQLiteFacts
+from lobug.store.sqlite.topics import drop_topics_holding
 
 # Every version linked to a fact through `superseded_by`, in either direction.
 CHAIN_SQL = """
@@ -135,6 +136,7 @@ class SQLiteFactEdits(SQLiteFacts):
             with self._transaction() as conn:
                 now = self._clock()
                 self._forget_rows(conn, ids, now)
+                drop_topics_holding(conn, "fact", ids)
                 current = [f for f in versions if f.is_current]
                 if purge:
                     self._purge_rows(conn, ids, now)

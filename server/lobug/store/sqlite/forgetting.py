@@ -15,9 +15,11 @@ from lobug.store.models import AgentCounts, Forgotten
 from lobug.store.sqlite import audit, rows
 from lobug.store.sqlite.database import marks
 from lobug.store.sqlite.fact_edits import SQLiteFactEdits
+from lobug.store.sqlite.topics import drop_topics_holding
 
 # Tables keyed by agent_id, emptied for a deleted agent (children before parents).
 AGENT_TABLES = (
+    "topics",
     "audit_log",
     "dreams",
     "base_memory_versions",
@@ -70,6 +72,8 @@ class SQLiteForgetting(SQLiteFactEdits):
                     self._forget_rows(conn, facts, now)
                     self._purge_rows(conn, facts, now)
                 summaries = self._drop_summaries_covering(conn, agent_id, ids)
+                drop_topics_holding(conn, "fact", facts)
+                drop_topics_holding(conn, "episode", summaries)
                 self._delete_messages(conn, ids)
                 if ids:
                     conn.execute("UPDATE base_memory SET stale = 1 WHERE agent_id = ?", (agent_id,))

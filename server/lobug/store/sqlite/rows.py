@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import Any
 
 from lobug.store.models import (
@@ -16,6 +17,8 @@ from lobug.store.models import (
     MemoryBlock,
     Message,
     Summary,
+    Topic,
+    TopicMember,
 )
 
 _MESSAGE_COLUMNS = (
@@ -200,3 +203,27 @@ def dream(agent: str, row: Any) -> Dream:
         watermark=row["watermark"],
         undone_at=row["undone_at"],
     )
+
+
+# A topic's columns, read by `topic` (both engines).
+TOPIC_COLUMNS = "id, position, name, summary, open_questions, next_actions, written_by, built_at"
+
+
+def topic(agent: str, row: Any, members: Sequence[TopicMember]) -> Topic:
+    """A `topics` row (its JSON lists) and its members as a Topic."""
+    return Topic(
+        id=row["id"],
+        agent=agent,
+        position=row["position"],
+        name=row["name"],
+        summary=row["summary"],
+        open_questions=tuple(json.loads(row["open_questions"])),
+        next_actions=tuple(json.loads(row["next_actions"])),
+        members=tuple(members),
+        written_by=row["written_by"],
+        built_at=row["built_at"],
+    )
+
+
+def topic_member(row: Any) -> TopicMember:
+    return TopicMember(row["kind"], int(row["member_id"]), float(row["at"]))

@@ -321,4 +321,39 @@ MIGRATIONS: tuple[Migration, ...] = (
         ),
     ),
     Migration(8, "richer_facts", richer_facts("REAL")),
+    Migration(
+        9,
+        "topics",
+        (
+            # Topics (`memory/topics.py`): clusters of an agent's facts and episodes, rebuilt
+            # as a whole from them (by the dream or on demand), so nothing here is a source of
+            # truth. `open_questions` and `next_actions` are JSON lists of strings.
+            """CREATE TABLE topics (
+                id INTEGER PRIMARY KEY AUTOINCREMENT,
+                agent_id INTEGER NOT NULL REFERENCES agents(id),
+                position INTEGER NOT NULL,
+                name TEXT NOT NULL,
+                summary TEXT NOT NULL,
+                open_questions TEXT NOT NULL DEFAULT '[]',
+                next_actions TEXT NOT NULL DEFAULT '[]',
+                written_by TEXT NOT NULL,
+                built_at REAL NOT NULL,
+                size INTEGER NOT NULL,
+                last_active_at REAL NOT NULL
+            )""",
+            "CREATE INDEX topics_by_agent ON topics(agent_id, position)",
+            # What each topic was made from: forgetting a fact or dropping an episode drops
+            # the topics that hold it, so their text never outlives it.
+            """CREATE TABLE topic_members (
+                topic_id INTEGER NOT NULL REFERENCES topics(id) ON DELETE CASCADE,
+                kind TEXT NOT NULL CHECK (kind IN ('fact', 'episode')),
+                member_id INTEGER NOT NULL,
+                at REAL NOT NULL,
+                PRIMARY KEY (topic_id, kind, member_id)
+            )""",
+            "CREATE INDEX topic_members_by_member ON topic_members(kind, member_id)",
+            # A topic's activity counts its members since a time: an index range, no table.
+            "CREATE INDEX topic_members_by_time ON topic_members(topic_id, at)",
+        ),
+    ),
 )
