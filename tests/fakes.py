@@ -161,7 +161,7 @@ class LoopingChat(FakeChat):
         if schema is None:
             return LOOP_REPLY
         said = messages[-1]["content"].removeprefix("User: ").split("\nAssistant:")[0]
-        facts = [{"fact": fact, "type": "personal"} for fact in (*BABBLE_FACTS, said)]
+        facts = [{"fact": fact, "type": "identity"} for fact in (*BABBLE_FACTS, said)]
         return json.dumps({"facts": facts})
 
 

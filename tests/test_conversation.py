@@ -16,7 +16,7 @@ from lobug.store.models import Fact, ScoredFact
 
 def scored(content: str) -> ScoredFact:
     fact = Fact(
-        1, "lobug", content, "personal", None, None, None, None, 0.5, None, (), 0, 0, None, None
+        1, "lobug", content, "identity", None, None, None, None, 0.5, None, (), 0, 0, None, None
     )
     return ScoredFact(fact, 0.9)
 

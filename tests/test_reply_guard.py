@@ -68,8 +68,8 @@ def test_the_fallback_is_no_context_for_fact_extraction(
     turn = assistant.reply("desk", "I am allergic to peanuts.")
     assert turn.user_message is not None and turn.assistant_message is not None
     fake_chat.enqueue(
-        '{"facts": [{"fact": "The user is allergic to peanuts", "type": "personal"}, '
-        '{"fact": "The user says oo, oo, oo, oo, oo", "type": "personal"}]}'
+        '{"facts": [{"fact": "The user is allergic to peanuts", "type": "identity"}, '
+        '{"fact": "The user says oo, oo, oo, oo, oo", "type": "identity"}]}'
     )
     assistant.memory.process_exchange("lobug", turn.user_message, turn.assistant_message)
     (extraction,) = fake_chat.extraction_requests()

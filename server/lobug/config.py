@@ -7,6 +7,7 @@ when the entry point asks.
 from __future__ import annotations
 
 import ipaddress
+import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -50,6 +51,11 @@ class MemoryConfig:
     timezone: str = ""
     # A dream retires low-value facts beyond this many current facts per agent.
     max_facts: int = 5000
+    # Facts learned from a conversation less sure than this are not stored (a model's
+    # `confidence`; 0.5 when it gives none, 0.4 for the user's own statements kept without it).
+    min_fact_confidence: float = 0.3
+    # Directories of skills (`<name>/SKILL.md`), searched in this order (`memory/skills.py`).
+    skills_dirs: tuple[Path, ...] = ()
 
     def __post_init__(self) -> None:
         try:
@@ -71,6 +77,8 @@ class MemoryConfig:
             raise ConfigError("LOBUG_DUPLICATE_DISTANCE must be between 0 and 2")
         if self.max_facts < 1:
             raise ConfigError("LOBUG_MAX_FACTS must be positive")
+        if not 0.0 <= self.min_fact_confidence <= 1.0:
+            raise ConfigError("LOBUG_MIN_FACT_CONFIDENCE must be between 0 and 1")
         for name in ("short_term_keep", "long_term_keep", "retrieval_top_k"):
             if getattr(self, name) < 0:
                 raise ConfigError(f"{name} must not be negative")
@@ -327,6 +335,11 @@ def _path(raw: str) -> Path:
     return Path(raw).expanduser()
 
 
+def _paths(raw: str) -> tuple[Path, ...]:
+    """Directories separated as PATH separates them (`:`; `;` on Windows)."""
+    return tuple(Path(part).expanduser() for part in raw.split(os.pathsep) if part.strip())
+
+
 def _lowered(raw: str) -> str:
     return raw.lower()
 
@@ -350,6 +363,8 @@ MEMORY_ENV: dict[str, tuple[str, Parser]] = {
     "search_recency_weight": ("LOBUG_SEARCH_RECENCY_WEIGHT", _number),
     "timezone": ("LOBUG_TIMEZONE", _text),
     "max_facts": ("LOBUG_MAX_FACTS", _integer),
+    "min_fact_confidence": ("LOBUG_MIN_FACT_CONFIDENCE", _number),
+    "skills_dirs": ("LOBUG_SKILLS_DIRS", _paths),
 }
 
 

@@ -3,7 +3,7 @@
     from lobug import MemoryEngine
 
     with MemoryEngine("memory.db", agent="alice") as memory:
-        memory.save("Alice's sister is called Ana", type="personal")
+        memory.save("Alice's sister is called Ana", type="identity")
         memory.add_messages([{"role": "user", "content": "I moved to Lisbon"}])
         memory.flush()  # learn from the messages now
         print(memory.format_for_injection("Where does Alice live?"))
@@ -57,6 +57,7 @@ def fact_dict(fact: Fact) -> dict[str, Any]:
         "id": fact.id,
         "content": fact.content,
         "type": fact.fact_type,
+        "due_at": fact.due_at,
         "pinned": fact.pinned,
         "current": fact.is_current,
         "created_at": fact.created_at,

@@ -13,6 +13,8 @@ English comes out about 25% above the real count, CJK and emoji at or above it.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Sequence
+from typing import TypeVar
 
 ASCII_CHARS_PER_TOKEN = 3
 # Room for the chat template, role markers and the instructions' own slack in one prompt.
@@ -52,3 +54,20 @@ def truncate_to_tokens(text: str, max_tokens: int) -> str:
         if math.ceil(ascii_chars / ASCII_CHARS_PER_TOKEN) + other_bytes > max_tokens:
             return text[:index]
     return text
+
+
+T = TypeVar("T")
+
+
+def oldest_that_fit(items: Sequence[T], size: Callable[[T], int], budget: int) -> list[T]:
+    """The longest prefix of `items` (oldest first) whose sizes add up to at most `budget`;
+    always at least one item, so a backlog drains even when one item alone is large (the
+    transcript cuts long messages)."""
+    taken: list[T] = []
+    used = 0
+    for item in items:
+        used += size(item)
+        if taken and used > budget:
+            break
+        taken.append(item)
+    return taken

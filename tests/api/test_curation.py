@@ -67,10 +67,10 @@ def lobug(client: TestClient) -> TestClient:
 
 
 def test_a_correction_is_a_new_version_that_supersedes_the_old(lobug: TestClient) -> None:
-    old = add_fact(lobug, "The user's car is red", type="personal")
-    assert (old["origin"], old["type"], old["superseded"]) == ("manual", "personal", [])
+    old = add_fact(lobug, "The user's car is red", type="identity")
+    assert (old["origin"], old["type"], old["superseded"]) == ("manual", "identity", [])
     new = ok(lobug.put(f"/memory/facts/lobug/{old['id']}", json={"content": "The car is blue"}))
-    assert new["content"] == "The car is blue" and new["type"] == "personal"
+    assert new["content"] == "The car is blue" and new["type"] == "identity"
     assert [v["id"] for v in new["versions"]] == [old["id"], new["id"]]
     assert new["versions"][0]["superseded_by"] == new["id"]
     assert new["versions"][0]["invalidated_at"] is not None
@@ -94,12 +94,12 @@ def test_a_near_duplicate_becomes_a_new_version_and_the_answer_says_so(
 
 def test_facts_are_paged_filtered_and_searched(lobug: TestClient) -> None:
     ids = [add_fact(lobug, f"fact about {word}")["id"] for word in ("apples", "boats", "cars")]
-    add_fact(lobug, "The user was born in Lisbon", type="personal")
+    add_fact(lobug, "The user was born in Lisbon", type="identity")
     page = ok(lobug.get("/memory/facts/lobug", params={"limit": 2, "offset": 1}))
     assert (page["total"], page["limit"], page["offset"]) == (4, 2, 1)
     assert [f["id"] for f in page["facts"]] == [ids[2], ids[1]]
-    personal = ok(lobug.get("/memory/facts/lobug", params={"type": "personal"}))["facts"]
-    assert [f["content"] for f in personal] == ["The user was born in Lisbon"]
+    identity = ok(lobug.get("/memory/facts/lobug", params={"type": "identity"}))["facts"]
+    assert [f["content"] for f in identity] == ["The user was born in Lisbon"]
     found = ok(lobug.get("/memory/facts/lobug", params={"q": "boats"}))["facts"]
     assert found[0]["id"] == ids[1]
 
@@ -149,7 +149,7 @@ def test_a_learned_fact_shows_its_sources_until_they_are_forgotten(
     lobug: TestClient, fake_chat: FakeChat
 ) -> None:
     fake_chat.enqueue(
-        "Nice!", json.dumps({"facts": [{"fact": "The user works at NASA", "type": "personal"}]})
+        "Nice!", json.dumps({"facts": [{"fact": "The user works at NASA", "type": "identity"}]})
     )
     say(lobug, "I work at NASA")
     fact = ok(lobug.get("/memory/facts/lobug"))["facts"][0]
@@ -188,7 +188,7 @@ def talk_and_summarize(message: Sequence[ChatMessage], schema: JsonSchema | None
     """Replies, extraction (a fact naming SECRET when the exchange does) and summaries."""
     text = " ".join(m["content"] for m in message)
     if schema is not None:
-        facts = [{"fact": f"The user's dog is {SECRET}", "type": "personal"}]
+        facts = [{"fact": f"The user's dog is {SECRET}", "type": "identity"}]
         return json.dumps({"facts": facts if SECRET in text else []})
     if message[0]["content"].startswith("You are Lo-Bug"):
         return "Okay."
@@ -235,7 +235,7 @@ def test_a_span_is_bounded_by_time(lobug: TestClient) -> None:
 def test_forgetting_while_a_fact_is_being_learned_leaves_nothing_behind(
     lobug: TestClient, fake_chat: FakeChat, settings: Settings
 ) -> None:
-    learned = [{"fact": f"The user's dog is called {SECRET}", "type": "personal"}]
+    learned = [{"fact": f"The user's dog is called {SECRET}", "type": "identity"}]
     fake_chat.enqueue("Nice dog!", json.dumps({"facts": learned}))
     fake_chat.extraction_gate = threading.Event()
     said = {"text": f"My dog is called {SECRET}"}

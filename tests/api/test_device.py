@@ -70,7 +70,7 @@ def test_working_memory_carries_the_conversation(client: TestClient, fake_chat: 
 
 def test_learned_facts_reach_later_prompts(client: TestClient, fake_chat: FakeChat) -> None:
     fake_chat.enqueue(
-        "Cool!", json.dumps({"facts": [{"fact": "The user works at NASA", "type": "personal"}]})
+        "Cool!", json.dumps({"facts": [{"fact": "The user works at NASA", "type": "identity"}]})
     )
     say(client, "I work at NASA")
     say(client, "Where does the user work?")
@@ -81,7 +81,7 @@ def test_devices_have_their_own_working_memory_but_share_facts(
     client: TestClient, fake_chat: FakeChat
 ) -> None:
     fake_chat.enqueue(
-        "Noted.", json.dumps({"facts": [{"fact": "The user plays the cello", "type": "personal"}]})
+        "Noted.", json.dumps({"facts": [{"fact": "The user plays the cello", "type": "identity"}]})
     )
     say(client, "I play the cello", device="kitchen")
     say(client, "Does the user play the cello?", device="desk")
@@ -96,7 +96,7 @@ def test_devices_mapped_to_other_agents_do_not_share_facts(
     mapped = settings.with_overrides(device_agents={"office": "work"})
     with TestClient(create_app(mapped, backends)) as client:
         fake_chat.enqueue(
-            "Ok.", json.dumps({"facts": [{"fact": "The user hates mornings", "type": "personal"}]})
+            "Ok.", json.dumps({"facts": [{"fact": "The user hates mornings", "type": "identity"}]})
         )
         say(client, "I hate mornings", device="office")
         say(client, "Does the user hate mornings?", device="home")

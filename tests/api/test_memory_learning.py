@@ -81,6 +81,7 @@ def test_context_is_budgeted_with_sections_and_a_prompt(client: TestClient) -> N
         "pinned",
         "base_memory",
         "blocks",
+        "skills",
         "facts",
         "summaries",
         "messages",

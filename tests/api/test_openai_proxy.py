@@ -33,7 +33,7 @@ def llm(client: TestClient) -> Iterator[openai.OpenAI]:
 
 
 def facts(*contents: str) -> str:
-    return json.dumps({"facts": [{"fact": c, "type": "personal"} for c in contents]})
+    return json.dumps({"facts": [{"fact": c, "type": "identity"} for c in contents]})
 
 
 def test_models_lists_the_chat_model(llm: openai.OpenAI) -> None:

@@ -57,7 +57,7 @@ def access(
 
 def test_facts_blocks_base_memory_and_audit(access: MemoryAccess) -> None:
     assert access.default_agent == "lobug"
-    added = access.add_fact("lobug", "The user's sister is Ana", "personal")
+    added = access.add_fact("lobug", "The user's sister is Ana", "identity")
     access.flag_fact("lobug", int(added["id"]), FactFlags(pinned=True, user_score=6))
     flagged = access.flag_fact("lobug", int(added["id"]), FactFlags(clear_score=True))
     assert (flagged["pinned"], flagged["user_score"]) == (True, None)
@@ -65,7 +65,7 @@ def test_facts_blocks_base_memory_and_audit(access: MemoryAccess) -> None:
     assert [v["content"] for v in corrected["versions"]][-1] == "The user's sister is Anna"
     shown = access.fact("lobug", int(added["id"]))
     assert shown["superseded_by"] == corrected["id"]
-    page = access.facts("lobug", FactQuery(fact_type="personal", include_history=True))
+    page = access.facts("lobug", FactQuery(fact_type="identity", include_history=True))
     assert (page["total"], page["limit"], page["offset"]) == (2, 100, 0)
     forgotten = access.forget_fact("lobug", int(corrected["id"]), False)
     assert forgotten["forgotten_at"] and forgotten["content"] == "The user's sister is Anna"

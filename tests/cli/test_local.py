@@ -38,7 +38,7 @@ def test_memory_commands_export_import_and_markdown_on_the_local_file(tmp_path: 
     env = {"LOBUG_DB_PATH": str(tmp_path / "lobug.db")}
     seeded(tmp_path / "lobug.db")
 
-    added = ok("facts", "add", "The user's sister is Ana", "--type", "personal", env=env)
+    added = ok("facts", "add", "The user's sister is Ana", "--type", "identity", env=env)
     assert added.out == "added fact 1\n"
     hits = ok("search", "who is my sister", "--json", env=env).json()
     assert hits[0] == {

@@ -37,12 +37,12 @@ def test_facts_search_blocks_and_base_memory_on_a_server(
 ) -> None:
     ok("agents", "create", "lobug", env=env)
     bees = ok("facts", "add", "The user keeps bees", "--type", "preference", "--json", env=env)
-    sister = ok("facts", "add", "The user's sister is Ana", "--type", "personal", env=env)
+    sister = ok("facts", "add", "The user's sister is Ana", "--type", "identity", env=env)
     bee_id = bees.json()["id"]
     assert sister.out.startswith("added fact ")
 
     listed = ok("facts", "list", env=env).out.splitlines()
-    assert listed[0].split() == ["id", "type", "content", "pinned", "score", "created"]
+    assert listed[0].split() == ["id", "type", "content", "due", "pinned", "score", "created"]
     assert "The user's sister is Ana" in listed[1] and "The user keeps bees" in listed[2]
     ok("facts", "pin", bee_id, env=env)
     ok("facts", "score", bee_id, "7", env=env)

@@ -26,7 +26,7 @@ def learn_what_was_said(messages: Sequence[ChatMessage], schema: JsonSchema | No
     if schema is None:
         return "Okay."
     said = messages[-1]["content"].split("User:")[-1].split("\n")[0].strip()
-    return json.dumps({"facts": [{"fact": said, "type": "knowledge"}]})
+    return json.dumps({"facts": [{"fact": said, "type": "trait"}]})
 
 
 def main(command: str, port: int) -> None:

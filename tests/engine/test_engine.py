@@ -42,8 +42,8 @@ def test_database_is_a_path_or_a_sqlite_url(tmp_path: Path) -> None:
 
 
 def test_saved_facts_are_found_updated_and_forgotten(engine: MemoryEngine) -> None:
-    saved = engine.save("Alice's sister is called Ana", type="personal")
-    assert saved["type"] == "personal" and saved["superseded"] == []
+    saved = engine.save("Alice's sister is called Ana", type="identity")
+    assert saved["type"] == "identity" and saved["superseded"] == []
     engine.save("Alice plays the cello")
     hits = engine.search_memory("sister Ana", limit=1)
     assert [hit["id"] for hit in hits] == [saved["id"]]
@@ -120,6 +120,7 @@ def test_context_keeps_pinned_facts_first_and_stays_in_its_budget(engine: Memory
         "pinned",
         "base_memory",
         "blocks",
+        "skills",
         "facts",
         "summaries",
         "messages",

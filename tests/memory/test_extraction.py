@@ -35,11 +35,11 @@ def test_invented_facts_are_dropped() -> None:
 
 def test_validation_drops_malformed_ungrounded_and_duplicate_items() -> None:
     items = [
-        {"fact": "The user works at NASA", "type": "personal", "confidence": 3},
-        {"fact": "The user works at NASA.", "type": "personal"},
-        {"fact": "The user is an astronaut on Mars", "type": "personal"},
-        {"fact": 12, "type": "personal"},
-        {"type": "personal"},
+        {"fact": "The user works at NASA", "type": "identity", "confidence": 3},
+        {"fact": "The user works at NASA.", "type": "identity"},
+        {"fact": "The user is an astronaut on Mars", "type": "identity"},
+        {"fact": 12, "type": "identity"},
+        {"type": "identity"},
         {"fact": "The user's name is Alex", "type": "made-up-type", "time": "  "},
     ]
     facts = validate_facts(
@@ -50,13 +50,13 @@ def test_validation_drops_malformed_ungrounded_and_duplicate_items() -> None:
     )
     assert [f.content for f in facts] == ["The user works at NASA", "The user's name is Alex"]
     assert facts[0].confidence == 1.0
-    assert facts[1].fact_type == "knowledge"
+    assert facts[1].fact_type == "trait"
     assert facts[1].time_span is None
     assert all(f.source_message_ids == (1, 2) for f in facts)
 
 
 def test_validation_respects_the_limit() -> None:
-    items = [{"fact": f"The user owns {n} cats", "type": "personal"} for n in range(1, 9)]
+    items = [{"fact": f"The user owns {n} cats", "type": "identity"} for n in range(1, 9)]
     facts = validate_facts(
         items,
         user_text="I own 1 2 3 4 5 6 7 8 cats",
@@ -73,7 +73,7 @@ def test_truncated_reply_keeps_the_completed_objects() -> None:
 
 def test_first_person_facts_are_stored_about_the_user() -> None:
     facts = validate_facts(
-        [{"fact": "I work at NASA", "type": "personal"}, {"fact": "My dog is Rex"}],
+        [{"fact": "I work at NASA", "type": "identity"}, {"fact": "My dog is Rex"}],
         user_text="I work at NASA, my dog is Rex",
         source_message_ids=(),
         max_facts=5,
@@ -93,9 +93,9 @@ def test_merge_keeps_order_skips_same_words_and_limits() -> None:
 def test_a_fact_found_only_in_the_assistants_words_is_dropped() -> None:
     """Issue 18: the model took its own babble and inventions for facts about the user."""
     items = [
-        {"fact": "The user lives in Lisbon with Joana", "type": "personal"},
-        {"fact": "The car is a luxury car", "type": "knowledge"},
-        {"fact": "The user's partner Joana is a teacher at a luxury school", "type": "personal"},
+        {"fact": "The user lives in Lisbon with Joana", "type": "identity"},
+        {"fact": "The car is a luxury car", "type": "trait"},
+        {"fact": "The user's partner Joana is a teacher at a luxury school", "type": "identity"},
     ]
     facts = validate_facts(
         items,

@@ -24,7 +24,7 @@ def unit_of(text: str) -> np.ndarray:
 
 
 def facts_reply(*facts: str) -> str:
-    return json.dumps({"facts": [{"fact": f, "type": "personal"} for f in facts]})
+    return json.dumps({"facts": [{"fact": f, "type": "identity"} for f in facts]})
 
 
 def exchange(store: SQLiteStore, user: str, assistant: str) -> tuple[Message, Message]:

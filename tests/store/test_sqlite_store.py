@@ -87,11 +87,11 @@ def test_agents_are_separate_namespaces(store: SQLiteStore) -> None:
 
 def test_superseded_fact_becomes_linked_history(store: SQLiteStore) -> None:
     old = store.add_fact(
-        "lobug", NewFact("The user lives in Portland", "personal"), unit(1, 0, *[0] * 62)
+        "lobug", NewFact("The user lives in Portland", "identity"), unit(1, 0, *[0] * 62)
     )
     added = store.add_fact_superseding_duplicate(
         "lobug",
-        NewFact("The user lives in Seattle", "personal"),
+        NewFact("The user lives in Seattle", "identity"),
         unit(1, 0.1, *[0] * 62),
         duplicate_distance=0.1,
     )

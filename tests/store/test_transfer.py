@@ -49,13 +49,13 @@ def remember_things(store: SQLiteStore, embedder: FakeEmbedder, agent: str = "lo
     store.add_summary(agent, "They talked about Ana", [said, answered])
     first = store.add_fact(
         agent,
-        NewFact("The user's sister is Ana", "personal", source_message_ids=(said.id,)),
+        NewFact("The user's sister is Ana", "identity", source_message_ids=(said.id,)),
         embedder.embed("sister Ana"),
     )
     corrected = store.correct_fact(
         agent,
         first.id,
-        NewFact("The user's sister is Anna", "personal"),
+        NewFact("The user's sister is Anna", "identity"),
         embedder.embed("Anna"),
         actor=CLI,
     )
@@ -160,7 +160,7 @@ def test_the_schema_file_is_the_generated_schema() -> None:
 @pytest.mark.parametrize(
     ("change", "path"),
     [
-        (lambda d: d.update(version=2), "$.version"),
+        (lambda d: d.update(version=3), "$.version"),
         (lambda d: d.pop("agents"), "$.agents"),
         (lambda d: d["agents"][0].update(name="a/b"), "$.agents[0].name"),
         (lambda d: d["agents"][0]["facts"][1].update(type="gossip"), "$.agents[0].facts[1].type"),
@@ -189,6 +189,29 @@ def test_a_bad_document_names_its_json_path_and_changes_nothing(
     with pytest.raises(jsonschema.ValidationError):
         jsonschema.validate(document, json_schema())
     assert without_ids(exported(target, embedder)) == without_ids(before)
+
+
+def test_a_version_1_document_is_read_with_its_facts_upgraded(
+    source: SQLiteStore, target: SQLiteStore, embedder: FakeEmbedder
+) -> None:
+    document = exported(source, embedder)
+    document["version"] = 1
+    facts = document["agents"][0]["facts"]
+    for fact, (old_type, span) in zip(
+        facts[:2], [("personal", "last year"), ("knowledge", None)], strict=True
+    ):
+        fact.update(type=old_type, time_span=span)
+    for fact in facts:
+        del fact["due_at"]
+
+    import_document(target, embedder, document, merge=False)
+
+    back = exported(target, embedder)["agents"]
+    upgraded = next(a for a in back if a["name"] == "lobug")["facts"]
+    assert [(f["type"], f["time_span"], f["due_at"]) for f in upgraded[:2]] == [
+        ("identity", None, None),
+        ("trait", None, None),
+    ]
 
 
 def test_numbers_json_cannot_hold_are_refused(source: SQLiteStore, embedder: FakeEmbedder) -> None:
@@ -224,13 +247,13 @@ def test_markdown_artifacts_are_byte_identical_for_the_same_database(
     second = write_markdown(agent, tmp_path / "two")
 
     names = [str(p.relative_to(tmp_path / "one")) for p in first]
-    assert names[:2] == ["GLOBAL_MEMORY.md", "audit.md"] and "facts/personal.md" in names
+    assert names[:2] == ["GLOBAL_MEMORY.md", "audit.md"] and "facts/identity.md" in names
     assert [p.read_bytes() for p in first] == [p.read_bytes() for p in second]
     memory = (tmp_path / "one" / "GLOBAL_MEMORY.md").read_text()
     assert "The user's sister is Anna (#" in memory and "pinned, score 9" in memory
     day = next((tmp_path / "one" / "days").glob("*.md")).read_text()
     assert "## Device kitchen" in day and "They talked about Ana" in day
-    assert "superseded by" in (tmp_path / "one" / "facts" / "personal.md").read_text()
+    assert "superseded by" in (tmp_path / "one" / "facts" / "identity.md").read_text()
 
 
 def test_backup_under_write_load_holds_every_acknowledged_message(

@@ -42,9 +42,9 @@ DESKTOP = {"width": 1280, "height": 900}
 PHONE = {"width": 390, "height": 844}
 REPO = Path(__file__).resolve().parents[2]
 FACTS = [
-    ("The user's sister is called Ana", "personal"),
+    ("The user's sister is called Ana", "identity"),
     ("The user likes green tea", "preference"),
-    ("The user's dog Rex is afraid of thunder", "personal"),
+    ("The user's dog Rex is afraid of thunder", "identity"),
     ("The user's dentist appointment is on Friday at 10", "event"),
     ("The user bakes sourdough bread on Saturdays", "preference"),
 ]

@@ -187,7 +187,7 @@ def test_every_change_of_the_dashboard_reaches_the_store(client: TestClient) -> 
     )
     csrf = csrf_of(client)
     form = {"agent": "lobug", "csrf": csrf}
-    client.post("/ui/facts", data={**form, "content": "The user has a cat", "type": "personal"})
+    client.post("/ui/facts", data={**form, "content": "The user has a cat", "type": "identity"})
     fact_id = client.get("/memory/facts/lobug").json()["facts"][0]["id"]
     client.post(f"/ui/facts/{fact_id}/correct", data={**form, "content": "The user has a cat, Tom"})
     client.post(f"/ui/facts/{fact_id}/score", data={**form, "score": ""})

@@ -44,6 +44,7 @@ class ContextFactOut(BaseModel):
     type: str
     content: str
     similarity: float
+    due_at: str | None = None
 
 
 class SummaryOut(BaseModel):
@@ -68,6 +69,9 @@ class ContextOut(BaseModel):
     facts: list[ContextFactOut]
     summaries: list[SummaryOut]
     relevant_messages: list[MessageOut]
+    skills: list[str] = Field(
+        default_factory=list, description="the skills whose whole text is in the prompt"
+    )
     active_topics: list[str] = []
     sections: list[SectionOut]
     prompt: str
@@ -103,11 +107,13 @@ def context_out(found: BudgetedContext, blocks: list[MemoryBlock]) -> ContextOut
                 type=hit.fact.fact_type,
                 content=hit.fact.content,
                 similarity=round(hit.similarity, 6),
+                due_at=iso_or_none(hit.fact.due_at),
             )
             for hit in context.facts
         ],
         summaries=[episode_out(s) for s in context.summaries],
         relevant_messages=scored_out(list(context.messages)),
+        skills=[skill.name for skill in context.skills],
         active_topics=list(context.topics),
         sections=[SectionOut(name=s.name, tokens=s.tokens, share=s.share) for s in found.sections],
         prompt=found.prompt,

@@ -24,7 +24,8 @@ MAX_PAGE = 1000
 MAX_OFFSET = 1_000_000
 MAX_ID = 2**63 - 1  # SQLite's largest integer
 
-FactType = Literal["personal", "preference", "knowledge", "event"]
+# `store.models.FACT_TYPES` (a test keeps them equal).
+FactType = Literal["identity", "trait", "preference", "event", "commitment", "constraint"]
 FactText = Annotated[
     str, StringConstraints(strip_whitespace=True, min_length=1, max_length=MAX_FACT_CHARS)
 ]
@@ -46,7 +47,7 @@ admin = APIRouter(dependencies=[AdminOnly], responses=ADMIN_RESPONSES)
 
 class FactIn(StrictBody):
     content: FactText
-    type: FactType = "knowledge"
+    type: FactType = "trait"
 
 
 class CorrectionIn(StrictBody):
@@ -67,7 +68,10 @@ class FactOut(BaseModel):
     subject: str | None
     relation: str | None
     object: str | None
-    time_span: str | None
+    time_span: str | None = Field(
+        description="short_term, medium_term, current, long_term or future (None: not said)"
+    )
+    due_at: str | None = Field(description="when a commitment is due")
     confidence: float
     user_score: int | None
     pinned: bool
@@ -106,6 +110,7 @@ def fact_fields(fact: Fact) -> FactOut:
         relation=fact.relation,
         object=fact.object,
         time_span=fact.time_span,
+        due_at=iso_or_none(fact.due_at),
         confidence=fact.confidence,
         user_score=fact.user_score,
         pinned=fact.pinned,

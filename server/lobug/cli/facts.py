@@ -10,12 +10,13 @@ import click
 from lobug.cli.access import MemoryAccess, memory_command
 from lobug.cli.output import Column, Output, cell
 from lobug.memory.search import SearchMode
-from lobug.store.models import FACT_TYPES, FactFlags, FactQuery
+from lobug.store.models import DEFAULT_FACT_TYPE, FACT_TYPES, FactFlags, FactQuery
 
 FACT_COLUMNS: list[Column] = [
     ("id", "id"),
     ("type", "type"),
     ("content", "content"),
+    ("due_at", "due"),
     ("pinned", "pinned"),
     ("user_score", "score"),
     ("created_at", "created"),
@@ -73,7 +74,7 @@ def show_fact(memory: MemoryAccess, out: Output, agent: str, fact_id: int) -> No
 @facts.command("add")
 @memory_command
 @click.argument("text")
-@click.option("--type", "fact_type", type=click.Choice(FACT_TYPES), default="knowledge")
+@click.option("--type", "fact_type", type=click.Choice(FACT_TYPES), default=DEFAULT_FACT_TYPE)
 def add_fact(memory: MemoryAccess, out: Output, agent: str, text: str, fact_type: str) -> None:
     """Write a fact by hand; a near duplicate of a current fact becomes its new version."""
     added = memory.add_fact(agent, text, fact_type)

@@ -14,7 +14,7 @@ import httpx
 from lobug.cli.access import Json
 from lobug.cli.output import Refused
 from lobug.memory.search import SearchMode
-from lobug.store.models import FactFlags, FactQuery
+from lobug.store.models import DEFAULT_FACT_TYPE, FactFlags, FactQuery
 
 TIMEOUT_S = 60.0
 
@@ -84,7 +84,7 @@ class RemoteAccess:
         return found
 
     def add_fact(self, agent: str, text: str, fact_type: str | None) -> Json:
-        body = {"content": text, "type": fact_type or "knowledge"}
+        body = {"content": text, "type": fact_type or DEFAULT_FACT_TYPE}
         found: Json = self.call("POST", f"/facts/{agent}", json=body)
         return found
 

@@ -6,8 +6,11 @@ the episodes (summaries) relevant to the query or of a time it names, and that t
 messages (what a device turn gets); here the past messages relevant to the query are added
 after those, and the whole is fitted to `max_tokens` in priority order:
 
-    pinned facts > base memory > memory blocks > relevant facts > episodes > messages
+    pinned facts > base memory > memory blocks > skills > relevant facts > episodes > messages
         > active topics (the global memory's, `memory/global_memory.py`)
+
+(the memory blocks include the read-only `skills` catalog; "skills" are the whole texts of
+the skills the query is about, `memory/skills.py`).
 
 Each section takes what it needs of what the sections before it left. A list item (a fact, a
 summary, a message) is kept whole or left out, and the first that does not fit ends its
@@ -41,7 +44,16 @@ log = logging.getLogger(__name__)
 DEFAULT_CONTEXT_TOKENS = 1500
 MEMORY_HEADER = "What you remember about this user:\n\n"
 # The sections in the order the budget serves them, each a field of `MemoryContext`.
-SECTIONS = ("pinned", "base_memory", "blocks", "facts", "summaries", "messages", "topics")
+SECTIONS = (
+    "pinned",
+    "base_memory",
+    "blocks",
+    "skills",
+    "facts",
+    "summaries",
+    "messages",
+    "topics",
+)
 # A text cut to less than this is left out instead.
 MIN_CUT_TOKENS = 32
 # One past message never takes more than this (it is cut, with a marker, before fitting).
@@ -185,6 +197,7 @@ def cut_to_fit(kept: MemoryContext, name: str, item: Any, max_tokens: int) -> Me
 TEXT_CUTTERS: dict[str, Callable[[Any, int], Any]] = {
     "base_memory": lambda text, room: within(text, room),
     "blocks": lambda block, room: (block[0], within(block[1], room)),
+    "skills": lambda skill, room: dataclasses.replace(skill, text=within(skill.text, room)),
 }
 
 

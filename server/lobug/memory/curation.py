@@ -17,6 +17,7 @@ from lobug.config import MemoryConfig
 from lobug.memory import search
 from lobug.memory.search import FactMatch
 from lobug.store.models import (
+    DEFAULT_FACT_TYPE,
     FACT_TYPES,
     MANUAL,
     AddedFact,
@@ -127,7 +128,14 @@ class Curation:
     def correct_fact(self, agent: str, fact_id: int, content: str, *, actor: str) -> Fact:
         """A new version of the current fact `fact_id` with `content`."""
         old = self.store.agent_fact(agent, fact_id)
-        fact = NewFact(content.strip(), old.fact_type, confidence=1.0, origin=MANUAL)
+        fact = NewFact(
+            content.strip(),
+            old.fact_type,
+            time_span=old.time_span,
+            confidence=1.0,
+            origin=MANUAL,
+            due_at=old.due_at,
+        )
         return self.store.correct_fact(
             agent, fact_id, fact, self.embedder.embed(fact.content), actor=actor
         )
@@ -198,7 +206,7 @@ class Curation:
 
 def _fact_type(fact_type: str | None) -> str:
     if fact_type is None:
-        return "knowledge"
+        return DEFAULT_FACT_TYPE
     if fact_type not in FACT_TYPES:
         raise ValueError(f"type must be one of {', '.join(FACT_TYPES)}")
     return fact_type

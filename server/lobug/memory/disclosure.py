@@ -10,7 +10,9 @@ user works at NASA". Questions and requests are not statements about the user an
 from __future__ import annotations
 
 import re
+from datetime import datetime
 
+from lobug.memory.when import due_time
 from lobug.store.models import NewFact
 from lobug.text import FUNCTION_WORDS, sentence_case, third_person
 
@@ -25,18 +27,49 @@ _REQUEST_START = re.compile(
 )
 
 
-def self_disclosures(user_text: str, source_message_ids: tuple[int, ...]) -> list[NewFact]:
+# A statement's type, by its first-person verb; anything else says who the user is.
+_DISCLOSED_TYPES = (
+    (
+        "commitment",
+        r"i'll|i will|i promised?|i'm going to|i am going to|i have to|i need to|i must|"
+        r"i plan to|i intend to|i'm supposed to",
+    ),
+    (
+        "constraint",
+        r"i can't|i cannot|i can not|i'm allergic|i am allergic|i don't eat|i do not eat|"
+        r"i never|i'm not allowed|i am not allowed|my budget",
+    ),
+    ("preference", r"i (?:really )?(?:like|love|hate|prefer|enjoy|dislike)|my favou?rite"),
+)
+_DISCLOSED = tuple(
+    (kind, re.compile(rf"\b(?:{verbs})\b", re.IGNORECASE)) for kind, verbs in _DISCLOSED_TYPES
+)
+
+
+def disclosed_type(sentence: str) -> str:
+    """What a first-person statement is: a commitment ("I'll call Anna"), a constraint ("I
+    can't eat nuts"), a preference ("I love jazz"), else identity."""
+    for kind, verbs in _DISCLOSED:
+        if verbs.search(sentence):
+            return kind
+    return "identity"
+
+
+def self_disclosures(
+    user_text: str, source_message_ids: tuple[int, ...], said_at: datetime | None = None
+) -> list[NewFact]:
+    """The user's statements about themselves as facts; a commitment's due time is read as of
+    `said_at`."""
     facts = []
     for match in _SENTENCE.finditer(user_text):
         sentence = " ".join(match.group().split())
         if _is_statement_about_user(sentence):
-            content = third_person(sentence.rstrip(".!"))
+            content = sentence_case(third_person(sentence.rstrip(".!")))
+            kind = disclosed_type(sentence)
+            due = due_time(sentence, said_at) if kind == "commitment" and said_at else None
             facts.append(
                 NewFact(
-                    content=sentence_case(content),
-                    fact_type="personal",
-                    confidence=0.4,
-                    source_message_ids=source_message_ids,
+                    content, kind, confidence=0.4, source_message_ids=source_message_ids, due_at=due
                 )
             )
     return facts

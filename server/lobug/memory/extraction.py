@@ -12,11 +12,13 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable, Sequence
+from datetime import datetime
 from typing import Any
 
 from lobug.memory.disclosure import informative_sentences, names_someone
+from lobug.memory.when import due_time
 from lobug.quality import text_problem
-from lobug.store.models import FACT_TYPES, NewFact
+from lobug.store.models import TIME_SPANS, NewFact, fact_type_of
 from lobug.text import FUNCTION_WORDS, sentence_case, third_person
 
 MAX_FACT_CHARS = 300
@@ -147,10 +149,12 @@ def validate_facts(
     source_message_ids: tuple[int, ...],
     max_facts: int,
     language: str = "en",
+    said_at: datetime | None = None,
 ) -> list[NewFact]:
     """Well-formed facts grounded in the user's statements (`informative_sentences` of
     `user_text`), de-duplicated, at most `max_facts`; claims that fail `claim_problem` are
-    dropped."""
+    dropped. A commitment's due time is read as of `said_at` (when the user spoke, in their
+    time zone)."""
     kept: list[NewFact] = []
     seen: set[str] = set()
     statements = informative_sentences(user_text)
@@ -158,7 +162,7 @@ def validate_facts(
         claim = item.get("fact", item.get("content"))
         if not isinstance(claim, str) or claim_problem(claim, language) is not None:
             continue
-        fact = _to_fact(item, source_message_ids)
+        fact = _to_fact(item, source_message_ids, said_at)
         if fact is None:
             continue
         key = " ".join(content_words(fact.content))
@@ -183,26 +187,38 @@ def merge_facts(first: list[NewFact], second: list[NewFact], limit: int) -> list
     return merged[:limit]
 
 
-def _to_fact(item: dict[str, Any], source_message_ids: tuple[int, ...]) -> NewFact | None:
+def _to_fact(
+    item: dict[str, Any], source_message_ids: tuple[int, ...], said_at: datetime | None
+) -> NewFact | None:
     content = item.get("fact", item.get("content"))
     if not isinstance(content, str):
         return None
     content = sentence_case(third_person(" ".join(content.split())))
     if not content or len(content) > MAX_FACT_CHARS:
         return None
-    fact_type = item.get("type")
-    if fact_type not in FACT_TYPES:
-        fact_type = "knowledge"
+    fact_type = fact_type_of(item.get("type"))
+    span = item.get("time_span")
     return NewFact(
         content=content,
-        fact_type=str(fact_type),
+        fact_type=fact_type,
         subject=_optional_text(item.get("subject")),
         relation=_optional_text(item.get("relation")),
         object=_optional_text(item.get("object")),
-        time_span=_optional_text(item.get("time")),
+        time_span=span if span in TIME_SPANS else None,
         confidence=_confidence(item.get("confidence")),
         source_message_ids=source_message_ids,
+        due_at=due_of(item.get("due"), content, said_at) if fact_type == "commitment" else None,
     )
+
+
+def due_of(due: Any, content: str, said_at: datetime | None) -> float | None:
+    """When a commitment is due: the time its `due` field names, else one its sentence
+    names; None when neither names one (or the time it was said is not known)."""
+    if said_at is None:
+        return None
+    if isinstance(due, str) and (at := due_time(due, said_at)) is not None:
+        return at
+    return due_time(content, said_at)
 
 
 def _optional_text(value: Any) -> str | None:

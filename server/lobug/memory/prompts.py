@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from lobug.backends.base import ChatMessage, JsonSchema
-from lobug.store.models import FACT_TYPES, Fact, Message, Summary
+from lobug.store.models import FACT_TYPES, TIME_SPANS, Fact, Message, Summary
 
 MAX_TRANSCRIPT_MESSAGE_CHARS = 400
 
@@ -17,7 +17,8 @@ FACT_SCHEMA_ITEM: JsonSchema = {
         "subject": {"type": "string"},
         "relation": {"type": "string"},
         "object": {"type": "string"},
-        "time": {"type": "string"},
+        "time_span": {"type": "string", "enum": list(TIME_SPANS)},
+        "due": {"type": "string"},
         "confidence": {"type": "number"},
     },
     "required": ["fact", "type"],
@@ -48,21 +49,28 @@ def fact_schema(max_items: int, *, simple: bool = False) -> JsonSchema:
 
 
 FACT_EXTRACTION_SYSTEM = """You extract durable facts about the user from one exchange.
-Output JSON only: {"facts": [{"fact": "...", "type": "personal|preference|knowledge|event",
-"subject": "...", "relation": "...", "object": "...", "time": "...", "confidence": 0.0-1.0}]}
+Output JSON only: {"facts": [{"fact": "...", "type": "identity|trait|preference|event|commitment|
+constraint", "subject": "...", "relation": "...", "object": "...", "time_span": "short_term|
+medium_term|current|long_term|future", "due": "...", "confidence": 0.0-1.0}]}
 Rules:
 - Each fact is one short standalone sentence in the third person ("The user ...").
 - Only facts stated in the exchange. Never guess or add details.
 - Skip greetings, chitchat, questions and filler. No facts: {"facts": []}.
-- type: personal (identity, work, family, places), preference (likes, dislikes, habits),
-  knowledge (things the user knows or told), event (something that happened or is planned).
-- subject/relation/object, time and confidence are optional."""
+- type: identity (name, work, family, home), trait (character, skills, habits, what the user
+  knows), preference (likes, dislikes), event (something that happened or is planned),
+  commitment (something the user promised or intends to do), constraint (a limit: allergy,
+  budget, rule, something the user cannot do).
+- time_span: how long the fact holds. due: when a commitment is due, in the user's words
+  ("tomorrow", "on Friday").
+- subject/relation/object, time_span, due and confidence are optional; confidence is how
+  sure the exchange makes the fact."""
 
 
 SIMPLE_FACT_EXTRACTION_SYSTEM = """Extract facts about the user from the exchange.
-Output JSON only: {"facts": [{"fact": "The user ...", "type": "personal"}]}
+Output JSON only: {"facts": [{"fact": "The user ...", "type": "identity"}]}
 Each fact is one short sentence about the user, stated in the exchange.
-type is one of: personal, preference, knowledge, event. No facts: {"facts": []}."""
+type is one of: identity, trait, preference, event, commitment, constraint.
+No facts: {"facts": []}."""
 
 
 def fact_extraction_messages(

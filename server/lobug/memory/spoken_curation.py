@@ -62,7 +62,7 @@ def correct(curation: Curation, agent: str, request: Correction) -> str:
     said = second_person(request.statement.rstrip(".!"))
     candidates = curation.facts_about(agent, request.subject)
     if not candidates:
-        curation.add_fact(agent, content, "personal", actor=VOICE)
+        curation.add_fact(agent, content, "identity", actor=VOICE)
         return f"Thanks, I'll remember that {said}."
     if len(candidates) == 1:
         curation.correct_fact(agent, candidates[0].id, content, actor=VOICE)

@@ -17,7 +17,7 @@ from typing import Any
 
 from lobug.backends.base import Embedder
 from lobug.names import AGENT_NAME, AGENT_NAME_RULE, DEVICE_ID, DEVICE_ID_RULE
-from lobug.store.models import API_SOURCE, Agent, Vector
+from lobug.store.models import API_SOURCE, FACT_TYPES, TIME_SPANS, Agent, Vector, fact_type_of
 from lobug.store.protocol import Store
 from lobug.store.records import (
     FORMAT,
@@ -56,12 +56,12 @@ FIELDS: dict[str, Spec] = {
     },
     "facts": {
         "id": "integer",
-        "type": "personal|preference|knowledge|event",
+        "type": "|".join(FACT_TYPES),
         "content": "string",
         "subject": "string?",
         "relation": "string?",
         "object": "string?",
-        "time_span": "string?",
+        "time_span": "|".join(TIME_SPANS) + "?",
         "confidence": "number",
         "user_score": "score?",
         "pinned": "boolean",
@@ -73,6 +73,7 @@ FIELDS: dict[str, Spec] = {
         "superseded_by": "integer?",
         "forgotten_at": "number?",
         "purged_at": "number?",
+        "due_at": "number?",
     },
     "base_memory_versions": {
         "id": "integer",
@@ -176,12 +177,35 @@ def agent_chunks(store: Store, agent: Agent) -> Iterator[str]:
 def read_document(document: Any) -> list[AgentRecords]:
     """The agents of a parsed export document. Raises InvalidExport."""
     check_object(document, DOCUMENT_FIELDS, "$")
-    if document["version"] != VERSION:
-        raise InvalidExport("$.version", f"this Lo-Bug reads version {VERSION} only")
+    if document["version"] not in (1, VERSION):
+        raise InvalidExport("$.version", f"this Lo-Bug reads versions 1 to {VERSION} only")
     agents = document.get("agents")
     if not isinstance(agents, list):
         raise InvalidExport("$.agents", "must be a list")
+    if document["version"] == 1:
+        agents = [upgraded_from_version_1(agent) for agent in agents]
     return [agent_records(agent, f"$.agents[{n}]") for n, agent in enumerate(agents)]
+
+
+def upgraded_from_version_1(agent: Any) -> Any:
+    """A version-1 agent's facts as version 2 writes them: the old types mapped as the
+    database's migration maps them, free-text `time_span` cleared, no `due_at`."""
+    facts = agent.get("facts") if isinstance(agent, dict) else None
+    if not isinstance(facts, list):
+        return agent
+    return {**agent, "facts": [upgraded_fact(fact) for fact in facts]}
+
+
+def upgraded_fact(fact: Any) -> Any:
+    if not isinstance(fact, dict):
+        return fact
+    span = fact.get("time_span")
+    return {
+        **fact,
+        "type": fact_type_of(fact.get("type")),
+        "time_span": span if span in TIME_SPANS else None,
+        "due_at": None,
+    }
 
 
 def agent_records(agent: Any, path: str) -> AgentRecords:

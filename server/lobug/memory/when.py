@@ -10,6 +10,10 @@ yesterday (morning / afternoon / evening), last night, the day before yesterday,
 weeks / months / years ago (digits or one to twelve, "a", "a couple of"), this / last week,
 last weekend, this / last month, this / last year, (last / on) Monday..Sunday, in / during /
 last March (optionally with a year, or "March 2023").
+
+`due_time(text, now)` reads the other way, for when a promise is due: tomorrow, the day after
+tomorrow, tonight, this afternoon / evening, today, later, in N days / weeks / months / years,
+next week / weekend / month / year, (on / by / next) Monday..Sunday, in / by March.
 """
 
 from __future__ import annotations
@@ -205,6 +209,85 @@ def time_window(text: str, now: datetime) -> TimeWindow | None:
             continue
         start, end = rule(match, now)
         return TimeWindow(start.timestamp(), end.timestamp(), match[0])
+    return None
+
+
+def _ahead(match: re.Match[str], now: datetime) -> datetime:
+    count, unit = _number(match[1]), match[2]
+    if unit == "month":
+        return _month_start(now.year, now.month + count, now.tzinfo)
+    if unit == "year":
+        return _midnight(date(now.year + count, 1, 1), now.tzinfo)
+    days = count * (7 if unit == "week" else 1)
+    return _midnight(now.date() + timedelta(days=days), now.tzinfo)
+
+
+def _coming_weekday(match: re.Match[str], now: datetime) -> datetime:
+    """The next such day after today ("on Friday" said on a Friday is a week away)."""
+    ahead = (WEEKDAYS.index(match[1]) - now.weekday()) % 7 or 7
+    return _midnight(now.date() + timedelta(days=ahead), now.tzinfo)
+
+
+def _coming_month(match: re.Match[str], now: datetime) -> datetime:
+    """The first day of the named month: this year's, unless it has begun already."""
+    month = MONTHS.index(match[1]) + 1
+    return _month_start(now.year if month > now.month else now.year + 1, month, now.tzinfo)
+
+
+DueRule = Callable[[re.Match[str], datetime], datetime]
+
+
+def _days_ahead(days: int, hour: int = 0) -> DueRule:
+    return lambda match, now: (
+        _midnight(now.date() + timedelta(days=days), now.tzinfo) + (timedelta(hours=hour))
+    )
+
+
+def _next_monday(match: re.Match[str], now: datetime) -> datetime:
+    return _midnight(now.date() + timedelta(days=7 - now.weekday()), now.tzinfo)
+
+
+def _coming_saturday(match: re.Match[str], now: datetime) -> datetime:
+    return _midnight(now.date() + timedelta(days=(5 - now.weekday()) % 7 or 7), now.tzinfo)
+
+
+def _next_month(match: re.Match[str], now: datetime) -> datetime:
+    return _month_start(now.year, now.month + 1, now.tzinfo)
+
+
+def _next_year(match: re.Match[str], now: datetime) -> datetime:
+    return _midnight(date(now.year + 1, 1, 1), now.tzinfo)
+
+
+# Phrases naming a time to come, most specific first: when a commitment is due.
+DUE_RULES: tuple[tuple[re.Pattern[str], DueRule], ...] = tuple(
+    (re.compile(rf"\b{pattern}\b"), rule)
+    for pattern, rule in (
+        (r"(?:the )?day after tomorrow", _days_ahead(2)),
+        (r"tomorrow", _days_ahead(1)),
+        (r"tonight|this evening", _days_ahead(0, DAY_PARTS["evening"][0])),
+        (r"this afternoon", _days_ahead(0, DAY_PARTS["afternoon"][0])),
+        (r"today|later", _days_ahead(0)),
+        (rf"in {_COUNT} (day|week|month|year)s?", _ahead),
+        (r"next week", _next_monday),
+        (r"(?:this|next) weekend", _coming_saturday),
+        (r"next month", _next_month),
+        (r"next year", _next_year),
+        (rf"(?:on |by |next |this |until |before )?{_WEEKDAY}", _coming_weekday),
+        (rf"(?:in|by|until|before) {_MONTH}", _coming_month),
+    )
+)
+
+
+def due_time(text: str, now: datetime) -> float | None:
+    """When something promised in `text` is due: the start of the first time to come it
+    names ("tomorrow": tomorrow at midnight, "tonight": today at 18:00, "on Friday": the next
+    Friday), in `now`'s time zone; None when it names none."""
+    lowered = " ".join(text.lower().split())
+    for pattern, rule in DUE_RULES:
+        match = pattern.search(lowered)
+        if match is not None:
+            return rule(match, now).timestamp()
     return None
 
 

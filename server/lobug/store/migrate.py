@@ -33,7 +33,7 @@ TABLES: tuple[tuple[str, str, str], ...] = (
         "id",
         "id, agent_id, content, fact_type, subject, relation, object, time_span, confidence, "
         "user_score, source_message_ids, created_at, valid_from, invalidated_at, origin, "
-        "pinned, forgotten_at, purged_at",
+        "pinned, forgotten_at, purged_at, due_at",
     ),
     (
         "summaries",

@@ -11,7 +11,31 @@ import numpy.typing as npt
 
 Vector = npt.NDArray[np.float32]
 Clock = Callable[[], float]
-FACT_TYPES = ("personal", "preference", "knowledge", "event")
+# What a fact is about (seed 001): who the user is, what they are like, what they like, what
+# happened, what they promised, what limits them. `DEFAULT_FACT_TYPE` for a fact of no type.
+FACT_TYPES = ("identity", "trait", "preference", "event", "commitment", "constraint")
+DEFAULT_FACT_TYPE = "trait"
+# The types before SQLite migration 8 / PostgreSQL migration 3, and what each became.
+LEGACY_FACT_TYPES = {
+    "personal": "identity",
+    "knowledge": "trait",
+    "preference": "preference",
+    "event": "event",
+}
+
+
+def fact_type_of(value: Any) -> str:
+    """One of `FACT_TYPES`: a known type, an old one mapped as migration 8 maps it, else
+    `DEFAULT_FACT_TYPE`."""
+    if not isinstance(value, str):
+        return DEFAULT_FACT_TYPE
+    if value in FACT_TYPES:
+        return value
+    return LEGACY_FACT_TYPES.get(value, DEFAULT_FACT_TYPE)
+
+
+# How long a fact holds, coarsely (seed 001); None: not said.
+TIME_SPANS = ("short_term", "medium_term", "current", "long_term", "future")
 
 
 # The conversation log's device column for messages that came from no device: the memory API
@@ -110,7 +134,7 @@ class BlockChange:
 @dataclass(frozen=True)
 class NewFact:
     content: str
-    fact_type: str = "knowledge"
+    fact_type: str = DEFAULT_FACT_TYPE
     subject: str | None = None
     relation: str | None = None
     object: str | None = None
@@ -118,6 +142,8 @@ class NewFact:
     confidence: float = 0.5
     source_message_ids: tuple[int, ...] = ()
     origin: str | None = None
+    # A commitment's due time (Unix seconds): the start of the time it names.
+    due_at: float | None = None
 
 
 @dataclass(frozen=True)
@@ -141,6 +167,7 @@ class Fact:
     pinned: bool = False
     forgotten_at: float | None = None
     purged_at: float | None = None
+    due_at: float | None = None
 
     @property
     def is_current(self) -> bool:

@@ -17,7 +17,9 @@ from typing import Any
 Record = dict[str, Any]
 
 FORMAT = "lobug-export"
-VERSION = 1
+# Version 2: facts of the six types of seed 001, `time_span` a coarse enum, `due_at`. A
+# version-1 document is still read (`memory/transfer.py` upgrades its facts).
+VERSION = 2
 
 # The kinds of record of one agent, in the order a document holds them: a later kind may
 # refer to the ids of an earlier one (facts to messages, summaries to messages).

@@ -15,7 +15,15 @@ from lobug.api.deps import MemoryDep, require_agent
 from lobug.api.facts import MAX_FACT_CHARS, MAX_ID
 from lobug.services import MemoryServices
 from lobug.store.errors import FactNotFound
-from lobug.store.models import FACT_TYPES, MANUAL, Fact, FactFlags, FactQuery, Message
+from lobug.store.models import (
+    DEFAULT_FACT_TYPE,
+    FACT_TYPES,
+    MANUAL,
+    Fact,
+    FactFlags,
+    FactQuery,
+    Message,
+)
 from lobug.ui.access import EditorDep, ViewerDep
 from lobug.ui.render import AgentChoice, act, choose_agent, link_for, message_page, page
 
@@ -85,6 +93,7 @@ async def facts(
         page_size=PAGE_SIZE,
         filters={"type": fact_type, "q": q, "history": history or None},
         fact_types=FACT_TYPES,
+        default_type=DEFAULT_FACT_TYPE,
         state_of=state_of,
     )
 
@@ -128,7 +137,7 @@ async def add_fact(
     svc: MemoryDep,
     agent: AgentField,
     content: FactText,
-    fact_type: Annotated[str, Form(alias="type")] = "knowledge",
+    fact_type: Annotated[str, Form(alias="type")] = DEFAULT_FACT_TYPE,
 ) -> RedirectResponse:
     def add() -> str:
         require_agent(svc, agent)

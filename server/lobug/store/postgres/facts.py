@@ -103,8 +103,8 @@ class PostgresFacts(PostgresAudit):
     def _insert_fact(conn: Any, agent_id: int, fact: NewFact, vector: Vector, now: float) -> int:
         row = conn.execute(
             "INSERT INTO facts(agent_id, content, fact_type, subject, relation, object, "
-            "time_span, confidence, source_message_ids, created_at, valid_from, origin) "
-            "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s) RETURNING id",
+            "time_span, confidence, source_message_ids, created_at, valid_from, origin, due_at) "
+            "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s) RETURNING id",
             (
                 agent_id,
                 fact.content,
@@ -118,6 +118,7 @@ class PostgresFacts(PostgresAudit):
                 now,
                 now,
                 fact.origin,
+                fact.due_at,
             ),
         ).fetchone()
         conn.execute(

@@ -25,7 +25,7 @@ SOURCES: dict[str, tuple[str, str]] = {
     "facts": (
         "id, fact_type AS type, content, subject, relation, object, time_span, confidence, "
         "user_score, pinned, origin, source_message_ids, created_at, valid_from, "
-        "invalidated_at, superseded_by, forgotten_at, purged_at",
+        "invalidated_at, superseded_by, forgotten_at, purged_at, due_at",
         "facts",
     ),
     "base_memory_versions": ("id, content, written_by, created_at", "base_memory_versions"),

@@ -88,8 +88,8 @@ class SQLiteFacts(SQLiteAudit):
     def _insert_fact(conn: Any, agent_id: int, fact: NewFact, vector: Vector, now: float) -> int:
         cursor = conn.execute(
             "INSERT INTO facts(agent_id, content, fact_type, subject, relation, object, "
-            "time_span, confidence, source_message_ids, created_at, valid_from, origin) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "time_span, confidence, source_message_ids, created_at, valid_from, origin, due_at) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
                 agent_id,
                 fact.content,
@@ -103,6 +103,7 @@ class SQLiteFacts(SQLiteAudit):
                 now,
                 now,
                 fact.origin,
+                fact.due_at,
             ),
         )
         fact_id = int(cursor.lastrowid)

@@ -125,8 +125,8 @@ class ImportWriter:
             record,
             "INSERT INTO facts(agent_id, content, fact_type, subject, relation, object, "
             "time_span, confidence, user_score, pinned, origin, source_message_ids, created_at, "
-            "valid_from, invalidated_at, forgotten_at, purged_at) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "valid_from, invalidated_at, forgotten_at, purged_at, due_at) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
                 self.agent_id,
                 record["content"],
@@ -145,6 +145,7 @@ class ImportWriter:
                 record["invalidated_at"],
                 record["forgotten_at"],
                 record["purged_at"],
+                record["due_at"],
             ),
         )
         vector = self.vectors.get(content_key("facts", record))

@@ -44,7 +44,7 @@ FACT_COLUMNS = (
     "f.id, a.name AS agent, f.content, f.fact_type, f.subject, f.relation, f.object, "
     "f.time_span, f.confidence, f.user_score, f.source_message_ids, f.created_at, "
     "f.valid_from, f.invalidated_at, f.superseded_by, f.origin, f.pinned, f.forgotten_at, "
-    "f.purged_at"
+    "f.purged_at, f.due_at"
 )
 AUDIT_COLUMNS = "id, agent_id, at, actor, action, target, target_ids, before, after, detail"
 BASE_MEMORY_VERSION_COLUMNS = "id, content, written_by, created_at"
@@ -117,6 +117,7 @@ def fact(row: Any) -> Fact:
         pinned=bool(row["pinned"]),
         forgotten_at=row["forgotten_at"],
         purged_at=row["purged_at"],
+        due_at=row["due_at"],
     )
 
 

@@ -20,6 +20,29 @@ class Migration:
     statements: Sequence[str] = field(default_factory=tuple)
 
 
+# Richer facts (seed 001), SQLite's migration 8 and PostgreSQL's 3 alike. The four old types
+# become the six new ones: personal -> identity, knowledge -> trait, preference and event
+# stay (`models.LEGACY_FACT_TYPES`). `time_span` was the model's free text ("last year"); it
+# becomes the coarse enum `models.TIME_SPANS`, and free text that is none of them is cleared
+# (the fact's sentence still says it). `due_at`: when a commitment is due.
+RICHER_FACTS = (
+    "ALTER TABLE facts ADD COLUMN due_at {time}",
+    "UPDATE facts SET fact_type = CASE fact_type WHEN 'personal' THEN 'identity' "
+    "WHEN 'knowledge' THEN 'trait' ELSE fact_type END "
+    "WHERE fact_type IN ('personal', 'knowledge')",
+    "UPDATE facts SET fact_type = 'trait' WHERE fact_type NOT IN "
+    "('identity', 'trait', 'preference', 'event', 'commitment', 'constraint')",
+    "UPDATE facts SET time_span = NULL WHERE time_span NOT IN "
+    "('short_term', 'medium_term', 'current', 'long_term', 'future')",
+    "CREATE INDEX facts_by_type ON facts(agent_id, fact_type, invalidated_at, id)",
+)
+
+
+def richer_facts(time_type: str) -> tuple[str, ...]:
+    """`RICHER_FACTS` with the engine's type of a time."""
+    return tuple(statement.format(time=time_type) for statement in RICHER_FACTS)
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(
         1,
@@ -297,6 +320,7 @@ MIGRATIONS: tuple[Migration, ...] = (
             "DELETE FROM dream_vectors WHERE dream_id = old.id; END",
         ),
     ),
+    Migration(8, "richer_facts", richer_facts("REAL")),
     Migration(
         9,
         "topics",
