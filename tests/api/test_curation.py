@@ -11,7 +11,7 @@ from typing import Any, get_args
 import pytest
 from fastapi.testclient import TestClient
 
-from lobug.api.facts import FactType
+from lobug.api.facts import FactTypeName
 from lobug.app import create_app, create_memory_app
 from lobug.backends import Backends
 from lobug.backends.base import ChatMessage, JsonSchema
@@ -177,8 +177,16 @@ def test_without_embeddings_facts_are_searched_by_words_and_not_written(
     assert ok(lobug.delete(f"/memory/facts/lobug/{fact['id']}"))["forgotten_at"]
 
 
+def test_the_old_type_names_are_read_as_the_migration_maps_them(lobug: TestClient) -> None:
+    added = add_fact(lobug, "Alex was born in Lisbon", type="personal")
+    assert added["type"] == "identity"
+    listed = ok(lobug.get("/memory/facts/lobug", params={"type": "knowledge"}))
+    assert listed["total"] == 0
+    assert error_of(lobug.post("/memory/facts/lobug", json={"content": "x", "type": "gossip"}), 422)
+
+
 def test_the_api_fact_types_are_the_stores() -> None:
-    assert get_args(FactType) == FACT_TYPES
+    assert get_args(FactTypeName) == FACT_TYPES
 
 
 # ---------------------------------------------------------------------- forgetting spans

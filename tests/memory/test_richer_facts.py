@@ -10,7 +10,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from lobug.api.facts import FactType
+from lobug.api.facts import FactTypeName
 from lobug.config import MemoryConfig
 from lobug.memory.budget import budgeted_context
 from lobug.memory.commitments import asks_about_commitments
@@ -94,7 +94,7 @@ def test_a_commitment_without_a_due_field_is_due_when_its_sentence_says() -> Non
 
 
 def test_the_api_takes_the_stored_types() -> None:
-    assert get_args(FactType) == FACT_TYPES
+    assert get_args(FactTypeName) == FACT_TYPES
 
 
 def test_unknown_types_become_the_default() -> None:

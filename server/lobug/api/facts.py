@@ -11,21 +11,36 @@ import asyncio
 from typing import Annotated, Literal
 
 from fastapi import APIRouter, Path, Query
-from pydantic import BaseModel, Field, StringConstraints
+from pydantic import BaseModel, BeforeValidator, Field, StringConstraints
 
 from lobug.api.deps import ADMIN_RESPONSES, AdminOnly, MemoryDep, PathAgent
 from lobug.api.errors import ApiError, documented
 from lobug.api.shapes import MessageOut, StrictBody, iso, iso_or_none, message_out
 from lobug.services import CurationServices
-from lobug.store.models import MANUAL, AddedFact, Fact, FactFlags, FactQuery
+from lobug.store.models import (
+    LEGACY_FACT_TYPES,
+    MANUAL,
+    AddedFact,
+    Fact,
+    FactFlags,
+    FactQuery,
+)
 
 MAX_FACT_CHARS = 2000
 MAX_PAGE = 1000
 MAX_OFFSET = 1_000_000
 MAX_ID = 2**63 - 1  # SQLite's largest integer
 
-# `store.models.FACT_TYPES` (a test keeps them equal).
-FactType = Literal["identity", "trait", "preference", "event", "commitment", "constraint"]
+
+def _renamed_type(value: object) -> object:
+    """A type name from before the six (`personal`, `knowledge`) read as migration 8 maps it,
+    so clients written against the old names keep working."""
+    return LEGACY_FACT_TYPES.get(value, value) if isinstance(value, str) else value
+
+
+# `store.models.FACT_TYPES` (a test keeps them equal); the old names are still accepted.
+FactTypeName = Literal["identity", "trait", "preference", "event", "commitment", "constraint"]
+FactType = Annotated[FactTypeName, BeforeValidator(_renamed_type)]
 FactText = Annotated[
     str, StringConstraints(strip_whitespace=True, min_length=1, max_length=MAX_FACT_CHARS)
 ]
