@@ -16,7 +16,7 @@ import pytest
 from lobug.store.engines import open_database, redacted, sqlite_path
 from lobug.store.errors import StorageUnavailable, StoreError
 from lobug.store.migrate import migrate_database
-from lobug.store.models import FactFlags, NewFact
+from lobug.store.models import DreamChange, FactFlags, NewFact
 from lobug.store.protocol import Store
 from lobug.store.sqlite.engine import SQLiteStore
 from tests.engines import Databases
@@ -130,7 +130,10 @@ def filled_sqlite(path: Path, embedder: FakeEmbedder) -> None:
     )
     store.create_block("a", "human", "Alice")
     store.write_base_memory("a", "User Profile", actor="manual")
-    store.add_summary("a", "tea talk", [said])
+    store.add_summary("a", "tea talk", [said], vector=embedder.embed("tea talk"))
+    cake = store.add_fact("a", NewFact("The user bakes cakes"), embedder.embed("cakes"))
+    retired = DreamChange("retire", cake.id, None, "over the cap")
+    store.apply_dream("a", [retired], "User Profile: tea", "diary", started_at=1.0)
     store.close()
 
 
@@ -142,13 +145,21 @@ def test_migrate_db_copies_everything_and_can_run_again(
     seen: list[tuple[str, int, int]] = []
     report = migrate_database(source, target, batch=1, progress=lambda *p: seen.append(p))
     assert report.ok and report.target_counts["conversation_log"] == 2
-    assert ("facts", 2, 2) in seen
+    assert ("facts", 3, 3) in seen
+    for table in ("summary_vectors", "dreams", "dream_vectors"):
+        assert report.target_counts[table] == 1, table
     again = migrate_database(source, target)
     assert again.ok and again.target_counts == report.target_counts
     store = PostgresStore(target)
     store.bind_embedding(fake_embedder.model, fake_embedder.dimension)
     (current,) = store.facts("a")
     assert current.content == "The user loves tea"
+    (episode,) = store.summaries("a")
+    assert episode.started_at is not None and episode.started_at == episode.ended_at
+    assert store.search_summaries("a", fake_embedder.embed("tea talk"), 1)[0][0] == episode
+    (dream,) = store.dreams("a")
+    store.undo_dream("a", dream.id, actor="manual")  # the retired fact's vector came along
+    assert store.search_facts("a", fake_embedder.embed("cakes"), 1)[0].fact.id == 3
     first_version = store.fact_versions("a", current.id)[0]
     assert first_version.content == "The user likes tea"
     assert store.search_facts("a", fake_embedder.embed("loves tea"), 1)[0].fact.id == current.id
@@ -156,6 +167,7 @@ def test_migrate_db_copies_everything_and_can_run_again(
         "I like tea"
     )
     assert store.append_message("a", "desk", "user", "new").id == 3  # ids continue
+    assert store.apply_dream("a", [], None, "again", started_at=2.0).id == 2
     store.close()
 
 
