@@ -76,9 +76,7 @@ def said(store: Store, clock: Clock, when: float, *texts: str) -> list[Message]:
     return messages
 
 
-def episode(
-    store: Store, embedder: FakeEmbedder, summary: str, messages: list[Message]
-) -> None:
+def episode(store: Store, embedder: FakeEmbedder, summary: str, messages: list[Message]) -> None:
     store.add_summary("lobug", summary, messages, vector=embedder.embed(summary))
 
 

@@ -11,6 +11,7 @@ import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from lobug.store.engines import open_database, redacted, sqlite_path
@@ -100,6 +101,33 @@ def test_a_fact_changed_in_one_process_is_seen_by_the_other(
     second.delete_agent("a", actor="manual")
     assert first.find_agent("a") is None
     assert first.append_message("a", "desk", "user", "again").content == "again"
+
+
+def nearest_ids(vectors: np.ndarray, first_id: int, query: np.ndarray, k: int) -> list[int]:
+    return [first_id + int(i) for i in np.argsort(-(vectors @ query))[:k]]
+
+
+def test_vector_search_matches_exact_search_on_every_path(
+    two: tuple[PostgresStore, PostgresStore, Clock],
+) -> None:
+    store, _, _ = two
+    rng = np.random.default_rng(3)
+    vectors = rng.normal(size=(330, 64)).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    big, small = vectors[:300], vectors[300:]
+    store.add_facts_bulk("big", [(NewFact(f"b{i}"), v) for i, v in enumerate(big)])
+    store.add_facts_bulk("small", [(NewFact(f"s{i}"), v) for i, v in enumerate(small)])
+    store.exact_scan_rows = 100  # "small" is scanned, "big" goes through HNSW
+    for query in rng.normal(size=(5, 64)).astype(np.float32):
+        query /= np.linalg.norm(query)
+        store.ef_search = 1000
+        for agent, rows, first_id in (("big", big, 1), ("small", small, 301)):
+            hits = store.search_facts(agent, query, 5)
+            assert [h.fact.id for h in hits] == nearest_ids(rows, first_id, query, 5), agent
+        store.exact_scan_rows, store.ef_search = 0, 5  # too few of "small" in HNSW's 5
+        hits = store.search_facts("small", query, 5)
+        assert [h.fact.id for h in hits] == nearest_ids(small, 301, query, 5)
+        store.exact_scan_rows = 100
 
 
 def test_a_database_that_is_down_is_storage_unavailable() -> None:
