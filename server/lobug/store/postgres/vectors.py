@@ -95,7 +95,8 @@ def drop_vector_indexes(conn: Any) -> None:
 def _rows_at_most(conn: Any, table: str, agent_id: int, limit: int) -> bool:
     """Whether the agent has at most `limit` rows in `table` (counting no further)."""
     found = conn.execute(
-        f"SELECT COUNT(*) AS n FROM (SELECT 1 FROM {table} WHERE agent_id = %s LIMIT %s) rows",
+        f"SELECT COUNT(*) AS n FROM (SELECT 1 FROM {table} WHERE agent_id = %s LIMIT %s) "
+        "AS agent_rows",
         (agent_id, limit + 1),
     ).fetchone()
     return int(found["n"]) <= limit
