@@ -189,7 +189,9 @@ def hybrid_p95(url: str, queries: int) -> float:
     from tests.fakes import FakeChat, FakeEmbedder
     from tests.live import LiveServer
 
-    settings = Settings(database_url=url, db_path=Path(tempfile.gettempdir()) / "unused.db")
+    # No nightly dream: over every bench fact it would share the CPU with the searches.
+    unused = Path(tempfile.gettempdir()) / "unused.db"
+    settings = Settings(database_url=url, db_path=unused, dream_at="")
     app = create_memory_app(settings, Backends(FakeChat(), FakeEmbedder(dim=DIM)))
     server = LiveServer(app, start_timeout_s=600)  # SQLite loads its index at start
     times = []
