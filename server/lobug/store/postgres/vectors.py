@@ -4,7 +4,7 @@ and an index on the agent. `reindex` re-embeds everything with another model.
 
 How a search reaches recall@5 >= 0.99 against exact search (figures in README's "Scaling out"):
 - An agent with at most `EXACT_SCAN_ROWS` vectors (`exact_scan_rows`) is searched exactly
-  (its rows through the agent index, every distance computed: a few milliseconds).
+  (its rows through the agent index, every distance computed).
 - A larger one goes through HNSW, built with `ef_construction` `HNSW_EF_CONSTRUCTION` (pgvector's
   default, 64, links many new rows to the wrong neighbourhood on clustered data: recall@5 0.81
   at 100k facts with ef_search 400, against 0.97 with 200) and searched with `ef_search`
