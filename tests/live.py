@@ -13,7 +13,7 @@ from starlette.types import ASGIApp
 class LiveServer:
     """An ASGI app served by uvicorn on a free local port, in a background thread."""
 
-    def __init__(self, app: ASGIApp) -> None:
+    def __init__(self, app: ASGIApp, *, start_timeout_s: float = 20) -> None:
         # IPPROTO_TCP, not 0: asyncio sets TCP_NODELAY only on sockets that say they are TCP,
         # and without it every response waits ~40 ms for a delayed ACK.
         self._socket = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
@@ -25,7 +25,7 @@ class LiveServer:
             target=self._server.run, kwargs={"sockets": [self._socket]}, daemon=True
         )
         self._thread.start()
-        deadline = time.monotonic() + 20
+        deadline = time.monotonic() + start_timeout_s
         while not self._server.started:
             if not self._thread.is_alive() or time.monotonic() > deadline:
                 self.stop()

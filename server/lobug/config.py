@@ -94,7 +94,7 @@ class Settings:
     # `sqlite:///path` or `postgresql://user:pass@host:port/db`; None: SQLite at `db_path`.
     database_url: str | None = None
     db_pool_size: int = 10
-    hnsw_ef_search: int = 400
+    hnsw_ef_search: int = 1000  # pgvector's largest
     agent: str = "lobug"
     device_agents: Mapping[str, str] = field(default_factory=dict)
 
@@ -178,8 +178,10 @@ class Settings:
             raise ConfigError("MEMORY_MAX_CONTEXT_MESSAGES must not be negative")
         if self.database_url is not None and not self.database_url.startswith(DATABASE_SCHEMES):
             raise ConfigError("LOBUG_DATABASE_URL must start with sqlite:/// or postgresql://")
-        if self.db_pool_size < 1 or self.hnsw_ef_search < 1:
-            raise ConfigError("LOBUG_DB_POOL_SIZE and LOBUG_HNSW_EF_SEARCH must be positive")
+        if self.db_pool_size < 1:
+            raise ConfigError("LOBUG_DB_POOL_SIZE must be positive")
+        if not 1 <= self.hnsw_ef_search <= 1000:
+            raise ConfigError("LOBUG_HNSW_EF_SEARCH must be 1 to 1000 (pgvector's range)")
         for agent in (self.agent, *self.device_agents.values()):
             if not AGENT_NAME.fullmatch(agent):
                 raise ConfigError(f"LOBUG_AGENT / LOBUG_DEVICE_AGENTS {agent!r}: {AGENT_NAME_RULE}")

@@ -13,17 +13,19 @@ import pytest
 from lobug.memory.dream import Dreamer, similar_pairs
 from lobug.store.errors import DreamUndone
 from lobug.store.models import FactFlags, NewFact
-from lobug.store.sqlite.engine import SQLiteStore
+from lobug.store.protocol import Store
 from tests.fakes import FakeChat, FakeEmbedder
 
+pytestmark = pytest.mark.both_engines
 
-def plant(store: SQLiteStore, embedder: FakeEmbedder, text: str, **fields: object) -> int:
+
+def plant(store: Store, embedder: FakeEmbedder, text: str, **fields: object) -> int:
     fact = NewFact(text, **fields)  # type: ignore[arg-type]
     return store.add_fact("lobug", fact, embedder.embed(text)).id
 
 
 @pytest.fixture
-def planted(store: SQLiteStore, fake_embedder: FakeEmbedder) -> dict[str, int]:
+def planted(store: Store, fake_embedder: FakeEmbedder) -> dict[str, int]:
     ids = {
         "nasa": plant(store, fake_embedder, "The user works at NASA"),
         "nasa_houston": plant(store, fake_embedder, "The user works at NASA in Houston"),
@@ -51,16 +53,16 @@ def planted(store: SQLiteStore, fake_embedder: FakeEmbedder) -> dict[str, int]:
     return ids
 
 
-def dreamer(store: SQLiteStore, chat: FakeChat, max_facts: int = 5000) -> Dreamer:
+def dreamer(store: Store, chat: FakeChat, max_facts: int = 5000) -> Dreamer:
     return Dreamer(store, chat, max_facts=max_facts)
 
 
-def current_ids(store: SQLiteStore) -> set[int]:
+def current_ids(store: Store) -> set[int]:
     return {f.id for f in store.facts("lobug")}
 
 
 def test_a_dream_merges_duplicates_settles_contradictions_and_keeps_pinned_facts(
-    store: SQLiteStore, fake_chat: FakeChat, planted: dict[str, int]
+    store: Store, fake_chat: FakeChat, planted: dict[str, int]
 ) -> None:
     fake_chat.enqueue("The user works at NASA in Houston and lives in Rome.")
     result = dreamer(store, fake_chat).dream("lobug")
@@ -86,7 +88,7 @@ def test_a_dream_merges_duplicates_settles_contradictions_and_keeps_pinned_facts
 
 
 def test_undo_restores_the_facts_and_the_base_memory(
-    store: SQLiteStore, fake_chat: FakeChat, fake_embedder: FakeEmbedder, planted: dict[str, int]
+    store: Store, fake_chat: FakeChat, fake_embedder: FakeEmbedder, planted: dict[str, int]
 ) -> None:
     store.write_base_memory("lobug", "Before the dream.", actor="test")
     before = current_ids(store)
@@ -103,8 +105,21 @@ def test_undo_restores_the_facts_and_the_base_memory(
         store.undo_dream("lobug", dream.id, actor="test")
 
 
+def test_purging_a_retired_fact_drops_the_vector_its_dream_kept(
+    store: Store, fake_chat: FakeChat, planted: dict[str, int]
+) -> None:
+    dream = dreamer(store, fake_chat).dream("lobug").dream
+    assert dream is not None
+    kept = "SELECT COUNT(*) AS n FROM dream_vectors"  # the same SQL on both engines
+    assert store._count(kept) == 3  # type: ignore[attr-defined]
+    store.forget_fact("lobug", planted["nasa"], actor="test", purge=True)
+    assert store._count(kept) == 2  # type: ignore[attr-defined]
+    store.undo_dream("lobug", dream.id, actor="test")
+    assert planted["nasa"] not in current_ids(store) and planted["tea"] in current_ids(store)
+
+
 def test_a_dry_run_changes_nothing(
-    store: SQLiteStore, fake_chat: FakeChat, planted: dict[str, int]
+    store: Store, fake_chat: FakeChat, planted: dict[str, int]
 ) -> None:
     before = current_ids(store)
     result = dreamer(store, fake_chat).dream("lobug", dry_run=True)
@@ -115,7 +130,7 @@ def test_a_dry_run_changes_nothing(
 
 
 def test_the_cap_retires_the_least_valuable_facts_never_pinned_or_high_scored(
-    store: SQLiteStore, fake_chat: FakeChat, fake_embedder: FakeEmbedder
+    store: Store, fake_chat: FakeChat, fake_embedder: FakeEmbedder
 ) -> None:
     texts = ["apples", "bicycles", "cameras", "dolphins", "engines", "forests"]
     ids = [plant(store, fake_embedder, f"The user mentions {t}", confidence=0.5) for t in texts]
@@ -128,7 +143,7 @@ def test_the_cap_retires_the_least_valuable_facts_never_pinned_or_high_scored(
 
 
 def test_an_unchanged_memory_is_not_dreamed_again(
-    store: SQLiteStore, fake_chat: FakeChat, planted: dict[str, int]
+    store: Store, fake_chat: FakeChat, planted: dict[str, int]
 ) -> None:
     memory = dreamer(store, fake_chat)
     assert memory.dream("lobug", only_if_changed=True).dream is not None
@@ -138,7 +153,7 @@ def test_an_unchanged_memory_is_not_dreamed_again(
 
 
 def test_the_nightly_dream_runs_once_after_its_time(
-    store: SQLiteStore, fake_chat: FakeChat, planted: dict[str, int]
+    store: Store, fake_chat: FakeChat, planted: dict[str, int]
 ) -> None:
     berlin = ZoneInfo("Europe/Berlin")
     memory = dreamer(store, fake_chat)

@@ -5,6 +5,7 @@ device turn's context and the budgeted one. The clock is fixed: Wednesday 13 Mar
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator
 from datetime import datetime
 from pathlib import Path
 from zoneinfo import ZoneInfo
@@ -15,6 +16,7 @@ from lobug.config import ConfigError, MemoryConfig
 from lobug.memory.budget import budgeted_context
 from lobug.memory.manager import MemoryManager
 from lobug.store.models import Message
+from lobug.store.protocol import Store
 from lobug.store.sqlite.database import open_connection
 from lobug.store.sqlite.engine import SQLiteStore
 from lobug.store.sqlite.schema import MIGRATIONS
@@ -44,13 +46,27 @@ def clock() -> Clock:
 
 
 @pytest.fixture
-def dated_store(tmp_path: Path, clock: Clock, fake_embedder: FakeEmbedder) -> SQLiteStore:
-    opened = SQLiteStore(tmp_path / "episodes.db", clock=clock)
+def dated_store(
+    engine: str,
+    tmp_path: Path,
+    clock: Clock,
+    fake_embedder: FakeEmbedder,
+    request: pytest.FixtureRequest,
+) -> Iterator[Store]:
+    """A store on the fixed clock: SQLite, or PostgreSQL for the tests marked `both_engines`."""
+    opened: Store
+    if engine == "sqlite":
+        opened = SQLiteStore(tmp_path / "episodes.db", clock=clock)
+    else:
+        from lobug.store.postgres.engine import PostgresStore
+
+        opened = PostgresStore(request.getfixturevalue("database_url"), clock=clock)
     opened.bind_embedding(fake_embedder.model, fake_embedder.dimension)
-    return opened
+    yield opened
+    opened.close()
 
 
-def said(store: SQLiteStore, clock: Clock, when: float, *texts: str) -> list[Message]:
+def said(store: Store, clock: Clock, when: float, *texts: str) -> list[Message]:
     clock.now = when
     messages = []
     for i, text in enumerate(texts):
@@ -60,19 +76,18 @@ def said(store: SQLiteStore, clock: Clock, when: float, *texts: str) -> list[Mes
     return messages
 
 
-def episode(
-    store: SQLiteStore, embedder: FakeEmbedder, summary: str, messages: list[Message]
-) -> None:
+def episode(store: Store, embedder: FakeEmbedder, summary: str, messages: list[Message]) -> None:
     store.add_summary("lobug", summary, messages, vector=embedder.embed(summary))
 
 
-def memory_of(store: SQLiteStore, clock: Clock, embedder: FakeEmbedder) -> MemoryManager:
+def memory_of(store: Store, clock: Clock, embedder: FakeEmbedder) -> MemoryManager:
     config = MemoryConfig(timezone="Europe/Berlin")
     return MemoryManager(store, FakeChat(), embedder, config, clock=clock)
 
 
+@pytest.mark.both_engines
 def test_an_episode_spans_the_times_of_its_messages(
-    dated_store: SQLiteStore, clock: Clock, fake_embedder: FakeEmbedder
+    dated_store: Store, clock: Clock, fake_embedder: FakeEmbedder
 ) -> None:
     messages = said(dated_store, clock, at(2024, 3, 12, 9, 0), "hello", "hi", "bye")
     summary = dated_store.add_summary("lobug", "Greetings.", messages)
@@ -80,8 +95,9 @@ def test_an_episode_spans_the_times_of_its_messages(
     assert dated_store.summaries("lobug")[0] == summary
 
 
+@pytest.mark.both_engines
 def test_a_dated_question_recalls_the_episodes_and_messages_of_its_window(
-    dated_store: SQLiteStore, clock: Clock, fake_embedder: FakeEmbedder
+    dated_store: Store, clock: Clock, fake_embedder: FakeEmbedder
 ) -> None:
     older = said(dated_store, clock, at(2024, 3, 5, 20, 0), "I bought a kayak", "Fun!")
     episode(dated_store, fake_embedder, "The user bought a kayak.", older)
@@ -98,8 +114,9 @@ def test_a_dated_question_recalls_the_episodes_and_messages_of_its_window(
     assert "kayak" not in prompt
 
 
+@pytest.mark.both_engines
 def test_episodes_are_found_by_their_words_and_meaning(
-    dated_store: SQLiteStore, clock: Clock, fake_embedder: FakeEmbedder
+    dated_store: Store, clock: Clock, fake_embedder: FakeEmbedder
 ) -> None:
     kayak = said(dated_store, clock, at(2024, 3, 5, 20, 0), "I bought a kayak", "Fun!")
     episode(dated_store, fake_embedder, "The user bought a red kayak.", kayak)
@@ -114,8 +131,9 @@ def test_episodes_are_found_by_their_words_and_meaning(
     assert by_meaning[0][0].content == "The user plans a trip to Lisbon."
 
 
+@pytest.mark.both_engines
 def test_the_budgeted_context_carries_the_episodes_before_the_messages(
-    dated_store: SQLiteStore, clock: Clock, fake_embedder: FakeEmbedder
+    dated_store: Store, clock: Clock, fake_embedder: FakeEmbedder
 ) -> None:
     yesterday = said(dated_store, clock, at(2024, 3, 12, 19, 0), "We booked Lisbon", "Great!")
     episode(dated_store, fake_embedder, "The user booked a trip to Lisbon.", yesterday)
@@ -130,8 +148,9 @@ def test_the_budgeted_context_carries_the_episodes_before_the_messages(
     assert len(contents) == len(set(contents))  # the window's messages are not repeated
 
 
+@pytest.mark.both_engines
 def test_forgetting_a_message_drops_the_episode_its_vector_and_its_words(
-    dated_store: SQLiteStore, clock: Clock, fake_embedder: FakeEmbedder
+    dated_store: Store, clock: Clock, fake_embedder: FakeEmbedder
 ) -> None:
     messages = said(dated_store, clock, at(2024, 3, 12, 19, 0), "zanzibar plans", "ok")
     episode(dated_store, fake_embedder, "The user talked about zanzibar.", messages)
@@ -141,8 +160,9 @@ def test_forgetting_a_message_drops_the_episode_its_vector_and_its_words(
     assert dated_store.search_summaries("lobug", fake_embedder.embed("zanzibar"), 5) == []
 
 
+@pytest.mark.both_engines
 def test_a_device_turn_is_embedded_by_the_memory_work(
-    dated_store: SQLiteStore, clock: Clock, fake_embedder: FakeEmbedder
+    dated_store: Store, clock: Clock, fake_embedder: FakeEmbedder
 ) -> None:
     user, assistant = said(dated_store, clock, NOW, "my cat is called Miso", "Cute!")
     memory_of(dated_store, clock, fake_embedder).process_exchange("lobug", user, assistant)
@@ -191,8 +211,9 @@ def test_an_unknown_time_zone_is_refused() -> None:
         MemoryConfig(timezone="Mars/Olympus")
 
 
+@pytest.mark.both_engines
 def test_the_episode_vectors_kept_in_memory_follow_new_and_dropped_episodes(
-    dated_store: SQLiteStore, clock: Clock, fake_embedder: FakeEmbedder
+    dated_store: Store, clock: Clock, fake_embedder: FakeEmbedder
 ) -> None:
     query = fake_embedder.embed("a trip to Lisbon")
     first = said(dated_store, clock, at(2024, 3, 5, 20, 0), "kayak talk", "ok")

@@ -11,12 +11,13 @@ import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from lobug.store.engines import open_database, redacted, sqlite_path
 from lobug.store.errors import StorageUnavailable, StoreError
 from lobug.store.migrate import migrate_database
-from lobug.store.models import FactFlags, NewFact
+from lobug.store.models import DreamChange, FactFlags, NewFact
 from lobug.store.protocol import Store
 from lobug.store.sqlite.engine import SQLiteStore
 from tests.engines import Databases
@@ -102,6 +103,33 @@ def test_a_fact_changed_in_one_process_is_seen_by_the_other(
     assert first.append_message("a", "desk", "user", "again").content == "again"
 
 
+def nearest_ids(vectors: np.ndarray, first_id: int, query: np.ndarray, k: int) -> list[int]:
+    return [first_id + int(i) for i in np.argsort(-(vectors @ query))[:k]]
+
+
+def test_vector_search_matches_exact_search_on_every_path(
+    two: tuple[PostgresStore, PostgresStore, Clock],
+) -> None:
+    store, _, _ = two
+    rng = np.random.default_rng(3)
+    vectors = rng.normal(size=(330, 64)).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    big, small = vectors[:300], vectors[300:]
+    store.add_facts_bulk("big", [(NewFact(f"b{i}"), v) for i, v in enumerate(big)])
+    store.add_facts_bulk("small", [(NewFact(f"s{i}"), v) for i, v in enumerate(small)])
+    store.exact_scan_rows = 100  # "small" is scanned, "big" goes through HNSW
+    for query in rng.normal(size=(5, 64)).astype(np.float32):
+        query /= np.linalg.norm(query)
+        store.ef_search = 1000
+        for agent, rows, first_id in (("big", big, 1), ("small", small, 301)):
+            hits = store.search_facts(agent, query, 5)
+            assert [h.fact.id for h in hits] == nearest_ids(rows, first_id, query, 5), agent
+        store.exact_scan_rows, store.ef_search = 0, 5  # too few of "small" in HNSW's 5
+        hits = store.search_facts("small", query, 5)
+        assert [h.fact.id for h in hits] == nearest_ids(small, 301, query, 5)
+        store.exact_scan_rows = 100
+
+
 def test_a_database_that_is_down_is_storage_unavailable() -> None:
     with pytest.raises(StorageUnavailable):
         PostgresStore("postgresql://nobody@127.0.0.1:9/nothing")
@@ -130,7 +158,10 @@ def filled_sqlite(path: Path, embedder: FakeEmbedder) -> None:
     )
     store.create_block("a", "human", "Alice")
     store.write_base_memory("a", "User Profile", actor="manual")
-    store.add_summary("a", "tea talk", [said])
+    store.add_summary("a", "tea talk", [said], vector=embedder.embed("tea talk"))
+    cake = store.add_fact("a", NewFact("The user bakes cakes"), embedder.embed("cakes"))
+    retired = DreamChange("retire", cake.id, None, "over the cap")
+    store.apply_dream("a", [retired], "User Profile: tea", "diary", started_at=1.0)
     store.close()
 
 
@@ -142,13 +173,21 @@ def test_migrate_db_copies_everything_and_can_run_again(
     seen: list[tuple[str, int, int]] = []
     report = migrate_database(source, target, batch=1, progress=lambda *p: seen.append(p))
     assert report.ok and report.target_counts["conversation_log"] == 2
-    assert ("facts", 2, 2) in seen
+    assert ("facts", 3, 3) in seen
+    for table in ("summary_vectors", "dreams", "dream_vectors"):
+        assert report.target_counts[table] == 1, table
     again = migrate_database(source, target)
     assert again.ok and again.target_counts == report.target_counts
     store = PostgresStore(target)
     store.bind_embedding(fake_embedder.model, fake_embedder.dimension)
     (current,) = store.facts("a")
     assert current.content == "The user loves tea"
+    (episode,) = store.summaries("a")
+    assert episode.started_at is not None and episode.started_at == episode.ended_at
+    assert store.search_summaries("a", fake_embedder.embed("tea talk"), 1)[0][0] == episode
+    (dream,) = store.dreams("a")
+    store.undo_dream("a", dream.id, actor="manual")  # the retired fact's vector came along
+    assert store.search_facts("a", fake_embedder.embed("cakes"), 1)[0].fact.id == 3
     first_version = store.fact_versions("a", current.id)[0]
     assert first_version.content == "The user likes tea"
     assert store.search_facts("a", fake_embedder.embed("loves tea"), 1)[0].fact.id == current.id
@@ -156,6 +195,7 @@ def test_migrate_db_copies_everything_and_can_run_again(
         "I like tea"
     )
     assert store.append_message("a", "desk", "user", "new").id == 3  # ids continue
+    assert store.apply_dream("a", [], None, "again", started_at=2.0).id == 2
     store.close()
 
 

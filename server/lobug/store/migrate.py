@@ -19,8 +19,9 @@ import numpy as np
 from lobug.store.engines import is_postgres, redacted, sqlite_path
 from lobug.store.errors import StoreError
 
-# (table, key column, columns) in an order that satisfies the foreign keys; facts are copied
-# without `superseded_by` (it points at later rows), which a second pass fills in.
+# (table, key columns, columns) in an order that satisfies the foreign keys; facts are copied
+# without `superseded_by` (it points at later rows), which a second pass fills in. The key
+# columns come first in `columns`: the copy pages through the source by them.
 TABLES: tuple[tuple[str, str, str], ...] = (
     ("agents", "id", "id, name, created_at, metadata"),
     (
@@ -38,7 +39,8 @@ TABLES: tuple[tuple[str, str, str], ...] = (
     (
         "summaries",
         "id",
-        "id, agent_id, content, source_from_id, source_to_id, created_at, incorporated",
+        "id, agent_id, content, source_from_id, source_to_id, created_at, incorporated, "
+        "started_at, ended_at",
     ),
     ("base_memory", "agent_id", "agent_id, content, updated_at, stale"),
     ("base_memory_versions", "id", "id, agent_id, content, written_by, created_at"),
@@ -63,9 +65,22 @@ TABLES: tuple[tuple[str, str, str], ...] = (
         "id",
         "id, agent_id, at, actor, action, target, target_ids, before, after, detail",
     ),
+    (
+        "dreams",
+        "id",
+        "id, agent_id, started_at, finished_at, diary, changes, base_memory_before, watermark, "
+        "undone_at",
+    ),
+    ("dream_vectors", "dream_id, fact_id", "dream_id, fact_id, embedding"),
     ("fact_vectors", "fact_id", "fact_id, agent_id, embedding"),
     ("message_vectors", "message_id", "message_id, agent_id, embedding"),
+    ("summary_vectors", "summary_id", "summary_id, agent_id, embedding"),
 )
+# What SQLite's tables lack of PostgreSQL's: an episode's vector is keyed by the agent there too.
+SOURCES = {
+    "summary_vectors": "SELECT v.summary_id, s.agent_id, v.embedding FROM summary_vectors v "
+    "JOIN summaries s ON s.id = v.summary_id",
+}
 IDENTITY_TABLES = (
     "agents",
     "conversation_log",
@@ -75,6 +90,7 @@ IDENTITY_TABLES = (
     "memory_blocks",
     "memory_block_history",
     "audit_log",
+    "dreams",
 )
 Progress = Callable[[str, int, int], None]  # table, rows copied so far, rows in the source
 
@@ -152,8 +168,11 @@ def _prepare_target(source: Any, target_url: str) -> bool:
 
 
 def _present(source: Any) -> Iterator[tuple[str, str, str]]:
-    """The tables to copy that the source has (vector tables exist once it was bound)."""
+    """The tables to copy that the source has (vector tables exist once it was bound; the
+    target's `summary_vectors` too, which SQLite's schema always has)."""
     names = {row[0] for row in source.execute("SELECT name FROM sqlite_master")}
+    if "fact_vectors" not in names:
+        names.discard("summary_vectors")
     yield ("store_meta", "key", "key, value")
     yield from (t for t in TABLES if t[0] in names)
 
@@ -162,24 +181,25 @@ def _copy_table(
     source: Any, target: Any, table: str, key: str, columns: str, batch: int, progress: Progress
 ) -> None:
     total = source.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0]
-    done, last = 0, None
+    rows = SOURCES.get(table, f"SELECT {columns} FROM {table}")
+    width = len(key.split(","))
+    done, last = 0, ()
     progress(table, 0, total)
     while True:
-        after = "" if last is None else f"WHERE {key} > ?"
+        after = f"WHERE ({key}) > ({', '.join('?' * width)})" if last else ""
         found = source.execute(
-            f"SELECT {columns} FROM {table} {after} ORDER BY {key} LIMIT ?",
-            (batch,) if last is None else (last, batch),
+            f"SELECT * FROM ({rows}) {after} ORDER BY {key} LIMIT ?", (*last, batch)
         ).fetchall()
         if not found:
             return
         _insert(target, table, key, columns, found)
-        done, last = done + len(found), found[-1][0]
+        done, last = done + len(found), tuple(found[-1][:width])
         progress(table, done, total)
 
 
 def _insert(target: Any, table: str, key: str, columns: str, found: list[Any]) -> None:
-    if table.endswith("_vectors"):
-        found = [(row[0], row[1], _vector(row[2])) for row in found]
+    if table.endswith("_vectors"):  # the embedding last
+        found = [(*row[:-1], _vector(row[-1])) for row in found]
     marks = ", ".join(["%s"] * len(found[0]))
     with target.transaction(), target.cursor() as cursor:
         cursor.executemany(

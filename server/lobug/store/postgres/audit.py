@@ -25,6 +25,9 @@ PURGED_TABLES = (
     "memory_block_history",
     "fact_vectors",
     "message_vectors",
+    "summary_vectors",
+    "dreams",
+    "dream_vectors",
 )
 
 

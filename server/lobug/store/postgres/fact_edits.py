@@ -184,6 +184,8 @@ class PostgresFactEdits(PostgresFacts):
             "WHERE id = ANY(%s)",
             (now, list(ids)),
         )
+        # A dream keeps a retired fact's vector for its undo: derived from the text, it goes.
+        conn.execute("DELETE FROM dream_vectors WHERE fact_id = ANY(%s)", (list(ids),))
         audit.scrub(conn, "fact", ids)
 
 

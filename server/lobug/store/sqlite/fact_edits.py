@@ -182,6 +182,8 @@ class SQLiteFactEdits(SQLiteFacts):
             f"WHERE id IN ({marks(ids)})",
             (now, *ids),
         )
+        # A dream keeps a retired fact's vector for its undo: derived from the text, it goes.
+        conn.execute(f"DELETE FROM dream_vectors WHERE fact_id IN ({marks(ids)})", list(ids))
         audit.scrub(conn, "fact", ids)
 
 
