@@ -204,7 +204,8 @@ def figures(results: Results) -> dict[str, str]:
             out[name] = f"{statistics.median(values):,.0f} ms"
     wrong = sum(e for e, _ in results.errors)
     total = sum(n for _, n in results.errors)
-    out["word error rate"] = f"{wrong / max(total, 1):.1%} ({wrong}/{total})"
+    if total:
+        out["word error rate"] = f"{wrong / total:.1%} ({wrong}/{total})"
     if results.reply_seconds:
         spoken = results.reply_seconds
         out["spoken reply"] = f"{statistics.median(spoken):.1f} s / {max(spoken):.1f} s"
