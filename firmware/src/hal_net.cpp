@@ -270,7 +270,8 @@ HttpResult LiveUpload::read_body(lobug::ByteSink& sink, uint32_t idle_ms, uint32
   std::string length = head_.header("Content-Length");
   BodyFraming framing{equals_ignore_case(head_.header("Transfer-Encoding"), "chunked"),
                       length.empty() ? -1 : std::atoi(length.c_str())};
-  return read_socket_body(*client_, framing, sink, {idle_ms, total_ms, on_wait}, &body_complete_);
+  bool complete = false;  // a reply cut short is reported as Broken; nothing else asks
+  return read_socket_body(*client_, framing, sink, {idle_ms, total_ms, on_wait}, &complete);
 }
 
 HttpResult get_health(const lobug::DeviceSettings& settings) {

@@ -98,7 +98,6 @@ class LiveUpload : public ReplyBody {
   lobug::ResponseHead head_;
   HttpResult failure_;
   bool open_ = false;
-  bool body_complete_ = false;
 };
 
 HttpResult get_health(const lobug::DeviceSettings& settings);
