@@ -29,6 +29,11 @@
 #ifndef LOBUG_STREAM_REPLY
 #define LOBUG_STREAM_REPLY 0
 #endif
+// 1: with LOBUG_STREAM_REPLY, send the recording to /chat/audio/stream while it is made, so the
+// server transcribes as the person speaks; 0: send it once it has ended.
+#ifndef LOBUG_STREAM_UPLOAD
+#define LOBUG_STREAM_UPLOAD 1
+#endif
 // 1: listen all the time and start recording on speech; push-to-talk works either way.
 #ifndef LOBUG_VOICE_TRIGGER
 #define LOBUG_VOICE_TRIGGER 1

@@ -5,6 +5,8 @@
 #include <HTTPClient.h>
 #include <WiFi.h>
 
+#include <cstdlib>
+
 #include "config.h"
 #include "lobug/backoff.h"
 #include "lobug/chunked.h"
@@ -61,6 +63,77 @@ class CountingSink : public lobug::ByteSink {
   lobug::ByteSink& out_;
 };
 
+// How a response body ends: with the zero-size chunk, after `declared` bytes, or (declared -1)
+// when the server closes the connection.
+struct BodyFraming {
+  bool chunked;
+  int declared;
+};
+
+struct ReadLimits {
+  uint32_t idle_ms;
+  uint32_t total_ms;
+  const std::function<void()>& on_wait;
+};
+
+bool equals_ignore_case(const std::string& a, const char* b) {
+  return String(a.c_str()).equalsIgnoreCase(String(b));
+}
+
+HttpResult read_socket_body(WiFiClient& stream, BodyFraming framing, lobug::ByteSink& sink,
+                            const ReadLimits& limits, bool* complete) {
+  HttpResult result{200, lobug::NetError::None, ""};
+  lobug::ChunkedDecoder dechunk(sink);
+  CountingSink counted(sink);
+  uint8_t buffer[kReadChunk];
+  uint32_t started = millis(), last_data = started;
+  *complete = false;
+  while (true) {
+    if (framing.chunked ? dechunk.complete()
+                        : framing.declared >= 0 && counted.count >= size_t(framing.declared)) {
+      *complete = true;
+      break;
+    }
+    int available = stream.available();
+    if (available > 0) {
+      int n = stream.read(buffer, available < int(kReadChunk) ? available : int(kReadChunk));
+      if (n <= 0) continue;
+      bool ok = framing.chunked ? dechunk.feed(buffer, size_t(n)) : counted.write(buffer, size_t(n));
+      if (!ok) return {200, lobug::NetError::Broken, ""};
+      last_data = millis();
+      continue;
+    }
+    if (!stream.connected()) {
+      *complete = !framing.chunked && framing.declared < 0;  // close-delimited: the close ends it
+      if (framing.chunked || (framing.declared >= 0 && counted.count < size_t(framing.declared))) {
+        result.error = lobug::NetError::Broken;  // cut off mid-body
+      }
+      break;
+    }
+    uint32_t now = millis();
+    if (lobug::elapsed_ms(now, last_data) > limits.idle_ms ||
+        lobug::elapsed_ms(now, started) > limits.total_ms) {
+      result.error = lobug::NetError::Timeout;
+      break;
+    }
+    if (limits.on_wait) limits.on_wait();
+    delay(2);
+  }
+  return result;
+}
+
+// {"error": "<code>", "detail": ...}: only the code is kept (an ArduinoJson filter drops the
+// rest while parsing, so a long validation detail costs no memory).
+void read_error_code(ReplyBody& reply, HttpResult* result) {
+  StringSink body(kMaxErrorBody);
+  reply.read_body(body, LOBUG_CONNECT_TIMEOUT_MS, LOBUG_CONNECT_TIMEOUT_MS);
+  JsonDocument filter;
+  filter["error"] = true;
+  JsonDocument doc;
+  if (deserializeJson(doc, body.text, DeserializationOption::Filter(filter))) return;
+  result->error_code = doc["error"] | "";
+}
+
 }  // namespace
 
 void wifi_start(const lobug::DeviceSettings& settings) {
@@ -112,66 +185,93 @@ HttpResult HttpExchange::finish_request(int code) {
     return result;
   }
   result.status = code;
-  if (code != 200) read_error_code(&result);
+  if (code != 200) read_error_code(*this, &result);
   return result;
-}
-
-// {"error": "<code>", "detail": ...}: only the code is kept (an ArduinoJson filter drops the
-// rest while parsing, so a long validation detail costs no memory).
-void HttpExchange::read_error_code(HttpResult* result) {
-  StringSink body(kMaxErrorBody);
-  read_body(body, LOBUG_CONNECT_TIMEOUT_MS, LOBUG_CONNECT_TIMEOUT_MS);
-  JsonDocument filter;
-  filter["error"] = true;
-  JsonDocument doc;
-  if (deserializeJson(doc, body.text, DeserializationOption::Filter(filter))) return;
-  result->error_code = doc["error"] | "";
 }
 
 std::string HttpExchange::header(const char* name) { return http_->header(name).c_str(); }
 
 HttpResult HttpExchange::read_body(lobug::ByteSink& sink, uint32_t idle_ms, uint32_t total_ms,
                                    const std::function<void()>& on_wait) {
-  HttpResult result{200, lobug::NetError::None, ""};
   WiFiClient* stream = http_->getStreamPtr();
   if (stream == nullptr) return {200, lobug::NetError::Broken, ""};
-  bool chunked = http_->header("Transfer-Encoding").equalsIgnoreCase("chunked");
-  int declared = http_->getSize();  // -1: chunked or until the connection closes
-  lobug::ChunkedDecoder dechunk(sink);
-  CountingSink counted(sink);
-  uint8_t buffer[kReadChunk];
-  uint32_t started = millis(), last_data = started;
-  body_complete_ = false;
-  while (true) {
-    if (chunked ? dechunk.complete() : declared >= 0 && counted.count >= size_t(declared)) {
-      body_complete_ = true;
-      break;
-    }
-    int available = stream->available();
-    if (available > 0) {
-      int n = stream->read(buffer, available < int(kReadChunk) ? available : int(kReadChunk));
-      if (n <= 0) continue;
-      bool ok = chunked ? dechunk.feed(buffer, size_t(n)) : counted.write(buffer, size_t(n));
-      if (!ok) return {200, lobug::NetError::Broken, ""};
-      last_data = millis();
-      continue;
-    }
-    if (!stream->connected()) {
-      body_complete_ = !chunked && declared < 0;  // close-delimited: the close is the end
-      if (chunked || (declared >= 0 && counted.count < size_t(declared))) {
-        result.error = lobug::NetError::Broken;  // cut off mid-body
-      }
-      break;
-    }
-    uint32_t now = millis();
-    if (lobug::elapsed_ms(now, last_data) > idle_ms || lobug::elapsed_ms(now, started) > total_ms) {
-      result.error = lobug::NetError::Timeout;
-      break;
-    }
-    if (on_wait) on_wait();
-    delay(2);
+  BodyFraming framing{http_->header("Transfer-Encoding").equalsIgnoreCase("chunked"),
+                      http_->getSize()};
+  return read_socket_body(*stream, framing, sink, {idle_ms, total_ms, on_wait}, &body_complete_);
+}
+
+LiveUpload::LiveUpload() : client_(new WiFiClient()) {}
+
+LiveUpload::~LiveUpload() { client_->stop(); }
+
+bool LiveUpload::begin(const lobug::DeviceSettings& settings, const char* path,
+                       const char* content_type) {
+  if (!wifi_connected()) {
+    failure_ = {0, lobug::NetError::NoWifi, ""};
+    return false;
   }
+  if (!client_->connect(settings.server_host.c_str(), settings.server_port,
+                        LOBUG_CONNECT_TIMEOUT_MS)) {
+    failure_ = {0, lobug::NetError::Connect, ""};
+    return false;
+  }
+  client_->setNoDelay(true);  // each chunk leaves at once: the server listens as it arrives
+  open_ = true;
+  return write_all(lobug::chunked_post_head(
+      settings.server_host, settings.server_port, path, content_type,
+      lobug::device_headers(settings.token, settings.device_id)));
+}
+
+bool LiveUpload::send(const uint8_t* data, size_t size) {
+  return open_ && write_all(lobug::encode_chunk(data, size));
+}
+
+bool LiveUpload::write_all(const std::string& bytes) {
+  if (client_->write(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()) ==
+      bytes.size()) {
+    return true;
+  }
+  failure_ = {0, lobug::NetError::Broken, ""};
+  abandon();
+  return false;
+}
+
+HttpResult LiveUpload::finish(uint32_t timeout_ms, const std::function<void()>& on_wait) {
+  if (!open_ || !write_all(lobug::kLastChunk)) return failure_;
+  uint32_t started = millis();
+  uint8_t byte = 0;
+  while (!head_.complete() && !head_.failed()) {
+    if (client_->available() > 0 && client_->read(&byte, 1) == 1) {
+      head_.feed(&byte, 1);  // byte by byte: what follows the head is the body's
+    } else if (!client_->connected()) {
+      return {0, lobug::NetError::Broken, ""};
+    } else if (lobug::elapsed_ms(millis(), started) > timeout_ms) {
+      return {0, lobug::NetError::Timeout, ""};
+    } else {
+      if (on_wait) on_wait();
+      delay(2);
+    }
+  }
+  if (head_.failed()) return {0, lobug::NetError::Broken, ""};
+  HttpResult result{head_.status(), lobug::NetError::None, ""};
+  if (result.status != 200) read_error_code(*this, &result);
   return result;
+}
+
+void LiveUpload::abandon() {
+  client_->stop();
+  open_ = false;
+}
+
+std::string LiveUpload::header(const char* name) { return head_.header(name); }
+
+HttpResult LiveUpload::read_body(lobug::ByteSink& sink, uint32_t idle_ms, uint32_t total_ms,
+                                 const std::function<void()>& on_wait) {
+  std::string length = head_.header("Content-Length");
+  BodyFraming framing{equals_ignore_case(head_.header("Transfer-Encoding"), "chunked"),
+                      length.empty() ? -1 : std::atoi(length.c_str())};
+  bool complete = false;  // a reply cut short is reported as Broken; nothing else asks
+  return read_socket_body(*client_, framing, sink, {idle_ms, total_ms, on_wait}, &complete);
 }
 
 HttpResult get_health(const lobug::DeviceSettings& settings) {

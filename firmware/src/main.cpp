@@ -57,6 +57,7 @@ struct Device {
   uint32_t next_sensors_ms = 0;
   uint32_t listen_after_ms = 0;
   bool stream_reply = LOBUG_STREAM_REPLY != 0;
+  bool stream_upload = LOBUG_STREAM_UPLOAD != 0;  // while streaming replies
   bool was_ready = false;
   std::string last_sensors_json;
 };
@@ -267,17 +268,12 @@ void show_streamed_reply_text(const std::string& turn) {
   if (result.problem() == lobug::Problem::None) hal::show_text(response);
 }
 
-// /chat/audio/stream: the action in a header, then a WAV of unknown length played as it comes.
-hal::HttpResult chat_streamed(const lobug::UploadBody& body, const std::string& boundary,
-                              bool* not_supported) {
-  hal::HttpExchange exchange(device.settings, lobug::kPathChatAudioStream, LOBUG_HTTP_TIMEOUT_MS);
-  std::string content_type = lobug::multipart_content_type(boundary);
-  hal::HttpResult result = exchange.post(content_type.c_str(), body.data, body.size);
-  *not_supported = result.status == 404 || result.status == 405;
+// /chat/audio/stream's reply: the action in a header, then a WAV of unknown length played as it
+// comes. `result` is the request's outcome so far (its status line has arrived).
+hal::HttpResult play_streamed_reply(hal::ReplyBody& reply, hal::HttpResult result) {
   if (result.problem() != lobug::Problem::None) return result;
-
-  lobug::Action action = lobug::parse_action(exchange.header(lobug::kHeaderAction));
-  std::string heard = lobug::percent_decode(exchange.header(lobug::kHeaderTranscription));
+  lobug::Action action = lobug::parse_action(reply.header(lobug::kHeaderAction));
+  std::string heard = lobug::percent_decode(reply.header(lobug::kHeaderTranscription));
   Serial.printf("heard \"%s\" -> %s (streamed)\n", heard.c_str(), lobug::action_name(action));
   if (action != lobug::Action::Ignore) hal::show_status("> " + heard);  // ignore shows nothing
   if (action != lobug::Action::Respond && action != lobug::Action::Unknown) {
@@ -289,7 +285,7 @@ hal::HttpResult chat_streamed(const lobug::UploadBody& body, const std::string& 
   hal::speaker_start();
   lobug::WavStream wav(device.speaker_blocks, device.speaker_blocks.block_samples());
   TimedSink timed(wav);
-  result = exchange.read_body(timed, LOBUG_HTTP_TIMEOUT_MS, kStreamTotalMs, [&] {
+  result = reply.read_body(timed, LOBUG_HTTP_TIMEOUT_MS, kStreamTotalMs, [&] {
     if (millis() - timed.last_write_ms > kStreamFlushAfterMs) wav.flush();
     animate(lobug::Face::Speaking, hal::speaker_busy() ? device.speaker_blocks.level() : 0);
   });
@@ -302,9 +298,19 @@ hal::HttpResult chat_streamed(const lobug::UploadBody& body, const std::string& 
     result.error_code = lobug::wav_error_name(wav.error());
   }
   if (result.problem() != lobug::Problem::None) return result;  // what came was played
-  show_streamed_reply_text(exchange.header(lobug::kHeaderTurn));
+  show_streamed_reply_text(reply.header(lobug::kHeaderTurn));
   carry_out(lobug::ReplyPlan::Speak, "");
   return result;
+}
+
+// /chat/audio/stream with the whole recording as the contract's multipart upload.
+hal::HttpResult chat_streamed(const lobug::UploadBody& body, const std::string& boundary,
+                              bool* not_supported) {
+  hal::HttpExchange exchange(device.settings, lobug::kPathChatAudioStream, LOBUG_HTTP_TIMEOUT_MS);
+  std::string content_type = lobug::multipart_content_type(boundary);
+  hal::HttpResult result = exchange.post(content_type.c_str(), body.data, body.size);
+  *not_supported = result.status == 404 || result.status == 405;
+  return play_streamed_reply(exchange, result);
 }
 
 void send_recording(size_t samples) {
@@ -324,13 +330,74 @@ void send_recording(size_t samples) {
   if (result.problem() != lobug::Problem::None) show_problem(result, "chat");
 }
 
+// ------------------------------------------------------------------------------ sent as recorded
+
+// The recording sent while it is made (/chat/audio/stream, raw audio/wav with chunked transfer):
+// the connection opens once the person is heard, each finished frame goes out as one chunk, and
+// the server transcribes what was said while the person is still speaking.
+struct LiveSend {
+  hal::LiveUpload upload;
+  size_t frames_sent = 0;
+  bool failed = false;
+};
+
+bool sends_while_recording() { return device.stream_reply && device.stream_upload; }
+
+// The connection, the request head and a WAV header of unknown length (the server's own).
+bool open_live_upload(hal::LiveUpload& upload) {
+  uint8_t header[lobug::kWavHeaderSize];
+  lobug::wav_write_header(header, lobug::WavFormat{lobug::kRecordRate, 1, 16},
+                          lobug::kWavUnknownDataBytes);
+  return upload.begin(device.settings, lobug::kPathChatAudioStream, lobug::kAudioContentType) &&
+         upload.send(header, sizeof header);
+}
+
+// Sends the frames recorded since the last call (opening the upload once speech was heard).
+void feed_live_upload(LiveSend& live) {
+  if (live.failed) return;
+  if (!live.upload.open()) {
+    if (!device.recorder->vad().heard_speech()) return;
+    if (!open_live_upload(live.upload)) {
+      live.failed = true;
+      return;
+    }
+  }
+  size_t frame_bytes = device.recording.frame_samples() * sizeof(int16_t);
+  while (live.frames_sent < device.recorder->kept_frames()) {
+    const int16_t* frame = device.recorder->kept_frame(live.frames_sent);
+    if (!live.upload.send(reinterpret_cast<const uint8_t*>(frame), frame_bytes)) {
+      live.failed = true;
+      return;
+    }
+    ++live.frames_sent;
+  }
+}
+
+// Ends the live upload and plays its reply. False when the recording is to be sent again the
+// usual way: the connection failed before a reply, or the server cannot hear as it records
+// (one older than that answers 415 to a raw WAV, one without the stream endpoint 404).
+bool finish_live_upload(LiveSend& live) {
+  hal::HttpResult result =
+      live.upload.finish(LOBUG_HTTP_TIMEOUT_MS, [] { animate(lobug::Face::Thinking, 0); });
+  if (result.status == 404 || result.status == 405 || result.status == 415) {
+    Serial.println("server does not hear while recording; sending recordings whole");
+    device.stream_upload = false;
+    return false;
+  }
+  if (result.status == 0 && result.error != lobug::NetError::Timeout) return false;
+  result = play_streamed_reply(live.upload, result);
+  if (result.problem() != lobug::Problem::None) show_problem(result, "chat");
+  return true;
+}
+
 // ------------------------------------------------------------------------------ listening
 
-size_t record_until_done() {
+size_t record_until_done(LiveSend* live) {
   while (device.mic.pump() != VadState::Done) {
     M5.update();
     if (push_to_talk_pressed()) device.recorder->stop();  // pressed again: that is all
     hal::show_face(lobug::Face::Listening, device.recorder->last_level(), millis());
+    if (live != nullptr) feed_live_upload(*live);
     delay(4);
   }
   return device.mic.stop();
@@ -339,14 +406,19 @@ size_t record_until_done() {
 void run_turn() {
   set_state(AppState::Listening);
   hal::clear_text();
-  size_t samples = record_until_done();
+  LiveSend live;
+  bool send_live = sends_while_recording();
+  size_t samples = record_until_done(send_live ? &live : nullptr);
   if (!device.recorder->should_upload()) {
+    live.upload.abandon();  // the server drops what it had
     Serial.printf("recording dropped: %s\n", lobug::vad_end_name(device.recorder->end_reason()));
     set_state(AppState::Idle);
     return;
   }
   set_state(AppState::Thinking);
-  send_recording(samples);
+  if (send_live) feed_live_upload(live);  // the frames recorded since the last call
+  if (live.upload.open() && finish_live_upload(live)) return;
+  send_recording(samples);  // the recording is still whole in the upload buffer
 }
 
 void start_push_to_talk() {
@@ -386,8 +458,10 @@ void apply_settings(const lobug::DeviceSettings& updated) {
 }
 
 void print_status() {
-  Serial.printf("link: %s, state: %s, reply: %s\n", lobug::link_state_name(device.link.state()),
-                lobug::app_state_name(device.state), device.stream_reply ? "stream" : "whole");
+  Serial.printf("link: %s, state: %s, reply: %s, upload: %s\n",
+                lobug::link_state_name(device.link.state()), lobug::app_state_name(device.state),
+                device.stream_reply ? "stream" : "whole",
+                sends_while_recording() ? "while recording" : "whole");
   if (hal::wifi_connected()) Serial.printf("ip: %s\n", hal::wifi_address().c_str());
   std::string sensors = lobug::sensors_json(device.motion.report(millis()));
   Serial.printf("sensors now: %s\n", sensors.c_str());
@@ -431,6 +505,7 @@ void handle_serial() {
 // ------------------------------------------------------------------------------ setup
 
 bool allocate_buffers() {
+  if (device.recorder != nullptr) return true;  // setup() again (the host tests): keep them
   size_t samples = device.recording.storage_samples();
   device.upload_buffer = static_cast<uint8_t*>(
       hal::alloc_psram(lobug::UploadLayout::buffer_size(samples)));

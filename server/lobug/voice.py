@@ -38,6 +38,7 @@ MAX_SENTENCE_CHARS = 240
 CLAUSE_END = re.compile(r"[,;:]\s+")
 FIRST_CLAUSE_CHARS = 16  # a shorter opening clause ("Sure, ") sounds clipped alone
 RECENT_TURNS = 64
+WARM_UP_TEXT = "Hello, this is Lo-Bug."
 
 
 class Speech:
@@ -72,8 +73,10 @@ class Speech:
         self.loading = True
         started = time.perf_counter()
         try:
-            self.tts = self._load_tts()
-            self.stt = self._load_stt()
+            tts = self._load_tts()
+            stt = self._load_stt()
+            warm_up(stt, tts)
+            self.tts, self.stt = tts, stt
             log.info("speech ready in %.1f s", time.perf_counter() - started)
         except Exception as exc:
             self.error = f"speech models failed to load: {exc}"
@@ -87,6 +90,13 @@ class Speech:
                 "speech models are still loading" if self.loading else self.error or "not ready"
             )
         return self.stt, self.tts
+
+
+def warm_up(stt: SpeechToText, tts: TextToSpeech) -> None:
+    """One synthesis and one transcription of it before speech is ready, so that the first
+    turn does not pay for the models' set-up on their first call."""
+    pcm = np.concatenate([np.zeros(0, dtype=np.int16), *tts.synthesize(WARM_UP_TEXT)])
+    stt.transcribe(resample(pcm.astype(np.float32) / 32768.0, tts.sample_rate, STT_RATE))
 
 
 @dataclass

@@ -18,8 +18,8 @@ from lobug.backends import Backends, build_stt
 from lobug.backends.base import ChatMessage, JsonSchema
 from lobug.backends.remote import OpenAIChat
 from lobug.config import Settings
-from lobug.voice import Speech
-from tests.fakes import FakeChat, FakeEmbedder, FakeTTS, unreachable
+from lobug.voice import WARM_UP_TEXT, Speech
+from tests.fakes import FakeChat, FakeEmbedder, FakeSTT, FakeTTS, unreachable
 
 
 def say(client: TestClient, text: str, device: str = "default") -> tuple[int, dict[str, object]]:
@@ -198,6 +198,15 @@ def test_without_embeddings_everything_still_answers(
 
 
 # ---------------------------------------------------------------- speech
+
+
+def test_speech_is_warmed_up_before_it_is_ready() -> None:
+    stt, tts = FakeSTT(), FakeTTS()
+    speech = Speech(lambda: stt, lambda: tts)
+    speech.load()
+    assert speech.ready
+    assert tts.spoken == [WARM_UP_TEXT]
+    assert stt.calls == 1 and stt.heard_samples[0] > 0  # what was spoken, at 16 kHz
 
 
 def test_a_missing_speech_model_is_reported_not_fatal(tmp_path: Path) -> None:

@@ -2,10 +2,12 @@ from __future__ import annotations
 
 import base64
 import io
+import logging
+import socket
 import time
 import wave
 from collections.abc import Iterator
-from urllib.parse import quote
+from urllib.parse import quote, urlparse
 
 import httpx
 import numpy as np
@@ -384,6 +386,39 @@ def test_a_raw_wav_streamed_as_recorded_is_heard_while_it_arrives(
     heard = "What is the weather like today? What is the weather like today?"
     assert response.headers["x-lobug-transcription"] == quote(heard, safe="")
     assert fake_chat.chat_requests()[-1][-1]["content"].endswith(heard)
+
+
+def test_an_upload_closed_before_its_end_is_dropped_quietly(
+    settings: Settings,
+    fake_chat: FakeChat,
+    fake_embedder: FakeEmbedder,
+    stt: FakeSTT,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """A device that recorded too little to answer hangs up in the middle of its upload."""
+    caplog.set_level(logging.INFO)
+    wav = live_recording()
+    server = LiveServer(create_app(settings, Backends(fake_chat, fake_embedder, stt, FakeTTS())))
+    try:
+        wait_for_speech(server.url)
+        url = urlparse(server.url)
+        with socket.create_connection((url.hostname, url.port)) as device:
+            device.sendall(
+                b"POST /chat/audio/stream HTTP/1.1\r\nHost: lobug\r\nContent-Type: audio/wav"
+                b"\r\nTransfer-Encoding: chunked\r\n\r\n"
+            )
+            for piece in (wav[:44], wav[44:3244]):
+                device.sendall(f"{len(piece):x}\r\n".encode() + piece + b"\r\n")
+        for _ in range(500):
+            if any("skipped a reply" in r.getMessage() for r in caplog.records):
+                break
+            time.sleep(0.01)
+        assert httpx.get(f"{server.url}/health").status_code == 200
+    finally:
+        server.stop()
+    assert any("closed its upload" in r.getMessage() for r in caplog.records)
+    assert not [r for r in caplog.records if r.levelno >= logging.ERROR]
+    assert fake_chat.chat_requests() == []
 
 
 def wait_for_speech(url: str) -> None:

@@ -20,8 +20,10 @@ from starlette.datastructures import Headers, UploadFile
 from starlette.formparsers import MultiPartParser
 
 from lobug.app import create_app
+from lobug.audio import STREAMING_DATA_SIZE, parse_wav, wav_header
 from lobug.backends import Backends
 from lobug.config import Settings
+from lobug.listening import LiveRecording
 from tests.fakes import FakeChat, FakeEmbedder, FakeSTT, FakeTTS
 from tests.firmware.sim import GOLDEN_BOUNDARY, device_sim, golden
 
@@ -44,6 +46,37 @@ def test_multipart_body_matches_the_firmware_byte_for_byte() -> None:
     body, content_type = device_sim.build_multipart(wav, GOLDEN_BOUNDARY)
     assert body == golden("multipart_head.bin") + wav + golden("multipart_tail.bin")
     assert content_type + "\n" == golden("content_type.txt").decode()
+
+
+def dechunk(body: bytes) -> tuple[list[bytes], bool]:
+    """The chunks of a chunked body, and whether it ended with the zero-size chunk."""
+    chunks = []
+    at = 0
+    while at < len(body):
+        line_end = body.index(b"\r\n", at)
+        size = int(body[at:line_end], 16)
+        if size == 0:
+            return chunks, body[line_end:] == b"\r\n\r\n"
+        chunks.append(body[line_end + 2 : line_end + 2 + size])
+        assert body[line_end + 2 + size : line_end + 4 + size] == b"\r\n"
+        at = line_end + 4 + size
+    return chunks, False
+
+
+def test_a_recording_sent_while_it_is_made_is_what_the_server_hears_as_it_arrives() -> None:
+    """The firmware's chunked upload (golden bytes its host tests produce): a WAV header of
+    unknown length, one chunk per frame, read piece by piece by the server's live reader."""
+    chunks, ended = dechunk(golden("live_upload_16k_80ms.bin"))
+    assert ended
+    assert chunks[0] == wav_header(16000, STREAMING_DATA_SIZE)
+    assert [len(c) for c in chunks[1:]] == [1280, 1280]
+    live = LiveRecording(max_seconds=5)
+    for n, chunk in enumerate(chunks):
+        assert live.add(chunk, elapsed_s=0.04 * n) == []  # no pause yet: nothing to hear
+    assert len(live.finish()) == 1
+    assert live.seconds == 0.08
+    expected = (np.arange(1280) * 3 - 2400) / 32768
+    assert np.allclose(parse_wav(b"".join(chunks)).samples, expected)
 
 
 def test_multipart_body_is_what_the_servers_parser_reads() -> None:

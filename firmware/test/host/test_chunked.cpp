@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -80,4 +81,36 @@ TEST(chunked_rejects_broken_framing) {
     Decoded d = decode(body);
     CHECK(!d.ok);
   }
+}
+
+TEST(chunked_encodes_one_chunk_with_its_size_line) {
+  std::string frame(1280, 'x');
+  std::string chunk = encode_chunk(reinterpret_cast<const uint8_t*>(frame.data()), frame.size());
+  CHECK_EQ(chunk, "500\r\n" + frame + "\r\n");
+  const uint8_t header[44] = {};
+  CHECK_EQ(encode_chunk(header, sizeof header).substr(0, 4), std::string("2c\r\n"));
+  CHECK_EQ(encode_chunk(header, 1), std::string("1\r\n") + std::string(1, '\0') + "\r\n");
+}
+
+TEST(chunked_encodes_nothing_for_no_data_so_the_body_does_not_end_early) {
+  const uint8_t byte = 0;
+  CHECK_EQ(encode_chunk(&byte, 0), std::string());
+  CHECK_EQ(std::string(kLastChunk), std::string("0\r\n\r\n"));
+}
+
+TEST(chunked_what_is_encoded_decodes_to_the_same_bytes) {
+  std::string payload;
+  for (int i = 0; i < 5000; ++i) payload += static_cast<char>(i * 11);
+  std::string body;
+  mini::Random random(7);
+  for (size_t at = 0; at < payload.size();) {
+    size_t size = std::min(payload.size() - at, random.below(1500));  // 0 included
+    body += encode_chunk(reinterpret_cast<const uint8_t*>(payload.data() + at), size);
+    at += size;
+  }
+  Decoded open = decode(body, 9, 3);
+  CHECK(open.ok && !open.complete);  // no end yet: the server keeps listening
+  Decoded d = decode(body + kLastChunk, 9, 3);
+  CHECK(d.ok && d.complete);
+  CHECK(d.data == payload);
 }

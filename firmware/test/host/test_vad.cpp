@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <vector>
 
 #include "lobug/recorder.h"
@@ -229,6 +230,33 @@ TEST(recorder_keeps_preroll_before_the_trigger_in_order) {
   // Trigger on frame 12 with frame 13 already queued: the ring holds 10-13 (4 frames of
   // pre-roll), then 14 up to the 20th quiet frame (39) end it.
   CHECK_EQ(frame_tags(storage, samples, rc.frame_samples()), range(10, 39));
+}
+
+TEST(recorder_hands_out_the_kept_frames_in_order_while_recording) {
+  RecorderConfig rc = small_recorder();
+  std::vector<int16_t> storage(rc.storage_samples());
+  Recorder recorder(storage.data(), rc, config());
+  recorder.arm(VadMode::VoiceTrigger);
+  FakeMic mic{recorder, rc.frame_samples(), {}, 0};
+  auto level_of = [](int f) { return static_cast<int16_t>(f >= 10 && f < 20 ? kSpeech : kQuiet); };
+  std::vector<int> sent;  // what a live upload sends, frame by frame, as each is analysed
+  mic.queue();
+  while (recorder.state() != VadState::Done) {
+    mic.queue();
+    mic.deliver(level_of(mic.next_frame));
+    for (size_t i = sent.size(); i < recorder.kept_frames(); ++i) {
+      sent.push_back(recorder.kept_frame(i)[0]);
+    }
+  }
+  for (int16_t* slot : mic.queued) std::fill(slot, slot + rc.frame_samples(), int16_t(-1));
+  size_t kept = recorder.kept_frames();
+  size_t samples = recorder.finish();
+  CHECK_EQ(sent, range(10, 39));  // the same frames finish() keeps, in the same order
+  CHECK_EQ(kept * rc.frame_samples(), samples);
+  CHECK_EQ(frame_tags(storage, samples, rc.frame_samples()), range(10, 39));
+  std::vector<int> after;  // and where finish() moved them
+  for (size_t i = 0; i < recorder.kept_frames(); ++i) after.push_back(recorder.kept_frame(i)[0]);
+  CHECK_EQ(after, range(10, 39));
 }
 
 TEST(recorder_preroll_before_the_ring_filled) {

@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "lobug/bytes.h"
+#include "lobug/chunked.h"
 #include "lobug/imu.h"
 #include "lobug/wav.h"
 #include "lobug/wire.h"
@@ -88,4 +90,20 @@ TEST(wire_paths_and_headers) {
   CHECK_EQ(std::string(kPathChatAudioStream), std::string("/chat/audio/stream"));
   CHECK_EQ(std::string(kPathSensors), std::string("/context/sensors"));
   CHECK_EQ(std::string(kHeaderTranscription), std::string("X-Lobug-Transcription"));
+}
+
+TEST(wire_a_recording_sent_while_it_is_made_matches_the_golden_bytes) {
+  // What main.cpp sends: the header of unknown length, then each 40 ms frame as it is recorded.
+  uint8_t header[kWavHeaderSize];
+  wav_write_header(header, WavFormat{kRecordRate, 1, 16}, kWavUnknownDataBytes);
+  std::vector<int16_t> pcm(1280);
+  for (size_t i = 0; i < pcm.size(); ++i) pcm[i] = static_cast<int16_t>(i * 3 - 2400);
+  const auto* bytes = reinterpret_cast<const uint8_t*>(pcm.data());
+  std::string body = encode_chunk(header, sizeof header) + encode_chunk(bytes, 1280) +
+                     encode_chunk(bytes + 1280, 1280) + kLastChunk;
+  CHECK(body == golden("live_upload_16k_80ms.bin"));
+  WavHeader parsed = wav_parse_header(header, sizeof header);
+  CHECK_EQ(parsed.error, WavError::None);
+  CHECK_EQ(parsed.info.declared_bytes, 0xFFFFFFFFu - 36u);
+  CHECK_EQ(read_le32(header + 4), 0xFFFFFFFFu);  // the RIFF size says "unknown" too
 }

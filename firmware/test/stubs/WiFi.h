@@ -1,5 +1,6 @@
-// Arduino-ESP32 WiFi, host stub: the station calls firmware/src makes, and WiFiClient as
-// HTTPClient hands it out to read a response body.
+// Arduino-ESP32 WiFi, host stub: the station calls firmware/src makes, and WiFiClient both as
+// HTTPClient hands it out to read a response body and as a socket of its own to the fake
+// world's server (a request written by the device itself, see fake_world.cpp).
 #pragma once
 
 #include <cstddef>
@@ -24,12 +25,26 @@ class IPAddress {
   String toString() const;
 };
 
+namespace fake {
+struct Socket;
+}
+
 class WiFiClient {
  public:
-  virtual ~WiFiClient() = default;
+  WiFiClient();
+  virtual ~WiFiClient();
+  WiFiClient(const WiFiClient&) = delete;
+  WiFiClient& operator=(const WiFiClient&) = delete;
+  int connect(const char* host, uint16_t port, int32_t timeout_ms);
+  size_t write(const uint8_t* buf, size_t size);
+  int setNoDelay(bool nodelay);
+  void stop();
   virtual int available();
   virtual int read(uint8_t* buf, size_t size);
   virtual uint8_t connected();
+
+ private:
+  fake::Socket* socket_;
 };
 
 class WiFiClass {

@@ -8,6 +8,8 @@
 #include <WiFi.h>
 #include <esp_heap_caps.h>
 
+#include "lobug/chunked.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdarg>
@@ -148,11 +150,130 @@ class BodyClient : public WiFiClient {
   size_t at_ = 0;
 };
 
+// The wire bytes of a canned response: status line, headers, the empty line, the body.
+std::string response_wire(const fake::Response& response) {
+  std::string wire = "HTTP/1.1 " + std::to_string(response.status) + " Fake\r\n";
+  for (const auto& header : response.headers) wire += header.first + ": " + header.second + "\r\n";
+  if (response.headers.count("Transfer-Encoding") == 0) {
+    wire += "Content-Length: " + std::to_string(response.body.size()) + "\r\n";
+  }
+  return wire + "\r\n" + response.body;
+}
+
+class StringSink : public lobug::ByteSink {
+ public:
+  explicit StringSink(std::string& out) : out_(out) {}
+  bool write(const uint8_t* data, size_t size) override {
+    out_.append(reinterpret_cast<const char*>(data), size);
+    return true;
+  }
+
+ private:
+  std::string& out_;
+};
+
 }  // namespace
 
-int WiFiClient::available() { return 0; }
-int WiFiClient::read(uint8_t*, size_t) { return 0; }
-uint8_t WiFiClient::connected() { return 0; }
+namespace fake {
+
+// The fake server's end of a connection the device opened itself: it reads the request head,
+// then the chunked body as it comes, and answers from the routes once the body has ended.
+struct Socket {
+  std::string head;
+  bool head_done = false;
+  Request request;
+  StringSink body_sink{request.body};
+  lobug::ChunkedDecoder body{body_sink};
+  std::string reply;
+  size_t reply_at = 0;
+  bool answered = false;
+
+  void receive(const uint8_t* data, size_t size);
+  void parse_head();
+  void answer();
+};
+
+void Socket::receive(const uint8_t* data, size_t size) {
+  size_t used = 0;
+  while (!head_done && used < size) {
+    head += char(data[used++]);
+    head_done = head.size() >= 4 && head.compare(head.size() - 4, 4, "\r\n\r\n") == 0;
+    if (head_done) parse_head();
+  }
+  if (used == size || answered) return;
+  request.wire_body.append(reinterpret_cast<const char*>(data + used), size - used);
+  request.body_write_ms.push_back(world().now_ms);
+  body.feed(data + used, size - used);
+  if (body.complete()) answer();
+}
+
+void Socket::parse_head() {
+  size_t line_end = head.find("\r\n");
+  std::string line = head.substr(0, line_end);
+  size_t space = line.find(' ');
+  request.method = line.substr(0, space);
+  request.path = line.substr(space + 1, line.find(' ', space + 1) - space - 1);
+  for (size_t at = line_end + 2; at < head.size() - 2;) {
+    size_t end = head.find("\r\n", at);
+    std::string header = head.substr(at, end - at);
+    size_t colon = header.find(": ");
+    request.headers.emplace_back(header.substr(0, colon), header.substr(colon + 2));
+    at = end + 2;
+  }
+}
+
+void Socket::answer() {
+  World& the_world = world();
+  the_world.requests.push_back(request);
+  the_world.now_ms += 20;  // a LAN round trip
+  auto route = the_world.routes.find(request.path);
+  reply = response_wire(route == the_world.routes.end() ? Response{404, {}, ""} : route->second);
+  answered = true;
+}
+
+}  // namespace fake
+
+WiFiClient::WiFiClient() : socket_(nullptr) {}
+WiFiClient::~WiFiClient() { stop(); }
+
+int WiFiClient::connect(const char*, uint16_t, int32_t) {
+  if (!fake::world().wifi_up) return 0;
+  stop();
+  socket_ = new fake::Socket();
+  return 1;
+}
+
+size_t WiFiClient::write(const uint8_t* buf, size_t size) {
+  if (socket_ == nullptr || socket_->answered) return 0;
+  socket_->receive(buf, size);
+  return size;
+}
+
+int WiFiClient::setNoDelay(bool) { return 0; }
+
+void WiFiClient::stop() {
+  if (socket_ != nullptr && !socket_->answered) fake::world().abandoned.push_back(socket_->request);
+  delete socket_;
+  socket_ = nullptr;
+}
+
+int WiFiClient::available() {
+  if (socket_ == nullptr) return 0;
+  return int(std::min<size_t>(socket_->reply.size() - socket_->reply_at, 700));
+}
+
+int WiFiClient::read(uint8_t* buf, size_t size) {
+  if (socket_ == nullptr) return 0;
+  size_t n = std::min(size, socket_->reply.size() - socket_->reply_at);
+  std::memcpy(buf, socket_->reply.data() + socket_->reply_at, n);
+  socket_->reply_at += n;
+  return int(n);
+}
+
+// Open until the whole reply has been read (the server closes: Connection: close).
+uint8_t WiFiClient::connected() {
+  return socket_ != nullptr && (!socket_->answered || socket_->reply_at < socket_->reply.size());
+}
 
 // ---------------------------------------------------------------------------------- HTTPClient
 
@@ -192,7 +313,7 @@ int HTTPClient::send(const char* method, const uint8_t* payload, size_t size) {
   fake::World& world = fake::world();
   if (!world.wifi_up) return HTTPC_ERROR_NOT_CONNECTED;
   std::string body = payload ? std::string(reinterpret_cast<const char*>(payload), size) : "";
-  world.requests.push_back({method, path_, headers_, body});
+  world.requests.push_back({method, path_, headers_, body, "", {}});
   world.now_ms += 20;  // a LAN round trip
   auto route = world.routes.find(path_);
   fake::Response response = route == world.routes.end() ? fake::Response{404, {}, ""} : route->second;

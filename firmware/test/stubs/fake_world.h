@@ -14,7 +14,11 @@ struct Request {
   std::string method;
   std::string path;
   std::vector<std::pair<std::string, std::string>> headers;
-  std::string body;
+  std::string body;  // chunked transfer undone
+  // A request the device wrote itself with chunked transfer: the body as sent, framing
+  // included, and when each write of it arrived.
+  std::string wire_body;
+  std::vector<uint32_t> body_write_ms;
 
   std::string header(const std::string& name) const;
 };
@@ -31,6 +35,8 @@ struct World {
   // The server: a canned response per path; requests to other paths get a 404.
   std::map<std::string, Response> routes;
   std::vector<Request> requests;
+  // Requests the device wrote itself and closed before their body ended.
+  std::vector<Request> abandoned;
   // The microphone: the level of the sound at a time since recording began (a sine of that
   // amplitude), so a script says when the person speaks.
   std::function<int16_t(uint32_t ms)> voice = [](uint32_t) { return int16_t(0); };

@@ -20,6 +20,7 @@ from fastapi.responses import JSONResponse, Response
 from pydantic import BaseModel
 from starlette.datastructures import UploadFile
 from starlette.formparsers import MultiPartException, MultiPartParser
+from starlette.requests import ClientDisconnect
 
 from lobug.api.background import hand_over_exchange
 from lobug.api.deps import DeviceId, ServicesDep
@@ -28,7 +29,7 @@ from lobug.api.disconnect import watch_disconnect
 from lobug.api.errors import ApiError
 from lobug.api.streaming import ClosingStreamingResponse, blocking_stream
 from lobug.audio import Audio, AudioError, parse_wav
-from lobug.backends.base import Transcript
+from lobug.backends.base import Abandoned, Transcript
 from lobug.listening import LiveRecording, Stretch, transcribe_stretch
 from lobug.services import Services
 from lobug.voice import StreamedVoice, VoiceReply
@@ -186,6 +187,8 @@ async def hear_while_uploading(request: Request, svc: Services, timings: dict[st
         transcripts = list(await asyncio.gather(*pending))
     except AudioError as exc:
         raise ApiError(exc.status, exc.error, str(exc)) from None
+    except ClientDisconnect:  # a device drops a recording too short to answer this way
+        raise Abandoned("the client closed its upload before the end") from None
     finally:
         for task in pending:
             task.cancel()

@@ -1,5 +1,7 @@
 #include "lobug/chunked.h"
 
+#include <cstdio>
+
 namespace lobug {
 namespace {
 
@@ -13,6 +15,16 @@ int hex_value(uint8_t c) {
 constexpr uint8_t kMaxSizeDigits = 7;  // chunks up to 256 MB; larger is not a speech reply
 
 }  // namespace
+
+std::string encode_chunk(const uint8_t* data, size_t size) {
+  if (size == 0) return {};
+  char size_line[20];
+  int n = std::snprintf(size_line, sizeof size_line, "%lx\r\n", static_cast<unsigned long>(size));
+  std::string chunk(size_line, static_cast<size_t>(n));
+  chunk.append(reinterpret_cast<const char*>(data), size);
+  chunk += "\r\n";
+  return chunk;
+}
 
 bool ChunkedDecoder::feed(const uint8_t* data, size_t size) {
   size_t offset = 0;

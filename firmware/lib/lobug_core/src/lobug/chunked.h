@@ -1,13 +1,22 @@
-// HTTP/1.1 chunked transfer decoding. The streamed reply (/chat/audio/stream) has no length;
+// HTTP/1.1 chunked transfer, both ways. The streamed reply (/chat/audio/stream) has no length;
 // the ESP32 HTTPClient hands over the raw socket, framing included, so the device undoes it.
+// The recording sent while it is made has no length either: each piece goes out as one chunk.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 
 #include "lobug/bytes.h"
 
 namespace lobug {
+
+// The zero-size chunk that ends a chunked body (no trailer).
+constexpr const char* kLastChunk = "0\r\n\r\n";
+
+// One chunk, framing included: "<size in hex>\r\n", the data, "\r\n". No data gives an empty
+// string, never a zero-size chunk, which would end the body early.
+std::string encode_chunk(const uint8_t* data, size_t size);
 
 class ChunkedDecoder {
  public:

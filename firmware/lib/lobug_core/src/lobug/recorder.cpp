@@ -21,6 +21,7 @@ void Recorder::arm(VadMode mode) {
   vad_.arm(mode);
   claimed_ = completed_ = first_linear_ = 0;
   triggered_ = mode == VadMode::PushToTalk;
+  finished_ = false;
   last_level_ = 0;
 }
 
@@ -61,7 +62,19 @@ VadState Recorder::complete_frame() {
   return vad_.state();
 }
 
+size_t Recorder::kept_frames() const {
+  if (!triggered_) return 0;
+  size_t first = first_kept_frame();
+  return completed_ > first ? completed_ - first : 0;
+}
+
+const int16_t* Recorder::kept_frame(size_t index) {
+  if (finished_) return storage_ + index * frame_samples_;
+  return slot(first_kept_frame() + index);
+}
+
 size_t Recorder::finish() {
+  finished_ = true;
   if (!triggered_ || completed_ == 0) return 0;
   size_t first = first_kept_frame();
   size_t last = completed_;  // one past the last frame to keep

@@ -41,6 +41,11 @@ class Recorder {
   // Call once the mic is idle: moves the recording to storage[0..n) and returns n (samples).
   size_t finish();
 
+  // The kept recording so far, in order, one frame at a time, while it is being made (and after
+  // finish(), the same frames in place): the recording can be sent before it has ended.
+  size_t kept_frames() const;
+  const int16_t* kept_frame(size_t index);
+
   bool should_upload() const;
   size_t pending_frames() const { return claimed_ - completed_; }
   VadState state() const { return vad_.state(); }
@@ -63,6 +68,7 @@ class Recorder {
   size_t completed_ = 0;   // frames analysed
   size_t first_linear_ = 0;  // first frame claimed after the trigger
   bool triggered_ = false;
+  bool finished_ = false;  // finish() has moved the recording to the start of the storage
   uint16_t last_level_ = 0;
 };
 

@@ -11,6 +11,10 @@ constexpr size_t kWavHeaderSize = 44;
 // A parser gives up looking for the data chunk after this many bytes: a header this large is
 // not something a speech server sends, and the streamed reader must buffer the whole header.
 constexpr size_t kWavMaxHeaderBytes = 1024;
+// The data size of a WAV whose length is not known when its header is sent (the recording sent
+// while it is made): the server's own "unknown length" (its RIFF size is then 0xFFFFFFFF). Its
+// parser keeps whatever data arrives before the body ends.
+constexpr uint32_t kWavUnknownDataBytes = 0xFFFFFFFFu - 36u;
 
 struct WavFormat {
   uint32_t sample_rate = 0;
