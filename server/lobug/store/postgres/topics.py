@@ -11,10 +11,10 @@ from typing import Any
 
 import numpy as np
 
-from lobug.store import errors
-from lobug.store.models import Summary, Topic, TopicActivity, TopicDraft, Vector
+from lobug.store.models import Summary, Topic, TopicDraft, Vector
 from lobug.store.postgres.episodes import PostgresEpisodes
 from lobug.store.sqlite import rows
+from lobug.store.topic_reads import TopicReads
 
 
 def drop_topics_holding(conn: Any, kind: str, ids: Sequence[int]) -> None:
@@ -50,7 +50,9 @@ def _held(conn: Any, agent_id: int, drafts: Sequence[TopicDraft]) -> set[tuple[s
     return held
 
 
-class PostgresTopics(PostgresEpisodes):
+class PostgresTopics(TopicReads, PostgresEpisodes):
+    MARK = "%s"
+
     def episode_vectors(self, agent: str) -> tuple[list[Summary], Vector]:
         """The agent's embedded episodes, oldest first, and their vectors as one matrix."""
         if "summary_vectors" not in self.table_names():
@@ -105,54 +107,3 @@ class PostgresTopics(PostgresEpisodes):
                 "INSERT INTO topic_members(topic_id, kind, member_id, at) VALUES (%s, %s, %s, %s)",
                 [(topic_id, m.kind, m.id, m.at) for m in draft.members],
             )
-
-    def topics(self, agent: str) -> list[Topic]:
-        """The agent's topics in the order of their build (largest first)."""
-        return self._topics_where(agent, "t.agent_id = %s", self.agent_id(agent))
-
-    def topic(self, agent: str, topic_id: int) -> Topic:
-        """One of the agent's topics; TopicNotFound when it has none by this id."""
-        found = self._topics_where(
-            agent, "t.agent_id = %s AND t.id = %s", self.agent_id(agent), topic_id
-        )
-        if not found:
-            raise errors.TopicNotFound(f"agent {agent!r} has no topic {topic_id}")
-        return found[0]
-
-    def _topics_where(self, agent: str, condition: str, *params: Any) -> list[Topic]:
-        found = self._query(
-            f"SELECT {rows.TOPIC_COLUMNS} FROM topics t WHERE {condition} ORDER BY position",
-            params,
-        )
-        members = self._query(
-            "SELECT m.topic_id, m.kind, m.member_id, m.at FROM topic_members m "
-            f"JOIN topics t ON t.id = m.topic_id WHERE {condition} "
-            "ORDER BY m.topic_id, m.kind, m.member_id",
-            params,
-        )
-        by_topic: dict[int, list[Any]] = {}
-        for row in members:
-            by_topic.setdefault(int(row["topic_id"]), []).append(rows.topic_member(row))
-        return [rows.topic(agent, row, by_topic.get(int(row["id"]), [])) for row in found]
-
-    def topic_activity(self, agent: str, since: float, limit: int) -> list[TopicActivity]:
-        """The agent's `limit` most active topics: most members learned or ended at `since` or
-        later first, then the newest member, the larger, the earlier built."""
-        found = self._query(
-            "SELECT t.id, t.name, t.summary, t.size, t.last_active_at, "
-            "(SELECT COUNT(*) FROM topic_members m WHERE m.topic_id = t.id AND m.at >= %s) "
-            "AS activity FROM topics t WHERE t.agent_id = %s "
-            "ORDER BY activity DESC, t.last_active_at DESC, t.size DESC, t.position LIMIT %s",
-            (since, self.agent_id(agent), limit),
-        )
-        return [
-            TopicActivity(
-                int(row["id"]),
-                row["name"],
-                row["summary"],
-                int(row["activity"]),
-                float(row["last_active_at"]),
-                int(row["size"]),
-            )
-            for row in found
-        ]
