@@ -17,7 +17,7 @@ from typing import TypeVar
 from lobug.backends.base import ChatBackend, Embedder, Vector
 from lobug.config import MemoryConfig
 from lobug.memory import episodes, prompts, search
-from lobug.memory.disclosure import self_disclosures
+from lobug.memory.disclosure import known_names, self_disclosures
 from lobug.memory.extraction import merge_facts, parse_fact_payload, validate_facts
 from lobug.memory.quality import (
     MAX_BASE_MEMORY_CHARS,
@@ -358,7 +358,8 @@ class MemoryManager:
             language=self.language,
         )
         if simple:
-            disclosed = self_disclosures(user.content, (user.id, assistant.id))
+            known = known_names(fact.content for fact in self.store.facts(agent))
+            disclosed = self_disclosures(user.content, (user.id, assistant.id), known)
             facts = merge_facts(
                 facts,
                 [f for f in disclosed if text_problem(f.content, self.language) is None],
