@@ -8,8 +8,8 @@ Blocking throughout: the API runs it in worker threads.
 from __future__ import annotations
 
 import logging
-from collections.abc import Generator, Iterator
-from dataclasses import dataclass
+from collections.abc import Iterator
+from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
@@ -78,6 +78,22 @@ def with_memory(messages: list[ChatMessage], prompt: str) -> list[ChatMessage]:
 
 def messages_tokens(messages: list[ChatMessage]) -> int:
     return sum(estimate_tokens(m["content"]) + MESSAGE_OVERHEAD_TOKENS for m in messages)
+
+
+@dataclass
+class SentReply:
+    """What a stream has sent so far, and the reply guard's mark when it stepped in."""
+
+    chunks: list[str] = field(default_factory=list)
+    guard: str | None = None
+    problem: str | None = None
+
+    def text(self) -> str:
+        return "".join(self.chunks)
+
+    def decision(self) -> Decision:
+        """The reply as it is stored: what was sent, marked."""
+        return Decision("respond", self.text().strip(), self.guard, self.problem)
 
 
 class MemoryProxy:
@@ -167,52 +183,51 @@ class MemoryProxy:
         A client that hangs up closes this iterator: the model stops, the part of the reply
         it was sent is stored and queued, and the maintenance pass learns from it later
         (`stored` is settled with nothing to hand over now)."""
-        said: list[str] = []
+        sent = SentReply()
         model = self.chat.stream(
             messages, max_tokens=request.max_tokens, temperature=request.temperature
         )
         try:
-            refused = yield from self._guarded(model, request, messages, said)
+            yield from self._guarded(model, request, messages, sent)
         except GeneratorExit:
-            self._keep_partial_reply(request.agent, user, "".join(said))
+            self._keep_partial_reply(request.agent, user, sent.decision())
             stored.settle(None)
             raise
         except BackendError:
-            log.warning("a streamed reply failed after %d chunks", len(said))
+            log.warning("a streamed reply failed after %d chunks", len(sent.chunks))
             stored.settle(None)
             raise
         finally:
             _stop(model)
-        reply = Decision("respond", "".join(said).strip(), *refused)
-        stored.settle(self.remember(request.agent, user, reply))
+        stored.settle(self.remember(request.agent, user, sent.decision()))
 
     def _guarded(
         self,
         model: Iterator[str],
         request: ProxyRequest,
         messages: list[ChatMessage],
-        said: list[str],
-    ) -> Generator[str, None, tuple[str | None, str | None]]:
-        """The model's chunks that pass the guard, each added to `said` as it is sent. At
+        sent: SentReply,
+    ) -> Iterator[str]:
+        """The model's chunks that pass the guard, each added to `sent` as it is sent. At
         the first refused one the model is stopped: what was sent stands, marked cut, or
-        when nothing was, the second try (or the fallback) is sent instead. Returns the
-        guard's mark and the problem (None, None when nothing was refused)."""
+        when nothing was, the second try (or the fallback) is sent instead, marked."""
         for chunk in text_chunks(model):
-            problem = self.guard.chunk_problem("".join(said), chunk)
+            problem = self.guard.chunk_problem(sent.text(), chunk)
             if problem is None:
-                said.append(chunk)
+                sent.chunks.append(chunk)
                 yield chunk
                 continue
             _stop(model)
-            if "".join(said).strip():
-                return CUT, problem
+            if sent.text().strip():
+                sent.guard, sent.problem = CUT, problem
+                return
             instead = self.guard.second_try(
                 problem, partial(self._careful_reply, request, messages, None)
             )
-            said.append(instead.text)
+            sent.chunks.append(instead.text)
+            sent.guard, sent.problem = instead.guard, instead.problem
             yield instead.text
-            return instead.guard, instead.problem
-        return None, None
+            return
 
     def remember(self, agent: str, user: Message, reply: Decision) -> Exchange | None:
         """Store the reply (marked when the guard stepped in) with its row in the memory-work
@@ -224,9 +239,9 @@ class MemoryProxy:
         )
         return Exchange(user, assistant)
 
-    def _keep_partial_reply(self, agent: str, user: Message, reply: str) -> None:
+    def _keep_partial_reply(self, agent: str, user: Message, reply: Decision) -> None:
         try:
-            self.remember(agent, user, Decision("respond", reply.strip()))
+            self.remember(agent, user, reply)
         except Exception as exc:  # runs while the iterator is being closed: never raise here
             log.warning("could not store the reply of an abandoned stream: %s", exc)
 

@@ -15,7 +15,10 @@ import pytest
 
 from lobug.app import create_app
 from lobug.backends import Backends
+from lobug.backends.base import ChatMessage
 from lobug.config import Settings
+from lobug.memory.work_queue import StreamedExchange
+from lobug.proxy import MemoryProxy, ProxyRequest
 from lobug.reply_guard import FALLBACK_REPLY, is_learnable
 from lobug.services import Services
 from lobug.store.models import Message
@@ -154,3 +157,19 @@ def test_a_guarded_stream_keeps_the_openai_format(
     assert chunks[-1]["choices"][0] == {"index": 0, "delta": {}, "finish_reason": "stop"}
     said = "".join(c["choices"][0]["delta"].get("content", "") for c in chunks)
     assert said == FALLBACK_REPLY
+
+
+@pytest.mark.parametrize("looping", [True])
+def test_a_client_that_hangs_up_after_the_fallback_leaves_it_marked(
+    served: tuple[openai.OpenAI, Services],
+) -> None:
+    _, services = served
+    proxy = MemoryProxy(services.store, services.memory, services.chat)
+    said: ChatMessage = {"role": "user", "content": SAID}
+    request = ProxyRequest("d", [said], SAID, max_tokens=64, temperature=0.0)
+    user, messages = proxy.prepare(request)
+    pieces = proxy.stream(request, user, messages, StreamedExchange())
+    assert next(pieces) == FALLBACK_REPLY
+    pieces.close()  # the client hung up
+    reply = services.store.recent_messages("d", "v1", 10)[-1]
+    assert reply.content == FALLBACK_REPLY and not is_learnable(reply.metadata)
