@@ -8,7 +8,13 @@ import pytest
 from lobug.assistant import Assistant
 from lobug.config import MemoryConfig, Settings
 from lobug.memory.manager import MemoryManager
-from lobug.reply_guard import FALLBACK_REPLY, careful_messages, is_learnable
+from lobug.reply_guard import (
+    FALLBACK_REPLY,
+    ReplyGuard,
+    careful_messages,
+    is_learnable,
+    text_chunks,
+)
 from lobug.store.sqlite.engine import SQLiteStore
 from tests.fakes import FakeChat, FakeEmbedder
 
@@ -114,3 +120,29 @@ def test_careful_messages_add_the_rule_to_the_first_system_message() -> None:
     assert careful[0]["content"].startswith("You are Lo-Bug.\nWrite in English only.")
     assert messages[0]["content"] == "You are Lo-Bug."  # not changed in place
     assert careful_messages([{"role": "user", "content": "hi"}], "auto")[0]["role"] == "system"
+
+
+@pytest.mark.parametrize(
+    ("pieces", "chunks"),
+    [
+        (["Hel", "lo. Ho", "w are", " you?"], ["Hello. ", "How are you?"]),
+        (
+            ["One.", " Two!", "\n", "- three\n", "- four"],
+            ["One. ", "Two!\n", "- three\n", "- four"],
+        ),
+        (["Fine."], ["Fine."]),
+        (["word "] * 50, ["word " * 41, "word " * 9]),
+        (["no-spaces-" * 30], ["no-spaces-" * 30]),
+    ],
+)
+def test_text_chunks_end_at_sentences_and_keep_every_character(
+    pieces: list[str], chunks: list[str]
+) -> None:
+    assert list(text_chunks(pieces)) == chunks
+
+
+def test_a_chunk_is_refused_alone_or_after_what_was_said() -> None:
+    guard = ReplyGuard("en")
+    assert guard.chunk_problem("", "That sounds lovely. ") is None
+    assert guard.chunk_problem("", PORTUGUESE) is not None
+    assert guard.chunk_problem("I see. I see. ", "I see. ") is not None

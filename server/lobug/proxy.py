@@ -1,5 +1,6 @@
 """Memory for any OpenAI-compatible client: a chat request gets the agent's memory injected,
-is answered by the configured chat backend, and the exchange is remembered.
+is answered by the configured chat backend, and the exchange is remembered. Replies pass the
+reply guard (`lobug.reply_guard`) like a device's: a streamed one sentence by sentence.
 
 Blocking throughout: the API runs it in worker threads.
 """
@@ -8,13 +9,25 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import partial
+from typing import Any
 
 from lobug.backends.base import AbandonCheck, BackendError, ChatBackend, ChatMessage
 from lobug.client.messages import insert_after_system, last_user_text
+from lobug.decision import Decision
 from lobug.memory.budget import DEFAULT_CONTEXT_TOKENS, budgeted_context
 from lobug.memory.manager import MemoryManager
 from lobug.memory.work_queue import Exchange, StreamedExchange
+from lobug.reply_guard import (
+    CUT,
+    RETRY_MAX_TOKENS,
+    RETRY_TEMPERATURE,
+    ReplyGuard,
+    careful_messages,
+    guard_metadata,
+    text_chunks,
+)
 from lobug.store.models import PROXY_SOURCE, Message
 from lobug.store.protocol import Store
 from lobug.tokens import (
@@ -67,6 +80,22 @@ def messages_tokens(messages: list[ChatMessage]) -> int:
     return sum(estimate_tokens(m["content"]) + MESSAGE_OVERHEAD_TOKENS for m in messages)
 
 
+@dataclass
+class SentReply:
+    """What a stream has sent so far, and the reply guard's mark when it stepped in."""
+
+    chunks: list[str] = field(default_factory=list)
+    guard: str | None = None
+    problem: str | None = None
+
+    def text(self) -> str:
+        return "".join(self.chunks)
+
+    def decision(self) -> Decision:
+        """The reply as it is stored: what was sent, marked."""
+        return Decision("respond", self.text().strip(), self.guard, self.problem)
+
+
 class MemoryProxy:
     def __init__(
         self,
@@ -75,11 +104,13 @@ class MemoryProxy:
         chat: ChatBackend,
         *,
         message_limit: int = DEFAULT_MESSAGE_LIMIT,
+        language: str = "en",
     ) -> None:
         self.store = store
         self.memory = memory
         self.chat = chat
         self.message_limit = message_limit
+        self.guard = ReplyGuard(language)
 
     def prepare(self, request: ProxyRequest) -> tuple[Message, list[ChatMessage]]:
         """Log the user's message, then build the messages with memory injected in the room
@@ -114,7 +145,8 @@ class MemoryProxy:
     def complete(
         self, request: ProxyRequest, abandoned: AbandonCheck | None = None
     ) -> tuple[str, Exchange | None]:
-        """The reply, and the exchange stored for memory work (None for an empty reply)."""
+        """The reply the guard let through (a second try or the fallback when the model's
+        was refused), and the exchange stored for memory work (None for an empty reply)."""
         user, messages = self.prepare(request)
         reply = self.chat.complete(
             messages,
@@ -122,7 +154,21 @@ class MemoryProxy:
             temperature=request.temperature,
             abandoned=abandoned,
         )
-        return reply, self.remember(request.agent, user, reply)
+        again = partial(self._careful_reply, request, messages, abandoned)
+        decision = self.guard.review(Decision("respond", reply.strip()), again)
+        return decision.text, self.remember(request.agent, user, decision)
+
+    def _careful_reply(
+        self, request: ProxyRequest, messages: list[ChatMessage], abandoned: AbandonCheck | None
+    ) -> Decision:
+        """The model's second answer after a refused one: safer settings."""
+        reply = self.chat.complete(
+            careful_messages(messages, self.guard.language),
+            max_tokens=min(RETRY_MAX_TOKENS, request.max_tokens),
+            temperature=RETRY_TEMPERATURE,
+            abandoned=abandoned,
+        )
+        return Decision("respond", reply.strip())
 
     def stream(
         self,
@@ -131,40 +177,77 @@ class MemoryProxy:
         messages: list[ChatMessage],
         stored: StreamedExchange,
     ) -> Iterator[str]:
-        """Reply pieces as generated; once the stream ends the exchange is stored and
-        `stored` settled with it.
+        """Reply chunks as generated, each checked by the reply guard before it is sent;
+        once the stream ends the exchange is stored and `stored` settled with it.
 
         A client that hangs up closes this iterator: the model stops, the part of the reply
         it was sent is stored and queued, and the maintenance pass learns from it later
         (`stored` is settled with nothing to hand over now)."""
-        said: list[str] = []
+        sent = SentReply()
+        model = self.chat.stream(
+            messages, max_tokens=request.max_tokens, temperature=request.temperature
+        )
         try:
-            for piece in self.chat.stream(
-                messages, max_tokens=request.max_tokens, temperature=request.temperature
-            ):
-                said.append(piece)
-                yield piece
+            yield from self._guarded(model, request, messages, sent)
         except GeneratorExit:
-            self._keep_partial_reply(request.agent, user, "".join(said))
+            self._keep_partial_reply(request.agent, user, sent.decision())
             stored.settle(None)
             raise
         except BackendError:
-            log.warning("a streamed reply failed after %d pieces", len(said))
+            log.warning("a streamed reply failed after %d chunks", len(sent.chunks))
             stored.settle(None)
             raise
-        stored.settle(self.remember(request.agent, user, "".join(said)))
+        finally:
+            _stop(model)
+        stored.settle(self.remember(request.agent, user, sent.decision()))
 
-    def remember(self, agent: str, user: Message, reply: str) -> Exchange | None:
-        """Store the reply with its row in the memory-work queue; the exchange, if any."""
-        if not reply.strip():
+    def _guarded(
+        self,
+        model: Iterator[str],
+        request: ProxyRequest,
+        messages: list[ChatMessage],
+        sent: SentReply,
+    ) -> Iterator[str]:
+        """The model's chunks that pass the guard, each added to `sent` as it is sent. At
+        the first refused one the model is stopped: what was sent stands, marked cut, or
+        when nothing was, the second try (or the fallback) is sent instead, marked."""
+        for chunk in text_chunks(model):
+            problem = self.guard.chunk_problem(sent.text(), chunk)
+            if problem is None:
+                sent.chunks.append(chunk)
+                yield chunk
+                continue
+            _stop(model)
+            if sent.text().strip():
+                sent.guard, sent.problem = CUT, problem
+                return
+            instead = self.guard.second_try(
+                problem, partial(self._careful_reply, request, messages, None)
+            )
+            sent.chunks.append(instead.text)
+            sent.guard, sent.problem = instead.guard, instead.problem
+            yield instead.text
+            return
+
+    def remember(self, agent: str, user: Message, reply: Decision) -> Exchange | None:
+        """Store the reply (marked when the guard stepped in) with its row in the memory-work
+        queue; the exchange, if any."""
+        if not reply.text:
             return None
         assistant = self.store.append_reply_for_memory_work(
-            agent, PROXY_SOURCE, reply.strip(), user
+            agent, PROXY_SOURCE, reply.text, user, guard_metadata(reply)
         )
         return Exchange(user, assistant)
 
-    def _keep_partial_reply(self, agent: str, user: Message, reply: str) -> None:
+    def _keep_partial_reply(self, agent: str, user: Message, reply: Decision) -> None:
         try:
             self.remember(agent, user, reply)
         except Exception as exc:  # runs while the iterator is being closed: never raise here
             log.warning("could not store the reply of an abandoned stream: %s", exc)
+
+
+def _stop(model: Iterator[str]) -> None:
+    """Stop a model's stream (closing it tells the backend to stop generating)."""
+    close: Any = getattr(model, "close", None)
+    if close is not None:
+        close()

@@ -10,13 +10,14 @@ pipeline reads only the user's words of that exchange.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
 from lobug.backends.base import ChatMessage
 from lobug.decision import Decision
 from lobug.quality import LANGUAGE_NAMES, text_problem
+from lobug.spoken import SENTENCE_END
 
 log = logging.getLogger(__name__)
 
@@ -28,6 +29,8 @@ RETRY_MAX_TOKENS = 96
 REGENERATED = "regenerated"  # the first answer was refused, the second one is stored
 FALLBACK = "fallback"  # both were refused: the fallback was said, nothing to learn from
 CUT = "cut"  # a streamed answer stopped at its first refused sentence
+# A streamed text with no sentence end is checked and sent in chunks of about this size.
+MAX_CHUNK_CHARS = 200
 
 
 def is_learnable(metadata: Mapping[str, Any] | None) -> bool:
@@ -63,6 +66,31 @@ def careful_messages(messages: Sequence[ChatMessage], language: str) -> list[Cha
     return with_rule(messages, f"{language_rule(language)} {rule}".strip())
 
 
+def text_chunks(pieces: Iterable[str]) -> Iterator[str]:
+    """`pieces` regrouped to end at sentence ends (a long run without one at a space), so
+    each chunk can be checked before it is sent; joined, the chunks are exactly the text."""
+    buffer = ""
+    for piece in pieces:
+        buffer += piece
+        cut = _chunk_end(buffer)
+        if cut:
+            yield buffer[:cut]
+            buffer = buffer[cut:]
+    if buffer:
+        yield buffer
+
+
+def _chunk_end(buffer: str) -> int:
+    """Where the finished part of `buffer` ends (0: nothing finished yet). A sentence end
+    at the very end of the buffer waits: more space, or a closing quote, may follow."""
+    ends = [m.end() for m in SENTENCE_END.finditer(buffer) if m.end() < len(buffer)]
+    if ends:
+        return ends[-1]
+    if len(buffer) > MAX_CHUNK_CHARS:
+        return buffer.rfind(" ") + 1
+    return 0
+
+
 class ReplyGuard:
     """The checks on replies in one conversation language (`auto` checks loops only)."""
 
@@ -72,6 +100,11 @@ class ReplyGuard:
     def problem(self, text: str) -> str | None:
         """Why `text` must not be said, or None."""
         return text_problem(text, self.language) if text.strip() else None
+
+    def chunk_problem(self, said: str, chunk: str) -> str | None:
+        """Why the next streamed `chunk` must not be sent after `said`: it is refused alone,
+        or with what was said before it (a loop can span sentences)."""
+        return self.problem(chunk) or self.problem(said + chunk)
 
     def review(self, decision: Decision, regenerate: Callable[[], Decision]) -> Decision:
         """`decision` when its words pass, else a second try, else the fallback."""

@@ -98,20 +98,19 @@ def test_agents_are_isolated(llm: openai.OpenAI, client: TestClient, fake_chat: 
     assert all("mornings" not in m["content"] for m in sent if m["role"] == "system")
 
 
-def test_streaming_passes_pieces_and_remembers_the_whole_reply(
+def test_streaming_passes_sentences_and_remembers_the_whole_reply(
     llm: openai.OpenAI, fake_chat: FakeChat, settings: Settings
 ) -> None:
-    fake_chat.enqueue("One two three.")
+    fake_chat.enqueue("One, two. Three!\nFour.")
     stream = llm.chat.completions.create(
         model="m", messages=[{"role": "user", "content": "Count please"}], stream=True, user="c"
     )
     pieces = [chunk.choices[0].delta.content or "" for chunk in stream if chunk.choices]
-    assert "".join(pieces) == "One two three."
-    assert len([p for p in pieces if p]) == 3
+    assert [p for p in pieces if p] == ["One, two. ", "Three!\n", "Four."]
     store = SQLiteStore(settings.db_path)
     assert [m.content for m in store.recent_messages("c", "v1", 10)] == [
         "Count please",
-        "One two three.",
+        "One, two. Three!\nFour.",
     ]
     store.close()
 
@@ -174,17 +173,17 @@ def test_a_stream_the_client_abandons_keeps_what_was_sent_for_later_learning(
         max_tokens=64,
         temperature=0.0,
     )
-    fake_chat.enqueue("Once upon a time there was a robot.")
+    fake_chat.enqueue("Once upon a time. There was a robot.")
     user, messages = proxy.prepare(request)
     stored = StreamedExchange()
     pieces = proxy.stream(request, user, messages, stored)
-    assert next(pieces) + next(pieces) == "Once upon "
+    assert next(pieces) == "Once upon a time. "
     pieces.close()  # the client hung up
     assert fake_chat.abandoned_streams == 1
     store = services.store
     assert [m.content for m in store.recent_messages("d", "v1", 10)] == [
         "Tell me a story",
-        "Once upon",
+        "Once upon a time.",
     ]
     assert stored.wait(timeout_s=0) is None  # nothing handed over now:
     assert store.count_queued_exchanges() == 1  # learned from by the next maintenance pass
@@ -223,10 +222,11 @@ def test_a_streamed_reply_ends_while_its_memory_work_is_still_running(tmp_path: 
 
 
 class FailingMidStream(FakeChat):
-    """Writes one piece of its reply, then fails."""
+    """Writes one sentence of its reply and a word of the next, then fails."""
 
     def stream(self, messages, *, max_tokens, temperature=0.7, abandoned=None):  # type: ignore[no-untyped-def, override]
-        yield "Hello"
+        yield "Hello. "
+        yield "How"
         raise BackendError("the model crashed")
 
 

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from lobug.memory.disclosure import informative_sentences, self_disclosures
+from lobug.memory.disclosure import informative_sentences, known_names, self_disclosures
 from lobug.text import third_person
 
 
@@ -50,3 +50,22 @@ def test_informative_sentences_skip_questions_requests_and_chitchat() -> None:
         "We are going to Norway in June.",
         "Biscuit is a golden retriever.",
     ]
+
+
+def test_statements_about_someone_named_before_are_kept_as_said() -> None:
+    known = known_names(["The user has a dog named Rex", "The user's sister Nadia is a pilot"])
+    assert known == {"rex", "nadia"}
+    said = (
+        "Rex is a border collie. Nadia flies to Oslo on Mondays! Paris is lovely. "
+        "Rex likes you. Is Nadia home? Rex barks at night."
+    )
+    found = self_disclosures(said, (3, 4), known)
+    assert [f.content for f in found] == [
+        "Rex is a border collie",
+        "Nadia flies to Oslo on Mondays",
+        "Rex barks at night",
+    ]
+
+
+def test_no_one_is_known_without_facts() -> None:
+    assert self_disclosures("Rex is a border collie.", (1, 2), known_names([])) == []

@@ -271,3 +271,18 @@ def test_a_stale_base_memory_is_rewritten_from_what_is_left(
     assert not store.base_memory_is_stale("lobug")
     prompt = fake_chat.requests[-1][0][-1]["content"]
     assert "The user likes tea" in prompt and "Zorblax" not in prompt
+
+
+def test_a_small_model_learns_what_the_user_says_of_someone_named_before(
+    store: SQLiteStore, fake_embedder: FakeEmbedder
+) -> None:
+    """The model extracts nothing (as the bundled one often does); the user's own words do."""
+    chat = FakeChat()
+    chat.prefers_simple_json = True
+    learner = manager(store, chat, fake_embedder)
+    for said in ("I adopted a cat called Pixel.", "Pixel sleeps on the piano all day."):
+        learner.process_exchange("lobug", *exchange(store, said, "How lovely!"))
+    assert sorted(f.content for f in store.facts("lobug")) == [
+        "Pixel sleeps on the piano all day",
+        "The user adopted a cat called Pixel",
+    ]

@@ -122,7 +122,7 @@ def test_the_users_own_statements_are_typed(said: str, kind: str) -> None:
 
 
 def test_a_stated_promise_keeps_its_due_time() -> None:
-    (fact,) = self_disclosures("I will call Anna tomorrow.", (1, 2), WEDNESDAY)
+    (fact,) = self_disclosures("I will call Anna tomorrow.", (1, 2), said_at=WEDNESDAY)
     assert (fact.fact_type, fact.due_at) == ("commitment", at(2024, 3, 14))
 
 

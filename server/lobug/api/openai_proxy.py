@@ -204,7 +204,11 @@ async def chat_completions(
             f"the last user message is longer than {svc.settings.max_text_chars} characters",
         )
     proxy = MemoryProxy(
-        svc.store, svc.memory, svc.chat, message_limit=svc.settings.max_context_messages
+        svc.store,
+        svc.memory,
+        svc.chat,
+        message_limit=svc.settings.max_context_messages,
+        language=svc.settings.language,
     )
     model = body.model or svc.chat.model
     if body.stream is True:

@@ -4,12 +4,15 @@ The bundled 135M model rarely extracts usable facts (it copies the prompt's exam
 such small models the pipeline also keeps the user's own first-person statements, rewritten in
 the third person: "My name is Alex and I work at NASA" -> "The user's name is Alex and the
 user works at NASA". Questions and requests are not statements about the user and are skipped.
-`informative_sentences` are the user's words a fact may be grounded in.
+A statement about someone the user has named in a fact before ("Leo is seven years old" after
+"I have two kids, Leo and Ava") is kept too, as said. `informative_sentences` are the user's
+words a fact may be grounded in.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Collection, Iterable
 from datetime import datetime
 
 from lobug.memory.when import due_time
@@ -56,16 +59,20 @@ def disclosed_type(sentence: str) -> str:
 
 
 def self_disclosures(
-    user_text: str, source_message_ids: tuple[int, ...], said_at: datetime | None = None
+    user_text: str,
+    source_message_ids: tuple[int, ...],
+    known: Collection[str] = (),
+    said_at: datetime | None = None,
 ) -> list[NewFact]:
-    """The user's statements about themselves as facts; a commitment's due time is read as of
-    `said_at`."""
+    """The user's statements about themselves, and about the people named in `known`, as
+    facts; a commitment's due time is read as of `said_at`."""
     facts = []
     for match in _SENTENCE.finditer(user_text):
         sentence = " ".join(match.group().split())
-        if _is_statement_about_user(sentence):
+        about_user = _is_statement_about_user(sentence)
+        if about_user or _is_statement_about(sentence, known):
             content = sentence_case(third_person(sentence.rstrip(".!")))
-            kind = disclosed_type(sentence)
+            kind = disclosed_type(sentence) if about_user else "trait"
             due = due_time(sentence, said_at) if kind == "commitment" and said_at else None
             facts.append(
                 NewFact(
@@ -116,4 +123,27 @@ def _is_statement_about_user(sentence: str) -> bool:
         and not sentence.endswith("?")
         and not _REQUEST_START.match(sentence)
         and bool(_FIRST_PERSON.search(sentence))
+    )
+
+
+_NAME = re.compile(r"(?<=\s)[A-Z][a-z]+(?:['’][a-z]+)?\b")
+_ADDRESSED = re.compile(r"\b(you|you're|your|yours)\b", re.IGNORECASE)
+
+
+def known_names(facts: Iterable[str]) -> frozenset[str]:
+    """The names (capitalised words after a sentence's start) in facts already stored."""
+    names = (m.group().lower() for fact in facts for m in _NAME.finditer(fact))
+    return frozenset(name for name in names if name not in FUNCTION_WORDS)
+
+
+def _is_statement_about(sentence: str, known: Collection[str]) -> bool:
+    """A statement whose subject is someone the user named before ("Biscuit is a golden
+    retriever"), not a question, a request or words to the assistant."""
+    first = sentence.split()[0].strip(",;:").lower() if sentence.split() else ""
+    return (
+        first in known
+        and len(sentence.split()) >= 3
+        and len(sentence) <= MAX_SENTENCE_CHARS
+        and not sentence.endswith("?")
+        and not _ADDRESSED.search(sentence)
     )

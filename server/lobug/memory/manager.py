@@ -16,7 +16,7 @@ from datetime import datetime, tzinfo
 from lobug.backends.base import ChatBackend, Embedder, Vector
 from lobug.config import MemoryConfig
 from lobug.memory import commitments, episodes, prompts, search
-from lobug.memory.disclosure import self_disclosures
+from lobug.memory.disclosure import known_names, self_disclosures
 from lobug.memory.extraction import merge_facts, parse_fact_payload, validate_facts
 from lobug.memory.quality import (
     MAX_BASE_MEMORY_CHARS,
@@ -356,7 +356,8 @@ class MemoryManager:
             said_at=said_at,
         )
         if simple:
-            disclosed = self_disclosures(user.content, (user.id, assistant.id), said_at)
+            known = known_names(fact.content for fact in self.store.facts(agent))
+            disclosed = self_disclosures(user.content, (user.id, assistant.id), known, said_at)
             facts = merge_facts(
                 facts,
                 [f for f in disclosed if text_problem(f.content, self.language) is None],
