@@ -61,7 +61,7 @@ crash: $(STAMP)
 	$(BIN)/python scripts/crash_test.py --kills 5
 
 soak: $(STAMP)
-	$(BIN)/python scripts/soak.py --minutes $(or $(MINUTES),10)
+	$(BIN)/python scripts/soak.py --minutes $(or $(MINUTES),15)
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .coverage
