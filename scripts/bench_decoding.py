@@ -29,7 +29,7 @@ from lobug.backends.embedded import ANTI_LOOP_SAMPLING, EmbeddedChat  # noqa: E4
 from lobug.config import Settings  # noqa: E402
 from lobug.conversation import turn_messages  # noqa: E402
 from lobug.decision import parse_reply  # noqa: E402
-from lobug.memory.manager import MemoryContext  # noqa: E402
+from lobug.memory.context import MemoryContext  # noqa: E402
 from lobug.quality import degeneracy, off_language  # noqa: E402
 from lobug.reply_guard import FALLBACK_REPLY  # noqa: E402
 

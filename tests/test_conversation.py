@@ -10,8 +10,8 @@ from lobug.conversation import (
     system_prompt,
     turn_messages,
 )
-from lobug.memory.manager import MemoryContext
-from lobug.store.models import Fact, ScoredFact
+from lobug.memory.context import MemoryContext
+from lobug.store.models import Fact, Message, ScoredFact, ScoredMessage
 
 
 def scored(content: str) -> ScoredFact:
@@ -128,3 +128,34 @@ def test_without_notes_last_everything_is_in_the_first_message() -> None:
     )
     assert [m["role"] for m in messages] == ["system", "user"]
     assert messages[0]["content"] == system_prompt(context, None)
+
+
+def test_recalled_messages_already_in_the_history_are_not_repeated() -> None:
+    def said(n: int, role: str, content: str) -> ScoredMessage:
+        return ScoredMessage(Message(n, "a", "d", role, content, 1.7e9 + n, False), 0.0)
+
+    context = MemoryContext(
+        messages=(
+            said(1, "user", "I fed the cat this morning"),
+            said(2, "user", "what is the weather like today?"),
+            said(3, "assistant", "Sunny and warm."),
+        )
+    )
+    history: list[ChatMessage] = [
+        {"role": "user", "content": "what is the weather like today?"},
+        {"role": "assistant", "content": " Sunny and warm. "},
+        {"role": "user", "content": "what did I do today?"},
+    ]
+    for notes_last in (True, False):
+        prompt = turn_messages(
+            context,
+            None,
+            history,
+            agency=False,
+            context_tokens=4096,
+            reply_tokens=256,
+            notes_last=notes_last,
+        )
+        text = "\n".join(m["content"] for m in prompt if m["role"] == "system")
+        assert '"I fed the cat this morning"' in text
+        assert "weather" not in text and "Sunny" not in text

@@ -293,6 +293,7 @@ class StreamingTurn(AbstractContextManager["StreamingTurn"]):
             state = stack.enter_context(device)
             self._prepared, self._rest = start(state)
             self.action, self._head = read_action_prefix(self._rest)
+            self._prepared.clock.lap("llm_start")  # the prompt read, the action known
             self._held = stack.pop_all()  # started: the device stays held until `close`
         self.user_message = self._prepared.user_message
         self._second_try = second_try

@@ -9,7 +9,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from lobug.backends.base import ChatMessage
-from lobug.memory.manager import MemoryContext
+from lobug.memory.context import MemoryContext
 from lobug.tokens import (
     MESSAGE_OVERHEAD_TOKENS,
     estimate_tokens,
@@ -114,7 +114,9 @@ def turn_messages(
     """The messages for one turn. With `notes_last` the per-turn notes are a system message
     just before the newest user message instead of part of the first one, so the prompt's
     beginning (standing prompt and history) repeats from turn to turn and a model server that
-    caches prompt prefixes does not recompute it."""
+    caches prompt prefixes does not recompute it. Recalled messages that `history` holds
+    are not repeated in the notes."""
+    memory = memory.without_history(history)
     if not notes_last:
         system = system_prompt(memory, sensors, agency=agency)
         return build_messages(

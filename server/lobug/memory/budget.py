@@ -33,8 +33,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from lobug.memory import search
+from lobug.memory.context import MemoryContext, within
 from lobug.memory.global_memory import active_topic_lines
-from lobug.memory.manager import MemoryContext, MemoryManager, within
+from lobug.memory.manager import MemoryManager
 from lobug.memory.search import SearchMode
 from lobug.store.models import ScoredMessage
 from lobug.tokens import estimate_tokens
