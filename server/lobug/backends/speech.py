@@ -57,7 +57,7 @@ def fitted_whisper_class() -> type:
     """faster-whisper's model with its encoder input fitted to the clip (`fitted_window`)."""
     from faster_whisper import WhisperModel
 
-    class FittedWhisperModel(WhisperModel):  # type: ignore[misc]
+    class FittedWhisperModel(WhisperModel):
         def encode(self, features: npt.NDArray[np.float32]) -> object:
             return super().encode(fitted_window(features))
 
