@@ -59,10 +59,15 @@ class FakeChat(ChatBackend):
         # `extraction_started` says one is held.
         self.extraction_gate: threading.Event | None = None
         self.extraction_started = threading.Event()
+        self.prefilled: list[list[ChatMessage]] = []  # prompts read ahead (`prefill`)
         self._lock = threading.Lock()
 
     def enqueue(self, *replies: str) -> None:
         self.replies.extend(replies)
+
+    def prefill(self, messages: Sequence[ChatMessage]) -> None:
+        with self._lock:
+            self.prefilled.append(list(messages))
 
     def complete(
         self,

@@ -11,6 +11,7 @@ import pytest
 from lobug.assistant import Assistant
 from lobug.config import MemoryConfig, Settings
 from lobug.memory.manager import MemoryManager
+from lobug.spoken import SpokenLimit
 from lobug.store.sqlite.engine import SQLiteStore
 from tests.fakes import FakeChat, FakeEmbedder, unreachable
 
@@ -77,3 +78,19 @@ def test_closing_twice_from_two_threads_stores_the_answer_once(
     said = [m.content for m in store.recent_messages("lobug", "desk", 10)]
     assert said == ["hi", "Hello there."]
     assert device_is_free(assistant)
+
+
+def test_priming_reads_the_next_prompt_up_to_the_persons_words(
+    assistant: Assistant, fake_chat: FakeChat
+) -> None:
+    spoken = SpokenLimit(max_sentences=2, max_tokens=96)
+    assistant.prime("desk", agency=True, spoken=spoken)
+    assert fake_chat.prefilled == []  # a model without a prompt cache is not primed
+    fake_chat.caches_prompt_prefix = True
+    for n in range(12):  # past the working memory's 20 messages: its window moves
+        assistant.prime("desk", agency=True, spoken=spoken)
+        assistant.reply("desk", f"question {n}", agency=True, spoken=spoken)
+        primed, asked = fake_chat.prefilled[-1], fake_chat.requests[-1][0]
+        assert asked[: len(primed)] == primed
+        assert asked[len(primed) :] == [{"role": "user", "content": f"question {n}"}]
+        assert "at most 2 short sentences" in primed[0]["content"]

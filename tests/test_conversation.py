@@ -7,6 +7,7 @@ from lobug.conversation import (
     PERSONALITY,
     SensorReading,
     build_messages,
+    new_device_state,
     system_prompt,
     turn_messages,
 )
@@ -159,3 +160,24 @@ def test_recalled_messages_already_in_the_history_are_not_repeated() -> None:
         text = "\n".join(m["content"] for m in prompt if m["role"] == "system")
         assert '"I fed the cat this morning"' in text
         assert "weather" not in text and "Sunny" not in text
+
+
+def test_the_shown_history_drops_old_messages_in_blocks_of_half_the_working_memory() -> None:
+    state = new_device_state("d", "a", 4, [("user", "m0"), ("assistant", "m1")])
+    shown = []
+    for n in range(2, 9):
+        before = [m["content"] for m in state.shown(coming=1)]
+        state.remember("user", f"m{n}")
+        shown.append([m["content"] for m in state.shown()])
+        assert shown[-1] == [*before, f"m{n}"]
+    assert shown == [
+        ["m0", "m1", "m2"],
+        ["m0", "m1", "m2", "m3"],
+        ["m2", "m3", "m4"],  # m0 left the working memory: m1 leaves with it
+        ["m2", "m3", "m4", "m5"],
+        ["m4", "m5", "m6"],
+        ["m4", "m5", "m6", "m7"],
+        ["m6", "m7", "m8"],
+    ]
+    state.refill([("user", "x"), ("assistant", "y"), ("user", "z")])
+    assert [m["content"] for m in state.shown()] == ["x", "y", "z"]

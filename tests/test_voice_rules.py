@@ -98,3 +98,22 @@ def test_the_first_spoken_piece_may_end_at_a_clause() -> None:
     ]
     short = iter(["Sure, ", "here it is. ", "Done."])
     assert list(sentences(short, first_clause=True)) == ["Sure, here it is.", "Done."]
+
+
+def test_a_first_sentence_without_commas_is_spoken_from_its_first_phrase() -> None:
+    pieces = iter(
+        ["It's a little ", "thing called ", "a bug and it ", "helps me keep ", "track. ", "Bye."]
+    )
+    assert list(sentences(pieces, first_clause=True)) == [
+        "It's a little thing called a bug",
+        "and it helps me keep track.",
+        "Bye.",
+    ]
+    too_short = iter(["Set it up with ", "care and love. ", "Then go on with it."])
+    assert list(sentences(too_short, first_clause=True)) == [
+        "Set it up with care",
+        "and love.",
+        "Then go on with it.",
+    ]
+    later = iter(["I will. ", "It is a day with sun and rain."])
+    assert list(sentences(later, first_clause=True))[1] == "It is a day with sun and rain."

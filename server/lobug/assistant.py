@@ -25,6 +25,7 @@ from lobug.conversation import (
 )
 from lobug.decision import Action, Decision, parse_reply
 from lobug.devices import DeviceStates
+from lobug.memory.context import MemoryContext
 from lobug.memory.curation import Curation
 from lobug.memory.manager import MemoryManager
 from lobug.memory.spoken_curation import carry_out
@@ -211,20 +212,43 @@ class Assistant:
         timings.update({f"retrieve_{k}": v for k, v in context.timings_ms.items()})
         clock.lap("retrieve")
 
+        messages = self._prompt(context, state.sensors, state.shown(), agency, spoken)
+        return PreparedTurn(
+            self.store, state, user_message, messages, timings, clock, spoken=spoken
+        )
+
+    def _prompt(
+        self,
+        context: MemoryContext,
+        sensors: SensorReading | None,
+        history: list[ChatMessage],
+        agency: bool,
+        spoken: SpokenLimit | None,
+    ) -> list[ChatMessage]:
         messages = turn_messages(
             context,
-            state.sensors,
-            list(state.history),
+            sensors,
+            history,
             agency=agency,
             context_tokens=self.settings.llm_context_tokens,
             reply_tokens=self.settings.llm_max_tokens,
             notes_last=self.chat.caches_prompt_prefix,
         )
-        if spoken is not None:
-            messages = spoken.instructed(messages)
-        return PreparedTurn(
-            self.store, state, user_message, messages, timings, clock, spoken=spoken
-        )
+        return messages if spoken is None else spoken.instructed(messages)
+
+    def prime(
+        self, device_id: str, *, agency: bool = False, spoken: SpokenLimit | None = None
+    ) -> None:
+        """Have the model read the start of the device's next prompt (standing prompt and
+        history) before the next turn's words are known: called while the person speaks, it
+        leaves the turn only its notes and newest message to read. Only for a model that
+        caches prompt prefixes; the prompt is built as `reply` builds it, its history as it
+        will be once the person's words are added."""
+        if not self.chat.caches_prompt_prefix:
+            return
+        state = self.device(device_id)
+        context = self.memory.standing_context(state.agent)
+        self.chat.prefill(self._prompt(context, None, state.shown(coming=1), agency, spoken))
 
 
 @dataclass

@@ -50,31 +50,47 @@ class SensorReading:
 
 @dataclass
 class DeviceState:
-    """One device's working memory and sensor state; `lock` serializes its turns."""
+    """One device's working memory and sensor state; `lock` serializes its turns.
+    `added` counts the messages it was given since it was made (or refilled)."""
 
     device_id: str
     agent: str
     history: deque[ChatMessage]
     sensors: SensorReading | None = None
     lock: threading.Lock = field(default_factory=threading.Lock)
+    added: int = 0
 
     def remember(self, role: str, content: str) -> None:
         self.history.append({"role": role, "content": content})
+        self.added += 1
 
     def refill(self, messages: Iterable[tuple[str, str]]) -> None:
         """Replace the working memory with `messages` (role, content), oldest first."""
         fresh: list[ChatMessage] = [{"role": r, "content": c} for r, c in messages]
         self.history.clear()
         self.history.extend(fresh)
+        self.added = len(self.history)
+
+    def shown(self, coming: int = 0) -> list[ChatMessage]:
+        """The working memory as a prompt shows it: old messages leave it in blocks of half
+        its size rather than one per message, so the prompt's beginning stays the same for
+        several turns and a model that caches prompt prefixes need not read it all again
+        each turn (4.2 s for 440 tokens on two cores). It shows between half and all of
+        the working memory; with `coming`, what it will show of today's messages once that
+        many more have been added."""
+        size = self.history.maxlen or len(self.history) + coming
+        step = max(1, size // 2)
+        oldest = self.added - len(self.history)  # the count of the oldest message kept
+        start = -(-max(oldest, self.added + coming - size) // step) * step
+        return list(self.history)[start - oldest :]
 
 
 def new_device_state(
     device_id: str, agent: str, size: int, warm_from: Iterable[tuple[str, str]]
 ) -> DeviceState:
-    history: deque[ChatMessage] = deque(maxlen=size)
-    for role, content in warm_from:
-        history.append({"role": role, "content": content})
-    return DeviceState(device_id=device_id, agent=agent, history=history)
+    state = DeviceState(device_id=device_id, agent=agent, history=deque(maxlen=size))
+    state.refill(warm_from)
+    return state
 
 
 def system_prompt(

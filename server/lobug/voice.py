@@ -37,6 +37,13 @@ log = logging.getLogger(__name__)
 MAX_SENTENCE_CHARS = 240
 CLAUSE_END = re.compile(r"[,;:]\s+")
 FIRST_CLAUSE_CHARS = 16  # a shorter opening clause ("Sure, ") sounds clipped alone
+# Where a phrase starts in a sentence without commas: before a conjunction or preposition.
+PHRASE_START = re.compile(
+    r"\s(?=(?:and|but|or|so|because|with|for|to|that|which|who|when|where|while|if|in|on|at"
+    r"|from|about|after|before|until)\s)",
+    re.IGNORECASE,
+)
+FIRST_PHRASE_WORDS = 4  # the fewest words an opening phrase is said with
 RECENT_TURNS = 64
 WARM_UP_TEXT = "Hello, this is Lo-Bug."
 
@@ -203,6 +210,14 @@ class Voice:
 
     # ------------------------------------------------------------------ streamed reply
 
+    def prime(self, device_id: str) -> None:
+        """While the device's person is still speaking: let the model read the start of the
+        answer's prompt (`Assistant.prime`). Best effort: a failure only costs that head start."""
+        try:
+            self.assistant.prime(device_id, agency=True, spoken=self.spoken)
+        except Exception:
+            log.debug("priming the prompt of %s failed", device_id, exc_info=True)
+
     def start_streaming(
         self,
         device_id: str,
@@ -322,8 +337,9 @@ class Voice:
 
 def sentences(pieces: Iterator[str], *, first_clause: bool = False) -> Iterator[str]:
     """Cut a stream of text pieces at sentence ends (or at a comma when a sentence runs long).
-    With `first_clause` the first piece of speech may end at a clause (", ") instead, so the
-    first audio leaves sooner."""
+    With `first_clause` the first piece of speech may end at a clause (", ") or, in a
+    sentence without one, before a phrase of at least `FIRST_PHRASE_WORDS` words ("It's a
+    lovely day | with a light breeze"), so the first audio leaves sooner."""
     buffer = ""
     for piece in pieces:
         buffer += piece
@@ -354,6 +370,10 @@ def _sentence_cut(buffer: str) -> int | None:
 def _clause_cut(buffer: str) -> int | None:
     for match in CLAUSE_END.finditer(buffer):
         if match.start() >= FIRST_CLAUSE_CHARS and match.end() < len(buffer):
+            return match.end()
+    for match in PHRASE_START.finditer(buffer):
+        said = buffer[: match.start()]
+        if len(said.strip()) >= FIRST_CLAUSE_CHARS and len(said.split()) >= FIRST_PHRASE_WORDS:
             return match.end()
     return None
 

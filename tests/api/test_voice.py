@@ -79,6 +79,20 @@ def test_recording_gets_transcription_reply_and_playable_wav(
     assert {"decode", "stt", "retrieve", "llm", "tts", "encode"} <= stages
 
 
+@pytest.mark.parametrize("path", ["/chat/audio", "/chat/audio/stream"])
+def test_after_a_voice_turn_the_next_prompt_is_read_ahead(
+    voice_client: TestClient, fake_chat: FakeChat, path: str
+) -> None:
+    fake_chat.caches_prompt_prefix = True
+    fake_chat.enqueue("It is sunny.")
+    assert voice_client.post(path, files=upload(speech_wav())).status_code == 200
+    primed = fake_chat.prefilled[-1]
+    assert primed[-2:] == [
+        {"role": "user", "content": "What is the weather like today?"},
+        {"role": "assistant", "content": "It is sunny."},
+    ]
+
+
 def test_voice_turns_use_the_agency_prompt_and_are_learned_from(
     voice_client: TestClient, fake_chat: FakeChat
 ) -> None:
@@ -357,6 +371,8 @@ def test_a_raw_wav_streamed_as_recorded_is_heard_while_it_arrives(
     """Over real HTTP (the test client reads a body whole before the app sees it)."""
     wav = live_recording()
     heard_before_the_end: list[int] = []
+    primed_before_the_end: list[int] = []
+    fake_chat.caches_prompt_prefix = True
 
     def as_recorded() -> Iterator[bytes]:
         yield wav[:44]
@@ -364,6 +380,7 @@ def test_a_raw_wav_streamed_as_recorded_is_heard_while_it_arrives(
             if at >= len(wav) - 3200:  # the last piece: speech ended 0.5 s ago
                 stt.called.wait(10)
                 heard_before_the_end.extend(stt.heard_samples)
+                primed_before_the_end.append(len(fake_chat.prefilled))
             time.sleep(0.1)
             yield wav[at : at + 3200]
 
@@ -382,6 +399,7 @@ def test_a_raw_wav_streamed_as_recorded_is_heard_while_it_arrives(
     assert response.status_code == 200, response.text
     assert response.headers["x-lobug-action"] == "respond"
     assert heard_before_the_end  # transcribed while the upload went on
+    assert primed_before_the_end[0] >= 1  # the prompt's start read while the upload went on
     assert stt.calls == 2  # both stretches, and not the closing silence
     heard = "What is the weather like today? What is the weather like today?"
     assert response.headers["x-lobug-transcription"] == quote(heard, safe="")

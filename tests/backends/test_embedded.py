@@ -13,7 +13,7 @@ import httpx
 import numpy as np
 import pytest
 
-from lobug.backends.base import Abandoned, BackendError
+from lobug.backends.base import Abandoned, BackendError, ChatMessage
 from lobug.backends.embedded import EmbeddedChat, LocalEmbedder, bundled_chat_model
 
 pytestmark = pytest.mark.models
@@ -106,6 +106,19 @@ def test_concurrent_requests_wait_their_turn(chat: EmbeddedChat) -> None:
     with ThreadPoolExecutor(3) as pool:
         replies = list(pool.map(ask, range(3)))
     assert len(replies) == 3
+
+
+def test_a_prefilled_prompt_is_not_read_again(chat: EmbeddedChat) -> None:
+    start: list[ChatMessage] = [
+        {"role": "system", "content": "You are a helpful assistant. " * 8},
+        {"role": "user", "content": "My cat is called Tom."},
+        {"role": "assistant", "content": "What a lovely name for a cat."},
+    ]
+    chat.prefill(start)
+    whole = [*start, {"role": "user", "content": "What is my cat called?"}]
+    # The server's own report of the prompt tokens it found cached (not in `complete`'s text).
+    timings = chat._server.handle_chat_completions({"messages": whole, "max_tokens": 2})["timings"]
+    assert timings["cache_n"] > 60 and timings["prompt_n"] < 30
 
 
 def test_embeddings_are_normalised_and_meaningful(embedder: LocalEmbedder) -> None:

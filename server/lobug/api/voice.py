@@ -110,6 +110,7 @@ async def chat_audio(
             svc.voice.reply, device, upload.audio, timings, abandoned
         )
     hand_over_exchange(background, svc.memory_work, lambda: reply.exchange)
+    background.add_task(svc.voice.prime, device)  # the next turn's prompt, read ahead
     return JSONResponse(
         reply.as_contract(), headers={"Server-Timing": server_timing(svc, device, timings)}
     )
@@ -126,7 +127,7 @@ async def chat_audio_stream(
     device that uploads as it records has its words heard by the time it stops."""
     timings: dict[str, float] = {}
     if media_type(request) in WAV_TYPES:
-        heard = await hear_while_uploading(request, svc, timings)
+        heard = await hear_while_uploading(request, svc, timings, device)
     else:
         heard = await hear_upload(request, svc, timings)
     async with watch_disconnect(request) as abandoned:
@@ -141,6 +142,7 @@ async def chat_audio_stream(
         "Server-Timing": server_timing(svc, device, timings),
     }
     hand_over_exchange(background, svc.memory_work, streamed.stored.wait)
+    background.add_task(svc.voice.prime, device)  # the next turn's prompt, read ahead
     if streamed.streaming is None:
         return Response(b"", media_type="audio/wav", headers=headers)
     # However the audio stops, finish the turn (also when the stream never started).
@@ -164,9 +166,12 @@ async def hear_upload(request: Request, svc: Services, timings: dict[str, float]
     return Heard(transcript, upload.audio.seconds)
 
 
-async def hear_while_uploading(request: Request, svc: Services, timings: dict[str, float]) -> Heard:
+async def hear_while_uploading(
+    request: Request, svc: Services, timings: dict[str, float], device: str
+) -> Heard:
     """Transcribe each stretch of speech as soon as it has ended, while the body still
-    arrives (`lobug.listening`). `stt` in `timings` is what was left after the body ended."""
+    arrives (`lobug.listening`). `stt` in `timings` is what was left after the body ended.
+    Meanwhile the model reads the start of the answer's prompt (`Voice.prime`)."""
     stt, _ = svc.voice.speech.require()
     live = LiveRecording(svc.settings.max_audio_seconds)
     pending: list[asyncio.Task[Transcript]] = []
@@ -174,10 +179,14 @@ async def hear_while_uploading(request: Request, svc: Services, timings: dict[st
     def transcribe(stretch: Stretch) -> asyncio.Task[Transcript]:
         return asyncio.create_task(asyncio.to_thread(transcribe_stretch, stt, live, stretch))
 
-    received = 0
+    received, primed = 0, False
     started = time.perf_counter()
     try:
         async for piece in request.stream():
+            if not primed:
+                # Not awaited: it never raises, and the answer queues behind it for the model.
+                asyncio.get_running_loop().run_in_executor(None, svc.voice.prime, device)
+                primed = True
             received += len(piece)
             check_audio_size(received, svc.settings.max_audio_bytes)
             elapsed = time.perf_counter() - started

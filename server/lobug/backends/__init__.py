@@ -144,4 +144,4 @@ def build_stt(settings: Settings) -> SpeechToText:
 def build_tts(settings: Settings) -> TextToSpeech:
     from lobug.backends.speech import PiperTTS
 
-    return PiperTTS(settings.tts_voice)
+    return PiperTTS(settings.tts_voice, threads=settings.llm_threads)

@@ -75,6 +75,12 @@ class ChatBackend(ABC):
         When the request's turn comes and `abandoned()` is true, raise `Abandoned` instead
         of generating a reply nobody will read."""
 
+    def prefill(self, messages: Sequence[ChatMessage]) -> None:
+        """Read `messages` into the prompt cache without answering, so that a later request
+        that starts with them only computes what follows (a turn's prompt prepared while the
+        person is still speaking). Nothing where the backend keeps no prompt cache."""
+        return None
+
     def stream(
         self,
         messages: Sequence[ChatMessage],

@@ -172,6 +172,11 @@ class EmbeddedChat(ChatBackend):
             result = self._server.handle_chat_completions(body)
         return _completion_text(result)
 
+    def prefill(self, messages: Sequence[ChatMessage]) -> None:
+        """The prompt computed and cached in a slot, nothing generated (`max_tokens` 0)."""
+        with self._lock.hold(background=False):
+            _completion_text(self._server.handle_chat_completions(self._body(messages, 0, 0.0)))
+
     def stream(
         self,
         messages: Sequence[ChatMessage],

@@ -112,22 +112,28 @@ class MemoryManager:
         except Exception:
             log.warning("memory retrieval failed; answering without relevant facts", exc_info=True)
         recalled = self._recall(agent, query, vector, timings)
+        return dataclasses.replace(
+            self.standing_context(agent),
+            facts=tuple(hit for hit in facts if not hit.fact.pinned),
+            timings_ms=timings,
+            summaries=recalled.episodes,
+            messages=recalled.messages,
+            skills=self.skills.about(query, vector),
+        )
+
+    def standing_context(self, agent: str) -> MemoryContext:
+        """What memory puts in every turn's prompt whatever is asked: base memory, pinned
+        facts, memory blocks and the skills' catalog. Never raises."""
         try:
             base = self.store.base_memory(agent)
         except Exception:
             log.warning("reading base memory failed", exc_info=True)
             base = ""
-        pinned = self._pinned(agent)
         return MemoryContext(
             base_memory=base,
-            facts=tuple(hit for hit in facts if not hit.fact.pinned),
-            timings_ms=timings,
             blocks=self._blocks(agent) + self.skills.catalog(),
-            pinned=pinned,
-            summaries=recalled.episodes,
-            messages=recalled.messages,
+            pinned=self._pinned(agent),
             zone=self.zone,
-            skills=self.skills.about(query, vector),
         )
 
     def _embed_query(self, query: str, timings: dict[str, float]) -> Vector | None:
