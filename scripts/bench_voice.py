@@ -198,7 +198,7 @@ def figures(results: Results) -> dict[str, str]:
         out["first audio p95"] = f"{percentile(fa, 0.95):,.0f} ms"
     if results.whole:
         out["whole p50"] = f"{statistics.median(results.whole) * 1000:,.0f} ms"
-    for name in ("stt", "retrieve", "persist_user"):
+    for name in ("stt", "retrieve", "llm_start"):
         values = [stage.get(name, 0.0) for stage in results.stages]
         if values:
             out[name] = f"{statistics.median(values):,.0f} ms"
@@ -221,7 +221,7 @@ ROWS = {
     "whole p50": "/chat/audio whole reply, p50",
     "stt": "  stt left after the upload (median)",
     "retrieve": "  retrieve (median)",
-    "persist_user": "  persist_user (median)",
+    "llm_start": "  prompt read, action known (median)",
     "word error rate": "word error rate of the transcripts",
     "spoken reply": "spoken reply, median / longest",
     "turns": "turns",

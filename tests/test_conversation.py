@@ -165,7 +165,7 @@ def test_recalled_messages_already_in_the_history_are_not_repeated() -> None:
 def test_the_shown_history_drops_old_messages_in_blocks_of_half_the_working_memory() -> None:
     state = new_device_state("d", "a", 4, [("user", "m0"), ("assistant", "m1")])
     shown = []
-    for n in range(2, 9):
+    for n in range(2, 10):
         before = [m["content"] for m in state.shown(coming=1)]
         state.remember("user", f"m{n}")
         shown.append([m["content"] for m in state.shown()])
@@ -173,11 +173,12 @@ def test_the_shown_history_drops_old_messages_in_blocks_of_half_the_working_memo
     assert shown == [
         ["m0", "m1", "m2"],
         ["m0", "m1", "m2", "m3"],
-        ["m2", "m3", "m4"],  # m0 left the working memory: m1 leaves with it
-        ["m2", "m3", "m4", "m5"],
-        ["m4", "m5", "m6"],
+        ["m0", "m1", "m2", "m3", "m4"],  # always the last 4, and the rest of their block
+        ["m2", "m3", "m4", "m5"],  # m0 and m1 leave together
+        ["m2", "m3", "m4", "m5", "m6"],
         ["m4", "m5", "m6", "m7"],
-        ["m6", "m7", "m8"],
+        ["m4", "m5", "m6", "m7", "m8"],
+        ["m6", "m7", "m8", "m9"],
     ]
     state.refill([("user", "x"), ("assistant", "y"), ("user", "z")])
     assert [m["content"] for m in state.shown()] == ["x", "y", "z"]

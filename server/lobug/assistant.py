@@ -100,7 +100,7 @@ class Assistant:
         states = self.devices.of_agent(agent)
         deleted = bool(states) and self.store.find_agent(agent) is None
         for state in states:
-            size = state.history.maxlen or 0
+            size = state.size
             recent = [] if deleted else self.store.recent_messages(agent, state.device_id, size)
             state.refill((m.role, m.content) for m in recent)
 

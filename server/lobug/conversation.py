@@ -51,10 +51,13 @@ class SensorReading:
 @dataclass
 class DeviceState:
     """One device's working memory and sensor state; `lock` serializes its turns.
-    `added` counts the messages it was given since it was made (or refilled)."""
+
+    The prompt shows at least the last `size` messages (`shown`); `history` keeps half as
+    many again, and `added` counts the messages given since it was made (or refilled)."""
 
     device_id: str
     agent: str
+    size: int
     history: deque[ChatMessage]
     sensors: SensorReading | None = None
     lock: threading.Lock = field(default_factory=threading.Lock)
@@ -68,27 +71,28 @@ class DeviceState:
         """Replace the working memory with `messages` (role, content), oldest first."""
         fresh: list[ChatMessage] = [{"role": r, "content": c} for r, c in messages]
         self.history.clear()
-        self.history.extend(fresh)
+        self.history.extend(fresh[-self.size :] if self.size else [])
         self.added = len(self.history)
 
     def shown(self, coming: int = 0) -> list[ChatMessage]:
-        """The working memory as a prompt shows it: old messages leave it in blocks of half
-        its size rather than one per message, so the prompt's beginning stays the same for
-        several turns and a model that caches prompt prefixes need not read it all again
-        each turn (4.2 s for 440 tokens on two cores). It shows between half and all of
-        the working memory; with `coming`, what it will show of today's messages once that
-        many more have been added."""
-        size = self.history.maxlen or len(self.history) + coming
-        step = max(1, size // 2)
+        """The working memory as a prompt shows it: the last `size` messages and the older
+        ones of the same block, for old messages leave it in blocks of half `size` rather
+        than one per message. So the prompt's beginning stays the same for several turns and
+        a model that caches prompt prefixes need not read it all again each turn (4.2 s for
+        440 tokens on two cores). With `coming`, what it will show of today's messages once
+        that many more have been added."""
+        step = max(1, self.size // 2)
         oldest = self.added - len(self.history)  # the count of the oldest message kept
-        start = -(-max(oldest, self.added + coming - size) // step) * step
+        start = max(oldest, (self.added + coming - self.size) // step * step)
         return list(self.history)[start - oldest :]
 
 
 def new_device_state(
     device_id: str, agent: str, size: int, warm_from: Iterable[tuple[str, str]]
 ) -> DeviceState:
-    state = DeviceState(device_id=device_id, agent=agent, history=deque(maxlen=size))
+    """A device's state with a working memory of `size` messages, warmed from `warm_from`."""
+    history: deque[ChatMessage] = deque(maxlen=size + size // 2)
+    state = DeviceState(device_id=device_id, agent=agent, size=size, history=history)
     state.refill(warm_from)
     return state
 

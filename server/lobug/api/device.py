@@ -176,7 +176,7 @@ async def working_memory(svc: ServicesDep, device: DeviceId) -> dict[str, Any]:
     return {
         "device_id": state.device_id,
         "agent": state.agent,
-        "messages": list(state.history),
+        "messages": state.shown(),
         "sensors": dataclasses.asdict(state.sensors) if state.sensors else None,
     }
 
