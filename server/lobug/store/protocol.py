@@ -26,6 +26,7 @@ from lobug.store.models import (
     DreamChange,
     Fact,
     FactFlags,
+    FactHit,
     FactQuery,
     Forgotten,
     MemoryBlock,
@@ -278,6 +279,10 @@ class SearchStore(Protocol):
     def search_messages(self, agent: str, query: Vector, k: int) -> list[ScoredMessage]: ...
 
     def keyword_facts(self, agent: str, query: str, k: int) -> list[tuple[Fact, float]]: ...
+
+    def nearest_fact_hits(self, agent: str, query: Vector, k: int) -> list[FactHit]: ...
+
+    def keyword_fact_hits(self, agent: str, query: str, k: int) -> list[FactHit]: ...
 
     def keyword_messages(self, agent: str, query: str, k: int) -> list[tuple[Message, float]]: ...
 

@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from lobug.store.errors import EmbeddingMismatch
-from lobug.store.models import ScoredFact, ScoredMessage, Vector
+from lobug.store.models import FactHit, ScoredFact, ScoredMessage, Vector
 from lobug.store.sqlite import rows
 from lobug.store.sqlite.database import marks, vector_blob
 from lobug.store.sqlite.facts import SQLiteFacts
@@ -132,6 +132,22 @@ class SQLiteVectors(SQLiteFacts):
         """Current facts nearest to `query` (cosine), best first, via the in-memory index."""
         hits = self._require_index().search(self.agent_id(agent), query, k)
         return self._scored(hits)
+
+    def nearest_fact_hits(self, agent: str, query: Vector, k: int) -> list[FactHit]:
+        """`search_facts` without the facts' rows."""
+        hits = self._require_index().search(self.agent_id(agent), query, k)
+        if not hits:
+            return []
+        found = self._query(
+            f"SELECT id, created_at, user_score FROM facts WHERE id IN ({marks(hits)})",
+            [fact_id for fact_id, _ in hits],
+        )
+        by_id = {row["id"]: row for row in found}
+        return [
+            FactHit(i, score, by_id[i]["created_at"], by_id[i]["user_score"])
+            for i, score in hits
+            if i in by_id
+        ]
 
     def search_facts_sqlite(self, agent: str, query: Vector, k: int) -> list[ScoredFact]:
         """The same search done by sqlite-vec's vec0 scan (the store of record)."""
