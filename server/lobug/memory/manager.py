@@ -128,6 +128,7 @@ class MemoryManager:
             messages=recalled.messages,
             zone=self.zone,
             skills=self.skills.about(query, vector),
+            query_vector=vector,
         )
 
     def _embed_query(self, query: str, timings: dict[str, float]) -> Vector | None:
