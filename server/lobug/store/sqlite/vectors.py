@@ -4,6 +4,7 @@ in-memory `VectorIndex` (exact, rebuilt from `fact_vectors` when bound), message
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -195,9 +196,12 @@ class SQLiteVectors(SQLiteFacts):
         without a vector are left out)."""
         if not ids:
             return {}
+        # vec0 scans every row for `IN (...)`, but finds one key at a time by its index: the
+        # ids as a table, joined (20k messages: 20 ms for 25 ids through IN, 4.5 ms so).
         found = self._query(
-            f"SELECT message_id, embedding FROM message_vectors WHERE message_id IN ({marks(ids)})",
-            list(ids),
+            "SELECT v.message_id, v.embedding FROM json_each(?) AS wanted "
+            "JOIN message_vectors v ON v.message_id = wanted.value",
+            (json.dumps([int(i) for i in ids]),),
         )
         q = np.asarray(query, dtype=np.float32)
         return {
