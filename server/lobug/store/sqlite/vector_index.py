@@ -119,9 +119,10 @@ class _Shard:
 
     def extend(self, fact_ids: Ids, vectors: Matrix) -> None:
         """Store rows; `fact_ids` are distinct. An id already here is overwritten in place."""
+        rows: slice | npt.NDArray[np.int64]
         if self.row_of.keys().isdisjoint(fact_ids.tolist()):  # all new: append
             end = self.size + len(fact_ids)
-            rows = np.arange(self.size, end)
+            rows = slice(self.size, end)
             self.row_of.update(zip(fact_ids.tolist(), range(self.size, end), strict=True))
         else:
             rows = np.empty(len(fact_ids), dtype=np.int64)
@@ -147,19 +148,34 @@ class _Shard:
             self._write_int8(rows, self.matrix[rows])
             self.stale.clear()
 
-    def _write_int8(self, rows: npt.NDArray[np.int64], vectors: Matrix) -> None:
+    def _write_int8(self, rows: slice | npt.NDArray[np.int64], vectors: Matrix) -> None:
         if not len(vectors):
             return
         codes, scales, errors = quantize(vectors)
-        blocks = rows // BLOCK_ROWS
-        for block in np.unique(blocks).tolist():
-            picked = blocks == block
-            self.code_blocks[block][:, rows[picked] % BLOCK_ROWS] = codes[picked].T
+        if isinstance(rows, slice):
+            self._write_code_run(rows.start, codes)
+        else:
+            self._write_code_rows(rows, codes)
         self.code_sums[rows] = codes.sum(axis=1, dtype=np.int32)
         self.scales[rows] = scales
         self.max_error = max(self.max_error, float(errors.max()))
         squares = float(np.einsum("ij,ij->i", vectors, vectors).max())
         self.max_norm = max(self.max_norm, squares**0.5)
+
+    def _write_code_run(self, first: int, codes: npt.NDArray[np.int8]) -> None:
+        """Codes of consecutive rows from `first` on, block by block (a bulk load's way)."""
+        done = 0
+        while done < len(codes):
+            block, column = divmod(first + done, BLOCK_ROWS)
+            count = min(len(codes) - done, self.code_blocks[block].shape[1] - column)
+            self.code_blocks[block][:, column : column + count] = codes[done : done + count].T
+            done += count
+
+    def _write_code_rows(self, rows: npt.NDArray[np.int64], codes: npt.NDArray[np.int8]) -> None:
+        blocks = rows // BLOCK_ROWS
+        for block in np.unique(blocks).tolist():
+            picked = blocks == block
+            self.code_blocks[block][:, rows[picked] % BLOCK_ROWS] = codes[picked].T
 
     def remove(self, fact_id: int) -> bool:
         row = self.row_of.pop(fact_id, None)
