@@ -234,6 +234,26 @@ def test_fact_hits_are_the_searches_without_the_rows(
 
 
 @pytest.mark.both_engines
+def test_fact_texts_containing_a_word_in_any_case(
+    store: Store, fake_embedder: FakeEmbedder
+) -> None:
+    texts = ("The user's sister Nadia is a pilot", "REX barks", "100% cotton", "a_b", "Nadiaz")
+    for text in texts:
+        store.add_fact("a", NewFact(text), fake_embedder.embed(text))
+    old = store.add_fact("a", NewFact("Rex is old"), fake_embedder.embed("Rex is old"))
+    store.forget_fact("a", old.id, actor="manual")
+    assert sorted(store.fact_texts_containing("a", ["nadia", "rex"])) == [
+        "Nadiaz",
+        "REX barks",
+        "The user's sister Nadia is a pilot",
+    ]
+    assert sorted(store.fact_texts_containing("a", ["0%", "a_"])) == ["100% cotton", "a_b"]
+    assert store.fact_texts_containing("a", ["%"]) == ["100% cotton"]
+    assert store.fact_texts_containing("a", []) == []
+    assert store.fact_texts_containing("b", ["rex"]) == []
+
+
+@pytest.mark.both_engines
 def test_lone_messages_pair_blocks_delete_and_activity_count(
     store: Store, fake_embedder: FakeEmbedder
 ) -> None:
