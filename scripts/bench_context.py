@@ -5,7 +5,7 @@
 The memory server runs in this process (uvicorn, a real socket). Its embedder is a hashing
 stand-in (384 dimensions, microseconds per text), so the figures are the store, the searches
 and the budgeted assembly; a real embedder adds its own time per query (the query is embedded
-for facts and again for messages). Messages and facts are written in bulk, straight into the
+once, for facts, episodes and messages). Messages and facts are written in bulk, straight into the
 store, before the server starts.
 """
 

@@ -2,7 +2,12 @@ from __future__ import annotations
 
 import pytest
 
-from lobug.memory.disclosure import informative_sentences, known_names, self_disclosures
+from lobug.memory.disclosure import (
+    informative_sentences,
+    known_names,
+    self_disclosures,
+    sentence_openers,
+)
 from lobug.text import third_person
 
 
@@ -65,6 +70,15 @@ def test_statements_about_someone_named_before_are_kept_as_said() -> None:
         "Nadia flies to Oslo on Mondays",
         "Rex barks at night",
     ]
+
+
+def test_only_the_sentence_openers_are_asked_about() -> None:
+    said = "Rex is a border collie. nadia, flies. The dog runs! Is Rex home? 42 ducks. Anna’s cat."
+    assert sentence_openers(said) == ["anna’s", "nadia", "rex"]  # no function words, numbers
+    known = known_names(["The user's dog Rex", "Her sister Nadia", "Leo's friend Ola"])
+    found = self_disclosures(said, (1, 2), known)
+    relevant = known & set(sentence_openers(said))
+    assert found == self_disclosures(said, (1, 2), relevant)
 
 
 def test_no_one_is_known_without_facts() -> None:

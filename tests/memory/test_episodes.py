@@ -148,6 +148,17 @@ def test_the_budgeted_context_carries_the_episodes_before_the_messages(
     assert len(contents) == len(set(contents))  # the window's messages are not repeated
 
 
+def test_the_budgeted_context_embeds_the_question_once(
+    dated_store: Store, clock: Clock, fake_embedder: FakeEmbedder
+) -> None:
+    said(dated_store, clock, at(2024, 3, 12, 19, 0), "We booked Lisbon", "Great!")
+    memory = memory_of(dated_store, clock, fake_embedder)
+    before = fake_embedder.calls
+    found = budgeted_context(memory, "lobug", "the Lisbon trip", 1500, message_limit=5)
+    assert fake_embedder.calls - before == 1  # facts, episodes and messages share it
+    assert found.search_mode == "hybrid"
+
+
 @pytest.mark.both_engines
 def test_forgetting_a_message_drops_the_episode_its_vector_and_its_words(
     dated_store: Store, clock: Clock, fake_embedder: FakeEmbedder

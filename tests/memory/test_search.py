@@ -210,7 +210,7 @@ def test_explained_search_ranks_as_search_does_and_its_parts_add_up(
     vector = fake_embedder.embed(query)
     weights = SearchWeights()
     found = fact_candidates(store, "a", query, vector, 3, min_similarity=0.0)
-    matches = explained(found, weights, 3)
+    matches = explained(store, found, weights, 3)
     plain = search_facts(store, "a", query, vector, 3, min_similarity=0.0, weights=weights)
     assert [m.fact.id for m in matches] == [h.fact.id for h in plain]
     for match in matches:

@@ -210,6 +210,50 @@ def test_similarities_of_chosen_ids(store: Store, fake_embedder: FakeEmbedder) -
 
 
 @pytest.mark.both_engines
+def test_fact_hits_are_the_searches_without_the_rows(
+    store: Store, fake_embedder: FakeEmbedder
+) -> None:
+    for text in ("green tea with Anna", "black tea at noon", "a walk with the dog"):
+        store.add_fact("a", NewFact(text), fake_embedder.embed(text))
+    scored = store.facts("a")[1]
+    store.set_fact_flags("a", scored.id, FactFlags(user_score=8), actor="manual")
+    query = fake_embedder.embed("tea")
+    near = store.nearest_fact_hits("a", query, 2)
+    assert [(h.id, h.score) for h in near] == [
+        (hit.fact.id, pytest.approx(hit.similarity)) for hit in store.search_facts("a", query, 2)
+    ]
+    words = store.keyword_fact_hits("a", "tea and Anna", 5)
+    assert [(h.id, h.score) for h in words] == [
+        (fact.id, pytest.approx(score)) for fact, score in store.keyword_facts("a", "tea Anna", 5)
+    ]
+    by_id = {fact.id: fact for fact in store.facts("a")}
+    for hit in [*near, *words]:
+        fact = by_id[hit.id]
+        assert (hit.created_at, hit.user_score) == (fact.created_at, fact.user_score)
+    assert store.keyword_fact_hits("b", "tea", 5) == []
+
+
+@pytest.mark.both_engines
+def test_fact_texts_containing_a_word_in_any_case(
+    store: Store, fake_embedder: FakeEmbedder
+) -> None:
+    texts = ("The user's sister Nadia is a pilot", "REX barks", "100% cotton", "a_b", "Nadiaz")
+    for text in texts:
+        store.add_fact("a", NewFact(text), fake_embedder.embed(text))
+    old = store.add_fact("a", NewFact("Rex is old"), fake_embedder.embed("Rex is old"))
+    store.forget_fact("a", old.id, actor="manual")
+    assert sorted(store.fact_texts_containing("a", ["nadia", "rex"])) == [
+        "Nadiaz",
+        "REX barks",
+        "The user's sister Nadia is a pilot",
+    ]
+    assert sorted(store.fact_texts_containing("a", ["0%", "a_"])) == ["100% cotton", "a_b"]
+    assert store.fact_texts_containing("a", ["%"]) == ["100% cotton"]
+    assert store.fact_texts_containing("a", []) == []
+    assert store.fact_texts_containing("b", ["rex"]) == []
+
+
+@pytest.mark.both_engines
 def test_lone_messages_pair_blocks_delete_and_activity_count(
     store: Store, fake_embedder: FakeEmbedder
 ) -> None:

@@ -79,6 +79,7 @@ def test_prefilter_matches_brute_force(
         # Re-rank only k rows first: the error bound then nearly always calls for the wider
         # re-rank, which must still be exact.
         monkeypatch.setattr(vector_index, "candidate_count", lambda k: k)
+    monkeypatch.setattr(vector_index, "BLOCK_ROWS", 1024)  # the rows span five blocks
     rng = np.random.default_rng(7)
     dim, count = 64, 5000
     if kind == "random":
@@ -98,7 +99,11 @@ def test_prefilter_matches_brute_force(
             assert_same_hits(index.search(1, query, k), brute_force(ids, vectors, query, k))
 
 
-def test_prefilter_stays_exact_through_adds_removals_and_replacements() -> None:
+@pytest.mark.parametrize("block_rows", [vector_index.BLOCK_ROWS, 1024])  # one block, many
+def test_prefilter_stays_exact_through_adds_removals_and_replacements(
+    block_rows: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(vector_index, "BLOCK_ROWS", block_rows)
     rng = np.random.default_rng(11)
     dim = 32
     index = VectorIndex(dim, prefilter_min_rows=0)
@@ -190,27 +195,19 @@ def test_add_many_checks_shapes() -> None:
     assert len(index) == 0
 
 
-@pytest.mark.parametrize("rows", [3, 40_000])  # the larger input is scored in two halves
-def test_int8_kernel_is_an_exact_integer_product(rows: int) -> None:
-    """Exact for every query the index makes: codes in 0..255, query in +-query_levels."""
-    kernel = vector_index._int8_kernel()
-    levels = kernel.query_levels
+@pytest.mark.parametrize("blocks", [[3], [16_384, 16_384, 7_232]])  # the larger in two halves
+def test_int8_kernel_is_an_exact_integer_product(blocks: list[int]) -> None:
+    """Exact for every query the index makes: codes in +-127, the query shifted into 0..128,
+    the extremes included (a kernel that adds pairs in saturating int16 must not clip)."""
     rng = np.random.default_rng(14)
-    codes = rng.integers(0, 256, size=(rows, 24), dtype=np.uint8)
-    codes[0] = 255  # the worst case for a kernel that adds pairs in int16
-    query = rng.integers(-levels, levels + 1, size=24, dtype=np.int8)
-    query[:2] = levels
-    expected = codes.astype(np.int64) @ query.astype(np.int64)
-    assert np.array_equal(kernel(codes, query), expected)
-
-
-def test_full_query_range_is_used_only_where_the_kernel_is_exact() -> None:
-    kernel = vector_index._int8_kernel()
-    rng = np.random.default_rng(15)
-    codes = rng.integers(128, 256, size=(500, 384), dtype=np.uint8)
-    query = rng.integers(64, 128, size=384, dtype=np.int8)
-    exact = np.array_equal(kernel(codes, query), codes.astype(np.int64) @ query.astype(np.int64))
-    assert (kernel.query_levels == vector_index.FULL_QUERY_LEVELS) == exact
+    columns = [rng.integers(-127, 128, size=(24, width), dtype=np.int8) for width in blocks]
+    columns[0][:, 0] = 127
+    columns[-1][:, -1] = -127
+    query = rng.integers(0, 2 * vector_index.QUERY_LEVELS + 1, size=24).astype(np.uint8)
+    query[:2] = 2 * vector_index.QUERY_LEVELS
+    codes = np.concatenate(columns, axis=1).astype(np.int64)
+    expected = query.astype(np.int64) @ codes
+    assert np.array_equal(vector_index._int8_kernel()(columns, query), expected)
 
 
 def test_reopened_store_loads_every_agent_in_bulk(tmp_path: Path) -> None:

@@ -37,7 +37,7 @@ from lobug.memory.context import MemoryContext, within
 from lobug.memory.global_memory import active_topic_lines
 from lobug.memory.manager import MemoryManager
 from lobug.memory.search import SearchMode
-from lobug.store.models import ScoredMessage
+from lobug.store.models import ScoredMessage, Vector
 from lobug.tokens import estimate_tokens
 
 log = logging.getLogger(__name__)
@@ -94,7 +94,7 @@ def budgeted_context(
 ) -> BudgetedContext:
     """Everything memory holds for `query`, fitted to `max_tokens` (see the module)."""
     gathered = memory.retrieve_context(agent, query)
-    found = relevant_messages(memory, agent, query, message_limit)
+    found = relevant_messages(memory, agent, query, message_limit, gathered.query_vector)
     dated = {hit.message.id for hit in gathered.messages}
     gathered = dataclasses.replace(
         gathered,
@@ -123,13 +123,14 @@ def active_topics(memory: MemoryManager, agent: str) -> tuple[str, ...]:
 
 
 def relevant_messages(
-    memory: MemoryManager, agent: str, query: str, limit: int
+    memory: MemoryManager, agent: str, query: str, limit: int, vector: Vector | None
 ) -> search.MessageSearch:
+    """Hybrid message search for `query`, with its `vector` when it was embedded already."""
     if limit == 0 or not query.strip():
         return search.MessageSearch([], "hybrid")
     return search.search_messages(
         memory.store,
-        memory.embedder.embed,
+        memory.embedder.embed if vector is None else lambda _: vector,
         agent,
         query,
         limit,

@@ -12,7 +12,7 @@ from lobug.backends.base import ChatMessage
 from lobug.memory import commitments
 from lobug.memory.skills import Skill, skill_section
 from lobug.memory.when import span_text, time_text
-from lobug.store.models import ScoredFact, ScoredMessage, Summary
+from lobug.store.models import ScoredFact, ScoredMessage, Summary, Vector
 from lobug.tokens import estimate_tokens, truncate_to_tokens
 
 TRUNCATED_MARK = " [...]"
@@ -23,7 +23,8 @@ class MemoryContext:
     """What memory adds to one turn's system prompt. `summaries` are the episodes recalled
     for the turn; `messages` those of a window of time the question named, and under a budget
     (`memory.budget.budgeted_context`) the relevant past messages too. Times are written in
-    `zone` (None: the machine's)."""
+    `zone` (None: the machine's). `query_vector` is the question's embedding (None: not
+    embedded), for whoever searches more memory for the same question."""
 
     base_memory: str = ""
     facts: tuple[ScoredFact, ...] = ()
@@ -35,6 +36,7 @@ class MemoryContext:
     zone: tzinfo | None = None
     topics: tuple[str, ...] = ()  # the global memory's most active (`memory/budget.py`)
     skills: tuple[Skill, ...] = ()  # those the turn is about, their whole text
+    query_vector: Vector | None = field(default=None, compare=False, repr=False)
 
     def prompt_sections(self) -> list[str]:
         """Stored text quoted as data: each line a JSON string under a header that says so, so

@@ -103,7 +103,8 @@ class Curation:
         and whether the text could be embedded (False: keywords alone)."""
         vector = self.query_vector(text)
         found = search.fact_candidates(self.store, agent, text, vector, k, min_similarity=0.0)
-        return search.explained(found, search.weights_of(self.config), k), vector is not None
+        weights = search.weights_of(self.config)
+        return search.explained(self.store, found, weights, k), vector is not None
 
     def query_vector(self, text: str) -> Vector | None:
         try:

@@ -136,6 +136,22 @@ def known_names(facts: Iterable[str]) -> frozenset[str]:
     return frozenset(name for name in names if name not in FUNCTION_WORDS)
 
 
+_NAME_SHAPED = re.compile(r"[a-z]+(?:['’][a-z]+)?")
+
+
+def sentence_openers(user_text: str) -> list[str]:
+    """The first words of the user's sentences, as `self_disclosures` reads them (lowercase,
+    `,;:` stripped), that `known_names` could give: the only names it asks `known` about, so
+    the facts to read for them are those holding one of these words."""
+    openers = []
+    for match in _SENTENCE.finditer(user_text):
+        words = match.group().split()
+        first = words[0].strip(",;:").lower() if words else ""
+        if _NAME_SHAPED.fullmatch(first) and first not in FUNCTION_WORDS:
+            openers.append(first)
+    return sorted(set(openers))
+
+
 def _is_statement_about(sentence: str, known: Collection[str]) -> bool:
     """A statement whose subject is someone the user named before ("Biscuit is a golden
     retriever"), not a question, a request or words to the assistant."""

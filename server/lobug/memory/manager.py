@@ -16,7 +16,7 @@ from lobug.backends.base import ChatBackend, Embedder, Vector
 from lobug.config import MemoryConfig
 from lobug.memory import commitments, episodes, prompts, search
 from lobug.memory.context import MemoryContext, within
-from lobug.memory.disclosure import known_names, self_disclosures
+from lobug.memory.disclosure import known_names, self_disclosures, sentence_openers
 from lobug.memory.extraction import merge_facts, parse_fact_payload, validate_facts
 from lobug.memory.quality import (
     MAX_BASE_MEMORY_CHARS,
@@ -119,6 +119,7 @@ class MemoryManager:
             summaries=recalled.episodes,
             messages=recalled.messages,
             skills=self.skills.about(query, vector),
+            query_vector=vector,
         )
 
     def standing_context(self, agent: str) -> MemoryContext:
@@ -275,7 +276,8 @@ class MemoryManager:
             said_at=said_at,
         )
         if simple:
-            known = known_names(fact.content for fact in self.store.facts(agent))
+            openers = sentence_openers(user.content)
+            known = known_names(self.store.fact_texts_containing(agent, openers))
             disclosed = self_disclosures(user.content, (user.id, assistant.id), known, said_at)
             facts = merge_facts(
                 facts,

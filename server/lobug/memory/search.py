@@ -25,7 +25,7 @@ from typing import Literal
 
 from lobug.backends.base import Vector
 from lobug.config import MemoryConfig
-from lobug.store.models import Fact, Message, ScoredFact, ScoredMessage
+from lobug.store.models import Fact, FactHit, Message, ScoredFact, ScoredMessage
 from lobug.store.protocol import Store
 
 log = logging.getLogger(__name__)
@@ -74,9 +74,9 @@ def keyword_scores(hits: Sequence[tuple[int, float]]) -> dict[int, float]:
     return {item: score / best for item, score in hits} if best > 0 else {}
 
 
-def user_scores(facts: Iterable[Fact]) -> dict[int, float]:
+def user_scores(hits: Iterable[FactHit]) -> dict[int, float]:
     """A person's score of each scored fact, from -1 (0) through 0 (5) to 1 (10)."""
-    return {f.id: (f.user_score - 5) / 5 for f in facts if f.user_score is not None}
+    return {h.id: (h.user_score - 5) / 5 for h in hits if h.user_score is not None}
 
 
 def recency_scores(created: dict[int, float], now: float) -> dict[int, float]:
@@ -206,10 +206,10 @@ def best_neighbour(item: int, scores: dict[int, float], messages: dict[int, Mess
 
 @dataclass(frozen=True)
 class FactCandidates:
-    """The current facts either signal found for a query, with each signal's value in [0, 1]
-    (the user score in [-1, 1]) before weighting."""
+    """The current facts either signal found for a query (hits: their rows are not read),
+    with each signal's value in [0, 1] (the user score in [-1, 1]) before weighting."""
 
-    facts: dict[int, Fact]
+    hits: dict[int, FactHit]
     cosine: dict[int, float]
     keyword: dict[int, float]
     recency: dict[int, float]
@@ -232,19 +232,18 @@ def fact_candidates(
     n = fusion_pool_size(k)
     by_vector = [
         hit
-        for hit in (store.search_facts(agent, vector, n) if vector is not None else [])
-        if hit.similarity >= min_similarity
+        for hit in (store.nearest_fact_hits(agent, vector, n) if vector is not None else [])
+        if hit.score >= min_similarity
     ]
-    by_words = store.keyword_facts(agent, query, n)
-    facts = {h.fact.id: h.fact for h in by_vector}
-    facts.update({f.id: f for f, _ in by_words})
-    known = {h.fact.id: h.similarity for h in by_vector}
+    by_words = store.keyword_fact_hits(agent, query, n)
+    hits = {h.id: h for h in [*by_vector, *by_words]}
+    known = {h.id: h.score for h in by_vector}
     return FactCandidates(
-        facts,
-        cosine=with_similarities(store.fact_similarities, known, facts, vector),
-        keyword=keyword_scores([(f.id, s) for f, s in by_words]),
-        recency=recency_scores({i: f.created_at for i, f in facts.items()}, time.time()),
-        user=user_scores(facts.values()),
+        hits,
+        cosine=with_similarities(store.fact_similarities, known, hits, vector),
+        keyword=keyword_scores([(h.id, h.score) for h in by_words]),
+        recency=recency_scores({i: h.created_at for i, h in hits.items()}, time.time()),
+        user=user_scores(hits.values()),
     )
 
 
@@ -260,18 +259,30 @@ class FactMatch:
     user: float | None
 
 
-def explained(found: FactCandidates, weights: SearchWeights, k: int) -> list[FactMatch]:
+def winners(
+    store: Store, found: FactCandidates, weights: SearchWeights, k: int
+) -> list[tuple[Fact, float]]:
+    """The best `k` candidates fused, best first, each with its score: only their rows are
+    read (a fact forgotten meanwhile is left out)."""
+    fused = fuse(found.signals(weights), k)
+    facts = store.facts_by_ids([i for i, _ in fused])
+    return [(facts[i], score) for i, score in fused if i in facts]
+
+
+def explained(
+    store: Store, found: FactCandidates, weights: SearchWeights, k: int
+) -> list[FactMatch]:
     """The candidates fused as `search_facts` fuses them, each with its parts."""
     return [
         FactMatch(
-            found.facts[i],
+            fact,
             score,
-            found.cosine.get(i),
-            found.keyword.get(i),
-            found.recency[i],
-            found.user.get(i),
+            found.cosine.get(fact.id),
+            found.keyword.get(fact.id),
+            found.recency[fact.id],
+            found.user.get(fact.id),
         )
-        for i, score in fuse(found.signals(weights), k)
+        for fact, score in winners(store, found, weights, k)
     ]
 
 
@@ -287,5 +298,7 @@ def search_facts(
 ) -> list[ScoredFact]:
     """Current facts for a prompt, best first: the candidates' signals fused."""
     found = fact_candidates(store, agent, query, vector, k, min_similarity=min_similarity)
-    fused = fuse(found.signals(weights), k)
-    return [ScoredFact(found.facts[i], found.cosine.get(i, 0.0)) for i, _ in fused]
+    return [
+        ScoredFact(fact, found.cosine.get(fact.id, 0.0))
+        for fact, _ in winners(store, found, weights, k)
+    ]

@@ -193,6 +193,18 @@ class ScoredFact:
 
 
 @dataclass(frozen=True)
+class FactHit:
+    """A current fact a search found, with what ranking it needs (its cosine similarity or
+    keyword rank as `score`, its age and a person's score), not its row: a search reads the
+    rows of the facts that win only."""
+
+    id: int
+    score: float
+    created_at: float
+    user_score: int | None
+
+
+@dataclass(frozen=True)
 class Summary:
     id: int
     agent: str

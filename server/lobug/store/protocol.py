@@ -26,6 +26,7 @@ from lobug.store.models import (
     DreamChange,
     Fact,
     FactFlags,
+    FactHit,
     FactQuery,
     Forgotten,
     MemoryBlock,
@@ -153,6 +154,8 @@ class FactStore(Protocol):
 
     def recent_facts(self, agent: str, limit: int) -> list[Fact]: ...
 
+    def fact_texts_containing(self, agent: str, words: Sequence[str]) -> list[str]: ...
+
     def count_facts(self, agent: str) -> int: ...
 
 
@@ -278,6 +281,10 @@ class SearchStore(Protocol):
     def search_messages(self, agent: str, query: Vector, k: int) -> list[ScoredMessage]: ...
 
     def keyword_facts(self, agent: str, query: str, k: int) -> list[tuple[Fact, float]]: ...
+
+    def nearest_fact_hits(self, agent: str, query: Vector, k: int) -> list[FactHit]: ...
+
+    def keyword_fact_hits(self, agent: str, query: str, k: int) -> list[FactHit]: ...
 
     def keyword_messages(self, agent: str, query: str, k: int) -> list[tuple[Message, float]]: ...
 

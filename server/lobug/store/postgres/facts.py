@@ -17,6 +17,7 @@ from lobug.store.postgres import audit
 from lobug.store.postgres.audit import PostgresAudit
 from lobug.store.postgres.log import as_vector
 from lobug.store.sqlite import rows
+from lobug.store.sqlite.database import like_pattern
 
 FACT_LOCK = 0x10B0F  # pg_advisory_xact_lock(FACT_LOCK, agent_id): one fact writer per agent
 
@@ -209,6 +210,17 @@ class PostgresFacts(PostgresAudit):
             (list(ids),),
         )
         return {row["id"]: rows.fact(row) for row in found}
+
+    def fact_texts_containing(self, agent: str, words: Sequence[str]) -> list[str]:
+        """The texts of the agent's current facts holding any of `words`, in any case."""
+        if not words:
+            return []
+        found = self._query(
+            "SELECT content FROM facts WHERE agent_id = %s AND invalidated_at IS NULL "
+            "AND content ILIKE ANY(%s)",
+            (self.agent_id(agent), [like_pattern(word) for word in words]),
+        )
+        return [row["content"] for row in found]
 
     def recent_facts(self, agent: str, limit: int) -> list[Fact]:
         found = self._query(

@@ -5,7 +5,7 @@ so only the ratios between hits matter; MEMORY.md says how they differ from BM25
 
 from __future__ import annotations
 
-from lobug.store.models import Fact, Message
+from lobug.store.models import Fact, FactHit, Message
 from lobug.store.postgres.database import PostgresDatabase
 from lobug.store.sqlite import rows
 from lobug.store.sqlite.fulltext import COMMON_WORD_ROWS, fts_words
@@ -65,3 +65,17 @@ class PostgresFullText(PostgresDatabase):
             (match, self.agent_id(agent), k),
         )
         return [(rows.fact(row), float(row["score"])) for row in found]
+
+    def keyword_fact_hits(self, agent: str, query: str, k: int) -> list[FactHit]:
+        """`keyword_facts` without the facts' rows."""
+        match = any_of(self._uncommon_fact_words(query))
+        if not match:
+            return []
+        found = self._query(
+            "SELECT f.id, ts_rank_cd(f.search, q) AS score, f.created_at, f.user_score "
+            "FROM facts f, to_tsquery('english', %s) q "
+            "WHERE f.search @@ q AND f.agent_id = %s AND f.invalidated_at IS NULL "
+            "ORDER BY score DESC, f.id LIMIT %s",
+            (match, self.agent_id(agent), k),
+        )
+        return [rows.fact_hit(row) for row in found]

@@ -21,7 +21,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from lobug.store.errors import EmbeddingMismatch
-from lobug.store.models import ScoredFact, ScoredMessage, Vector
+from lobug.store.models import FactHit, ScoredFact, ScoredMessage, Vector
 from lobug.store.postgres.facts import PostgresFacts
 from lobug.store.postgres.log import as_vector
 from lobug.store.sqlite import rows
@@ -200,6 +200,23 @@ class PostgresVectors(PostgresFacts):
         facts = self.facts_by_ids([hit["id"] for hit in hits])
         scored = [(hit["id"], _similarity(hit["distance"])) for hit in hits]
         return [ScoredFact(facts[i], s) for i, s in scored if i in facts and s is not None]
+
+    def nearest_fact_hits(self, agent: str, query: Vector, k: int) -> list[FactHit]:
+        """`search_facts` without the facts' rows."""
+        hits = self._nearest("fact_vectors", "fact_id", agent, query, k)
+        if not hits:
+            return []
+        found = self._query(
+            "SELECT id, created_at, user_score FROM facts WHERE id = ANY(%s)",
+            ([hit["id"] for hit in hits],),
+        )
+        by_id = {row["id"]: row for row in found}
+        scored = [(hit["id"], _similarity(hit["distance"])) for hit in hits]
+        return [
+            FactHit(i, s, by_id[i]["created_at"], by_id[i]["user_score"])
+            for i, s in scored
+            if i in by_id and s is not None
+        ]
 
     def search_messages(self, agent: str, query: Vector, k: int) -> list[ScoredMessage]:
         """The agent's embedded messages nearest to `query` (cosine), best first."""

@@ -68,6 +68,12 @@ def vector_blob(vector: Vector) -> bytes:
     return np.asarray(vector, dtype=np.float32).tobytes()
 
 
+def like_pattern(word: str) -> str:
+    """A LIKE pattern for text holding `word`, its wildcards escaped with a backslash."""
+    escaped = word.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    return f"%{escaped}%"
+
+
 def marks(items: Sequence[object]) -> str:
     """`?,?,...`: one placeholder per item, for `IN (...)`."""
     return ",".join("?" * len(items))

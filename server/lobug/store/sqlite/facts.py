@@ -12,7 +12,7 @@ from lobug.store import errors
 from lobug.store.models import EXTRACTION, AddedFact, Fact, NewFact, Vector
 from lobug.store.sqlite import audit, rows
 from lobug.store.sqlite.audit import SQLiteAudit
-from lobug.store.sqlite.database import marks, vector_blob
+from lobug.store.sqlite.database import like_pattern, marks, vector_blob
 
 
 class SQLiteFacts(SQLiteAudit):
@@ -192,6 +192,19 @@ class SQLiteFacts(SQLiteAudit):
             list(ids),
         )
         return {row["id"]: rows.fact(row) for row in found}
+
+    def fact_texts_containing(self, agent: str, words: Sequence[str]) -> list[str]:
+        """The texts of the agent's current facts holding any of `words`, in any case (ASCII
+        letters): a scan in SQLite, not a row object per fact."""
+        if not words:
+            return []
+        matches = " OR ".join(["content LIKE ? ESCAPE '\\'"] * len(words))
+        found = self._query(
+            "SELECT content FROM facts WHERE agent_id = ? AND invalidated_at IS NULL "
+            f"AND ({matches})",
+            (self.agent_id(agent), *(like_pattern(word) for word in words)),
+        )
+        return [row["content"] for row in found]
 
     def recent_facts(self, agent: str, limit: int) -> list[Fact]:
         found = self._query(

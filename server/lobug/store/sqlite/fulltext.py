@@ -6,7 +6,7 @@ from __future__ import annotations
 import logging
 import re
 
-from lobug.store.models import Fact, Message
+from lobug.store.models import Fact, FactHit, Message
 from lobug.store.sqlite import rows
 from lobug.store.sqlite.database import SQLiteDatabase
 from lobug.text import FUNCTION_WORDS
@@ -19,6 +19,11 @@ COMMON_WORD_ROWS = 1000
 """A word of the query found in more rows of the index than this is left out of the keyword
 search of facts, as function words are: BM25 gives it little weight, yet it costs the most
 (on 100k facts, a word in 14k of them took one search from under 1 ms to over 100 ms)."""
+
+_CURRENT_FACTS_MATCHING = (
+    "WHERE facts_fts MATCH ? AND f.agent_id = ? AND f.invalidated_at IS NULL "
+    "ORDER BY bm25(facts_fts) LIMIT ?"
+)
 
 
 def fts_words(text: str) -> list[str]:
@@ -95,8 +100,19 @@ class SQLiteFullText(SQLiteDatabase):
         found = self._query(
             f"SELECT {rows.FACT_COLUMNS}, -bm25(facts_fts) AS score FROM facts_fts "
             "JOIN facts f ON f.id = facts_fts.rowid JOIN agents a ON a.id = f.agent_id "
-            "WHERE facts_fts MATCH ? AND f.agent_id = ? AND f.invalidated_at IS NULL "
-            "ORDER BY bm25(facts_fts) LIMIT ?",
+            f"{_CURRENT_FACTS_MATCHING}",
             (match, self.agent_id(agent), k),
         )
         return [(rows.fact(row), float(row["score"])) for row in found]
+
+    def keyword_fact_hits(self, agent: str, query: str, k: int) -> list[FactHit]:
+        """`keyword_facts` without the facts' rows."""
+        match = any_of(self._uncommon_words("facts_fts", query))
+        if not match:
+            return []
+        found = self._query(
+            "SELECT f.id, -bm25(facts_fts) AS score, f.created_at, f.user_score "
+            f"FROM facts_fts JOIN facts f ON f.id = facts_fts.rowid {_CURRENT_FACTS_MATCHING}",
+            (match, self.agent_id(agent), k),
+        )
+        return [rows.fact_hit(row) for row in found]

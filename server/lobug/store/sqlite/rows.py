@@ -14,6 +14,7 @@ from lobug.store.models import (
     Dream,
     DreamChange,
     Fact,
+    FactHit,
     MemoryBlock,
     Message,
     Summary,
@@ -119,6 +120,11 @@ def fact(row: Any) -> Fact:
         purged_at=row["purged_at"],
         due_at=row["due_at"],
     )
+
+
+def fact_hit(row: Any) -> FactHit:
+    """A fact hit from the columns `id, score, created_at, user_score`."""
+    return FactHit(row["id"], float(row["score"]), row["created_at"], row["user_score"])
 
 
 def block(row: Any) -> MemoryBlock:

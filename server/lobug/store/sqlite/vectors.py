@@ -4,13 +4,14 @@ in-memory `VectorIndex` (exact, rebuilt from `fact_vectors` when bound), message
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 
 from lobug.store.errors import EmbeddingMismatch
-from lobug.store.models import ScoredFact, ScoredMessage, Vector
+from lobug.store.models import FactHit, ScoredFact, ScoredMessage, Vector
 from lobug.store.sqlite import rows
 from lobug.store.sqlite.database import marks, vector_blob
 from lobug.store.sqlite.facts import SQLiteFacts
@@ -133,6 +134,22 @@ class SQLiteVectors(SQLiteFacts):
         hits = self._require_index().search(self.agent_id(agent), query, k)
         return self._scored(hits)
 
+    def nearest_fact_hits(self, agent: str, query: Vector, k: int) -> list[FactHit]:
+        """`search_facts` without the facts' rows."""
+        hits = self._require_index().search(self.agent_id(agent), query, k)
+        if not hits:
+            return []
+        found = self._query(
+            f"SELECT id, created_at, user_score FROM facts WHERE id IN ({marks(hits)})",
+            [fact_id for fact_id, _ in hits],
+        )
+        by_id = {row["id"]: row for row in found}
+        return [
+            FactHit(i, score, by_id[i]["created_at"], by_id[i]["user_score"])
+            for i, score in hits
+            if i in by_id
+        ]
+
     def search_facts_sqlite(self, agent: str, query: Vector, k: int) -> list[ScoredFact]:
         """The same search done by sqlite-vec's vec0 scan (the store of record)."""
         found = self._query(
@@ -179,9 +196,12 @@ class SQLiteVectors(SQLiteFacts):
         without a vector are left out)."""
         if not ids:
             return {}
+        # vec0 scans every row for `IN (...)`, but finds one key at a time by its index: the
+        # ids as a table, joined (20k messages: 20 ms for 25 ids through IN, 4.5 ms so).
         found = self._query(
-            f"SELECT message_id, embedding FROM message_vectors WHERE message_id IN ({marks(ids)})",
-            list(ids),
+            "SELECT v.message_id, v.embedding FROM json_each(?) AS wanted "
+            "JOIN message_vectors v ON v.message_id = wanted.value",
+            (json.dumps([int(i) for i in ids]),),
         )
         q = np.asarray(query, dtype=np.float32)
         return {
