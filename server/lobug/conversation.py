@@ -79,8 +79,8 @@ class DeviceState:
         ones of the same block, for old messages leave it in blocks of half `size` rather
         than one per message. So the prompt's beginning stays the same for several turns and
         a model that caches prompt prefixes need not read it all again each turn (4.2 s for
-        440 tokens on two cores). With `coming`, what it will show of today's messages once
-        that many more have been added."""
+        440 tokens on two cores). With `coming`, what it will show of the messages it holds now
+        once that many more have been added."""
         step = max(1, self.size // 2)
         oldest = self.added - len(self.history)  # the count of the oldest message kept
         start = max(oldest, (self.added + coming - self.size) // step * step)

@@ -53,9 +53,13 @@ def fitted_window(features: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
     return features if keep >= frames else np.ascontiguousarray(features[..., :keep])
 
 
-def fitted_whisper_class() -> type:
-    """faster-whisper's model with its encoder input fitted to the clip (`fitted_window`)."""
+def whisper_model_class(*, fit_window: bool) -> type:
+    """faster-whisper's model, with its encoder input fitted to the clip (`fitted_window`)
+    unless `fit_window` is false."""
     from faster_whisper import WhisperModel
+
+    if not fit_window:
+        return WhisperModel
 
     class FittedWhisperModel(WhisperModel):
         def encode(self, features: npt.NDArray[np.float32]) -> object:
@@ -78,9 +82,7 @@ class WhisperSTT(SpeechToText):
         threads: int = 2,
         fit_window: bool = True,
     ) -> None:
-        from faster_whisper import WhisperModel as Whole
-
-        model_class = fitted_whisper_class() if fit_window else Whole
+        model_class = whisper_model_class(fit_window=fit_window)
 
         self.language = None if language in (None, "", "auto") else language
         if model:
