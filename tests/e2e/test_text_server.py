@@ -128,10 +128,11 @@ def abandon_a_long_stream(llm: Any, agent: str) -> None:
         stream=True,
         max_tokens=400,
     )
-    pieces = 0
+    # Hang up at the first sentence: the model is still writing the next one. (At the third,
+    # a short story, or one the reply guard cut, could end before the hang-up was noticed,
+    # and the exchange would be learned at once instead of queued.)
     for chunk in stream:
-        pieces += bool(chunk.choices and chunk.choices[0].delta.content)
-        if pieces == 3:
+        if chunk.choices and chunk.choices[0].delta.content:
             break
     stream.close()  # hang up mid-answer
 
