@@ -24,6 +24,7 @@ import argparse
 import base64
 import contextlib
 import re
+import shutil
 import statistics
 import sys
 import tempfile
@@ -76,6 +77,7 @@ class Results:
     stages: list[dict[str, float]] = field(default_factory=list)  # streamed turns' Server-Timing
     errors: list[tuple[int, int]] = field(default_factory=list)  # (word errors, words)
     failed: int = 0  # turns that got no answer in time (a machine too busy), left out
+    verbose: bool = False  # print each streamed turn as it comes
 
 
 def synthesize_clips(closing_silence_s: float) -> dict[str, list[Clip]]:
@@ -129,6 +131,15 @@ def streamed_turn(client: httpx.Client, clip: Clip, results: Results) -> None:
     else:
         print(f"  (no audio: action {response.headers['x-lobug-action']}, heard {heard!r})")
     results.errors.append(word_errors(clip.text, heard))
+    if results.verbose:
+        print_turn(first - sent[0] if first is not None else None, results.stages[-1], heard)
+
+
+def print_turn(first_audio: float | None, stages: dict[str, float], heard: str) -> None:
+    """One streamed turn's figures, as they come (`--verbose`)."""
+    shown = "no audio" if first_audio is None else f"{first_audio * 1000:,.0f} ms"
+    timing = " ".join(f"{name}={ms:,.0f}" for name, ms in stages.items())
+    print(f"  first audio {shown}; {timing}; heard {heard!r}", flush=True)
 
 
 def whole_turn(client: httpx.Client, clip: Clip, results: Results) -> None:
@@ -139,6 +150,10 @@ def whole_turn(client: httpx.Client, clip: Clip, results: Results) -> None:
     response.raise_for_status()
     body = response.json()
     results.errors.append(word_errors(clip.text, body["transcription"]))
+    if results.verbose:
+        stages = server_timing(response.headers.get("server-timing", ""))
+        timing = " ".join(f"{name}={ms:,.0f}" for name, ms in stages.items())
+        print(f"  whole {results.whole[-1] * 1000:,.0f} ms; {timing}", flush=True)
     if body["audio_b64"]:
         wav = base64.b64decode(body["audio_b64"])
         rate = int.from_bytes(wav[24:28], "little")
@@ -255,14 +270,15 @@ def verdict(key: str, results: dict[str, Results]) -> str:
 def run(args: argparse.Namespace) -> None:
     clips = synthesize_clips(args.closing_silence_ms / 1000)
     with tempfile.TemporaryDirectory() as folder, contextlib.ExitStack() as stack:
-        clients = {"this checkout": stack.enter_context(served(Path(folder) / "this", None))}
+        this = served(Path(folder) / "this", None, args.keep_log)
+        clients = {"this checkout": stack.enter_context(this)}
         if args.baseline:
-            baseline = stack.enter_context(served(Path(folder) / "baseline", args.baseline))
+            baseline = stack.enter_context(served(Path(folder) / "baseline", args.baseline, None))
             clients["baseline"] = baseline
         for client in clients.values():
             warm_up(client, clips, args.learning_wait_s)
         for length, group in clips.items():
-            results = {name: Results() for name in clients}
+            results = {name: Results(verbose=args.verbose) for name in clients}
             for n in range(max(args.turns, args.whole_turns)):
                 for name, client in clients.items():
                     if n < args.turns:
@@ -289,10 +305,14 @@ def measured(
 
 
 @contextlib.contextmanager
-def served(folder: Path, code: Path | None) -> Iterator[httpx.Client]:
-    """A server of this checkout (or of `code`'s server/ folder) and a client for it."""
+def served(folder: Path, code: Path | None, keep_log: Path | None) -> Iterator[httpx.Client]:
+    """A server of this checkout (or of `code`'s server/ folder) and a client for it; with
+    `keep_log` its log (at DEBUG level: it shows the prompt tokens each model call read) is
+    copied there at the end."""
     folder.mkdir()
-    env = {"PYTHONPATH": str(code.resolve() / "server")} if code else None
+    env = {"PYTHONPATH": str(code.resolve() / "server")} if code else {}
+    if keep_log:
+        env["LOBUG_LOG_LEVEL"] = "debug"
     server = start_server(folder / "bench.db", folder / "server.log", env)
     try:
         wait_for_speech(server.url)
@@ -303,6 +323,8 @@ def served(folder: Path, code: Path | None) -> Iterator[httpx.Client]:
         raise
     finally:
         server.stop()
+        if keep_log:
+            shutil.copyfile(folder / "server.log", keep_log)
 
 
 def warm_up(client: httpx.Client, clips: dict[str, list[Clip]], learning_wait_s: float) -> None:
@@ -340,6 +362,8 @@ def main() -> None:
         "--learning-wait-s", type=float, default=60, help="most to wait for memory work"
     )
     parser.add_argument("--baseline", type=Path, help="a checkout to compare with, turn by turn")
+    parser.add_argument("--verbose", action="store_true", help="print each streamed turn")
+    parser.add_argument("--keep-log", type=Path, help="copy this checkout's server log here")
     run(parser.parse_args())
 
 

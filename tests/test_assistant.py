@@ -9,10 +9,13 @@ from collections.abc import Iterator
 import pytest
 
 from lobug.assistant import Assistant
+from lobug.backends.base import ChatMessage
 from lobug.config import MemoryConfig, Settings
 from lobug.memory.manager import MemoryManager
 from lobug.spoken import SpokenLimit
+from lobug.store.models import NewFact
 from lobug.store.sqlite.engine import SQLiteStore
+from lobug.tokens import estimate_tokens
 from tests.fakes import FakeChat, FakeEmbedder, unreachable
 
 
@@ -94,3 +97,28 @@ def test_priming_reads_the_next_prompt_up_to_the_persons_words(
         assert asked[: len(primed)] == primed
         assert asked[len(primed) :] == [{"role": "user", "content": f"question {n}"}]
         assert "at most 2 short sentences" in primed[0]["content"]
+
+
+def test_a_voice_turn_reads_its_notes_within_their_budget(
+    assistant: Assistant, fake_chat: FakeChat, fake_embedder: FakeEmbedder, store: SQLiteStore
+) -> None:
+    for pet in ("cat Tom", "dog Rex", "parrot Polly", "hamster Bo"):
+        fact = f"The user has a pet {pet} who likes the garden"
+        store.add_fact("lobug", NewFact(fact), fake_embedder.embed(fact))
+    question = "Which pet likes the garden?"
+    fake_chat.caches_prompt_prefix = True  # the notes come just before the person's words
+    fake_chat.enqueue("Tom does.", "Tom does.")
+    assistant.reply("desk", question)
+    typed = notes_of(fake_chat.requests[-1][0])
+    assistant.reply("desk", question, spoken=SpokenLimit(2, 96, notes_tokens=60))
+    spoken = notes_of(fake_chat.requests[-1][0])
+    assert typed.count("The user has a pet") == 4
+    assert 1 <= spoken.count("The user has a pet") < 4
+    assert estimate_tokens(spoken) <= 60
+    assert typed.startswith(spoken.split("\n")[0])  # the best-matched facts are kept
+
+
+def notes_of(messages: list[ChatMessage]) -> str:
+    """The per-turn notes: the system message just before the newest user message."""
+    assert messages[-2]["role"] == "system"
+    return messages[-2]["content"]

@@ -25,6 +25,7 @@ from lobug.conversation import (
 )
 from lobug.decision import Action, Decision, parse_reply
 from lobug.devices import DeviceStates
+from lobug.memory.budget import fit_turn_notes
 from lobug.memory.context import MemoryContext
 from lobug.memory.curation import Curation
 from lobug.memory.manager import MemoryManager
@@ -225,6 +226,8 @@ class Assistant:
         agency: bool,
         spoken: SpokenLimit | None,
     ) -> list[ChatMessage]:
+        if spoken is not None and spoken.notes_tokens is not None:
+            context = fit_turn_notes(context.without_history(history), spoken.notes_tokens)
         messages = turn_messages(
             context,
             sensors,

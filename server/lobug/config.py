@@ -126,6 +126,9 @@ class Settings:
     max_audio_bytes: int = 8 * 1024 * 1024
     voice_max_sentences: int = 2
     voice_max_tokens: int = 96
+    # A voice turn's notes (facts, episodes, messages found for its words) are read after the
+    # words are known, while the person waits: at most this many tokens of them (estimate).
+    voice_notes_tokens: int = 80
 
     device_tokens: tuple[str, ...] = ()
     admin_tokens: tuple[str, ...] = ()
@@ -168,6 +171,8 @@ class Settings:
             raise ConfigError(
                 "LOBUG_VOICE_MAX_SENTENCES and LOBUG_VOICE_MAX_TOKENS must be positive"
             )
+        if self.voice_notes_tokens < 0:
+            raise ConfigError("LOBUG_VOICE_NOTES_TOKENS must be 0 or more")
         if self.max_audio_seconds <= 0 or self.max_audio_bytes <= 44:
             raise ConfigError("LOBUG_MAX_AUDIO_SECONDS and LOBUG_MAX_AUDIO_BYTES must be positive")
         if not 1 <= self.default_search_limit <= self.max_search_limit:
@@ -408,6 +413,7 @@ SETTINGS_ENV: dict[str, tuple[str, Parser]] = {
     "max_audio_bytes": ("LOBUG_MAX_AUDIO_BYTES", _integer),
     "voice_max_sentences": ("LOBUG_VOICE_MAX_SENTENCES", _integer),
     "voice_max_tokens": ("LOBUG_VOICE_MAX_TOKENS", _integer),
+    "voice_notes_tokens": ("LOBUG_VOICE_NOTES_TOKENS", _integer),
     "device_tokens": ("LOBUG_DEVICE_TOKENS", parse_tokens),
     "admin_tokens": ("LOBUG_ADMIN_TOKENS", parse_tokens),
     "allow_unauthenticated": ("LOBUG_ALLOW_UNAUTHENTICATED", _flag),

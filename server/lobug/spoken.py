@@ -17,10 +17,12 @@ SENTENCE_END = re.compile(r"[.!?…]+[\"')\]]*(\s+|$)|\n+")
 
 @dataclass(frozen=True)
 class SpokenLimit:
-    """How long a spoken answer may be: sentences, and tokens the model may write."""
+    """How long a spoken answer may be: sentences, and tokens the model may write; and how
+    many tokens of notes found for the turn the model reads first (None: no limit)."""
 
     max_sentences: int
     max_tokens: int
+    notes_tokens: int | None = None
 
     @property
     def instruction(self) -> str:

@@ -149,7 +149,9 @@ class Voice:
         self.settings = settings
         self.assistant = assistant
         self.speech = speech
-        self.spoken = SpokenLimit(settings.voice_max_sentences, settings.voice_max_tokens)
+        self.spoken = SpokenLimit(
+            settings.voice_max_sentences, settings.voice_max_tokens, settings.voice_notes_tokens
+        )
         self._turns: OrderedDict[str, dict[str, object]] = OrderedDict()
         self._turns_lock = threading.Lock()
 

@@ -6,6 +6,7 @@ Both load bundled weights from installed packages; heavy imports happen in the c
 from __future__ import annotations
 
 import importlib.util
+import logging
 import queue
 import secrets
 import shutil
@@ -62,6 +63,9 @@ ANTI_LOOP_SAMPLING: dict[str, float] = {
     "dry_base": 1.75,
     "dry_allowed_length": 2,
 }
+
+
+log = logging.getLogger(__name__)
 
 
 class PriorityLock:
@@ -170,12 +174,15 @@ class EmbeddedChat(ChatBackend):
         with self._lock.hold(background=background):
             raise_if_abandoned(abandoned)  # it waited in the queue: is anyone still there?
             result = self._server.handle_chat_completions(body)
+        log_timings("complete", result)
         return _completion_text(result)
 
     def prefill(self, messages: Sequence[ChatMessage]) -> None:
         """The prompt computed and cached in a slot, nothing generated (`max_tokens` 0)."""
         with self._lock.hold(background=False):
-            _completion_text(self._server.handle_chat_completions(self._body(messages, 0, 0.0)))
+            result = self._server.handle_chat_completions(self._body(messages, 0, 0.0))
+        log_timings("prefill", result)
+        _completion_text(result)
 
     def stream(
         self,
@@ -192,11 +199,17 @@ class EmbeddedChat(ChatBackend):
         pieces: queue.Queue[str | BaseException | None] = queue.Queue()
         closed = threading.Event()  # the consumer stopped reading
         body = {**self._body(messages, max_tokens, temperature), **self.sampling, "stream": True}
+        body["timings_per_token"] = True  # the prompt's figures come with the first token
+        prompt_logged = False
 
         def on_chunk(chunk: dict[str, Any]) -> bool:
             if "error" in chunk:  # llama.cpp reports a failed stream as a chunk, not a raise
                 pieces.put(BackendError(f"embedded model error: {chunk['error']}"))
                 return True
+            nonlocal prompt_logged
+            if not prompt_logged and "timings" in chunk:
+                log_timings("stream", chunk)
+                prompt_logged = True
             for choice in chunk.get("choices", []):
                 text = (choice.get("delta") or {}).get("content")
                 if text:
@@ -244,6 +257,23 @@ def close_the_side_door(params: Any, private_dir: Path) -> None:
     params.endpoint_slots = False
     params.endpoint_props = False
     params.endpoint_metrics = False
+
+
+def log_timings(call: str, result: Any) -> None:
+    """How many prompt tokens llama.cpp read (and found cached) for a call, and how long it
+    took: where a reply's time goes (DEBUG)."""
+    timings = result.get("timings") if isinstance(result, dict) else None
+    if not timings:
+        return
+    log.debug(
+        "%s: read %d prompt tokens (%d cached) in %.0f ms, wrote %d in %.0f ms",
+        call,
+        timings.get("prompt_n", 0),
+        timings.get("cache_n", 0),
+        timings.get("prompt_ms", 0.0),
+        timings.get("predicted_n", 0),
+        timings.get("predicted_ms", 0.0),
+    )
 
 
 def _completion_text(result: Any) -> str:

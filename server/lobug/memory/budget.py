@@ -165,6 +165,20 @@ def fit(context: MemoryContext, max_tokens: int) -> MemoryContext:
     return kept
 
 
+# What changes from turn to turn (`MemoryContext.turn_sections`), in `SECTIONS` order.
+TURN_SECTIONS = ("skills", "facts", "summaries", "messages")
+
+
+def fit_turn_notes(context: MemoryContext, max_tokens: int) -> MemoryContext:
+    """`context` with the part found for this turn's words fitted to `max_tokens`, in the same
+    priority order as `fit`; the standing part is left as it is. A voice turn reads these
+    notes after the person has stopped speaking, so they are kept short."""
+    turn_part = {name: getattr(context, name) for name in TURN_SECTIONS}
+    alone = MemoryContext(zone=context.zone, **turn_part)
+    kept = fit(alone, max_tokens) if estimate_tokens(prompt_of(alone)) > max_tokens else alone
+    return dataclasses.replace(context, **{name: getattr(kept, name) for name in TURN_SECTIONS})
+
+
 def items_of(context: MemoryContext, name: str) -> Iterable[Any]:
     value = getattr(context, name)
     if name == "base_memory":
