@@ -122,3 +122,18 @@ def notes_of(messages: list[ChatMessage]) -> str:
     """The per-turn notes: the system message just before the newest user message."""
     assert messages[-2]["role"] == "system"
     return messages[-2]["content"]
+
+
+def test_primed_with_the_words_heard_the_turn_finds_its_whole_prompt_read(
+    assistant: Assistant, fake_chat: FakeChat, fake_embedder: FakeEmbedder, store: SQLiteStore
+) -> None:
+    fake_chat.caches_prompt_prefix = True
+    fact = "The user's sister Emma lives in Berlin"
+    store.add_fact("lobug", NewFact(fact), fake_embedder.embed(fact))
+    spoken = SpokenLimit(2, 96, notes_tokens=80)
+    for words in ("hello there", "What should I bring my sister Emma in Berlin?"):
+        assistant.prime("desk", agency=True, spoken=spoken, heard=words)
+        fake_chat.enqueue("Flowers.")
+        assistant.reply("desk", words, agency=True, spoken=spoken)
+        assert fake_chat.prefilled[-1] == fake_chat.requests[-1][0]
+    assert fact in notes_of(fake_chat.prefilled[-1])  # the notes were read ahead too

@@ -240,18 +240,31 @@ class Assistant:
         return messages if spoken is None else spoken.instructed(messages)
 
     def prime(
-        self, device_id: str, *, agency: bool = False, spoken: SpokenLimit | None = None
+        self,
+        device_id: str,
+        *,
+        agency: bool = False,
+        spoken: SpokenLimit | None = None,
+        heard: str = "",
     ) -> None:
-        """Have the model read the start of the device's next prompt (standing prompt and
-        history) before the next turn's words are known: called while the person speaks, it
-        leaves the turn only its notes and newest message to read. Only for a model that
-        caches prompt prefixes; the prompt is built as `reply` builds it, its history as it
-        will be once the person's words are added."""
+        """Have the model read the device's next prompt as far as it is known before the turn
+        starts. Without `heard` (the person has not said anything yet): the standing prompt
+        and the history, which leaves the turn its notes and words to read. With the words
+        `heard` so far (the person paused): also the notes found for them and those words,
+        so when the person has said no more, the turn finds its whole prompt read. Only for a
+        model that caches prompt prefixes; the prompt is built as `reply` builds it, its
+        history as it will be once the person's words are added."""
         if not self.chat.caches_prompt_prefix:
             return
         state = self.device(device_id)
-        context = self.memory.standing_context(state.agent)
-        self.chat.prefill(self._prompt(context, None, state.shown(coming=1), agency, spoken))
+        history = state.shown(coming=1)
+        if not heard:
+            context = self.memory.standing_context(state.agent)
+            self.chat.prefill(self._prompt(context, None, history, agency, spoken))
+            return
+        context = self.memory.retrieve_context(state.agent, heard)
+        history.append({"role": "user", "content": heard})
+        self.chat.prefill(self._prompt(context, state.sensors, history, agency, spoken))
 
 
 @dataclass

@@ -212,11 +212,12 @@ class Voice:
 
     # ------------------------------------------------------------------ streamed reply
 
-    def prime(self, device_id: str) -> None:
-        """While the device's person is still speaking: let the model read the start of the
-        answer's prompt (`Assistant.prime`). Best effort: a failure only costs that head start."""
+    def prime(self, device_id: str, heard: str = "") -> None:
+        """While the device's person is still speaking: let the model read the answer's
+        prompt as far as it is known, with the words `heard` so far (`Assistant.prime`). Best
+        effort: a failure only costs that head start."""
         try:
-            self.assistant.prime(device_id, agency=True, spoken=self.spoken)
+            self.assistant.prime(device_id, agency=True, spoken=self.spoken, heard=heard)
         except Exception:
             log.debug("priming the prompt of %s failed", device_id, exc_info=True)
 

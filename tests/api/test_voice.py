@@ -21,7 +21,7 @@ from lobug.config import Settings
 from lobug.store.sqlite.engine import SQLiteStore
 from tests.fakes import FakeChat, FakeEmbedder, FakeSTT, FakeTTS, unreachable
 from tests.live import LiveServer
-from tests.polling import memory_work_done
+from tests.polling import eventually, memory_work_done
 
 
 def speech_wav(seconds: float = 2.0, rate: int = 16000) -> bytes:
@@ -374,11 +374,17 @@ def test_a_raw_wav_streamed_as_recorded_is_heard_while_it_arrives(
     primed_before_the_end: list[int] = []
     fake_chat.caches_prompt_prefix = True
 
+    heard = "What is the weather like today? What is the weather like today?"
+
+    def primed_with_all_words() -> bool:
+        return any(p[-1] == {"role": "user", "content": heard} for p in fake_chat.prefilled)
+
     def as_recorded() -> Iterator[bytes]:
         yield wav[:44]
         for at in range(44, len(wav), 3200):  # 100 ms at a time, as it is recorded
             if at >= len(wav) - 3200:  # the last piece: speech ended 0.5 s ago
                 stt.called.wait(10)
+                eventually(primed_with_all_words)
                 heard_before_the_end.extend(stt.heard_samples)
                 primed_before_the_end.append(len(fake_chat.prefilled))
             time.sleep(0.1)
@@ -399,11 +405,14 @@ def test_a_raw_wav_streamed_as_recorded_is_heard_while_it_arrives(
     assert response.status_code == 200, response.text
     assert response.headers["x-lobug-action"] == "respond"
     assert heard_before_the_end  # transcribed while the upload went on
-    assert primed_before_the_end[0] >= 1  # the prompt's start read while the upload went on
+    # Read while the upload went on: the prompt's start at once, then the words of the first
+    # stretch after its pause, then of both: the whole prompt of the turn.
+    assert primed_before_the_end[0] == 3
+    first_words = [p[-1]["content"] for p in fake_chat.prefilled[1:3]]
+    assert first_words == ["What is the weather like today?", heard]
     assert stt.calls == 2  # both stretches, and not the closing silence
-    heard = "What is the weather like today? What is the weather like today?"
     assert response.headers["x-lobug-transcription"] == quote(heard, safe="")
-    assert fake_chat.chat_requests()[-1][-1]["content"].endswith(heard)
+    assert fake_chat.chat_requests()[-1] == fake_chat.prefilled[2]
 
 
 def test_an_upload_closed_before_its_end_is_dropped_quietly(

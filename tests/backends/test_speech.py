@@ -1,7 +1,11 @@
-"""The speech backends: the encoder window fitted to the clip (pure), and the bundled whisper
-hearing piper's speech the same with it as with whisper's full 30-second window."""
+"""The speech backends: the encoder window fitted to the clip and the decoding's bounds (pure),
+and the bundled whisper hearing piper's speech the same with it as with whisper's full
+30-second window."""
 
 from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
 
 import numpy as np
 import pytest
@@ -12,6 +16,8 @@ from lobug.backends.speech import (
     PiperTTS,
     WhisperSTT,
     fitted_window,
+    most_tokens_heard,
+    segments_before_the_tail,
 )
 
 
@@ -40,6 +46,26 @@ def test_a_long_clip_keeps_the_whole_window() -> None:
 
 def test_an_all_padding_window_keeps_the_margin() -> None:
     assert fitted_window(padded(0)).shape == (80, 400)
+
+
+@dataclass
+class Segment:
+    end: float
+
+
+def test_the_rest_of_a_clip_after_a_segment_ending_near_its_end_is_not_decoded() -> None:
+    def decoded() -> Iterator[Segment]:
+        yield Segment(1.4)  # 1.6 s left: decode on
+        yield Segment(2.76)
+        raise AssertionError("the last 0.24 s was decoded")
+
+    assert [s.end for s in segments_before_the_tail(decoded(), 3.0)] == [1.4, 2.76]
+    assert [s.end for s in segments_before_the_tail(iter([Segment(2.0)]), 3.0)] == [2.0]
+
+
+def test_whisper_may_write_more_than_anyone_says_but_no_more() -> None:
+    assert most_tokens_heard(2.0) == 26  # 8 a second, and 10
+    assert most_tokens_heard(60.0) == most_tokens_heard(30.0) == 250  # per 30 s window
 
 
 @pytest.mark.models

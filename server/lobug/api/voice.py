@@ -32,7 +32,7 @@ from lobug.audio import Audio, AudioError, parse_wav
 from lobug.backends.base import Abandoned, Transcript
 from lobug.listening import LiveRecording, Stretch, transcribe_stretch
 from lobug.services import Services
-from lobug.voice import StreamedVoice, VoiceReply
+from lobug.voice import StreamedVoice, Voice, VoiceReply
 
 router = APIRouter()
 
@@ -171,27 +171,28 @@ async def hear_while_uploading(
 ) -> Heard:
     """Transcribe each stretch of speech as soon as it has ended, while the body still
     arrives (`lobug.listening`). `stt` in `timings` is what was left after the body ended.
-    Meanwhile the model reads the start of the answer's prompt (`Voice.prime`)."""
+    Meanwhile the model reads the answer's prompt as far as it is known (`ReadAhead`)."""
     stt, _ = svc.voice.speech.require()
     live = LiveRecording(svc.settings.max_audio_seconds)
     pending: list[asyncio.Task[Transcript]] = []
+    read_ahead = ReadAhead(svc.voice, device, live, pending)
 
     def transcribe(stretch: Stretch) -> asyncio.Task[Transcript]:
-        return asyncio.create_task(asyncio.to_thread(transcribe_stretch, stt, live, stretch))
+        task = asyncio.create_task(asyncio.to_thread(transcribe_stretch, stt, live, stretch))
+        task.add_done_callback(read_ahead.heard)
+        return task
 
-    received, primed = 0, False
+    received = 0
     started = time.perf_counter()
     try:
         async for piece in request.stream():
-            if not primed:
-                # Not awaited: it never raises, and the answer queues behind it for the model.
-                asyncio.get_running_loop().run_in_executor(None, svc.voice.prime, device)
-                primed = True
+            read_ahead.start()
             received += len(piece)
             check_audio_size(received, svc.settings.max_audio_bytes)
             elapsed = time.perf_counter() - started
             pending += [transcribe(stretch) for stretch in live.add(piece, elapsed)]
         ended = time.perf_counter()
+        read_ahead.stop()
         pending += [transcribe(stretch) for stretch in live.finish()]
         transcripts = list(await asyncio.gather(*pending))
     except AudioError as exc:
@@ -203,6 +204,47 @@ async def hear_while_uploading(
             task.cancel()
     timings["stt"] = (time.perf_counter() - ended) * 1000
     return Heard(live.heard(transcripts), live.seconds)
+
+
+class ReadAhead:
+    """While a recording is uploaded, the model reads the answer's prompt as far as it is
+    known (`Voice.prime`): at its first bytes, the standing prompt and the history; each time
+    a stretch of speech has been heard, also the notes for the words so far and those words.
+    When the person said no more (the device records its closing silence meanwhile), the
+    turn finds its whole prompt read. Primes are not awaited: they never raise, and the turn
+    queues behind them for the model. None starts once the body has ended."""
+
+    def __init__(
+        self, voice: Voice, device: str, live: LiveRecording, heard: list[asyncio.Task[Transcript]]
+    ) -> None:
+        self._voice, self._device, self._live, self._heard = voice, device, live, heard
+        self._started = self._stopped = False
+        self._words = ""
+
+    def start(self) -> None:
+        if not self._started:
+            self._started = True
+            self._prime("")
+
+    def stop(self) -> None:
+        self._stopped = True
+
+    def heard(self, _done: object = None) -> None:
+        """A stretch's transcription ended: prime with the words of those heard so far, in
+        order (up to the first one still running or failed)."""
+        transcripts = []
+        for task in self._heard:
+            if not task.done() or task.cancelled() or task.exception() is not None:
+                break
+            transcripts.append(task.result())
+        words = self._live.heard(transcripts).text
+        if words and words != self._words:
+            self._words = words
+            self._prime(words)
+
+    def _prime(self, words: str) -> None:
+        if not self._stopped:
+            asyncio.get_running_loop().run_in_executor(None, self._voice.prime, self._device, words)
 
 
 @router.get("/chat/turns/{turn_id}")

@@ -4,13 +4,16 @@ Both default to models shipped in installed packages; heavy imports happen in co
 
 from __future__ import annotations
 
+import math
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
+from lobug.audio import STT_RATE
 from lobug.backends.base import (
     BackendUnavailable,
     SpeechToText,
@@ -31,6 +34,10 @@ WHISPER_SIDE_FILES = ("config.json", "tokenizer.json", "vocabulary.json")
 # (10 of 336 words) in a quarter of the time (median 0.5 s instead of 2.1 s).
 WINDOW_MARGIN_FRAMES = 300  # 3 s
 WINDOW_STEP_FRAMES = 100
+# A clip's rest after a segment shorter than this is not decoded (`segments_before_the_tail`).
+MIN_TAIL_S = 0.5
+WHISPER_WINDOW_S = 30.0
+TOKENS_PER_SECOND_HEARD = 8  # fast speech is about 4 words, 5-6 tokens, a second
 
 
 def bundled_whisper_files() -> dict[str, bytes]:
@@ -51,6 +58,26 @@ def fitted_window(features: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
     content = int(heard[-1]) + 1 if len(heard) else 1
     keep = -(-(content + WINDOW_MARGIN_FRAMES) // WINDOW_STEP_FRAMES) * WINDOW_STEP_FRAMES
     return features if keep >= frames else np.ascontiguousarray(features[..., :keep])
+
+
+def most_tokens_heard(seconds: float) -> int:
+    """The most tokens whisper may write for one window of a clip of `seconds`: more than
+    anyone says in that time. A decoder that loops on a word cut off stops there, and each
+    of its up to six attempts (at rising temperatures) with it: a 2.8 s clip took 0.8 s at
+    most, instead of 10 s when a loop ran to whisper's own limit."""
+    return math.ceil(min(seconds, WHISPER_WINDOW_S) * TOKENS_PER_SECOND_HEARD) + 10
+
+
+def segments_before_the_tail(segments: Iterable[Any], seconds: float) -> Iterator[Any]:
+    """Whisper's segments of a clip of `seconds`, up to one that ends within `MIN_TAIL_S` of
+    its end. faster-whisper decodes the rest after the last timestamp as a window of its own
+    (the segments come lazily); a rest that short holds at most the end of a word cut off,
+    and decoding it gave a made-up word after up to six decoding attempts at rising
+    temperatures (0.8 s), or a loop ("What? What? ...", 13 s)."""
+    for segment in segments:
+        yield segment
+        if seconds - float(segment.end) < MIN_TAIL_S:
+            return
 
 
 def whisper_model_class(*, fit_window: bool) -> type:
@@ -106,6 +133,7 @@ class WhisperSTT(SpeechToText):
         self._lock = threading.Lock()
 
     def transcribe(self, samples: npt.NDArray[np.float32]) -> Transcript:
+        seconds = len(samples) / STT_RATE
         with self._lock:
             segments, info = self._model.transcribe(
                 samples,
@@ -113,10 +141,11 @@ class WhisperSTT(SpeechToText):
                 beam_size=1,
                 vad_filter=True,
                 condition_on_previous_text=False,
+                max_new_tokens=most_tokens_heard(seconds),
             )
             found = tuple(
                 TranscriptSegment(s.text.strip(), float(s.no_speech_prob), float(s.avg_logprob))
-                for s in segments
+                for s in segments_before_the_tail(segments, seconds)
             )
         text = " ".join(s.text for s in found if s.text).strip()
         return Transcript(text=text, segments=found, language=info.language or "")
