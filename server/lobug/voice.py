@@ -175,9 +175,7 @@ class Voice:
             return VoiceReply(
                 transcript.text, "ignore", "", ignored_because=reason, timings_ms=timings
             )
-        turn = self.assistant.reply(
-            device_id, transcript.text, agency=True, abandoned=abandoned, spoken=self.spoken
-        )
+        turn = self._said_whole(device_id, transcript.text, abandoned)
         timings.update(turn.timings_ms)
         wav = b""
         if turn.action == "respond":
@@ -190,6 +188,18 @@ class Voice:
         return VoiceReply(
             transcript.text, turn.action, turn.response, wav, turn=turn, timings_ms=timings
         )
+
+    def _said_whole(self, device_id: str, text: str, abandoned: AbandonCheck | None) -> Turn:
+        """The turn's answer as the streamed path says it (each sentence checked by the reply
+        guard), stored when the model has written the sentences a voice turn may say: it
+        stops there rather than at its token cap."""
+        with self.assistant.reply_streaming(
+            device_id, text, agency=True, abandoned=abandoned, spoken=self.spoken
+        ) as streaming:
+            for _sentence in self._checked_sentences(streaming):
+                pass
+        assert streaming.turn is not None  # stored on leaving the block, or it raised
+        return streaming.turn
 
     def transcribe(self, audio: Audio, timings: dict[str, float]) -> Transcript:
         stt, _ = self.speech.require()
