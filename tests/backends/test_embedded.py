@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -14,7 +15,12 @@ import numpy as np
 import pytest
 
 from lobug.backends.base import Abandoned, BackendError, ChatMessage
-from lobug.backends.embedded import EmbeddedChat, LocalEmbedder, bundled_chat_model
+from lobug.backends.embedded import (
+    STREAM_AHEAD_PIECES,
+    EmbeddedChat,
+    LocalEmbedder,
+    bundled_chat_model,
+)
 
 pytestmark = pytest.mark.models
 
@@ -83,6 +89,17 @@ def test_closing_a_stream_early_stops_the_generation(chat: EmbeddedChat) -> None
     with chat._lock.hold(background=False):  # the generation has let go of the model
         stopped_after = chat.streamed_pieces - before
     assert stopped_after < full // 4
+
+
+def test_generation_waits_for_a_reader_that_is_busy(chat: EmbeddedChat) -> None:
+    story = [{"role": "user", "content": "Tell me a very long story about a brave robot."}]
+    before = chat.streamed_pieces
+    pieces = chat.stream(story, max_tokens=200, temperature=0.0)
+    next(pieces)
+    time.sleep(1.0)  # the reader speaks its first words (about 60 pieces' time)
+    assert chat.streamed_pieces - before <= 1 + STREAM_AHEAD_PIECES + 1
+    assert len(list(pieces)) > 100  # and then it goes on
+    pieces.close()
 
 
 def test_a_request_whose_client_left_while_queued_is_not_generated(chat: EmbeddedChat) -> None:
