@@ -278,6 +278,8 @@ def run(args: argparse.Namespace) -> None:
         for client in clients.values():
             warm_up(client, clips, args.learning_wait_s)
         for length, group in clips.items():
+            if args.lengths and length.replace(" ", "") not in args.lengths.split(","):
+                continue
             results = {name: Results(verbose=args.verbose) for name in clients}
             for n in range(max(args.turns, args.whole_turns)):
                 for name, client in clients.items():
@@ -362,7 +364,8 @@ def main() -> None:
         "--learning-wait-s", type=float, default=60, help="most to wait for memory work"
     )
     parser.add_argument("--baseline", type=Path, help="a checkout to compare with, turn by turn")
-    parser.add_argument("--verbose", action="store_true", help="print each streamed turn")
+    parser.add_argument("--verbose", action="store_true", help="print each turn as it comes")
+    parser.add_argument("--lengths", help="only these utterance lengths, e.g. 5s (default: all)")
     parser.add_argument("--keep-log", type=Path, help="copy this checkout's server log here")
     run(parser.parse_args())
 

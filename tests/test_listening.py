@@ -59,6 +59,29 @@ def test_a_recording_that_arrives_faster_than_speech_is_transcribed_whole() -> N
     assert live.finish() == [Stretch(0, int(STT_RATE * 2.7))]
 
 
+def test_a_long_stretch_is_heard_once_before_it_ends() -> None:
+    wav = encode_wav(np.concatenate([tone(2.5), quiet(0.4), tone(2.5), quiet(0.8)]), STT_RATE)
+    live = LiveRecording(max_seconds=30)
+    ended, partials = [], []
+    for n, piece in enumerate(pieces(wav)):
+        ended += live.add(piece, n * 0.1)
+        if (partial := live.partial()) is not None:
+            partials.append(partial)
+    assert len(partials) == 2  # once for each stretch
+    for partial, stretch in zip(partials, ended, strict=True):
+        assert partial.start == stretch.start  # the same stretch, while it went on
+        assert 2.0 <= (partial.end - partial.start) / STT_RATE < 2.1
+        assert partial.end < stretch.end
+
+
+def test_no_stretch_is_heard_early_from_a_recording_sent_faster_than_speech() -> None:
+    wav = encode_wav(np.concatenate([tone(3.0), quiet(0.8)]), STT_RATE)
+    live = LiveRecording(max_seconds=30)
+    for piece in pieces(wav):
+        live.add(piece, 0.01)
+        assert live.partial() is None
+
+
 def test_a_recording_without_speech_by_level_is_still_transcribed_whole() -> None:
     whisper = (tone(1.0) / 100).astype(np.int16)  # far below the level of speech
     live = LiveRecording(max_seconds=30)

@@ -28,6 +28,8 @@ HEADER_PATIENCE = 4096  # bytes to wait for a WAV header with its data chunk
 # Audio arriving this much faster than it could have been spoken was recorded before: it is
 # transcribed whole at the end (one transcription costs less than several).
 LIVE_SLACK_S = 0.5
+# Speech that has gone on this long without a pause is heard once before it ends (`partial`).
+PARTIAL_AFTER_S = 2.0
 
 
 @dataclass(frozen=True)
@@ -48,6 +50,8 @@ class LiveRecording:
         self._samples: npt.NDArray[np.float32] = np.zeros(0, dtype=np.float32)
         self._cursor = 0  # where the next stretch starts
         self._found_speech = False
+        self._live = False  # the last piece came at the pace of speech
+        self._partial_from = -1  # the stretch start a partial was given for
 
     @property
     def seconds(self) -> float:
@@ -57,10 +61,22 @@ class LiveRecording:
         """Take the next piece of the body, `elapsed_s` after the first one; the stretches
         of speech it completed (none while the audio comes faster than speech)."""
         self._data += piece
-        if not self._decode(finished=False) or self.seconds > elapsed_s + LIVE_SLACK_S:
+        self._live = self._decode(finished=False) and self.seconds <= elapsed_s + LIVE_SLACK_S
+        if not self._live:
             return []
         stretch = self._next_stretch()
         return [] if stretch is None else [stretch]
+
+    def partial(self) -> Stretch | None:
+        """The stretch in progress, once, when it has gone on for `PARTIAL_AFTER_S` without a
+        pause while the audio comes at the pace of speech: its words, heard early, let the
+        model read ahead (the stretch is still transcribed whole once it ends)."""
+        if not self._live or self._partial_from == self._cursor:
+            return None
+        if (len(self._samples) - self._cursor) / STT_RATE < PARTIAL_AFTER_S:
+            return None
+        self._partial_from = self._cursor
+        return Stretch(self._cursor, len(self._samples))
 
     def finish(self) -> list[Stretch]:
         """The body has ended: what is left to transcribe (raises AudioError for a body that

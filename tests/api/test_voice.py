@@ -6,7 +6,7 @@ import logging
 import socket
 import time
 import wave
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from urllib.parse import quote, urlparse
 
 import httpx
@@ -365,36 +365,24 @@ def live_recording() -> bytes:
     return encode_wav((pcm * 32767).astype(np.int16), 16000)
 
 
-def test_a_raw_wav_streamed_as_recorded_is_heard_while_it_arrives(
-    settings: Settings, fake_chat: FakeChat, fake_embedder: FakeEmbedder, stt: FakeSTT
-) -> None:
-    """Over real HTTP (the test client reads a body whole before the app sees it)."""
-    wav = live_recording()
-    heard_before_the_end: list[int] = []
-    primed_before_the_end: list[int] = []
-    fake_chat.caches_prompt_prefix = True
-
-    heard = "What is the weather like today? What is the weather like today?"
-
-    def primed_with_all_words() -> bool:
-        return any(p[-1] == {"role": "user", "content": heard} for p in fake_chat.prefilled)
+def send_as_recorded(
+    live: Backends, settings: Settings, wav: bytes, before_piece: Callable[[int], None]
+) -> httpx.Response:
+    """`wav` posted to a real server over real HTTP (the test client reads a body whole before
+    the app sees it) the way a device recording live sends it: 100 ms at a time, each piece
+    when its audio has been recorded; `before_piece(at)` runs before the piece at byte `at`."""
 
     def as_recorded() -> Iterator[bytes]:
         yield wav[:44]
-        for at in range(44, len(wav), 3200):  # 100 ms at a time, as it is recorded
-            if at >= len(wav) - 3200:  # the last piece: speech ended 0.5 s ago
-                stt.called.wait(10)
-                eventually(primed_with_all_words)
-                heard_before_the_end.extend(stt.heard_samples)
-                primed_before_the_end.append(len(fake_chat.prefilled))
+        for at in range(44, len(wav), 3200):
+            before_piece(at)
             time.sleep(0.1)
             yield wav[at : at + 3200]
 
-    fake_chat.enqueue("Sunny. Take a hat!")
-    server = LiveServer(create_app(settings, Backends(fake_chat, fake_embedder, stt, FakeTTS())))
+    server = LiveServer(create_app(settings, live))
     try:
         wait_for_speech(server.url)
-        response = httpx.post(
+        return httpx.post(
             f"{server.url}/chat/audio/stream",
             content=as_recorded(),
             headers={"Content-Type": "audio/wav"},
@@ -402,6 +390,33 @@ def test_a_raw_wav_streamed_as_recorded_is_heard_while_it_arrives(
         )
     finally:
         server.stop()
+
+
+def primed_with(fake_chat: FakeChat, words: str) -> Callable[[], bool]:
+    """Whether the model has read ahead a prompt that ends with the person's `words`."""
+    said = {"role": "user", "content": words}
+    return lambda: any(p[-1] == said for p in fake_chat.prefilled)
+
+
+def test_a_raw_wav_streamed_as_recorded_is_heard_while_it_arrives(
+    settings: Settings, fake_chat: FakeChat, fake_embedder: FakeEmbedder, stt: FakeSTT
+) -> None:
+    wav = live_recording()
+    heard_before_the_end: list[int] = []
+    primed_before_the_end: list[int] = []
+    fake_chat.caches_prompt_prefix = True
+    heard = "What is the weather like today? What is the weather like today?"
+
+    def before_piece(at: int) -> None:
+        if at >= len(wav) - 3200:  # the last piece: speech ended 0.5 s ago
+            stt.called.wait(10)
+            eventually(primed_with(fake_chat, heard))
+            heard_before_the_end.extend(stt.heard_samples)
+            primed_before_the_end.append(len(fake_chat.prefilled))
+
+    fake_chat.enqueue("Sunny. Take a hat!")
+    backends = Backends(fake_chat, fake_embedder, stt, FakeTTS())
+    response = send_as_recorded(backends, settings, wav, before_piece)
     assert response.status_code == 200, response.text
     assert response.headers["x-lobug-action"] == "respond"
     assert heard_before_the_end  # transcribed while the upload went on
@@ -413,6 +428,31 @@ def test_a_raw_wav_streamed_as_recorded_is_heard_while_it_arrives(
     assert stt.calls == 2  # both stretches, and not the closing silence
     assert response.headers["x-lobug-transcription"] == quote(heard, safe="")
     assert fake_chat.chat_requests()[-1] == fake_chat.prefilled[2]
+
+
+def test_a_long_stretch_is_read_ahead_before_the_person_pauses(
+    settings: Settings, fake_chat: FakeChat, fake_embedder: FakeEmbedder, stt: FakeSTT
+) -> None:
+    speech = parse_wav(speech_wav(2.8)).samples
+    closing = np.zeros(int(16000 * 0.8), dtype=np.float32)
+    wav = encode_wav((np.concatenate([speech, closing]) * 32767).astype(np.int16), 16000)
+    fake_chat.caches_prompt_prefix = True
+    words = "What is the weather like today?"
+    primed_while_speaking: list[bool] = []
+
+    def before_piece(at: int) -> None:
+        if at == 44 + 3200 * 27:  # 2.7 s: the person is still speaking
+            primed_while_speaking.append(eventually(primed_with(fake_chat, words), 5))
+
+    fake_chat.enqueue("Sunny.")
+    response = send_as_recorded(
+        Backends(fake_chat, fake_embedder, stt, FakeTTS()), settings, wav, before_piece
+    )
+    assert response.status_code == 200, response.text
+    assert primed_while_speaking == [True]
+    assert stt.heard_samples[0] == 2 * 16000  # the first 2 s, heard early
+    assert stt.heard_samples[1] > 2.8 * 16000  # then the whole stretch, once it ended
+    assert response.headers["x-lobug-transcription"] == quote(words, safe="")
 
 
 def test_an_upload_closed_before_its_end_is_dropped_quietly(

@@ -175,11 +175,17 @@ async def hear_while_uploading(
     stt, _ = svc.voice.speech.require()
     live = LiveRecording(svc.settings.max_audio_seconds)
     pending: list[asyncio.Task[Transcript]] = []
+    guesses: list[asyncio.Task[Transcript]] = []  # stretches heard before they ended
     read_ahead = ReadAhead(svc.voice, device, live, pending)
 
     def transcribe(stretch: Stretch) -> asyncio.Task[Transcript]:
         task = asyncio.create_task(asyncio.to_thread(transcribe_stretch, stt, live, stretch))
         task.add_done_callback(read_ahead.heard)
+        return task
+
+    def guess(stretch: Stretch) -> asyncio.Task[Transcript]:
+        task = asyncio.create_task(asyncio.to_thread(transcribe_stretch, stt, live, stretch))
+        task.add_done_callback(read_ahead.guessed)
         return task
 
     received = 0
@@ -191,6 +197,8 @@ async def hear_while_uploading(
             check_audio_size(received, svc.settings.max_audio_bytes)
             elapsed = time.perf_counter() - started
             pending += [transcribe(stretch) for stretch in live.add(piece, elapsed)]
+            if (partial := live.partial()) is not None:
+                guesses.append(guess(partial))
         ended = time.perf_counter()
         read_ahead.stop()
         pending += [transcribe(stretch) for stretch in live.finish()]
@@ -200,7 +208,7 @@ async def hear_while_uploading(
     except ClientDisconnect:  # a device drops a recording too short to answer this way
         raise Abandoned("the client closed its upload before the end") from None
     finally:
-        for task in pending:
+        for task in pending + guesses:
             task.cancel()
     timings["stt"] = (time.perf_counter() - ended) * 1000
     return Heard(live.heard(transcripts), live.seconds)
@@ -211,7 +219,9 @@ class ReadAhead:
     known (`Voice.prime`): at its first bytes, the standing prompt and the history; each time
     a stretch of speech has been heard, also the notes for the words so far and those words.
     When the person said no more (the device records its closing silence meanwhile), the
-    turn finds its whole prompt read. Primes are not awaited: they never raise, and the turn
+    turn finds its whole prompt read. A long stretch is also heard once before it ends
+    (`LiveRecording.partial`), so the notes for its first words and those words are read
+    while the person still speaks. Primes are not awaited: they never raise, and the turn
     queues behind them for the model. None starts once the body has ended."""
 
     def __init__(
@@ -230,13 +240,25 @@ class ReadAhead:
         self._stopped = True
 
     def heard(self, _done: object = None) -> None:
-        """A stretch's transcription ended: prime with the words of those heard so far, in
-        order (up to the first one still running or failed)."""
+        """A stretch's transcription ended: prime with the words of those heard so far."""
+        self._prime_with(self._finished())
+
+    def guessed(self, partial: asyncio.Task[Transcript]) -> None:
+        """The stretch in progress was heard early: prime with the words so far and its."""
+        if not partial.cancelled() and partial.exception() is None:
+            self._prime_with([*self._finished(), partial.result()])
+
+    def _finished(self) -> list[Transcript]:
+        """The transcripts of the stretches heard so far, in order (up to the first one
+        still running or failed)."""
         transcripts = []
         for task in self._heard:
             if not task.done() or task.cancelled() or task.exception() is not None:
                 break
             transcripts.append(task.result())
+        return transcripts
+
+    def _prime_with(self, transcripts: list[Transcript]) -> None:
         words = self._live.heard(transcripts).text
         if words and words != self._words:
             self._words = words
