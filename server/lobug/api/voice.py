@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, Callable
 from dataclasses import dataclass
 from typing import Annotated, Any
 from urllib.parse import quote
@@ -178,14 +178,11 @@ async def hear_while_uploading(
     guesses: list[asyncio.Task[Transcript]] = []  # stretches heard before they ended
     read_ahead = ReadAhead(svc.voice, device, live, pending)
 
-    def transcribe(stretch: Stretch) -> asyncio.Task[Transcript]:
+    def transcribe(
+        stretch: Stretch, then: Callable[[asyncio.Task[Transcript]], object]
+    ) -> asyncio.Task[Transcript]:
         task = asyncio.create_task(asyncio.to_thread(transcribe_stretch, stt, live, stretch))
-        task.add_done_callback(read_ahead.heard)
-        return task
-
-    def guess(stretch: Stretch) -> asyncio.Task[Transcript]:
-        task = asyncio.create_task(asyncio.to_thread(transcribe_stretch, stt, live, stretch))
-        task.add_done_callback(read_ahead.guessed)
+        task.add_done_callback(then)
         return task
 
     received = 0
@@ -196,12 +193,12 @@ async def hear_while_uploading(
             received += len(piece)
             check_audio_size(received, svc.settings.max_audio_bytes)
             elapsed = time.perf_counter() - started
-            pending += [transcribe(stretch) for stretch in live.add(piece, elapsed)]
+            pending += [transcribe(s, read_ahead.heard) for s in live.add(piece, elapsed)]
             if (partial := live.partial()) is not None:
-                guesses.append(guess(partial))
+                guesses.append(transcribe(partial, read_ahead.guessed))
         ended = time.perf_counter()
         read_ahead.stop()
-        pending += [transcribe(stretch) for stretch in live.finish()]
+        pending += [transcribe(s, read_ahead.heard) for s in live.finish()]
         transcripts = list(await asyncio.gather(*pending))
     except AudioError as exc:
         raise ApiError(exc.status, exc.error, str(exc)) from None
@@ -239,7 +236,7 @@ class ReadAhead:
     def stop(self) -> None:
         self._stopped = True
 
-    def heard(self, _done: object = None) -> None:
+    def heard(self, _done: asyncio.Task[Transcript]) -> None:
         """A stretch's transcription ended: prime with the words of those heard so far."""
         self._prime_with(self._finished())
 

@@ -56,9 +56,6 @@ CACHE_REUSE_TOKENS = 256
 # Decoding that resists the repetition loops of small models ("Oo, oo, oo, ..."), for free
 # text only: penalties would bend the JSON of fact extraction. Chosen by measurement on
 # SmolLM2-135M (issue 18; CHANGELOG and README give the figures).
-# How far generation may run ahead of a stream's reader (`Handoff`), in text pieces.
-STREAM_AHEAD_PIECES = 4
-HANDOFF_POLL_S = 0.05
 ANTI_LOOP_SAMPLING: dict[str, float] = {
     "repeat_penalty": 1.1,
     "repeat_last_n": 128,
@@ -67,6 +64,10 @@ ANTI_LOOP_SAMPLING: dict[str, float] = {
     "dry_allowed_length": 2,
 }
 
+
+# How far generation may run ahead of a stream's reader (`Handoff`), in text pieces.
+STREAM_AHEAD_PIECES = 4
+HANDOFF_POLL_S = 0.05
 
 log = logging.getLogger(__name__)
 

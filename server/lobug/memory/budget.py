@@ -174,8 +174,7 @@ def fit_turn_notes(context: MemoryContext, max_tokens: int) -> MemoryContext:
     priority order as `fit`; the standing part is left as it is. A voice turn reads these
     notes after the person has stopped speaking, so they are kept short."""
     turn_part = {name: getattr(context, name) for name in TURN_SECTIONS}
-    alone = MemoryContext(zone=context.zone, **turn_part)
-    kept = fit(alone, max_tokens) if estimate_tokens(prompt_of(alone)) > max_tokens else alone
+    kept = fit(MemoryContext(zone=context.zone, **turn_part), max_tokens)
     return dataclasses.replace(context, **{name: getattr(kept, name) for name in TURN_SECTIONS})
 
 
