@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import shutil
+import sys
 import tempfile
 import time
 import uuid
@@ -34,12 +35,15 @@ import httpx
 import numpy as np
 import numpy.typing as npt
 
-from lobug.app import create_memory_app
-from lobug.backends import Backends
-from lobug.config import Settings
-from lobug.store.engines import open_database
-from lobug.store.models import NewFact
-from lobug.store.protocol import Store
+ROOT = Path(__file__).resolve().parents[1]
+sys.path[:0] = [str(ROOT / "server"), str(ROOT)]
+
+from lobug.app import create_memory_app  # noqa: E402
+from lobug.backends import Backends  # noqa: E402
+from lobug.config import Settings  # noqa: E402
+from lobug.store.engines import open_database  # noqa: E402
+from lobug.store.models import NewFact  # noqa: E402
+from lobug.store.protocol import Store  # noqa: E402
 
 Matrix = npt.NDArray[np.float32]
 DIM = 384
@@ -141,9 +145,13 @@ def _without_hnsw(store: Store) -> Iterator[None]:
     conn = connect(url)
     try:
         drop_vector_indexes(conn)
+        started = time.perf_counter()
         yield
+        print(f"  loaded in {time.perf_counter() - started:.0f} s", flush=True)
+        started = time.perf_counter()
         create_vector_indexes(conn)
         conn.execute("ANALYZE")
+        print(f"  HNSW index built in {time.perf_counter() - started:.0f} s", flush=True)
     finally:
         conn.close()
 
@@ -171,7 +179,7 @@ def knn(store: Store, vectors: Matrix, queries: Matrix) -> tuple[float, float, f
 
 def knn_results(
     store: Store, vectors: Matrix, queries: Matrix, ef_values: Sequence[int]
-) -> dict[str, tuple[float, ...]]:
+) -> dict[str, tuple[float, float, float]]:
     if getattr(store, "url", None) is None:
         return {"exact index": knn(store, vectors, queries)}
     results = {}
@@ -182,6 +190,7 @@ def knn_results(
         store.ef_search = ef  # type: ignore[attr-defined]
         knn(store, vectors, queries[:10])  # warm the index pages
         results[f"hnsw ef_search={ef}"] = knn(store, vectors, queries)
+        print(f"  ef_search {ef}: {results[f'hnsw ef_search={ef}']}", flush=True)
     return results
 
 

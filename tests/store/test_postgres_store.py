@@ -17,7 +17,7 @@ import pytest
 from lobug.store.engines import open_database, redacted, sqlite_path
 from lobug.store.errors import StorageUnavailable, StoreError
 from lobug.store.migrate import migrate_database
-from lobug.store.models import DreamChange, FactFlags, NewFact
+from lobug.store.models import DreamChange, FactFlags, NewFact, TopicDraft, TopicMember
 from lobug.store.protocol import Store
 from lobug.store.sqlite.engine import SQLiteStore
 from tests.engines import Databases
@@ -147,6 +147,9 @@ def test_urls_name_the_engine(tmp_path: Path) -> None:
     opened.close()
 
 
+TEA_MEMBERS = (TopicMember("fact", 2, 1.0), TopicMember("episode", 1, 2.0))
+
+
 def filled_sqlite(path: Path, embedder: FakeEmbedder) -> None:
     store = SQLiteStore(path)
     store.bind_embedding(embedder.model, embedder.dimension)
@@ -162,6 +165,8 @@ def filled_sqlite(path: Path, embedder: FakeEmbedder) -> None:
     cake = store.add_fact("a", NewFact("The user bakes cakes"), embedder.embed("cakes"))
     retired = DreamChange("retire", cake.id, None, "over the cap")
     store.apply_dream("a", [retired], "User Profile: tea", "diary", started_at=1.0)
+    tea = TopicDraft("Tea", "Tea talk.", ("Which tea?",), (), TEA_MEMBERS, "model")
+    store.replace_topics("a", [tea])
     store.close()
 
 
@@ -174,8 +179,9 @@ def test_migrate_db_copies_everything_and_can_run_again(
     report = migrate_database(source, target, batch=1, progress=lambda *p: seen.append(p))
     assert report.ok and report.target_counts["conversation_log"] == 2
     assert ("facts", 3, 3) in seen
-    for table in ("summary_vectors", "dreams", "dream_vectors"):
+    for table in ("summary_vectors", "dreams", "dream_vectors", "topics"):
         assert report.target_counts[table] == 1, table
+    assert report.target_counts["topic_members"] == 2
     again = migrate_database(source, target)
     assert again.ok and again.target_counts == report.target_counts
     store = PostgresStore(target)
@@ -196,6 +202,9 @@ def test_migrate_db_copies_everything_and_can_run_again(
     )
     assert store.append_message("a", "desk", "user", "new").id == 3  # ids continue
     assert store.apply_dream("a", [], None, "again", started_at=2.0).id == 2
+    (topic,) = store.topics("a")
+    assert (topic.name, topic.open_questions) == ("Tea", ("Which tea?",))
+    assert set(topic.members) == set(TEA_MEMBERS)
     store.close()
 
 
@@ -298,3 +307,16 @@ def test_the_migrate_db_command_copies_and_reports(
     assert done.returncode == 0, done.stderr
     assert "message checksum: equal" in done.stdout
     assert re.search(r"conversation_log\s+2\s+2", done.stdout)
+
+
+def test_an_index_build_is_given_memory_for_its_whole_graph() -> None:
+    from lobug.store.postgres.vectors import (
+        INDEX_BUILD_MAX_MB,
+        INDEX_BUILD_MIN_MB,
+        index_build_memory_mb,
+    )
+
+    assert index_build_memory_mb(0, 0) == INDEX_BUILD_MIN_MB
+    million_vectors_mb = 1_000_000 * 384 * 4 / 2**20
+    assert million_vectors_mb * 1.5 < index_build_memory_mb(1_000_000, 384) < INDEX_BUILD_MAX_MB
+    assert index_build_memory_mb(100_000_000, 384) == INDEX_BUILD_MAX_MB

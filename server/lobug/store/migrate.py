@@ -72,6 +72,13 @@ TABLES: tuple[tuple[str, str, str], ...] = (
         "undone_at",
     ),
     ("dream_vectors", "dream_id, fact_id", "dream_id, fact_id, embedding"),
+    (
+        "topics",
+        "id",
+        "id, agent_id, position, name, summary, open_questions, next_actions, written_by, "
+        "built_at, size, last_active_at",
+    ),
+    ("topic_members", "topic_id, kind, member_id", "topic_id, kind, member_id, at"),
     ("fact_vectors", "fact_id", "fact_id, agent_id, embedding"),
     ("message_vectors", "message_id", "message_id, agent_id, embedding"),
     ("summary_vectors", "summary_id", "summary_id, agent_id, embedding"),
@@ -91,6 +98,7 @@ IDENTITY_TABLES = (
     "memory_block_history",
     "audit_log",
     "dreams",
+    "topics",
 )
 Progress = Callable[[str, int, int], None]  # table, rows copied so far, rows in the source
 

@@ -31,7 +31,8 @@ EF_SEARCH = 1000  # pgvector's largest: recall@5 >= 0.99 at 100k bench vectors (
 HNSW_M = 16  # pgvector's default (links per row)
 HNSW_EF_CONSTRUCTION = 200  # candidates per row while building (pgvector's default: 64)
 EXACT_SCAN_ROWS = 20_000  # an agent with no more vectors is searched exactly
-INDEX_BUILD_MEMORY = "512MB"  # the graph of 1M x 384 fits; a build that spills is much slower
+INDEX_BUILD_MIN_MB = 512  # maintenance_work_mem for a build: at least this, more for big tables
+INDEX_BUILD_MAX_MB = 8192
 VECTOR_TABLES = (("fact_vectors", "fact_id", "facts"), ("message_vectors", "message_id", None))
 
 
@@ -74,13 +75,32 @@ def create_summary_vectors(conn: Any, dim: int) -> None:
     conn.execute("CREATE INDEX IF NOT EXISTS summary_vectors_by_agent ON summary_vectors(agent_id)")
 
 
+def index_build_memory_mb(rows: int, dim: int) -> int:
+    """maintenance_work_mem (MB) that holds the HNSW graph of `rows` vectors of `dim` while it
+    is built: a build whose graph outgrows it goes on from disk, many times slower. Per row:
+    the vector, up to 2 x m neighbours on the ground layer (and the rare upper ones) with
+    their distances, and pgvector's bookkeeping, with a quarter to spare."""
+    per_row = dim * 4 + 3 * HNSW_M * 16 + 256
+    needed = math.ceil(rows * per_row * 1.25 / 2**20)
+    return min(INDEX_BUILD_MAX_MB, max(INDEX_BUILD_MIN_MB, needed))
+
+
+def _build_memory_for(conn: Any, table: str) -> int:
+    rows = conn.execute(f"SELECT COUNT(*) AS n FROM {table}").fetchone()["n"]
+    one = conn.execute(f"SELECT vector_dims(embedding) AS dim FROM {table} LIMIT 1").fetchone()
+    return index_build_memory_mb(int(rows), int(one["dim"]) if one else 0)
+
+
 def create_vector_indexes(conn: Any) -> None:
     """The HNSW indexes (cosine), where missing. Building one over loaded rows is much faster
     than growing it row by row: bulk loads drop them first (`drop_vector_indexes`)."""
-    conn.execute(f"SET maintenance_work_mem = '{INDEX_BUILD_MEMORY}'")
     for table, _, _ in VECTOR_TABLES:
+        index = f"{table}_hnsw"
+        if conn.execute("SELECT to_regclass(%s) AS found", (index,)).fetchone()["found"]:
+            continue
+        conn.execute(f"SET maintenance_work_mem = '{_build_memory_for(conn, table)}MB'")
         conn.execute(
-            f"CREATE INDEX IF NOT EXISTS {table}_hnsw ON {table} "
+            f"CREATE INDEX IF NOT EXISTS {index} ON {table} "
             f"USING hnsw (embedding vector_cosine_ops) "
             f"WITH (m = {HNSW_M}, ef_construction = {HNSW_EF_CONSTRUCTION})"
         )
