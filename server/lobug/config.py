@@ -126,6 +126,9 @@ class Settings:
     max_audio_bytes: int = 8 * 1024 * 1024
     voice_max_sentences: int = 2
     voice_max_tokens: int = 96
+    # A spoken sentence after the first is said only while the answer stays within this many
+    # words (the first is said whole): "two short sentences", about ten seconds of speech.
+    voice_max_words: int = 30
     # A voice turn's notes (facts, episodes, messages found for its words) are read after the
     # words are known, while the person waits: at most this many tokens of them (estimate).
     voice_notes_tokens: int = 80
@@ -167,9 +170,10 @@ class Settings:
             raise ConfigError("LOBUG_DREAM_AT must be a time of day as HH:MM (or empty: never)")
         if self.tts_sample_rate is not None and not 8000 <= self.tts_sample_rate <= 48000:
             raise ConfigError("LOBUG_TTS_SAMPLE_RATE must be between 8000 and 48000")
-        if self.voice_max_sentences < 1 or self.voice_max_tokens < 1:
+        if min(self.voice_max_sentences, self.voice_max_tokens, self.voice_max_words) < 1:
             raise ConfigError(
-                "LOBUG_VOICE_MAX_SENTENCES and LOBUG_VOICE_MAX_TOKENS must be positive"
+                "LOBUG_VOICE_MAX_SENTENCES, LOBUG_VOICE_MAX_TOKENS and LOBUG_VOICE_MAX_WORDS "
+                "must be positive"
             )
         if self.voice_notes_tokens < 0:
             raise ConfigError("LOBUG_VOICE_NOTES_TOKENS must be 0 or more")
@@ -413,6 +417,7 @@ SETTINGS_ENV: dict[str, tuple[str, Parser]] = {
     "max_audio_bytes": ("LOBUG_MAX_AUDIO_BYTES", _integer),
     "voice_max_sentences": ("LOBUG_VOICE_MAX_SENTENCES", _integer),
     "voice_max_tokens": ("LOBUG_VOICE_MAX_TOKENS", _integer),
+    "voice_max_words": ("LOBUG_VOICE_MAX_WORDS", _integer),
     "voice_notes_tokens": ("LOBUG_VOICE_NOTES_TOKENS", _integer),
     "device_tokens": ("LOBUG_DEVICE_TOKENS", parse_tokens),
     "admin_tokens": ("LOBUG_ADMIN_TOKENS", parse_tokens),

@@ -17,12 +17,15 @@ SENTENCE_END = re.compile(r"[.!?…]+[\"')\]]*(\s+|$)|\n+")
 
 @dataclass(frozen=True)
 class SpokenLimit:
-    """How long a spoken answer may be: sentences, and tokens the model may write; and how
-    many tokens of notes found for the turn the model reads first (None: no limit)."""
+    """How long a spoken answer may be: sentences, tokens the model may write, and words said
+    (a sentence after the first is said only while the answer stays within `max_words`; the
+    first is always said whole); and how many tokens of notes found for the turn the model
+    reads first (None: no limit)."""
 
     max_sentences: int
     max_tokens: int
     notes_tokens: int | None = None
+    max_words: int | None = None
 
     @property
     def instruction(self) -> str:
@@ -42,23 +45,43 @@ class SpokenLimit:
     def cut(self, text: str) -> str:
         """A whole reply up to the end of its last allowed sentence."""
         ends = sentence_ends(text, finished=True)
-        if len(ends) < self.max_sentences:
-            return text.strip()
-        return text[: ends[self.max_sentences - 1]].strip()
+        if text[ends[-1] if ends else 0 :].strip():
+            ends.append(len(text))  # an unfinished last sentence
+        kept = 0
+        while kept < len(ends) and self._may_say(kept, text[: ends[kept]]):
+            kept += 1
+        return text[: ends[kept - 1]].strip() if kept else ""
 
     def capped(self, pieces: Iterable[str]) -> Iterator[str]:
         """A streamed reply's pieces up to the end of its last allowed sentence; `cut` of
-        everything pulled from `pieces` is exactly what this yielded."""
-        pulled = ""
+        everything pulled from `pieces` is exactly what this yielded. The first sentence
+        passes as it comes; a later one is held until it ends (it may not be said), and
+        pulling stops as soon as it cannot be."""
+        pulled, said, ended = "", 0, 0  # text pulled, how much of it said, sentences ended
         for piece in pieces:
             pulled += piece
             ends = sentence_ends(pulled, finished=False)
-            if len(ends) >= self.max_sentences:
-                rest = pulled[len(pulled) - len(piece) : ends[self.max_sentences - 1]]
-                if rest:
-                    yield rest
+            if not ends:
+                yield piece
+                said = len(pulled)
+                continue
+            kept = 0
+            while kept < len(ends) and self._may_say(kept, pulled[: ends[kept]]):
+                kept += 1
+            if kept and ends[kept - 1] > said:
+                yield pulled[said : ends[kept - 1]]
+                said = ends[kept - 1]
+            if kept < len(ends) or not self._may_say(len(ends), pulled):
                 return
-            yield piece
+            ended = len(ends)
+        if pulled[said:] and self._may_say(ended, pulled):
+            yield pulled[said:]
+
+    def _may_say(self, index: int, through: str) -> bool:
+        """Whether sentence `index` (from 0), ending the text `through`, may be said."""
+        if index >= self.max_sentences:
+            return False
+        return index == 0 or self.max_words is None or len(through.split()) <= self.max_words
 
 
 def sentence_ends(text: str, *, finished: bool) -> list[int]:

@@ -150,7 +150,10 @@ class Voice:
         self.assistant = assistant
         self.speech = speech
         self.spoken = SpokenLimit(
-            settings.voice_max_sentences, settings.voice_max_tokens, settings.voice_notes_tokens
+            settings.voice_max_sentences,
+            settings.voice_max_tokens,
+            settings.voice_notes_tokens,
+            settings.voice_max_words,
         )
         self._turns: OrderedDict[str, dict[str, object]] = OrderedDict()
         self._turns_lock = threading.Lock()

@@ -67,6 +67,24 @@ def test_ten_streamed_sentences_are_spoken_as_two_and_the_model_stopped(
     assert logged_reply(voice_client) == SPOKEN
 
 
+SHORT_THEN_LONG = (
+    "Pack boots and a warm coat. You might also bring a small stove, a map of the valley, "
+    "spare socks, a torch with new batteries and some chocolate for the long way up."
+)
+
+
+@pytest.mark.parametrize("path", ["/chat/audio", "/chat/audio/stream"])
+def test_a_second_sentence_is_not_said_when_it_makes_the_answer_too_long(
+    voice_client: TestClient, fake_chat: FakeChat, tts: FakeTTS, settings: Settings, path: str
+) -> None:
+    assert len(SHORT_THEN_LONG.split()) > settings.voice_max_words
+    fake_chat.enqueue(SHORT_THEN_LONG)
+    assert voice_client.post(path, files=upload(speech_wav())).status_code == 200
+    assert tts.spoken == ["Pack boots and a warm coat."]
+    assert fake_chat.abandoned_streams == 1
+    assert logged_reply(voice_client) == "Pack boots and a warm coat."
+
+
 def test_voice_turns_ask_for_short_answers_and_text_chat_does_not(
     voice_client: TestClient, fake_chat: FakeChat, settings: Settings
 ) -> None:
