@@ -49,7 +49,7 @@ FACTS = [
     ("The user bakes sourdough bread on Saturdays", "preference"),
 ]
 PAGES = ["/ui", "/ui/conversations", "/ui/facts", "/ui/base-memory", "/ui/blocks"]
-PAGES += ["/ui/search?q=sister", "/ui/audit"]
+PAGES += ["/ui/topics", "/ui/search?q=sister", "/ui/audit"]
 
 
 @pytest.fixture(scope="module")

@@ -9,6 +9,7 @@ from datetime import date
 
 import pytest
 from fastapi.testclient import TestClient
+from markupsafe import escape
 
 from lobug.app import create_app, create_memory_app
 from lobug.backends import Backends
@@ -98,6 +99,27 @@ def test_a_device_token_gets_a_read_only_view(guarded: TestClient) -> None:
     pin = {"agent": "lobug", "pinned": "true", "csrf": csrf}
     assert guarded.post(f"/ui/facts/{fact_id}/pin", data=pin).status_code == 403
     assert guarded.get("/ui/audit").status_code == 403  # as GET /memory/audit: admins only
+
+
+def test_topics_are_rebuilt_and_read_on_their_page(guarded: TestClient) -> None:
+    tea = add_fact(guarded, ADMIN, "The user drinks green tea every morning")
+    add_fact(guarded, ADMIN, "The user likes green tea with honey")
+    csrf = sign_in(guarded, ADMIN)
+    assert "No topics yet" in guarded.get("/ui/topics").text
+    back = guarded.post("/ui/topics/rebuild", data={"agent": "lobug", "csrf": csrf})
+    assert back.headers["location"] == "/ui/topics?agent=lobug"
+    shown = guarded.get(back.headers["location"]).text
+    assert "Topics rebuilt: " in shown and "No topics yet" not in shown
+    assert f'href="/ui/facts/{tea}?agent=lobug">The user drinks green tea every morning' in shown
+    auth = {"Authorization": f"Bearer {ADMIN}"}
+    topics = guarded.get("/memory/agents/lobug/topics", headers=auth).json()
+    assert topics and all(str(escape(t["name"])) in shown for t in topics)
+    assert "(in global memory: " in shown  # learned just now: active
+
+    read_only = sign_in(guarded, DEVICE)
+    assert "Rebuild topics now" not in guarded.get("/ui/topics").text
+    refused = guarded.post("/ui/topics/rebuild", data={"agent": "lobug", "csrf": read_only})
+    assert refused.status_code == 403
 
 
 def test_signing_out_ends_the_session(guarded: TestClient) -> None:

@@ -13,7 +13,7 @@ from fastapi import FastAPI
 from fastapi.staticfiles import StaticFiles
 
 from lobug.api.auth import UI_PREFIX
-from lobug.ui import conversations, facts, lookups, memory, overview, signin
+from lobug.ui import conversations, facts, lookups, memory, overview, signin, topics
 from lobug.ui.access import install_access_handlers
 from lobug.ui.sessions import Sessions
 
@@ -23,6 +23,6 @@ STATIC = Path(__file__).parent / "static"
 def install_ui(app: FastAPI) -> None:
     app.state.ui_sessions = Sessions()
     install_access_handlers(app)
-    for module in (signin, overview, conversations, facts, memory, lookups):
+    for module in (signin, overview, conversations, facts, memory, topics, lookups):
         app.include_router(module.router)
     app.mount(f"{UI_PREFIX}/static", StaticFiles(directory=STATIC), name="ui-static")

@@ -39,6 +39,7 @@ NAV = (
     ("/ui/facts", "Facts"),
     ("/ui/base-memory", "Base memory"),
     ("/ui/blocks", "Blocks"),
+    ("/ui/topics", "Topics"),
     ("/ui/search", "Search"),
     ("/ui/audit", "Audit"),
 )
