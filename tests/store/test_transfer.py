@@ -16,7 +16,7 @@ from lobug.memory import transfer
 from lobug.memory.artifacts import write_markdown
 from lobug.memory.export_schema import json_schema
 from lobug.store.errors import DatabaseInUse, ImportConflict, StoreError
-from lobug.store.models import CLI, FactFlags, NewFact
+from lobug.store.models import CLI, FactFlags, NewFact, TopicDraft, TopicMember
 from lobug.store.sqlite.backup import restore_database
 from lobug.store.sqlite.engine import SQLiteStore
 from tests.fakes import FakeEmbedder
@@ -30,6 +30,7 @@ ID_FIELDS = {
     "base_memory_versions": ("id",),
     "blocks": ("id",),
     "audit": ("id", "target_ids"),
+    "topics": ("id", "fact_ids", "episode_ids"),
 }
 
 
@@ -46,7 +47,7 @@ def remember_things(store: SQLiteStore, embedder: FakeEmbedder, agent: str = "lo
     said = store.append_message(agent, "kitchen", "user", "My sister is called Ana")
     answered = store.append_message(agent, "kitchen", "assistant", "Nice name | really")
     store.append_embedded_message(agent, "api", "user", "I drink green tea", embedder.embed("tea"))
-    store.add_summary(agent, "They talked about Ana", [said, answered])
+    episode = store.add_summary(agent, "They talked about Ana", [said, answered])
     first = store.add_fact(
         agent,
         NewFact("The user's sister is Ana", "identity", source_message_ids=(said.id,)),
@@ -65,6 +66,16 @@ def remember_things(store: SQLiteStore, embedder: FakeEmbedder, agent: str = "lo
     store.write_base_memory(agent, "The user has a sister.\nLikes tea.", actor=CLI)
     store.create_block(agent, "human", "Alex", description="who")
     store.update_block(agent, "human", "Alex B.", changed_by=CLI)
+    members = (TopicMember("fact", corrected.id, 5.0), TopicMember("episode", episode.id, 6.0))
+    store.replace_topics(
+        agent,
+        [
+            TopicDraft(
+                "Ana", "The user's sister.", ("Where does Ana live?",), (), members, "model"
+            ),
+            TopicDraft("Weather", "Rain.", (), ("Buy an umbrella",), (), "extractive"),
+        ],
+    )
 
 
 def exported(store: SQLiteStore, embedder: FakeEmbedder) -> dict[str, Any]:
@@ -93,6 +104,8 @@ def renumbered(kind: str, name: str, record: Any, value: Any, ranks: Any) -> Any
         "source_from_id": "messages",
         "source_to_id": "messages",
         "source_message_ids": "messages",
+        "fact_ids": "facts",
+        "episode_ids": "summaries",
         "target_ids": {"fact": "facts", "messages": "messages", "block": "blocks"}.get(
             record.get("target", ""), "base_memory_versions"
         ),
@@ -160,7 +173,7 @@ def test_the_schema_file_is_the_generated_schema() -> None:
 @pytest.mark.parametrize(
     ("change", "path"),
     [
-        (lambda d: d.update(version=3), "$.version"),
+        (lambda d: d.update(version=4), "$.version"),
         (lambda d: d.pop("agents"), "$.agents"),
         (lambda d: d["agents"][0].update(name="a/b"), "$.agents[0].name"),
         (lambda d: d["agents"][0]["facts"][1].update(type="gossip"), "$.agents[0].facts[1].type"),
@@ -172,6 +185,10 @@ def test_the_schema_file_is_the_generated_schema() -> None:
         (
             lambda d: d["agents"][0]["blocks"][0]["history"][0].update(changed_at="noon"),
             "$.agents[0].blocks[0].history[0].changed_at",
+        ),
+        (
+            lambda d: d["agents"][0]["topics"][0].update(open_questions=["ok", 3]),
+            "$.agents[0].topics[0].open_questions",
         ),
     ],
 )
@@ -212,6 +229,30 @@ def test_a_version_1_document_is_read_with_its_facts_upgraded(
         ("identity", None, None),
         ("trait", None, None),
     ]
+
+
+def test_a_version_2_document_has_no_topics_and_an_agent_keeps_its_own(
+    source: SQLiteStore, target: SQLiteStore, embedder: FakeEmbedder
+) -> None:
+    document = exported(source, embedder)
+    topics = document["agents"][0].pop("topics")
+    document["version"] = 2
+    import_document(target, embedder, document, merge=False)
+    assert target.topics("lobug") == []
+
+    document["version"] = 3
+    document["agents"][0]["topics"] = topics
+    added = import_document(target, embedder, document, merge=True)
+    assert added[0].added["topics"] == 2 and added[0].total == 2
+    (ana, _) = target.topics("lobug")
+    held = {f.content: f.id for f in target.facts("lobug")}
+    assert ana.member_ids("fact") == (held["The user's sister is Anna"],)
+    member = next(m for m in ana.members if m.kind == "fact")
+    assert member.at == target.facts_by_ids([member.id])[member.id].created_at
+
+    renamed = document["agents"][0]["topics"]
+    renamed[0]["name"] = "Sister"
+    assert import_document(target, embedder, document, merge=True)[0].total == 0
 
 
 def test_numbers_json_cannot_hold_are_refused(source: SQLiteStore, embedder: FakeEmbedder) -> None:

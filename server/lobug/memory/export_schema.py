@@ -62,8 +62,8 @@ def value_schema(kind: str) -> dict[str, Any]:
         schema: dict[str, Any] = {"type": "array", "items": {"$ref": "#/$defs/block_history"}}
     elif kind == "base_memory":
         schema = {"$ref": "#/$defs/base_memory"}
-    elif kind == "integers":
-        schema = {"type": "array", "items": {"type": "integer"}}
+    elif kind in ("integers", "strings"):
+        schema = {"type": "array", "items": {"type": kind[:-1]}}
     elif kind in PATTERNS:
         schema = {"type": "string", "pattern": f"^{PATTERNS[kind].pattern}$"}
     elif kind in RANGES:

@@ -33,7 +33,7 @@ Spec = dict[str, str]
 
 # Every field of every record: `integer` (64-bit), `positive` (an integer from 1), `score`
 # (0-10), `number` (finite), `string`, `agent` and `device` (names as `lobug/names.py`
-# allows them), `boolean`, `object`, `integers` (a list of them),
+# allows them), `boolean`, `object`, `integers` and `strings` (lists of them),
 # `history` (a block's changes), `a|b` for one of some strings; a trailing `?` allows null.
 # `memory/export_schema.py` generates the JSON Schema file from these.
 FIELDS: dict[str, Spec] = {
@@ -109,6 +109,20 @@ FIELDS: dict[str, Spec] = {
         "after": "string?",
         "detail": "object?",
     },
+    "topics": {
+        "id": "integer",
+        "position": "integer",
+        "name": "string",
+        "summary": "string",
+        "open_questions": "strings",
+        "next_actions": "strings",
+        "written_by": "string",
+        "built_at": "number",
+        "size": "integer",
+        "last_active_at": "number",
+        "fact_ids": "integers",
+        "episode_ids": "integers",
+    },
 }
 AGENT_FIELDS: Spec = {
     "name": "agent",
@@ -177,7 +191,7 @@ def agent_chunks(store: Store, agent: Agent) -> Iterator[str]:
 def read_document(document: Any) -> list[AgentRecords]:
     """The agents of a parsed export document. Raises InvalidExport."""
     check_object(document, DOCUMENT_FIELDS, "$")
-    if document["version"] not in (1, VERSION):
+    if document["version"] not in range(1, VERSION + 1):
         raise InvalidExport("$.version", f"this Lo-Bug reads versions 1 to {VERSION} only")
     agents = document.get("agents")
     if not isinstance(agents, list):
@@ -254,8 +268,8 @@ def check_value(value: Any, kind: str, path: str) -> None:
 
 
 def is_kind(value: Any, kind: str) -> bool:
-    if kind == "integers":
-        return isinstance(value, list) and all(is_kind(v, "integer") for v in value)
+    if kind in ("integers", "strings"):
+        return isinstance(value, list) and all(is_kind(v, kind[:-1]) for v in value)
     simple: dict[str, Callable[[Any], bool]] = {
         "integer": lambda v: is_integer(v, -(2**63), 2**63 - 1),
         "positive": lambda v: is_integer(v, 1, 2**63 - 1),
@@ -283,6 +297,7 @@ def describe(kind: str) -> str:
         "agent": f"an agent name ({AGENT_NAME_RULE})",
         "device": f"a device id ({DEVICE_ID_RULE.removeprefix('X-Device-Id ')})",
         "integers": "a list of integers",
+        "strings": "a list of strings",
         "positive": "an integer from 1",
         "score": "an integer from 0 to 10",
         "number": "a finite number",

@@ -12,7 +12,7 @@ from lobug.store.errors import StoreError
 from lobug.store.models import Vector
 from lobug.store.postgres.audit import PostgresAudit
 from lobug.store.records import KINDS, AgentRecords, Imported, Record, content_key
-from lobug.store.sqlite.export_rows import PAGE_ROWS, SOURCES, record_of
+from lobug.store.sqlite.export_rows import PAGE_ROWS, SOURCES, completed, record_of
 
 
 class PostgresTransfer(PostgresAudit):
@@ -27,22 +27,10 @@ class PostgresTransfer(PostgresAudit):
                 (agent_id, last, PAGE_ROWS),
             )
             for row in found:
-                yield self._completed(kind, record_of(row))
+                yield completed(self._query, "%s", kind, record_of(row))
             if len(found) < PAGE_ROWS:
                 return
             last = found[-1]["id"]
-
-    def _completed(self, kind: str, record: Record) -> Record:
-        if kind == "blocks":
-            record["history"] = [
-                dict(row)
-                for row in self._query(
-                    "SELECT old_value, new_value, changed_by, changed_at "
-                    "FROM memory_block_history WHERE block_id = %s ORDER BY id",
-                    (record["id"],),
-                )
-            ]
-        return record
 
     def base_memory_row(self, agent_id: int) -> tuple[str, bool]:
         """The agent's current base memory and whether it is stale."""

@@ -4,7 +4,7 @@ export of a large memory never holds it all; and the content keys of what an age
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from lobug.store.records import KINDS, Record, content_key
@@ -37,9 +37,22 @@ SOURCES: dict[str, tuple[str, str]] = {
         "id, at, actor, action, target, target_ids, before, after, detail",
         "audit_log",
     ),
+    "topics": (
+        "id, position, name, summary, open_questions, next_actions, written_by, built_at, "
+        "size, last_active_at",
+        "topics",
+    ),
 }
 BOOLEANS = ("summarized", "incorporated", "pinned", "read_only")
-JSON_FIELDS = ("metadata", "source_message_ids", "target_ids", "detail")
+JSON_FIELDS = (
+    "metadata",
+    "source_message_ids",
+    "target_ids",
+    "detail",
+    "open_questions",
+    "next_actions",
+)
+Query = Callable[[str, Sequence[Any]], list[Any]]
 
 
 def record_of(row: Any) -> Record:
@@ -51,6 +64,29 @@ def record_of(row: Any) -> Record:
     for name in JSON_FIELDS:
         if record.get(name) is not None:
             record[name] = json.loads(record[name])
+    return record
+
+
+def completed(query: Query, mark: str, kind: str, record: Record) -> Record:
+    """A record with what other tables hold of it: a block's history, a topic's members
+    (`mark`: the engine's parameter mark)."""
+    if kind == "blocks":
+        record["history"] = [
+            dict(row)
+            for row in query(
+                "SELECT old_value, new_value, changed_by, changed_at "
+                f"FROM memory_block_history WHERE block_id = {mark} ORDER BY id",
+                (record["id"],),
+            )
+        ]
+    elif kind == "topics":
+        members = query(
+            "SELECT kind, member_id FROM topic_members "
+            f"WHERE topic_id = {mark} ORDER BY kind, member_id",
+            (record["id"],),
+        )
+        for name, member_kind in (("fact_ids", "fact"), ("episode_ids", "episode")):
+            record[name] = [int(m["member_id"]) for m in members if m["kind"] == member_kind]
     return record
 
 
@@ -66,22 +102,10 @@ class SQLiteExportRows(SQLiteAudit):
                 (agent_id, last, PAGE_ROWS),
             )
             for row in found:
-                yield self._completed(kind, record_of(row))
+                yield completed(self._query, "?", kind, record_of(row))
             if len(found) < PAGE_ROWS:
                 return
             last = found[-1]["id"]
-
-    def _completed(self, kind: str, record: Record) -> Record:
-        if kind == "blocks":
-            record["history"] = [
-                dict(row)
-                for row in self._query(
-                    "SELECT old_value, new_value, changed_by, changed_at "
-                    "FROM memory_block_history WHERE block_id = ? ORDER BY id",
-                    (record["id"],),
-                )
-            ]
-        return record
 
     def base_memory_row(self, agent_id: int) -> tuple[str, bool]:
         """The agent's current base memory and whether it is stale."""

@@ -24,6 +24,11 @@ AUDIT_TARGETS = {
     "block": "blocks",
     "base_memory": "base_memory_versions",
 }
+# A topic member's time, as the topic builder gives it (`memory/topics.py`).
+MEMBER_TIMES = {
+    "fact": ("facts", "created_at"),
+    "episode": ("summaries", "COALESCE(ended_at, created_at)"),
+}
 
 
 class ImportWriter:
@@ -252,6 +257,45 @@ class ImportWriter:
             ),
         )
 
+    def topics(self, records: list[Record]) -> None:
+        """The document's topics, when the agent has none of its own (topics are rebuilt
+        from facts and episodes, so its own are as good); members it did not bring along
+        are left out."""
+        if self.held["topics"] or not records:
+            return
+        for record in records:
+            if self.known("topics", record):
+                continue
+            topic_id = self.inserted(
+                "topics",
+                record,
+                "INSERT INTO topics(agent_id, position, name, summary, open_questions, "
+                "next_actions, written_by, built_at, size, last_active_at) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    self.agent_id,
+                    record["position"],
+                    record["name"],
+                    record["summary"],
+                    json.dumps(record["open_questions"]),
+                    json.dumps(record["next_actions"]),
+                    record["written_by"],
+                    record["built_at"],
+                    record["size"],
+                    record["last_active_at"],
+                ),
+            )
+            for kind, ids, old_ids in (
+                ("fact", self.ids["facts"], record["fact_ids"]),
+                ("episode", self.ids["summaries"], record["episode_ids"]),
+            ):
+                table, at = MEMBER_TIMES[kind]
+                self.conn.executemany(
+                    "INSERT OR IGNORE INTO topic_members(topic_id, kind, member_id, at) "
+                    f"SELECT ?, ?, id, {at} FROM {table} WHERE id = ?",
+                    [(topic_id, kind, ids[i]) for i in old_ids if i in ids],
+                )
+
 
 class SQLiteImport(SQLiteExportRows):
     def content_keys(self, agent: str) -> set[str]:
@@ -350,3 +394,4 @@ class SQLiteImport(SQLiteExportRows):
             writer.block(record)
         for record in agent.of("audit"):
             writer.audit_entry(record)
+        writer.topics(agent.of("topics"))
