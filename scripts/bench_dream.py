@@ -27,7 +27,18 @@ from lobug.store.models import NewFact, Topic  # noqa: E402
 from lobug.store.sqlite.engine import SQLiteStore  # noqa: E402
 
 AGENT = "bench"
-PEOPLE = ("Alex", "Clara", "Sam", "Noor", "Jonas", "Mia", "Theo", "Lina", "Omar", "Yuki")
+FIRST_NAMES = (
+    "Alex Clara Sam Noor Jonas Mia Theo Lina Omar Yuki Ana Ben Carla David Elif Farid Greta "
+    "Hugo Ines Jakob Kemal Lea Marco Nadia Oskar Paula Quentin Rosa Stefan Tara Umut Vera "
+    "Wim Xenia Yara Zoe Anton Bianca Cem Dora Emil Fiona Gustav Hana Igor Julia Karim Luisa "
+    "Milan Nora"
+).split()
+# 100 family names: a first part and an ending ("Berger", "Novak", ...).
+FAMILY_NAMES = [
+    head + tail
+    for head in ("Ber", "No", "Fal", "Kru", "Mar", "San", "Ols", "Pet", "Ros", "Vid")
+    for tail in ("ger", "vak", "ko", "sen", "tin", "dez", "son", "rov", "ini", "al")
+]
 LIKES = (
     "green tea",
     "jazz records",
@@ -59,9 +70,9 @@ CHUNK = 256
 
 
 def fact(i: int) -> NewFact:
-    """Fact `i`: one of a few shapes, about one of many people (named with a number so the
-    facts stay distinct)."""
-    person = f"{PEOPLE[i % len(PEOPLE)]} {i // len(PEOPLE)}"
+    """Fact `i`: one of a few shapes, about one of 5,000 people (a first and a family name)."""
+    first = FIRST_NAMES[i % len(FIRST_NAMES)]
+    person = f"{first} {FAMILY_NAMES[(i // len(FIRST_NAMES)) % len(FAMILY_NAMES)]}"
     shape = i % 4
     if shape == 0:
         like = LIKES[(i // 4) % len(LIKES)]
@@ -109,7 +120,7 @@ def fill(store: SQLiteStore, embedder: Embedder, count: int) -> tuple[int, int, 
         store.add_facts_bulk(AGENT, list(zip(batch, vectors, strict=True)))
     for n in range(EPISODES):
         said = store.append_message(AGENT, "desk", "user", f"We talked about plans, part {n}")
-        text = f"The user talked about weekend plans with {PEOPLE[n % len(PEOPLE)]}."
+        text = f"The user talked about weekend plans with {FIRST_NAMES[n]}."
         store.add_summary(AGENT, text, [said], vector=embedder.embed(text))
     return duplicates, contradictions, embedding
 

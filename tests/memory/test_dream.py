@@ -10,9 +10,9 @@ from zoneinfo import ZoneInfo
 import numpy as np
 import pytest
 
-from lobug.memory.dream import Dreamer, similar_pairs
+from lobug.memory.dream import Dreamer, near_duplicates, similar_pairs
 from lobug.store.errors import DreamUndone
-from lobug.store.models import FactFlags, NewFact
+from lobug.store.models import Fact, FactFlags, NewFact
 from lobug.store.protocol import Store
 from tests.fakes import FakeChat, FakeEmbedder
 
@@ -164,6 +164,30 @@ def test_the_nightly_dream_runs_once_after_its_time(
     now = datetime.now(berlin).replace(hour=23, minute=59)
     assert memory.nightly(["lobug"], now, at, never) == 1
     assert memory.nightly(["lobug"], now, at, never) == 0  # already dreamed today
+
+
+def said(text: str) -> Fact:
+    return Fact(
+        1, "lobug", text, "identity", None, None, None, None, 0.5, None, (), 1.0, 1.0, None, None
+    )
+
+
+@pytest.mark.parametrize(
+    ("first", "second", "same"),
+    [
+        ("The user's cat is called Tom", "The user's cat is named Tom", True),
+        ("The user works at NASA", "The user works at NASA in Houston", True),
+        ("The user met Anna Weber at a party", "The user met Anna Kruger at a party", False),
+        ("The user's dentist is on Monday", "The user's dentist is on Friday", False),
+        ("The user's PIN is 1234", "The user's PIN is 4321", False),
+        ("My sister Ana lives in Porto", "My sister Ana lives in Lyon", False),
+    ],
+)
+def test_facts_naming_different_people_days_or_numbers_are_never_one(
+    first: str, second: str, same: bool
+) -> None:
+    """Sentence embedders score each of these pairs 0.89-0.97: as close as true duplicates."""
+    assert near_duplicates(said(first), said(second), 0.95) is same
 
 
 def test_similar_pairs_match_the_whole_matrix() -> None:

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import re
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -40,6 +41,7 @@ from lobug.memory.manager import DISTILL_MAX_TOKENS
 from lobug.memory.topics import TopicBuilder
 from lobug.store.models import Dream, DreamChange, Fact, Summary, Topic
 from lobug.store.protocol import Store
+from lobug.text import FUNCTION_WORDS
 
 log = logging.getLogger(__name__)
 
@@ -50,6 +52,7 @@ HIGH_SCORE = 7
 REWRITE_EPISODES = 20
 REWRITE_FACTS = 40
 BLOCK_ROWS = 512
+NAME_OR_NUMBER = re.compile(r"\b(?:[A-Z][\w'’-]*|\w*\d[\w.,]*)")
 
 Stop = Callable[[], bool]
 
@@ -117,10 +120,28 @@ def duplicate_changes(facts: Sequence[Fact], vectors: Vector) -> list[DreamChang
 
 
 def near_duplicates(a: Fact, b: Fact, cosine: float) -> bool:
+    """Whether two similar facts say one thing. Each naming someone or something the other
+    does not ("met Anna Weber" and "met Anna Kruger", "on Monday" and "on Friday", "1234"
+    and "4321") are two things however close their vectors (a sentence embedder scores such
+    pairs 0.92-0.96)."""
+    names_a, names_b = names_and_numbers(a.content), names_and_numbers(b.content)
+    if names_a - names_b and names_b - names_a:
+        return False
     if cosine >= SAME_SIMILARITY:
         return True
     words_a, words_b = content_stems(a.content), content_stems(b.content)
     return bool(words_a and words_b) and (words_a <= words_b or words_b <= words_a)
+
+
+def names_and_numbers(text: str) -> set[str]:
+    """The capitalised words of `text` that are no function word ("The", "My"), and the
+    words with a digit: what tells one person, place, day or number from another."""
+    found = set()
+    for word in NAME_OR_NUMBER.findall(text):
+        word = re.sub(r"['’]s?$", "", word).lower()
+        if word and word not in FUNCTION_WORDS:
+            found.add(word)
+    return found
 
 
 def contradiction_changes(facts: Sequence[Fact], retired: set[int]) -> list[DreamChange]:
