@@ -55,6 +55,7 @@ bench: $(STAMP)
 	$(BIN)/python scripts/bench_auth.py
 	$(BIN)/python scripts/bench_quality.py --model looping
 	$(BIN)/python scripts/bench_quality.py
+	$(BIN)/python scripts/bench_dream.py
 
 # Reliability runs, not part of `make test`: SIGKILL under load, then a bounded soak.
 crash: $(STAMP)

@@ -117,7 +117,8 @@ def fill(store: SQLiteStore, embedder: Embedder, count: int) -> tuple[int, int, 
         began = time.perf_counter()
         vectors = embedder.embed_batch([f.content for f in batch])
         embedding += time.perf_counter() - began
-        store.add_facts_bulk(AGENT, list(zip(batch, vectors, strict=True)))
+        for new, vector in zip(batch, vectors, strict=True):
+            store.add_fact(AGENT, new, vector)  # with its subject, relation and object
     for n in range(EPISODES):
         said = store.append_message(AGENT, "desk", "user", f"We talked about plans, part {n}")
         text = f"The user talked about weekend plans with {FIRST_NAMES[n]}."
