@@ -86,8 +86,9 @@ class SpokenLimit:
 
 def sentence_ends(text: str, *, finished: bool) -> list[int]:
     """Where the sentences of `text` end. In text still being written, a sentence end that
-    reaches its last character is not counted yet ("3." may become "3.5")."""
+    reaches its last character is not counted yet ("3." may become "3.5"), unless the text
+    ends with the space after it."""
     ends = [match.end() for match in SENTENCE_END.finditer(text)]
-    if not finished and ends and ends[-1] >= len(text):
+    if not finished and ends and ends[-1] >= len(text) and not text[-1].isspace():
         ends.pop()
     return ends

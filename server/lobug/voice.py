@@ -375,7 +375,7 @@ def sentences(pieces: Iterator[str], *, first_clause: bool = False) -> Iterator[
 
 def _sentence_cut(buffer: str) -> int | None:
     match = SENTENCE_END.search(buffer)
-    if match and match.end() < len(buffer):
+    if match and (match.end() < len(buffer) or buffer[-1].isspace()):  # "3." may be "3.5"
         return match.end()
     if len(buffer) > MAX_SENTENCE_CHARS:
         comma = buffer.rfind(", ", 0, MAX_SENTENCE_CHARS)

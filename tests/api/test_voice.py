@@ -286,10 +286,9 @@ def test_first_audio_leaves_before_the_reply_is_generated(
 ) -> None:
     """Observed through the stream itself: when the first PCM arrives, the model has handed
     out only part of its reply."""
-    reply = (
+    reply = (  # within the 30 words a spoken answer may have
         "One. Lisbon sits on seven hills above the river Tagus, and its old trams climb "
-        "through Alfama past tiled houses and small bakeries selling custard tarts while fado "
-        "singers start their first songs in narrow taverns nearby."
+        "through Alfama past tiled houses and small bakeries."
     )
     total_pieces = len(reply.split())
     fake_chat.enqueue(reply)
