@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import pytest
 
 from lobug.assistant import read_action_prefix
@@ -117,3 +119,17 @@ def test_a_first_sentence_without_commas_is_spoken_from_its_first_phrase() -> No
     ]
     later = iter(["I will. ", "It is a day with sun and rain."])
     assert list(sentences(later, first_clause=True))[1] == "It is a day with sun and rain."
+
+
+def test_a_sentence_ending_in_its_space_is_said_before_the_next_piece() -> None:
+    pulled: list[str] = []
+
+    def pieces() -> Iterator[str]:
+        for piece in ["Fine. ", "And you?"]:
+            pulled.append(piece)
+            yield piece
+
+    said = sentences(pieces())
+    assert next(said) == "Fine." and pulled == ["Fine. "]
+    assert list(said) == ["And you?"]
+    assert list(sentences(iter(["It costs 3.", "5 euros."]))) == ["It costs 3.5 euros."]

@@ -361,8 +361,8 @@ def sentences(pieces: Iterator[str], *, first_clause: bool = False) -> Iterator[
         buffer += piece
         while True:
             cut = _sentence_cut(buffer)
-            if cut is None and first_clause:
-                cut = _clause_cut(buffer)
+            if first_clause and (cut is None or cut == len(buffer)):
+                cut = _clause_cut(buffer) or cut  # a whole first sentence still starts early
             if cut is None:
                 break
             sentence, buffer = buffer[:cut].strip(), buffer[cut:]
