@@ -25,13 +25,12 @@ from lobug.store.models import (
     Message,
 )
 from lobug.ui.access import EditorDep, ViewerDep
-from lobug.ui.render import AgentChoice, act, choose_agent, link_for, message_page, page
+from lobug.ui.render import AgentChoice, AgentField, act, choose_agent, link_for, message_page, page
 
 router = APIRouter(include_in_schema=False)
 PAGE_SIZE = 50
 MAX_PAGES = 100_000
 
-AgentField = Annotated[str, Form(min_length=1, max_length=200)]
 FactText = Annotated[str, Form(min_length=1, max_length=MAX_FACT_CHARS)]
 FactId = Annotated[int, Path(ge=1, le=MAX_ID)]
 

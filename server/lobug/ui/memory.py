@@ -18,10 +18,9 @@ from lobug.services import MemoryServices
 from lobug.store.models import MANUAL, BaseMemoryVersion, MemoryBlock
 from lobug.ui.access import EditorDep, ViewerDep
 from lobug.ui.diff import DiffRow, side_by_side
-from lobug.ui.render import AgentChoice, act, choose_agent, link_for, page
+from lobug.ui.render import AgentChoice, AgentField, act, choose_agent, link_for, page
 
 router = APIRouter(include_in_schema=False)
-AgentField = Annotated[str, Form(min_length=1, max_length=200)]
 
 
 @dataclass(frozen=True)

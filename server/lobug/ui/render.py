@@ -10,10 +10,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 from urllib.parse import urlencode
 
-from fastapi import Request
+from fastapi import Form, Request
 from fastapi.responses import HTMLResponse, RedirectResponse
 from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
 
@@ -23,6 +23,9 @@ from lobug.services import MemoryServices
 from lobug.store.errors import StoreError
 from lobug.store.models import AgentCounts
 from lobug.ui.sessions import Note, Session, Sessions
+
+# The agent a form's change is for (every form names it).
+AgentField = Annotated[str, Form(min_length=1, max_length=200)]
 
 TEMPLATES = Path(__file__).parent / "templates"
 # Pages load only this server's own stylesheet and script, and no other site may frame them.

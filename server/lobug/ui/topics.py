@@ -6,9 +6,8 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass
-from typing import Annotated
 
-from fastapi import APIRouter, Form, Request
+from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, RedirectResponse
 
 from lobug.api.deps import MemoryDep, require_agent
@@ -16,7 +15,7 @@ from lobug.memory.global_memory import ACTIVE_DAYS, most_active
 from lobug.services import MemoryServices
 from lobug.store.models import Fact, Topic
 from lobug.ui.access import EditorDep, ViewerDep
-from lobug.ui.render import AgentChoice, act, choose_agent, link_for, page
+from lobug.ui.render import AgentChoice, AgentField, act, choose_agent, link_for, page
 
 router = APIRouter(include_in_schema=False)
 
@@ -62,7 +61,7 @@ async def rebuild_topics(
     request: Request,
     viewer: EditorDep,
     svc: MemoryDep,
-    agent: Annotated[str, Form(min_length=1, max_length=200)],
+    agent: AgentField,
 ) -> RedirectResponse:
     def rebuild() -> str:
         require_agent(svc, agent)
