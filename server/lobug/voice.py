@@ -30,7 +30,7 @@ from lobug.backends.base import (
 from lobug.config import Settings
 from lobug.decision import Action, ignore_reason
 from lobug.memory.work_queue import Exchange, StreamedExchange
-from lobug.spoken import SENTENCE_END, SpokenLimit
+from lobug.spoken import SpokenLimit, sentence_ends
 
 log = logging.getLogger(__name__)
 
@@ -374,9 +374,9 @@ def sentences(pieces: Iterator[str], *, first_clause: bool = False) -> Iterator[
 
 
 def _sentence_cut(buffer: str) -> int | None:
-    match = SENTENCE_END.search(buffer)
-    if match and (match.end() < len(buffer) or buffer[-1].isspace()):  # "3." may be "3.5"
-        return match.end()
+    ends = sentence_ends(buffer, finished=False)  # "3." may become "3.5"; "3. " may not
+    if ends:
+        return ends[0]
     if len(buffer) > MAX_SENTENCE_CHARS:
         comma = buffer.rfind(", ", 0, MAX_SENTENCE_CHARS)
         return comma + 2 if comma > 0 else MAX_SENTENCE_CHARS
