@@ -56,6 +56,7 @@ bench: $(STAMP)
 	$(BIN)/python scripts/bench_quality.py --model looping
 	$(BIN)/python scripts/bench_quality.py
 	$(BIN)/python scripts/bench_dream.py
+	$(BIN)/python scripts/bench_store.py
 
 # Reliability runs, not part of `make test`: SIGKILL under load, then a bounded soak.
 crash: $(STAMP)

@@ -7,11 +7,18 @@ server with the fake embedder at 384 dimensions, in this process). Figures are p
 asserted.
 
 The vectors are clustered (facts about the same topic lie near each other, as real embeddings
-do): uniformly random 384-dimensional vectors are the worst case for any graph index and
-nothing like an embedding model's output.
+do) and queries are drawn from the same topics as the facts. Within a topic a fact varies
+along `--rank` directions of its own: what makes an index's job hard is the local intrinsic
+dimension (LID) of the data, and real embeddings have a low one. The script prints the data's
+LID (maximum-likelihood estimate over 20 neighbours); `--locomo` embeds the LoCoMo texts in
+`../shared/bench` with the bundled model and prints theirs beside it (16 at 1k-4k texts).
+`--rank 384` gives isotropic noise within a topic, the worst case: its LID grows with the
+number of facts (43 at 100k, 68 at 400k), the 1st and 5th neighbours end up equally far,
+and no graph index ranks them.
 
     python scripts/bench_store.py --sizes 100000 --queries 200
     python scripts/bench_store.py --engines postgres --database-url postgresql://...
+    python scripts/bench_store.py --sizes 100000 --rank 384 --locomo
 
 PostgreSQL comes from --database-url (an empty database) or a pgserver started in a temporary
 folder (the test dependency).
@@ -49,11 +56,13 @@ Matrix = npt.NDArray[np.float32]
 DIM = 384
 TOPICS = 2000
 NOISE = 0.5  # length of the noise added to a topic's unit centre
+RANK = 24  # directions a fact varies along within its topic: LID 10 at 100k, 16 near 1M
+LID_NEIGHBOURS = 20
 TOP_K = 5
 AGENT = "bench"
 CHUNK = 10_000
 SINGLE_INSERTS = 200
-EF_VALUES = (400, 600, 800, 1000)
+EF_VALUES = (40, 100, 200, 400, 1000)
 WORDS = "tea garden bicycle sister piano river dentist train coffee violin".split()
 KEYWORDS = 500
 
@@ -68,13 +77,76 @@ class Result:
     hybrid_p95_ms: float
 
 
-def clustered_unit_vectors(rng: np.random.Generator, count: int) -> Matrix:
-    centres = rng.standard_normal((TOPICS, DIM)).astype(np.float32)
-    centres /= np.linalg.norm(centres, axis=1, keepdims=True)
-    noise = rng.standard_normal((count, DIM)).astype(np.float32) * NOISE / np.sqrt(DIM)
-    vectors = centres[rng.integers(0, TOPICS, count)] + noise
-    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
-    return vectors
+@dataclass
+class TopicModel:
+    """Topic centres on the unit sphere, each with `rank` directions of its own."""
+
+    centres: Matrix
+    directions: npt.NDArray[np.float32]  # topics x rank x DIM
+
+    @classmethod
+    def random(cls, rng: np.random.Generator, rank: int) -> TopicModel:
+        centres = rng.standard_normal((TOPICS, DIM)).astype(np.float32)
+        centres /= np.linalg.norm(centres, axis=1, keepdims=True)
+        directions = rng.standard_normal((TOPICS, rank, DIM)).astype(np.float32)
+        directions /= np.linalg.norm(directions, axis=2, keepdims=True)
+        return cls(centres, directions)
+
+    def draw(self, rng: np.random.Generator, count: int) -> Matrix:
+        """`count` unit vectors: a random topic's centre plus noise of length about NOISE
+        along that topic's directions."""
+        rank = self.directions.shape[1]
+        topics = rng.integers(0, TOPICS, count)
+        weights = rng.standard_normal((count, rank)).astype(np.float32) * NOISE / np.sqrt(rank)
+        vectors = self.centres[topics]
+        order = np.argsort(topics, kind="stable")
+        bounds = np.searchsorted(topics[order], np.arange(TOPICS + 1))
+        for topic in range(TOPICS):
+            rows = order[bounds[topic] : bounds[topic + 1]]
+            vectors[rows] += weights[rows] @ self.directions[topic]
+        vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+        return vectors
+
+
+def local_intrinsic_dimension(data: Matrix, queries: Matrix) -> float:
+    """Median maximum-likelihood LID (Levina and Bickel) of `queries` (rows of `data`)
+    from their LID_NEIGHBOURS nearest other rows."""
+    estimates = []
+    for start in range(0, len(queries), 50):
+        similarity = queries[start : start + 50] @ data.T
+        nearest = -np.partition(-similarity, LID_NEIGHBOURS + 1, axis=1)[:, : LID_NEIGHBOURS + 1]
+        nearest = -np.sort(-nearest, axis=1)[:, 1:]  # the row itself is the most similar
+        distances = np.sqrt(np.maximum(2 - 2 * nearest, 1e-12))
+        ratios = np.log(distances[:, :-1] / distances[:, -1:])
+        estimates.extend(-1 / np.mean(ratios, axis=1))
+    return float(np.median(estimates))
+
+
+def locomo_lid() -> float:
+    """The LID of the bundled embedding model's vectors of the LoCoMo texts (turns,
+    observations, summaries of the conversations in ../shared/bench)."""
+    import json
+
+    from lobug.backends.embedded import LocalEmbedder
+
+    texts: set[str] = set()
+
+    def collect(value: object) -> None:
+        if isinstance(value, str) and len(value.split()) >= 4:
+            texts.add(value)
+        elif isinstance(value, dict):
+            for key, item in value.items():
+                if key in ("text", "clean_text") or not isinstance(item, str):
+                    collect(item)
+        elif isinstance(value, list):
+            for item in value:
+                collect(item)
+
+    for sample in json.loads((ROOT.parent / "shared/bench/locomo-dev.json").read_text()):
+        for part in ("conversation", "observation", "event_summary", "session_summary"):
+            collect(sample[part])
+    data = np.asarray(LocalEmbedder().embed_batch(sorted(texts)), dtype=np.float32)
+    return local_intrinsic_dimension(data, data[:: max(1, len(data) // 300)])
 
 
 def fact_text(i: int) -> str:
@@ -156,8 +228,8 @@ def _without_hnsw(store: Store) -> Iterator[None]:
         conn.close()
 
 
-def single_inserts(store: Store, rng: np.random.Generator) -> float:
-    vectors = clustered_unit_vectors(rng, SINGLE_INSERTS)
+def single_inserts(store: Store, topics: TopicModel, rng: np.random.Generator) -> float:
+    vectors = topics.draw(rng, SINGLE_INSERTS)
     started = time.perf_counter()
     for i, vector in enumerate(vectors):
         store.add_fact(AGENT, NewFact(f"single {i}"), vector)
@@ -218,16 +290,21 @@ def hybrid_p95(url: str, queries: int) -> float:
     return percentile(times, 95)
 
 
-def bench(engine: str, url: str, size: int, queries: int, ef_values: Sequence[int]) -> Result:
+def bench(
+    engine: str, url: str, size: int, queries: int, ef_values: Sequence[int], rank: int
+) -> Result:
     rng = np.random.default_rng(1234)
-    vectors = clustered_unit_vectors(rng, size)
-    query_vectors = clustered_unit_vectors(rng, queries)
+    topics = TopicModel.random(rng, rank)
+    vectors = topics.draw(rng, size)
+    query_vectors = topics.draw(rng, queries)
+    lid = local_intrinsic_dimension(vectors, vectors[: min(size, 300)])
+    print(f"  the {size} vectors' local intrinsic dimension: {lid:.1f}", flush=True)
     store = open_database(url)
     store.bind_embedding("fake-embed", DIM)
     try:
         bulk = bulk_fill(store, vectors)
         results = knn_results(store, vectors, query_vectors, ef_values)
-        single = single_inserts(store, rng)
+        single = single_inserts(store, topics, rng)
     finally:
         store.close()
     return Result(engine, size, bulk, single, results, hybrid_p95(url, queries))
@@ -253,14 +330,18 @@ def main() -> None:
     parser.add_argument("--engines", nargs="+", default=["sqlite", "postgres"])
     parser.add_argument("--database-url", help="an empty PostgreSQL database (default: pgserver)")
     parser.add_argument("--ef", type=int, nargs="+", default=list(EF_VALUES), help="ef_search")
+    parser.add_argument("--rank", type=int, default=RANK, help="directions within a topic")
+    parser.add_argument("--locomo", action="store_true", help="print the LoCoMo texts' LID")
     args = parser.parse_args()
+    if args.locomo:
+        print(f"LoCoMo texts' local intrinsic dimension: {locomo_lid():.1f}", flush=True)
     results = []
     with postgres(args.database_url) as fresh, tempfile.TemporaryDirectory() as folder:
         for size in args.sizes:
             for engine in args.engines:
                 url = fresh() if engine == "postgres" else f"sqlite:///{folder}/{size}.db"
                 print(f"{engine} at {size} facts ...", flush=True)
-                results.append(bench(engine, url, size, args.queries, args.ef))
+                results.append(bench(engine, url, size, args.queries, args.ef, args.rank))
                 print_results(results[-1:])
     print_results(results)
 

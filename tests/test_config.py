@@ -208,7 +208,7 @@ def test_the_database_url_names_the_engine() -> None:
         Settings.from_env({"LOBUG_DATABASE_URL": "mysql://h/db"})
     with pytest.raises(ConfigError):
         Settings.from_env({"LOBUG_DB_POOL_SIZE": "0"})
-    assert Settings.from_env({}).hnsw_ef_search == 1000
+    assert Settings.from_env({}).hnsw_ef_search == 200
     with pytest.raises(ConfigError, match="pgvector's range"):
         Settings.from_env({"LOBUG_HNSW_EF_SEARCH": "1001"})
 

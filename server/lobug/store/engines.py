@@ -33,7 +33,7 @@ def redacted(url: str) -> str:
     return urlunsplit(parts._replace(netloc=netloc))
 
 
-def open_database(url: str, *, pool_size: int = 10, ef_search: int = 1000) -> Store:
+def open_database(url: str, *, pool_size: int = 10, ef_search: int = 200) -> Store:
     """The store at `url`, migrated (not yet bound to an embedding model); `pool_size` and
     `ef_search` concern PostgreSQL only."""
     path = sqlite_path(url)
