@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import statistics
 import sys
 import tempfile
@@ -106,8 +107,11 @@ def search(client: TestClient, agent: str, question: str, mode: str) -> tuple[li
 def evaluate(data: list[dict[str, Any]], db: Path) -> None:
     overall = {mode: Scores() for mode in MODES}
     per_category: dict[str, defaultdict[int, Scores]] = {m: defaultdict(Scores) for m in MODES}
-    settings = Settings(db_path=db, speech_enabled=False)
+    # No nightly dream: it would share the CPU with the searches being timed.
+    settings = Settings(db_path=db, speech_enabled=False, dream_at="")
     with TestClient(create_memory_app(settings)) as client:
+        for client_log in ("httpx", "httpx2"):  # the test client's line per request
+            logging.getLogger(client_log).setLevel(logging.WARNING)
         started = time.perf_counter()
         messages = sum(ingest(client, c["sample_id"], c["conversation"]) for c in data)
         ingest_s = time.perf_counter() - started

@@ -4,6 +4,8 @@ from pathlib import Path
 
 import pytest
 
+from lobug.config import MemoryConfig
+from lobug.memory.curation import Curation
 from lobug.memory.search import (
     USER_SCORE_WEIGHT,
     SearchWeights,
@@ -18,7 +20,7 @@ from lobug.store.models import FactFlags, NewFact
 from lobug.store.protocol import Store
 from lobug.store.sqlite.database import open_connection
 from lobug.store.sqlite.engine import SQLiteStore
-from lobug.store.sqlite.fulltext import fts_query
+from lobug.store.sqlite.fulltext import common_message_rows, fts_query
 from tests.fakes import FakeEmbedder, unreachable
 
 
@@ -94,6 +96,43 @@ def test_the_turn_after_a_matching_question_comes_with_it(
     assert contents[0] == "What did you paint last weekend?"
     assert "A sunrise over the lake" in contents
     assert "Groceries are expensive" not in contents  # beside a match, but another device's
+
+
+def test_a_word_is_common_above_a_twentieth_of_the_messages_and_20_rows() -> None:
+    assert common_message_rows(0) == 20
+    assert common_message_rows(400) == 20
+    assert common_message_rows(1000) == 50
+    assert common_message_rows(20_000) == 1000
+
+
+@pytest.mark.both_engines
+def test_a_word_in_many_of_the_agents_messages_is_left_out_of_message_search(
+    store: Store, fake_embedder: FakeEmbedder
+) -> None:
+    greetings = [f"Maria: hi John, talk soon {i}" for i in range(24)]
+    for text in [*greetings, "Maria: I went hiking in Spain with my church friends"]:
+        store.append_embedded_message("a", "api", "user", text, fake_embedder.embed(text))
+    for i in range(30):  # another agent's messages do not make a word common for this one
+        text = f"Spain again {i}"
+        store.append_embedded_message("b", "api", "user", text, fake_embedder.embed(text))
+    assert store.uncommon_message_words("a", "Where has Maria been, Spain?") == ["spain"]
+    assert store.uncommon_message_words("b", "Where has Maria been, Spain?") == ["maria"]
+    found = search_messages(
+        store, fake_embedder.embed, "a", "Maria Spain", 3, weights=SearchWeights(), mode="keyword"
+    )
+    assert [hit.message.content for hit in found.hits] == [
+        "Maria: I went hiking in Spain with my church friends"
+    ]
+
+
+def test_forgetting_a_topic_still_finds_every_message_naming_a_common_word(
+    store: SQLiteStore, fake_embedder: FakeEmbedder
+) -> None:
+    texts = [f"Maria called about the garden {i}" for i in range(30)]
+    store_messages(store, fake_embedder, texts)
+    assert store.uncommon_message_words("a", "Maria") == []
+    curation = Curation(store, fake_embedder, MemoryConfig())
+    assert len(curation.messages_about("a", "Maria")) == 30
 
 
 @pytest.mark.both_engines

@@ -132,7 +132,8 @@ def search_messages(
             mode = "keyword"
     n = message_pool_size(k)
     by_vector = store.search_messages(agent, vector, n) if vector is not None else []
-    by_words = store.keyword_messages(agent, query, n) if mode != "vector" else []
+    words = store.uncommon_message_words(agent, query) if mode != "vector" else []
+    by_words = store.keyword_messages(agent, " ".join(words), n) if words else []
     messages = {h.message.id: h.message for h in by_vector}
     messages.update({m.id: m for m, _ in by_words})
     known = {h.message.id: h.similarity for h in by_vector}

@@ -8,7 +8,12 @@ from __future__ import annotations
 from lobug.store.models import Fact, FactHit, Message
 from lobug.store.postgres.database import PostgresDatabase
 from lobug.store.sqlite import rows
-from lobug.store.sqlite.fulltext import COMMON_WORD_ROWS, fts_words
+from lobug.store.sqlite.fulltext import (
+    COMMON_WORD_ROWS,
+    MESSAGES_COUNTED,
+    common_message_rows,
+    fts_words,
+)
 
 
 def ts_query(text: str) -> str:
@@ -36,6 +41,27 @@ class PostgresFullText(PostgresDatabase):
                 (any_of([word]), self.common_word_rows + 1),
             )
             <= self.common_word_rows
+        ]
+
+    def uncommon_message_words(self, agent: str, text: str) -> list[str]:
+        """The words of `text` found in few enough of the agent's messages to tell them
+        apart, as for SQLite (`COMMON_MESSAGE_SHARE`)."""
+        agent_id = self.agent_id(agent)
+        counted = self._count(
+            "SELECT COUNT(*) AS n FROM (SELECT 1 FROM conversation_log WHERE agent_id = %s "
+            "LIMIT %s) agent_rows",
+            (agent_id, MESSAGES_COUNTED),
+        )
+        limit = common_message_rows(counted)
+        return [
+            word
+            for word in fts_words(text)
+            if self._count(
+                "SELECT COUNT(*) AS n FROM (SELECT 1 FROM conversation_log WHERE agent_id = %s "
+                "AND search @@ to_tsquery('english', %s) LIMIT %s) common",
+                (agent_id, any_of([word]), limit + 1),
+            )
+            <= limit
         ]
 
     def keyword_messages(self, agent: str, query: str, k: int) -> list[tuple[Message, float]]:
