@@ -5,7 +5,6 @@ keyed by."""
 from __future__ import annotations
 
 import os
-import sys
 import threading
 import time
 from collections.abc import Iterator, Sequence
@@ -21,11 +20,22 @@ from lobug.store.sqlite.schema import MIGRATIONS
 from lobug.store.sqlite.vector_index import VectorIndex
 
 
+def dbapi() -> Any:
+    """pysqlite3's DB-API module, imported on first use. Always through `import`, never read
+    from `sys.modules`: while another thread imports a module for the first time, it is
+    briefly out of `sys.modules` (the import moves it to the end), and a direct lookup then
+    fails with KeyError."""
+    import pysqlite3.dbapi2
+
+    return pysqlite3.dbapi2
+
+
 def open_connection(path: Path | str) -> Any:
     """A pysqlite3 connection with sqlite-vec loaded (the stdlib module cannot load extensions
     on every Python build)."""
-    import pysqlite3.dbapi2 as sqlite3
     import sqlite_vec
+
+    sqlite3 = dbapi()
 
     conn = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False, timeout=10)
     conn.enable_load_extension(True)
@@ -47,7 +57,7 @@ def storage_errors() -> Iterator[None]:
 
 
 def is_storage_failure(exc: Exception) -> bool:
-    sqlite3 = sys.modules["pysqlite3.dbapi2"]  # imported by open_connection() before any query
+    sqlite3 = dbapi()
     bugs = (sqlite3.IntegrityError, sqlite3.ProgrammingError, sqlite3.InterfaceError)
     return isinstance(exc, sqlite3.DatabaseError) and not isinstance(exc, bugs)
 
@@ -89,7 +99,7 @@ class SQLiteDatabase:
         self._clock = clock
         self._lock = threading.RLock()
         self._conn = open_connection(path)
-        self._conn.row_factory = sys.modules["pysqlite3.dbapi2"].Row
+        self._conn.row_factory = dbapi().Row
         self._conn.execute("PRAGMA journal_mode=WAL")
         self._conn.execute("PRAGMA synchronous=FULL")
         self._conn.execute("PRAGMA foreign_keys=ON")
