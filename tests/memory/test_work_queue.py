@@ -113,6 +113,21 @@ def test_close_waits_for_the_job_in_progress_and_leaves_the_rest_queued(
     assert work.submit(answered(store, "I like figs", "Figs!")) is None  # closed
 
 
+def test_close_returns_when_the_job_in_progress_ends_however_many_were_dropped(
+    store: SQLiteStore, fake_embedder: FakeEmbedder, caplog: pytest.LogCaptureFixture
+) -> None:
+    chat, gate = held_extraction()
+    work = MemoryWork(store, MemoryManager(store, chat, fake_embedder, MemoryConfig()))
+    running = work.submit(answered(store, "I like tea", "Tea it is."))
+    waiting = work.submit(answered(store, "I like jam", "Jam it is."))
+    assert running is not None and waiting is not None and chat.extraction_started.wait(10)
+    threading.Timer(0.2, gate.set).start()
+    with caplog.at_level(logging.WARNING, logger="lobug.memory.work_queue"):
+        work.close(timeout_s=20)  # a server stopping: it waited the whole 30 s before
+    assert running.done() and waiting.cancelled()
+    assert "still running" not in caplog.text
+
+
 def test_work_interrupted_by_a_crash_is_resumed_by_the_next_process(
     tmp_path: Path, fake_chat: FakeChat, fake_embedder: FakeEmbedder
 ) -> None:

@@ -157,7 +157,10 @@ class MemoryWork:
             self._closed = True
             running = list(self._in_flight.values())
         self._executor.shutdown(wait=False, cancel_futures=True)
-        _, unfinished = wait(running, timeout=timeout_s)
+        # Only the exchange in progress: `wait` never counts a future cancelled before it
+        # started as done (it would wait out the whole timeout for the dropped ones).
+        started = [future for future in running if not future.cancelled()]
+        _, unfinished = wait(started, timeout=timeout_s)
         if unfinished:
             log.warning("memory work still running after %.0f s; resumed next start", timeout_s)
 
