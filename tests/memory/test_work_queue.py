@@ -3,13 +3,14 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable, Iterator
+from concurrent.futures import Future
 from pathlib import Path
 
 import pytest
 
 from lobug.config import MemoryConfig
 from lobug.maintenance import Maintenance
-from lobug.memory.manager import MemoryManager
+from lobug.memory.manager import ExchangeReport, MemoryManager
 from lobug.memory.work_queue import MAX_ATTEMPTS, Exchange, MemoryWork, reembed_messages
 from lobug.store.models import FactQuery
 from lobug.store.sqlite.engine import SQLiteStore
@@ -46,6 +47,24 @@ def held_extraction() -> tuple[FakeChat, threading.Event]:
     chat = FakeChat()
     chat.extraction_gate = threading.Event()
     return chat, chat.extraction_gate
+
+
+Learned = Future[ExchangeReport | None]
+
+
+def one_running_one_waiting(
+    store: SQLiteStore, embedder: FakeEmbedder
+) -> tuple[
+    MemoryWork, threading.Event, Future[ExchangeReport | None], Future[ExchangeReport | None]
+]:
+    """A queue whose first exchange is being learned (until the event is set) and whose
+    second waits for it."""
+    chat, gate = held_extraction()
+    work = MemoryWork(store, MemoryManager(store, chat, embedder, MemoryConfig()))
+    running = work.submit(answered(store, "I like tea", "Tea it is."))
+    waiting = work.submit(answered(store, "I like jam", "Jam it is."))
+    assert running is not None and waiting is not None and chat.extraction_started.wait(10)
+    return work, gate, running, waiting
 
 
 def test_the_reply_and_its_memory_work_are_queued_together(
@@ -97,11 +116,7 @@ def test_an_exchange_already_queued_is_not_queued_twice(
 def test_close_waits_for_the_job_in_progress_and_leaves_the_rest_queued(
     store: SQLiteStore, fake_embedder: FakeEmbedder, caplog: pytest.LogCaptureFixture
 ) -> None:
-    chat, gate = held_extraction()
-    work = MemoryWork(store, MemoryManager(store, chat, fake_embedder, MemoryConfig()))
-    running = work.submit(answered(store, "I like tea", "Tea it is."))
-    waiting = work.submit(answered(store, "I like jam", "Jam it is."))
-    assert running is not None and waiting is not None and chat.extraction_started.wait(10)
+    work, gate, running, waiting = one_running_one_waiting(store, fake_embedder)
     with caplog.at_level(logging.WARNING, logger="lobug.memory.work_queue"):
         work.close(timeout_s=0.05)  # the running job outlives the bounded wait
     assert "still running" in caplog.text
@@ -116,11 +131,7 @@ def test_close_waits_for_the_job_in_progress_and_leaves_the_rest_queued(
 def test_close_returns_when_the_job_in_progress_ends_however_many_were_dropped(
     store: SQLiteStore, fake_embedder: FakeEmbedder, caplog: pytest.LogCaptureFixture
 ) -> None:
-    chat, gate = held_extraction()
-    work = MemoryWork(store, MemoryManager(store, chat, fake_embedder, MemoryConfig()))
-    running = work.submit(answered(store, "I like tea", "Tea it is."))
-    waiting = work.submit(answered(store, "I like jam", "Jam it is."))
-    assert running is not None and waiting is not None and chat.extraction_started.wait(10)
+    work, gate, running, waiting = one_running_one_waiting(store, fake_embedder)
     threading.Timer(0.2, gate.set).start()
     with caplog.at_level(logging.WARNING, logger="lobug.memory.work_queue"):
         work.close(timeout_s=20)  # a server stopping: it waited the whole 30 s before

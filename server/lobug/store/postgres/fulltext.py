@@ -13,6 +13,7 @@ from lobug.store.sqlite.fulltext import (
     MESSAGES_COUNTED,
     common_message_rows,
     fts_words,
+    words_in_at_most,
 )
 
 
@@ -32,16 +33,15 @@ class PostgresFullText(PostgresDatabase):
     def _uncommon_fact_words(self, text: str) -> list[str]:
         """The words of `text` (see `fts_words`) found in at most `common_word_rows` facts
         (of every agent: counting stops past the limit), as for SQLite."""
-        return [
-            word
-            for word in fts_words(text)
-            if self._count(
+        return words_in_at_most(
+            fts_words(text),
+            self.common_word_rows,
+            lambda word, stop: self._count(
                 "SELECT COUNT(*) AS n FROM (SELECT 1 FROM facts "
                 "WHERE search @@ to_tsquery('english', %s) LIMIT %s) common",
-                (any_of([word]), self.common_word_rows + 1),
-            )
-            <= self.common_word_rows
-        ]
+                (any_of([word]), stop),
+            ),
+        )
 
     def uncommon_message_words(self, agent: str, text: str) -> list[str]:
         """The words of `text` found in few enough of the agent's messages to tell them
@@ -52,17 +52,15 @@ class PostgresFullText(PostgresDatabase):
             "LIMIT %s) agent_rows",
             (agent_id, MESSAGES_COUNTED),
         )
-        limit = common_message_rows(counted)
-        return [
-            word
-            for word in fts_words(text)
-            if self._count(
+        return words_in_at_most(
+            fts_words(text),
+            common_message_rows(counted),
+            lambda word, stop: self._count(
                 "SELECT COUNT(*) AS n FROM (SELECT 1 FROM conversation_log WHERE agent_id = %s "
                 "AND search @@ to_tsquery('english', %s) LIMIT %s) common",
-                (agent_id, any_of([word]), limit + 1),
-            )
-            <= limit
-        ]
+                (agent_id, any_of([word]), stop),
+            ),
+        )
 
     def keyword_messages(self, agent: str, query: str, k: int) -> list[tuple[Message, float]]:
         """The agent's messages matching any word of `query`, best rank first (score > 0)."""

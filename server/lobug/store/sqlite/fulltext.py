@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 import re
+from collections.abc import Callable
 
 from lobug.store.models import Fact, FactHit, Message
 from lobug.store.sqlite import rows
@@ -59,6 +60,14 @@ def common_message_rows(agent_messages: int) -> int:
     return max(COMMON_MESSAGE_MIN_ROWS, int(COMMON_MESSAGE_SHARE * agent_messages))
 
 
+def words_in_at_most(
+    words: list[str], limit: int, rows_with: Callable[[str, int], int]
+) -> list[str]:
+    """The `words` found in at most `limit` rows; `rows_with(word, stop)` counts a word's
+    rows, stopping at `stop`."""
+    return [word for word in words if rows_with(word, limit + 1) <= limit]
+
+
 def fts_query(text: str) -> str:
     """An FTS5 query matching any word of `text` (see `fts_words`)."""
     return any_of(fts_words(text))
@@ -70,15 +79,14 @@ class SQLiteFullText(SQLiteDatabase):
     def _uncommon_words(self, table: str, text: str) -> list[str]:
         """The words of `text` (see `fts_words`) found in at most `common_word_rows` rows of
         the full-text index `table` (of every agent: counting stops past the limit)."""
-        return [
-            word
-            for word in fts_words(text)
-            if self._count(
+        return words_in_at_most(
+            fts_words(text),
+            self.common_word_rows,
+            lambda word, stop: self._count(
                 f"SELECT COUNT(*) AS n FROM (SELECT 1 FROM {table} WHERE {table} MATCH ? LIMIT ?)",
-                (f'"{word}"', self.common_word_rows + 1),
-            )
-            <= self.common_word_rows
-        ]
+                (f'"{word}"', stop),
+            ),
+        )
 
     def uncommon_message_words(self, agent: str, text: str) -> list[str]:
         """The words of `text` (see `fts_words`) found in few enough of the agent's messages
@@ -88,18 +96,16 @@ class SQLiteFullText(SQLiteDatabase):
             "SELECT COUNT(*) AS n FROM (SELECT 1 FROM conversation_log WHERE agent_id = ? LIMIT ?)",
             (agent_id, MESSAGES_COUNTED),
         )
-        limit = common_message_rows(counted)
-        return [
-            word
-            for word in fts_words(text)
-            if self._count(
+        return words_in_at_most(
+            fts_words(text),
+            common_message_rows(counted),
+            lambda word, stop: self._count(
                 "SELECT COUNT(*) AS n FROM (SELECT 1 FROM messages_fts JOIN conversation_log l "
                 "ON l.id = messages_fts.rowid WHERE messages_fts MATCH ? AND l.agent_id = ? "
                 "LIMIT ?)",
-                (f'"{word}"', agent_id, limit + 1),
-            )
-            <= limit
-        ]
+                (f'"{word}"', agent_id, stop),
+            ),
+        )
 
     def repair_full_text_search(self) -> list[str]:
         """Rebuild any full-text index that fails its integrity check (derived data: the
