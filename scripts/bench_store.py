@@ -13,7 +13,7 @@ dimension (LID) of the data, and real embeddings have a low one. The script prin
 LID (maximum-likelihood estimate over 20 neighbours); `--locomo` embeds the LoCoMo texts in
 `../shared/bench` with the bundled model and prints theirs beside it (16 at 1k-4k texts).
 `--rank 384` gives isotropic noise within a topic, the worst case: its LID grows with the
-number of facts (43 at 100k, 68 at 400k), the 1st and 5th neighbours end up equally far,
+number of facts (33 at 100k, 55 at 1M), the 1st and 5th neighbours end up equally far,
 and no graph index ranks them.
 
     python scripts/bench_store.py --sizes 100000 --queries 200
@@ -56,7 +56,7 @@ Matrix = npt.NDArray[np.float32]
 DIM = 384
 TOPICS = 2000
 NOISE = 0.5  # length of the noise added to a topic's unit centre
-RANK = 24  # directions a fact varies along within its topic: LID 10 at 100k, 16 near 1M
+RANK = 24  # directions a fact varies along within its topic: LID 10 at 100k, 15 at 1M
 LID_NEIGHBOURS = 20
 TOP_K = 5
 AGENT = "bench"
