@@ -22,9 +22,11 @@ $(STAMP): $(BIN)/python $(LOCKS) pyproject.toml
 	touch $(STAMP)
 
 # Rewrites the lock files from requirements*.txt (the pins people edit): run after changing a pin.
+# Extras stay in the lock (coverage[toml]==...): a fresh venv's pip 23 in --require-hashes mode
+# refuses a dependency's `pkg[extra]>=x` as unpinned once a newer pkg than the lock's is published.
 .PHONY: lock
 lock: $(STAMP)
-	$(BIN)/pip-compile --quiet --generate-hashes --allow-unsafe --strip-extras \
+	$(BIN)/pip-compile --quiet --generate-hashes --allow-unsafe \
 		--no-emit-find-links --no-emit-index-url --no-emit-trusted-host \
 		--output-file requirements.lock requirements.txt requirements-dev.txt
 	$(BIN)/python scripts/lock_nodeps.py requirements-nodeps.txt requirements-nodeps.lock
