@@ -70,11 +70,15 @@ def assert_same_hits(got: list[tuple[int, float]], expected: list[tuple[int, flo
     assert [s for _, s in got] == pytest.approx([s for _, s in expected], abs=1e-5)
 
 
+@pytest.mark.parametrize("in_halves", [False, True])
 @pytest.mark.parametrize("few_candidates", [False, True])
 @pytest.mark.parametrize("kind", ["random", "clustered", "tight clusters"])
 def test_prefilter_matches_brute_force(
-    kind: str, few_candidates: bool, monkeypatch: pytest.MonkeyPatch
+    kind: str, few_candidates: bool, in_halves: bool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    # In halves: each half of the blocks scored and its best picked on a thread of its own,
+    # the second half ending in the part-filled last block.
+    monkeypatch.setattr(vector_index, "_SPLIT_MIN_ROWS", 0 if in_halves else 10**9)
     if few_candidates:
         # Re-rank only k rows first: the error bound then nearly always calls for the wider
         # re-rank, which must still be exact.
