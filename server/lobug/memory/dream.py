@@ -39,6 +39,7 @@ from lobug.memory import prompts
 from lobug.memory.curation import content_stems
 from lobug.memory.manager import DISTILL_MAX_TOKENS
 from lobug.memory.topics import TopicBuilder
+from lobug.memory.when import DAY_PARTS, MONTHS, NUMBERS, WEEKDAYS
 from lobug.store.models import Dream, DreamChange, Fact, Summary, Topic
 from lobug.store.protocol import Store
 from lobug.text import FUNCTION_WORDS
@@ -53,6 +54,24 @@ REWRITE_EPISODES = 20
 REWRITE_FACTS = 40
 BLOCK_ROWS = 512
 NAME_OR_NUMBER = re.compile(r"\b(?:[A-Z][\w'’-]*|\w*\d[\w.,]*)")
+# Words written in lower case that tell one time or amount from another as a name or a digit
+# does: "in the morning" / "in the evening", "on monday" / "on friday", "two cats" / "three".
+TIME_AND_AMOUNT_WORDS = (
+    frozenset(WEEKDAYS)
+    | frozenset(MONTHS)
+    | frozenset(DAY_PARTS)
+    | frozenset(word for word in NUMBERS if " " not in word and len(word) > 2)
+    | frozenset(
+        """noon midnight tonight today tomorrow yesterday weekend weekends weekday weekdays
+        spring summer autumn winter daily weekly monthly yearly am pm first second third fourth
+        fifth last next twenty thirty forty fifty hundred thousand half once twice""".split()
+    )
+)
+_WORD = re.compile(r"[a-z]+")
+NEGATION = re.compile(
+    r"\b(?:not|no|never|nobody|nothing|none|neither|nor|cannot|"
+    r"(?:do|does|did|is|was|are|were|wo|ca|could|would|should|has|have|had|must|need)n['’]?t)\b"
+)
 
 Stop = Callable[[], bool]
 
@@ -122,10 +141,13 @@ def duplicate_changes(facts: Sequence[Fact], vectors: Vector) -> list[DreamChang
 def near_duplicates(a: Fact, b: Fact, cosine: float) -> bool:
     """Whether two similar facts say one thing. Each naming someone or something the other
     does not ("met Anna Weber" and "met Anna Kruger", "on Monday" and "on Friday", "1234"
-    and "4321") are two things however close their vectors (a sentence embedder scores such
-    pairs 0.92-0.96)."""
-    names_a, names_b = names_and_numbers(a.content), names_and_numbers(b.content)
+    and "4321", "in the morning" and "in the evening") are two things however close their
+    vectors (a sentence embedder scores such pairs 0.92-0.96); so are a fact and its negation
+    ("has a dog" and "does not have a dog"), which are no duplicate for the wordier to win."""
+    names_a, names_b = distinguishing_words(a.content), distinguishing_words(b.content)
     if names_a - names_b and names_b - names_a:
+        return False
+    if negated(a.content) != negated(b.content):
         return False
     if cosine >= SAME_SIMILARITY:
         return True
@@ -133,15 +155,21 @@ def near_duplicates(a: Fact, b: Fact, cosine: float) -> bool:
     return bool(words_a and words_b) and (words_a <= words_b or words_b <= words_a)
 
 
-def names_and_numbers(text: str) -> set[str]:
-    """The capitalised words of `text` that are no function word ("The", "My"), and the
-    words with a digit: what tells one person, place, day or number from another."""
-    found = set()
+def distinguishing_words(text: str) -> set[str]:
+    """The capitalised words of `text` that are no function word ("The", "My"), the words
+    with a digit, and the time and amount words: what tells one person, place, day, time or
+    number from another."""
+    found = {word for word in _WORD.findall(text.lower()) if word in TIME_AND_AMOUNT_WORDS}
     for word in NAME_OR_NUMBER.findall(text):
         word = re.sub(r"['’]s?$", "", word).lower()
         if word and word not in FUNCTION_WORDS:
             found.add(word)
     return found
+
+
+def negated(text: str) -> bool:
+    """Whether `text` says no, not, never or the like ("doesn't", "dont")."""
+    return NEGATION.search(text.lower()) is not None
 
 
 def contradiction_changes(facts: Sequence[Fact], retired: set[int]) -> list[DreamChange]:
