@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from lobug.store.models import NewFact
-from lobug.store.sqlite import vector_index
+from lobug.store.sqlite import int8_kernel, vector_index
 from lobug.store.sqlite.engine import SQLiteStore
 from lobug.store.sqlite.vector_index import VectorIndex
 
@@ -78,7 +78,7 @@ def test_prefilter_matches_brute_force(
 ) -> None:
     # In halves: each half of the blocks scored and its best picked on a thread of its own,
     # the second half ending in the part-filled last block.
-    monkeypatch.setattr(vector_index, "_SPLIT_MIN_ROWS", 0 if in_halves else 10**9)
+    monkeypatch.setattr(int8_kernel, "SPLIT_MIN_ROWS", 0 if in_halves else 10**9)
     if few_candidates:
         # Re-rank only k rows first: the error bound then nearly always calls for the wider
         # re-rank, which must still be exact.
@@ -211,7 +211,7 @@ def test_int8_kernel_is_an_exact_integer_product(blocks: list[int]) -> None:
     query[:2] = 2 * vector_index.QUERY_LEVELS
     codes = np.concatenate(columns, axis=1).astype(np.int64)
     expected = query.astype(np.int64) @ codes
-    assert np.array_equal(vector_index._int8_kernel()(columns, query), expected)
+    assert np.array_equal(int8_kernel.int8_kernel()(columns, query), expected)
 
 
 def test_reopened_store_loads_every_agent_in_bulk(tmp_path: Path) -> None:
