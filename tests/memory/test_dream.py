@@ -3,6 +3,7 @@ cap held, pinned facts kept, the diary written, the audit log filled, and undo r
 
 from __future__ import annotations
 
+import dataclasses
 from datetime import datetime
 from datetime import time as dt_time
 from zoneinfo import ZoneInfo
@@ -10,7 +11,7 @@ from zoneinfo import ZoneInfo
 import numpy as np
 import pytest
 
-from lobug.memory.dream import Dreamer, near_duplicates, similar_pairs
+from lobug.memory.dream import Dreamer, near_duplicates, pair_change, similar_pairs
 from lobug.store.errors import DreamUndone
 from lobug.store.models import Fact, FactFlags, NewFact
 from lobug.store.protocol import Store
@@ -201,6 +202,19 @@ def test_facts_naming_different_people_days_or_numbers_are_never_one(
     A fact and its negation are no duplicate either: the wordier one would win, not the
     newer."""
     assert near_duplicates(said(first), said(second), 0.95) is same
+
+
+@pytest.mark.parametrize("negation_first", [True, False])
+def test_a_fact_and_its_negation_are_settled_by_the_newer(negation_first: bool) -> None:
+    """Not merged (the wordier "has a dog named Rex" would win whatever its age): the
+    newer of the two wins, as with any contradiction; a pinned one is never retired."""
+    positive, negative = said("The user has a dog named Rex"), said("The user has no dog")
+    older, newer = (negative, positive) if negation_first else (positive, negative)
+    older, newer = dataclasses.replace(older, id=1), dataclasses.replace(newer, id=2)
+    change = pair_change(older, newer, 0.85)
+    assert change is not None
+    assert (change.action, change.fact_id, change.kept_id) == ("settle", 1, 2)
+    assert pair_change(dataclasses.replace(older, pinned=True), newer, 0.85) is None
 
 
 def test_similar_pairs_match_the_whole_matrix() -> None:

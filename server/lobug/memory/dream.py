@@ -4,7 +4,8 @@
    or more whose content words are one within the other ("The user works at NASA" and "The
    user works at NASA in Houston"), or at `SAME_SIMILARITY` or more whatever their words: one
    is kept (pinned first, then the one with more words, the higher user score, the newer),
-   the other retired as its history.
+   the other retired as its history. Such a pair where one says the opposite ("has a dog" /
+   "does not have a dog") is a contradiction: the newer wins.
 2. **Contradictions settled.** Two current facts with the same subject and relation but
    another object: the newer wins, the older becomes its history.
 3. **Low-value facts retired** beyond `LOBUG_MAX_FACTS` current facts: lowest user score,
@@ -123,31 +124,53 @@ def keeper(a: Fact, b: Fact) -> tuple[Fact, Fact]:
 
 
 def duplicate_changes(facts: Sequence[Fact], vectors: Vector) -> list[DreamChange]:
+    """Near-duplicates merged and facts settled by a newer one saying the opposite (see
+    `pair_change`), the closest pairs first; a fact is retired once."""
     pairs = sorted(similar_pairs(vectors, DUPLICATE_SIMILARITY), key=lambda p: -p[2])
     retired: set[int] = set()
     changes = []
     for i, j, cosine in pairs:
         a, b = facts[i], facts[j]
-        if a.id in retired or b.id in retired or not near_duplicates(a, b, cosine):
+        if a.id in retired or b.id in retired:
             continue
-        kept, gone = keeper(a, b)
-        if gone.pinned:
-            continue
-        retired.add(gone.id)
-        changes.append(DreamChange("merge", gone.id, kept.id, f"cosine {cosine:.2f}"))
+        change = pair_change(a, b, cosine)
+        if change is not None:
+            retired.add(change.fact_id)
+            changes.append(change)
     return changes
 
 
+def pair_change(a: Fact, b: Fact, cosine: float) -> DreamChange | None:
+    """What a dream does with two similar facts: nothing; a merge of near-duplicates (the
+    better kept, see `keeper`); or, for a fact and its negation ("has a dog" / "does not have
+    a dog"), the older settled by the newer, which the wordier would otherwise beat whatever
+    its age. A pinned fact is never retired."""
+    if not about_one_thing(a, b, cosine):
+        return None
+    if near_duplicates(a, b, cosine):
+        kept, gone = keeper(a, b)
+        change = DreamChange("merge", gone.id, kept.id, f"cosine {cosine:.2f}")
+    else:
+        kept, gone = (a, b) if a.id > b.id else (b, a)
+        reason = f"newer fact says the opposite, cosine {cosine:.2f}"
+        change = DreamChange("settle", gone.id, kept.id, reason)
+    return None if gone.pinned else change
+
+
 def near_duplicates(a: Fact, b: Fact, cosine: float) -> bool:
-    """Whether two similar facts say one thing. Each naming someone or something the other
-    does not ("met Anna Weber" and "met Anna Kruger", "on Monday" and "on Friday", "1234"
-    and "4321", "in the morning" and "in the evening") are two things however close their
-    vectors (a sentence embedder scores such pairs 0.92-0.96); so are a fact and its negation
-    ("has a dog" and "does not have a dog"), which are no duplicate for the wordier to win."""
+    """Whether two similar facts say one thing: about one thing (`about_one_thing`), and
+    both or neither negated."""
+    return about_one_thing(a, b, cosine) and negated(a.content) == negated(b.content)
+
+
+def about_one_thing(a: Fact, b: Fact, cosine: float) -> bool:
+    """Whether two similar facts are about one thing: at `SAME_SIMILARITY`, or with the
+    content words of one within the other's. Each naming someone or something the other does
+    not ("met Anna Weber" and "met Anna Kruger", "on Monday" and "on Friday", "1234" and
+    "4321", "in the morning" and "in the evening") are about two things however close their
+    vectors (a sentence embedder scores such pairs 0.90-0.96)."""
     names_a, names_b = distinguishing_words(a.content), distinguishing_words(b.content)
     if names_a - names_b and names_b - names_a:
-        return False
-    if negated(a.content) != negated(b.content):
         return False
     if cosine >= SAME_SIMILARITY:
         return True
