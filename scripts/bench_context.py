@@ -119,7 +119,8 @@ def bench(size: int, queries: int, workdir: Path) -> None:
     embedder = HashingEmbedder()
     path = workdir / f"context-{size}.db"
     fill_s = fill(path, size, embedder)
-    settings = Settings(db_path=path, maintenance_interval_s=3600)
+    # No nightly dream: it would share the CPU with the requests being timed.
+    settings = Settings(db_path=path, maintenance_interval_s=3600, dream_at="")
     server, url = serve(settings, embedder)
     times = []
     with httpx.Client(base_url=url, timeout=60) as http:

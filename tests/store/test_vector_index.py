@@ -250,3 +250,46 @@ def test_similarities_are_the_dot_products_of_the_held_rows() -> None:
     assert found.keys() == {0, 7}
     assert found[0] == pytest.approx(float(vectors[0] @ query))
     assert found[7] == pytest.approx(float(vectors[7] @ query))
+
+
+def assert_message_index_agrees_with_vec0(store: SQLiteStore, agent: str, dim: int) -> None:
+    rng = np.random.default_rng(21)
+    for query in unit_rows(rng, 10, dim):
+        by_index = [(h.message.id, h.similarity) for h in store.search_messages(agent, query, 7)]
+        assert_same_hits(by_index, store.search_messages_sqlite(agent, query, 7))
+
+
+def test_message_index_stays_in_step_with_vec0_through_every_write(tmp_path: Path) -> None:
+    """Messages are searched in RAM: every way a message vector is written or deleted
+    (logged with it, queued with it, embedded from the backlog, forgotten, the agent deleted,
+    reindexed, the store reopened) leaves the same hits as sqlite-vec's scan."""
+    rng = np.random.default_rng(20)
+    dim = 8
+    path = tmp_path / "messages.db"
+    store = SQLiteStore(path)
+    store.bind_embedding("m", dim)
+    for i, vector in enumerate(unit_rows(rng, 40, dim)):
+        store.append_embedded_message("ada", "api", "user", f"logged {i}", vector)
+        store.append_message_to_learn("ada", "desk", "user", f"queued {i}", vector[::-1].copy())
+        store.append_message_to_embed("ada", "desk", "assistant", f"later {i}")
+        store.append_embedded_message("bob", "api", "user", f"bob {i}", vector)
+    backlog = store.messages_to_embed(100)
+    store.add_message_vectors(list(zip(backlog, unit_rows(rng, len(backlog), dim), strict=True)))
+    store.append_embedded_message("ada", "api", "user", "zero", np.zeros(dim, dtype=np.float32))
+    assert_message_index_agrees_with_vec0(store, "ada", dim)
+    ada = [m.id for m in store.agent_messages("ada", 200)]
+    store.forget_messages("ada", ada[::3], actor="test")
+    assert_message_index_agrees_with_vec0(store, "ada", dim)
+    bob = store.agent_id("bob")
+    store.delete_agent("bob", actor="test")
+    assert store.message_index is not None
+    assert store.message_index.search(bob, unit_rows(rng, 1, dim)[0], 5) == []
+    store.reindex("m2", dim, lambda texts: list(unit_rows(rng, len(texts), dim)))
+    assert_message_index_agrees_with_vec0(store, "ada", dim)
+    store.close()
+    reopened = SQLiteStore(path)
+    reopened.bind_embedding("m2", dim)
+    try:
+        assert_message_index_agrees_with_vec0(reopened, "ada", dim)
+    finally:
+        reopened.close()

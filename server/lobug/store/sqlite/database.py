@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from lobug.store.errors import StorageUnavailable, StoreError
-from lobug.store.models import Clock, Vector
+from lobug.store.models import Clock, Message, Vector
 from lobug.store.sqlite.schema import MIGRATIONS
 from lobug.store.sqlite.vector_index import VectorIndex
 
@@ -105,7 +105,8 @@ class SQLiteDatabase:
         self._conn.execute("PRAGMA foreign_keys=ON")
         self._conn.execute("PRAGMA secure_delete=ON")  # erased text leaves no bytes behind
         self._agent_ids: dict[str, int] = {}
-        self.index: VectorIndex | None = None
+        self.index: VectorIndex | None = None  # current facts' vectors
+        self.message_index: VectorIndex | None = None  # embedded messages' vectors
         self.migrate()
 
     def close(self) -> None:
@@ -187,3 +188,15 @@ class SQLiteDatabase:
         if self.index is None:
             raise StoreError("bind_embedding() must be called before vectors are used")
         return self.index
+
+    def _require_message_index(self) -> VectorIndex:
+        if self.message_index is None:
+            raise StoreError("bind_embedding() must be called before vectors are used")
+        return self.message_index
+
+    def _index_message_vectors(self, embedded: Sequence[tuple[Message, Vector]]) -> None:
+        """Mirror message vectors just stored (their transaction committed) in the index."""
+        if self.message_index is None:  # not bound yet: `bind_embedding` loads them all
+            return
+        for message, vector in embedded:
+            self.message_index.add_unit(message.agent_id, message.id, vector)

@@ -85,6 +85,8 @@ class SQLiteForgetting(SQLiteFactEdits):
             index = self._require_index()
             for fact_id in facts:
                 index.remove(fact_id)
+            for message_id in ids:
+                self._require_message_index().remove(message_id)
         if ids:
             self._erase_free_pages()
         return forgotten
@@ -188,6 +190,7 @@ class SQLiteForgetting(SQLiteFactEdits):
                 )
             self._agent_ids.pop(name, None)
             self._require_index().drop_agent(agent_id)
+            self._require_message_index().drop_agent(agent_id)
         self._erase_free_pages()
         return counts
 

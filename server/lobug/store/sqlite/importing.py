@@ -49,6 +49,7 @@ class ImportWriter:
         self.ids: dict[str, dict[int, int]] = {kind: {} for kind in KINDS}
         self.added = {kind: 0 for kind in KINDS}
         self.new_fact_vectors: list[tuple[int, Vector]] = []
+        self.new_message_vectors: list[tuple[int, Vector]] = []
 
     def known(self, kind: str, record: Record) -> bool:
         """Whether the agent holds the record already (its id then maps to the held one)."""
@@ -89,6 +90,7 @@ class ImportWriter:
                 "INSERT INTO message_vectors(message_id, agent_id, embedding) VALUES (?, ?, ?)",
                 (new_id, self.agent_id, vector_blob(vector)),
             )
+            self.new_message_vectors.append((new_id, vector))
 
     def message_span(self, first: int, last: int) -> tuple[int, int]:
         """The new ids at the ends of an old span of message ids (ids keep their order)."""
@@ -323,6 +325,8 @@ class SQLiteImport(SQLiteExportRows):
             for writer in writers:
                 for fact_id, vector in writer.new_fact_vectors:
                     index.add(writer.agent_id, fact_id, vector)
+                for message_id, vector in writer.new_message_vectors:
+                    self._require_message_index().add_unit(writer.agent_id, message_id, vector)
         return [Imported(a.name, w.added) for a, w in zip(agents, writers, strict=True)]
 
     def _import_one(

@@ -61,6 +61,7 @@ class SQLiteLog(SQLiteDatabase):
                 conn, agent, agent_id, device_id, role, content, metadata
             )
             self._insert_vector(conn, message, vector)
+        self._index_message_vectors([(message, vector)])
         return message
 
     def append_message_to_embed(

@@ -71,6 +71,8 @@ class SQLiteWorkQueue(SQLiteLog):
                 "VALUES (?, ?, ?)",
                 (message.id, (user or message).id, message.created_at),
             )
+        if vector is not None:
+            self._index_message_vectors([(message, vector)])
         return QueuedMessage(message, user)
 
     @staticmethod
@@ -155,3 +157,4 @@ class SQLiteWorkQueue(SQLiteLog):
             conn.executemany(
                 "DELETE FROM embedding_backlog WHERE message_id = ?", [(m.id,) for m, _ in embedded]
             )
+        self._index_message_vectors(embedded)

@@ -281,6 +281,14 @@ class _Shard:
         self.ids = _resized(self.ids, capacity, self.size)
 
 
+def unit_rows(vectors: Matrix) -> tuple[Matrix, npt.NDArray[np.bool_]]:
+    """The rows scaled to unit length, and which of them are not zero (those stay zero)."""
+    norms = np.linalg.norm(vectors, axis=1).astype(np.float32)
+    kept: npt.NDArray[np.bool_] = norms > 0
+    units: Matrix = (vectors / np.where(kept, norms, np.float32(1.0))[:, None]).astype(np.float32)
+    return units, kept
+
+
 def _resized(array: npt.NDArray[Any], capacity: int, keep: int) -> npt.NDArray[Any]:
     grown = np.zeros((capacity, *array.shape[1:]), dtype=array.dtype)
     grown[:keep] = array[:keep]
@@ -327,6 +335,15 @@ class VectorIndex:
             self._move_out(fact_id, agent_id)
             self._shards.setdefault(agent_id, _Shard(self.dim)).add(fact_id, vector)
             self._agent_of[fact_id] = agent_id
+
+    def add_unit(self, agent_id: int, fact_id: int, vector: Vector) -> None:
+        """`add` the vector scaled to unit length; a zero vector matches nothing, so it is
+        not held (an earlier vector of `fact_id` is dropped)."""
+        units, kept = unit_rows(np.asarray(vector, dtype=np.float32).reshape(1, -1))
+        if kept[0]:
+            self.add(agent_id, fact_id, units[0])
+        else:
+            self.remove(fact_id)
 
     def add_many(
         self, agent_ids: npt.ArrayLike, fact_ids: npt.ArrayLike, vectors: npt.ArrayLike

@@ -1,10 +1,10 @@
 """Vectors: the store is bound to one embedding model (`store_meta`), whose dimension the vec0
-tables take; `reindex` re-embeds everything with another one. Facts are searched in the
-in-memory `VectorIndex` (exact, rebuilt from `fact_vectors` when bound), messages in vec0."""
+tables take; `reindex` re-embeds everything with another one. Facts and messages are searched
+in in-memory `VectorIndex`es (exact, rebuilt from `fact_vectors` and `message_vectors` when
+bound, kept in step by every write); the vec0 tables are the store of record."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -15,7 +15,7 @@ from lobug.store.models import FactHit, ScoredFact, ScoredMessage, Vector
 from lobug.store.sqlite import rows
 from lobug.store.sqlite.database import marks, vector_blob
 from lobug.store.sqlite.facts import SQLiteFacts
-from lobug.store.sqlite.vector_index import VectorIndex
+from lobug.store.sqlite.vector_index import VectorIndex, unit_rows
 
 EmbedBatch = Callable[[list[str]], list[Vector]]
 
@@ -117,17 +117,25 @@ class SQLiteVectors(SQLiteFacts):
         )
 
     def _load_index(self, dim: int) -> None:
-        index = VectorIndex(dim)
+        """Both in-memory indexes, built anew from the vec0 tables: the current facts', and
+        the embedded messages' (scaled to unit length; a zero vector matches nothing)."""
         with self._lock:
-            cursor = self._conn.execute("SELECT fact_id, agent_id, embedding FROM fact_vectors")
-            while found := cursor.fetchmany(8192):
-                blobs = b"".join(row["embedding"] for row in found)
-                index.add_many(
-                    [row["agent_id"] for row in found],
-                    [row["fact_id"] for row in found],
-                    np.frombuffer(blobs, dtype=np.float32).reshape(-1, dim),
-                )
-            self.index = index
+            self.index = self._indexed("fact_vectors", "fact_id", dim, unit=False)
+            self.message_index = self._indexed("message_vectors", "message_id", dim, unit=True)
+
+    def _indexed(self, table: str, key: str, dim: int, *, unit: bool) -> VectorIndex:
+        index = VectorIndex(dim)
+        cursor = self._conn.execute(f"SELECT {key}, agent_id, embedding FROM {table}")
+        while found := cursor.fetchmany(8192):
+            blobs = b"".join(row["embedding"] for row in found)
+            vectors = np.frombuffer(blobs, dtype=np.float32).reshape(-1, dim)
+            agents = np.array([row["agent_id"] for row in found], dtype=np.int64)
+            ids = np.array([row[key] for row in found], dtype=np.int64)
+            if unit:
+                vectors, kept = unit_rows(vectors)
+                vectors, agents, ids = vectors[kept], agents[kept], ids[kept]
+            index.add_many(agents, ids, vectors)
+        return index
 
     def search_facts(self, agent: str, query: Vector, k: int) -> list[ScoredFact]:
         """Current facts nearest to `query` (cosine), best first, via the in-memory index."""
@@ -164,24 +172,35 @@ class SQLiteVectors(SQLiteFacts):
         return [ScoredFact(facts[i], score) for i, score in hits if i in facts]
 
     def search_messages(self, agent: str, query: Vector, k: int) -> list[ScoredMessage]:
-        """The agent's embedded messages nearest to `query` (cosine), best first."""
-        hits = self._query(
-            "SELECT message_id, distance FROM message_vectors "
-            "WHERE embedding MATCH ? AND k = ? AND agent_id = ? ORDER BY distance",
-            (vector_blob(query), k, self.agent_id(agent)),
+        """The agent's embedded messages nearest to `query` (cosine), best first, through the
+        in-memory index (vec0 scanned every vector of the agent: 120 ms at 100k)."""
+        unit = _unit(query)
+        hits = (
+            []
+            if unit is None
+            else self._require_message_index().search(self.agent_id(agent), unit, k)
         )
         if not hits:
             return []
         found = self._query(
             f"SELECT {rows.MESSAGE_COLUMNS} FROM conversation_log WHERE id IN ({marks(hits)})",
-            [int(hit["message_id"]) for hit in hits],
+            [message_id for message_id, _ in hits],
         )
         by_id = {row["id"]: rows.message(agent, row) for row in found}
+        return [ScoredMessage(by_id[i], score) for i, score in hits if i in by_id]
+
+    def search_messages_sqlite(self, agent: str, query: Vector, k: int) -> list[tuple[int, float]]:
+        """(message id, cosine) of the same search done by sqlite-vec's vec0 scan (the store
+        of record), best first; a zero vector has no cosine distance and matches nothing."""
+        found = self._query(
+            "SELECT message_id, distance FROM message_vectors "
+            "WHERE embedding MATCH ? AND k = ? AND agent_id = ? ORDER BY distance",
+            (vector_blob(query), k, self.agent_id(agent)),
+        )
         return [
-            ScoredMessage(by_id[int(hit["message_id"])], 1.0 - float(hit["distance"]))
-            for hit in hits
-            # A zero vector has no cosine distance: it matches nothing.
-            if int(hit["message_id"]) in by_id and hit["distance"] is not None
+            (int(r["message_id"]), 1.0 - float(r["distance"]))
+            for r in found
+            if r["distance"] is not None
         ]
 
     def fact_similarities(self, ids: Sequence[int], query: Vector) -> dict[int, float]:
@@ -194,17 +213,13 @@ class SQLiteVectors(SQLiteFacts):
     def message_similarities(self, ids: Sequence[int], query: Vector) -> dict[int, float]:
         """Cosine similarity of `query` to the stored vectors of these messages (those
         without a vector are left out)."""
-        if not ids:
+        unit = _unit(query)
+        if not ids or unit is None:
             return {}
-        # vec0 scans every row for `IN (...)`, but finds one key at a time by its index: the
-        # ids as a table, joined (20k messages: 20 ms for 25 ids through IN, 4.5 ms so).
-        found = self._query(
-            "SELECT v.message_id, v.embedding FROM json_each(?) AS wanted "
-            "JOIN message_vectors v ON v.message_id = wanted.value",
-            (json.dumps([int(i) for i in ids]),),
-        )
-        q = np.asarray(query, dtype=np.float32)
-        return {
-            int(row["message_id"]): float(np.frombuffer(row["embedding"], dtype=np.float32) @ q)
-            for row in found
-        }
+        return self._require_message_index().similarities(ids, unit)
+
+
+def _unit(query: Vector) -> Vector | None:
+    """`query` scaled to unit length; None for a zero vector, which matches nothing."""
+    vectors, kept = unit_rows(np.asarray(query, dtype=np.float32).reshape(1, -1))
+    return vectors[0] if kept[0] else None
