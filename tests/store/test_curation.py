@@ -123,6 +123,23 @@ def test_nothing_learned_from_forgotten_messages_is_stored_afterwards(
     assert store.list_facts("a", FactQuery(include_history=True))[1] == 0
 
 
+def test_a_message_forgotten_before_its_vector_came_gets_none(
+    store: Store, fake_embedder: FakeEmbedder
+) -> None:
+    """The memory work embeds a turn after the reply: a forget in between must leave no
+    vector of the forgotten words, and the others' vectors still land."""
+    secret = store.append_message_to_embed("a", "desk", "user", f"My cat is {SECRET}")
+    kept = store.append_message_to_embed("a", "desk", "user", "I like tea")
+    read = store.messages_to_embed(10)
+    store.forget_messages("a", [secret.id], actor="voice")
+    store.add_message_vectors([(m, fake_embedder.embed(m.content)) for m in read])
+    found = store.search_messages("a", fake_embedder.embed(f"My cat is {SECRET}"), 5)
+    assert [hit.message.id for hit in found] == [kept.id]
+    assert store.message_similarities([secret.id, kept.id], fake_embedder.embed("tea")).keys() == {
+        kept.id
+    }
+
+
 def test_base_memory_keeps_every_version(store: Store) -> None:
     store.write_base_memory("a", "first", actor="manual")
     store.distill_base_memory("a", "second", [])

@@ -176,13 +176,14 @@ class PostgresWorkQueue(PostgresLog):
 
     def add_message_vectors(self, embedded: Sequence[tuple[Message, Vector]]) -> None:
         """Store the vectors of backlog messages and take them off the backlog (two
-        processes embedding the same message store the same vector twice: harmless)."""
+        processes embedding the same message store the same vector twice: harmless); a
+        message forgotten since it was read gets none (no vector of forgotten words is kept)."""
         with self._transaction() as conn, conn.cursor() as cursor:
             cursor.executemany(
                 "INSERT INTO message_vectors(message_id, agent_id, embedding) "
-                "VALUES (%s,%s,%s) ON CONFLICT (message_id) DO UPDATE "
-                "SET embedding = excluded.embedding",
-                [(m.id, m.agent_id, as_vector(v)) for m, v in embedded],
+                "SELECT %s, %s, %s WHERE EXISTS (SELECT 1 FROM conversation_log WHERE id = %s) "
+                "ON CONFLICT (message_id) DO UPDATE SET embedding = excluded.embedding",
+                [(m.id, m.agent_id, as_vector(v), m.id) for m, v in embedded],
             )
             cursor.execute(
                 "DELETE FROM embedding_backlog WHERE message_id = ANY(%s)",

@@ -56,12 +56,13 @@ class SQLiteLog(SQLiteDatabase):
     ) -> Message:
         """Log a message with its vector, so that `search_messages` finds it too."""
         agent_id = self.agent_id(agent)
-        with self._transaction() as conn:
-            message = self._insert_message(
-                conn, agent, agent_id, device_id, role, content, metadata
-            )
-            self._insert_vector(conn, message, vector)
-        self._index_message_vectors([(message, vector)])
+        with self._lock:  # a forget in between must not leave the vector in the index
+            with self._transaction() as conn:
+                message = self._insert_message(
+                    conn, agent, agent_id, device_id, role, content, metadata
+                )
+                self._insert_vector(conn, message, vector)
+            self._index_message_vectors([(message, vector)])
         return message
 
     def append_message_to_embed(

@@ -13,7 +13,7 @@ from typing import Any
 
 from lobug.store.models import Message, QueuedExchange, QueuedMessage, Vector
 from lobug.store.sqlite import rows
-from lobug.store.sqlite.database import vector_blob
+from lobug.store.sqlite.database import marks, vector_blob
 from lobug.store.sqlite.log import SQLiteLog
 
 
@@ -55,24 +55,25 @@ class SQLiteWorkQueue(SQLiteLog):
         same agent and source that still waits alone makes the two one exchange; any other
         message waits alone."""
         agent_id = self.agent_id(agent)
-        with self._transaction() as conn:
-            waiting = self._lone_user_message(conn, agent, agent_id, device_id)
-            message = self._insert_message(
-                conn, agent, agent_id, device_id, role, content, metadata
-            )
-            self._insert_vector(conn, message, vector)
-            user = waiting if role == "assistant" else None
-            if user is not None:
-                conn.execute(
-                    "DELETE FROM learning_queue WHERE assistant_message_id = ?", (user.id,)
+        with self._lock:  # a forget in between must not leave the vector in the index
+            with self._transaction() as conn:
+                waiting = self._lone_user_message(conn, agent, agent_id, device_id)
+                message = self._insert_message(
+                    conn, agent, agent_id, device_id, role, content, metadata
                 )
-            conn.execute(
-                "INSERT INTO learning_queue(assistant_message_id, user_message_id, queued_at) "
-                "VALUES (?, ?, ?)",
-                (message.id, (user or message).id, message.created_at),
-            )
-        if vector is not None:
-            self._index_message_vectors([(message, vector)])
+                self._insert_vector(conn, message, vector)
+                user = waiting if role == "assistant" else None
+                if user is not None:
+                    conn.execute(
+                        "DELETE FROM learning_queue WHERE assistant_message_id = ?", (user.id,)
+                    )
+                conn.execute(
+                    "INSERT INTO learning_queue(assistant_message_id, user_message_id, queued_at) "
+                    "VALUES (?, ?, ?)",
+                    (message.id, (user or message).id, message.created_at),
+                )
+            if vector is not None:
+                self._index_message_vectors([(message, vector)])
         return QueuedMessage(message, user)
 
     @staticmethod
@@ -147,14 +148,25 @@ class SQLiteWorkQueue(SQLiteLog):
         return [rows.message(row["agent"], row) for row in found]
 
     def add_message_vectors(self, embedded: Sequence[tuple[Message, Vector]]) -> None:
-        """Store the vectors of backlog messages and take them off the backlog."""
-        with self._transaction() as conn:
-            conn.executemany(
-                "INSERT OR REPLACE INTO message_vectors(message_id, agent_id, embedding) "
-                "VALUES (?,?,?)",
-                [(m.id, m.agent_id, vector_blob(v)) for m, v in embedded],
-            )
-            conn.executemany(
-                "DELETE FROM embedding_backlog WHERE message_id = ?", [(m.id,) for m, _ in embedded]
-            )
-        self._index_message_vectors(embedded)
+        """Store the vectors of backlog messages and take them off the backlog; a message
+        forgotten since it was read gets none (no vector of forgotten words is kept)."""
+        with self._lock:  # a forget in between must not leave the vector in the index
+            with self._transaction() as conn:
+                ids = [m.id for m, _ in embedded]
+                kept = {
+                    row["id"]
+                    for row in conn.execute(
+                        f"SELECT id FROM conversation_log WHERE id IN ({marks(ids)})", ids
+                    )
+                }
+                embedded = [(m, v) for m, v in embedded if m.id in kept]
+                conn.executemany(
+                    "INSERT OR REPLACE INTO message_vectors(message_id, agent_id, embedding) "
+                    "VALUES (?,?,?)",
+                    [(m.id, m.agent_id, vector_blob(v)) for m, v in embedded],
+                )
+                conn.executemany(
+                    "DELETE FROM embedding_backlog WHERE message_id = ?",
+                    [(m.id,) for m, _ in embedded],
+                )
+            self._index_message_vectors(embedded)
