@@ -147,7 +147,7 @@ def pair_change(a: Fact, b: Fact, cosine: float) -> DreamChange | None:
     its age. A pinned fact is never retired."""
     if not about_one_thing(a, b, cosine):
         return None
-    if near_duplicates(a, b, cosine):
+    if negated(a.content) == negated(b.content):
         kept, gone = keeper(a, b)
         change = DreamChange("merge", gone.id, kept.id, f"cosine {cosine:.2f}")
     else:

@@ -82,11 +82,11 @@ class SQLiteForgetting(SQLiteFactEdits):
                 audit.record(
                     conn, now, agent_id, actor, "forget", "messages", ids, detail=forgotten.counts()
                 )
-            index = self._require_index()
+            index, message_index = self._require_index(), self._require_message_index()
             for fact_id in facts:
                 index.remove(fact_id)
             for message_id in ids:
-                self._require_message_index().remove(message_id)
+                message_index.remove(message_id)
         if ids:
             self._erase_free_pages()
         return forgotten

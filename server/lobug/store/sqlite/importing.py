@@ -318,7 +318,7 @@ class SQLiteImport(SQLiteExportRows):
         """Add what each agent does not hold yet, all in one transaction, with one audit row
         per agent that changed. Raises ImportConflict (and writes nothing) when an agent
         holds other memory and `merge` is false."""
-        index = self._require_index()
+        index, message_index = self._require_index(), self._require_message_index()
         with self._lock:
             with self._transaction() as conn:
                 writers = [self._import_one(conn, agent, vectors, merge, actor) for agent in agents]
@@ -326,7 +326,7 @@ class SQLiteImport(SQLiteExportRows):
                 for fact_id, vector in writer.new_fact_vectors:
                     index.add(writer.agent_id, fact_id, vector)
                 for message_id, vector in writer.new_message_vectors:
-                    self._require_message_index().add_unit(writer.agent_id, message_id, vector)
+                    message_index.add_unit(writer.agent_id, message_id, vector)
         return [Imported(a.name, w.added) for a, w in zip(agents, writers, strict=True)]
 
     def _import_one(

@@ -39,14 +39,6 @@ class Int8Kernel:
         parallel = (os.cpu_count() or 1) > 1
         self._helper = ThreadPoolExecutor(1, "vector-index") if parallel else None
 
-    def __call__(
-        self, blocks: Sequence[npt.NDArray[np.int8]], query: npt.NDArray[np.uint8]
-    ) -> npt.NDArray[np.int32]:
-        query = query.reshape(1, -1)
-        rows = sum(b.shape[1] for b in blocks)
-        halves = self.in_halves(lambda lo, hi: self.run(blocks[lo:hi], query), len(blocks), rows)
-        return np.concatenate(halves)
-
     def in_halves(self, task: Callable[[int, int], T], blocks: int, rows: int) -> list[T]:
         """`task(first_block, end_block)` over blocks [0, blocks): for `rows` that are worth
         it, as two halves at once, the second on the helper thread; else in one call."""
