@@ -8,7 +8,7 @@ from typing import Any, Protocol
 
 from lobug.store import errors
 from lobug.store.models import Topic, TopicActivity
-from lobug.store.sqlite import rows
+from lobug.store.sql import rows
 
 
 class _Database(Protocol):

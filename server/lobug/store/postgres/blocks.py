@@ -8,9 +8,8 @@ from typing import Any
 
 from lobug.store.errors import BlockExists, BlockNotFound, BlockReadOnly, BlockTooLong
 from lobug.store.models import BlockChange, MemoryBlock
-from lobug.store.postgres import audit
 from lobug.store.postgres.audit import PostgresAudit
-from lobug.store.sqlite import rows
+from lobug.store.sql import audit, rows
 
 
 def _check_limit(value: str, char_limit: int | None) -> None:

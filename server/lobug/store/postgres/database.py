@@ -18,12 +18,15 @@ from typing import Any
 from lobug.store.errors import StorageUnavailable
 from lobug.store.models import Clock
 from lobug.store.postgres.schema import MIGRATIONS
+from lobug.store.sql.database import SqlDatabase
+from lobug.store.sql.dialect import POSTGRES, to_format
 
 POOL_MIN = 1
 POOL_SIZE = 10
 POOL_TIMEOUT_S = 5.0  # how long a call waits for a connection before StorageUnavailable
 CONNECT_TIMEOUT_S = 5
 MIGRATION_LOCK = 0x10B06  # pg_advisory_xact_lock key held while migrating
+FACT_LOCK = 0x10B0F  # pg_advisory_xact_lock(FACT_LOCK, agent_id): one fact writer per agent
 
 
 @contextmanager
@@ -104,8 +107,28 @@ def migrate(url: str, clock: Clock) -> list[int]:
         conn.close()
 
 
-class PostgresDatabase:
+class QmarkConnection:
+    """A psycopg connection that also takes the shared statements' `?` placeholders."""
+
+    def __init__(self, conn: Any) -> None:
+        self.raw = conn
+
+    def execute(self, sql: str, params: Sequence[Any] = ()) -> Any:
+        return self.raw.execute(to_format(sql), params)
+
+    def executemany(self, sql: str, params: Sequence[Sequence[Any]]) -> Any:
+        cursor = self.raw.cursor()
+        cursor.executemany(to_format(sql), params)
+        return cursor
+
+    def cursor(self) -> Any:
+        return self.raw.cursor()
+
+
+class PostgresDatabase(SqlDatabase):
     """A pool of connections (autocommit; transactions are explicit); rows read by name."""
+
+    dialect = POSTGRES
 
     def __init__(self, url: str, *, clock: Clock = time.time, pool_size: int = POOL_SIZE) -> None:
         self.url = url
@@ -119,7 +142,7 @@ class PostgresDatabase:
     @contextmanager
     def _transaction(self) -> Iterator[Any]:
         with storage_errors(), self._pool.connection() as conn, conn.transaction():
-            yield conn
+            yield QmarkConnection(conn)
 
     @contextmanager
     def _connection(self) -> Iterator[Any]:
@@ -129,11 +152,10 @@ class PostgresDatabase:
 
     def _query(self, sql: str, params: Sequence[Any] = ()) -> list[Any]:
         with storage_errors(), self._pool.connection() as conn:
-            return list(conn.execute(sql, params).fetchall())
+            return list(conn.execute(to_format(sql), params).fetchall())
 
-    def _count(self, sql: str, params: Sequence[Any] = ()) -> int:
-        """The value of a `SELECT COUNT(*) AS n ...` query."""
-        return int(self._query(sql, params)[0]["n"])
+    def _lock_fact_writers(self, conn: Any, agent_id: int) -> None:
+        conn.execute("SELECT pg_advisory_xact_lock(?, ?)", (FACT_LOCK, agent_id))
 
     def schema_version(self) -> int:
         rows = self._query("SELECT MAX(version) AS version FROM schema_migrations")

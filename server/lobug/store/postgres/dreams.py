@@ -14,10 +14,9 @@ import numpy as np
 
 from lobug.store import errors
 from lobug.store.models import DREAM, Dream, DreamChange, Fact, Vector
-from lobug.store.postgres import audit
 from lobug.store.postgres.episodes import PostgresEpisodes
 from lobug.store.postgres.facts import FACT_LOCK, PostgresFacts
-from lobug.store.sqlite import rows
+from lobug.store.sql import audit, rows
 
 
 def _watermark(conn: Any, agent_id: int) -> str:

@@ -10,8 +10,8 @@ from lobug.store.models import Message, Summary, Vector
 from lobug.store.postgres.fulltext import ts_query
 from lobug.store.postgres.log import as_vector
 from lobug.store.postgres.summaries import PostgresSummaries
-from lobug.store.sqlite import rows
-from lobug.store.sqlite.rows import summary_columns
+from lobug.store.sql import rows
+from lobug.store.sql.rows import summary_columns
 
 
 class PostgresEpisodes(PostgresSummaries):

@@ -8,10 +8,9 @@ from typing import Any
 
 from lobug.store import errors
 from lobug.store.models import Fact, FactFlags, FactQuery, NewFact, Vector
-from lobug.store.postgres import audit
 from lobug.store.postgres.facts import PostgresFacts
 from lobug.store.postgres.topics import drop_topics_holding
-from lobug.store.sqlite import rows
+from lobug.store.sql import audit, rows
 
 # Every version linked to a fact through `superseded_by`, in either direction.
 CHAIN_SQL = """
@@ -176,8 +175,7 @@ class PostgresFactEdits(PostgresFacts):
         )
         conn.execute("DELETE FROM fact_vectors WHERE fact_id = ANY(%s)", (list(ids),))
 
-    @staticmethod
-    def _purge_rows(conn: Any, ids: Sequence[int], now: float) -> None:
+    def _purge_rows(self, conn: Any, ids: Sequence[int], now: float) -> None:
         conn.execute(
             "UPDATE facts SET content = '', subject = NULL, relation = NULL, object = NULL, "
             "time_span = NULL, purged_at = COALESCE(purged_at, %s) "
@@ -186,7 +184,7 @@ class PostgresFactEdits(PostgresFacts):
         )
         # A dream keeps a retired fact's vector for its undo: derived from the text, it goes.
         conn.execute("DELETE FROM dream_vectors WHERE fact_id = ANY(%s)", (list(ids),))
-        audit.scrub(conn, "fact", ids)
+        audit.scrub(conn, self.dialect, "fact", ids)
 
 
 def flags_of(fact: Fact) -> dict[str, Any]:

@@ -13,13 +13,11 @@ from typing import Any
 
 from lobug.store import errors
 from lobug.store.models import EXTRACTION, AddedFact, Fact, NewFact, Vector
-from lobug.store.postgres import audit
 from lobug.store.postgres.audit import PostgresAudit
+from lobug.store.postgres.database import FACT_LOCK
 from lobug.store.postgres.log import as_vector
-from lobug.store.sqlite import rows
-from lobug.store.sqlite.database import like_pattern
-
-FACT_LOCK = 0x10B0F  # pg_advisory_xact_lock(FACT_LOCK, agent_id): one fact writer per agent
+from lobug.store.sql import audit, rows
+from lobug.store.sql.dialect import like_pattern
 
 
 class PostgresFacts(PostgresAudit):

@@ -12,11 +12,10 @@ from typing import Any
 
 from lobug.store import errors
 from lobug.store.models import AgentCounts, Forgotten
-from lobug.store.postgres import audit
 from lobug.store.postgres.fact_edits import PostgresFactEdits
 from lobug.store.postgres.facts import FACT_LOCK
 from lobug.store.postgres.topics import drop_topics_holding
-from lobug.store.sqlite import rows
+from lobug.store.sql import audit, rows
 
 # Tables keyed by agent_id, emptied for a deleted agent (children before parents).
 # Their vectors go with dreams and summaries (ON DELETE CASCADE).
@@ -81,7 +80,7 @@ class PostgresForgetting(PostgresFactEdits):
             if ids:
                 conn.execute("UPDATE base_memory SET stale = 1 WHERE agent_id = %s", (agent_id,))
             forgotten = Forgotten(tuple(ids), tuple(facts), tuple(summaries))
-            audit.scrub(conn, "fact", facts)
+            audit.scrub(conn, self.dialect, "fact", facts)
             audit.record(
                 conn, now, agent_id, actor, "forget", "messages", ids, detail=forgotten.counts()
             )

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from lobug.store.models import Fact, FactHit, Message
 from lobug.store.postgres.database import PostgresDatabase
-from lobug.store.sqlite import rows
+from lobug.store.sql import rows
 from lobug.store.sqlite.fulltext import (
     COMMON_WORD_ROWS,
     MESSAGES_COUNTED,

@@ -9,7 +9,7 @@ import numpy as np
 
 from lobug.store.models import Agent, Message, Vector
 from lobug.store.postgres.database import PostgresDatabase
-from lobug.store.sqlite import rows
+from lobug.store.sql import rows
 
 
 def as_vector(vector: Vector) -> Any:

@@ -19,7 +19,7 @@ from typing import Any
 
 from lobug.store.models import Message, QueuedExchange, QueuedMessage, Vector
 from lobug.store.postgres.log import PostgresLog, as_vector
-from lobug.store.sqlite import rows
+from lobug.store.sql import rows
 
 CLAIM_LEASE_S = 600.0
 QUEUE_LOCK = 0x10B0D  # pg_advisory_xact_lock(QUEUE_LOCK, agent_id): pairing lone messages

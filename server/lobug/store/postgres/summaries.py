@@ -11,10 +11,9 @@ from typing import Any
 
 from lobug.store.errors import SourcesForgotten, StoreError
 from lobug.store.models import CASCADE, BaseMemoryVersion, Message, Summary, Vector
-from lobug.store.postgres import audit
 from lobug.store.postgres.audit import PostgresAudit
 from lobug.store.postgres.log import as_vector
-from lobug.store.sqlite import rows
+from lobug.store.sql import audit, rows
 
 
 def _require_rows(conn: Any, table: str, ids: list[int]) -> None:

@@ -13,7 +13,7 @@ import numpy as np
 
 from lobug.store.models import Summary, Topic, TopicDraft, Vector
 from lobug.store.postgres.episodes import PostgresEpisodes
-from lobug.store.sqlite import rows
+from lobug.store.sql import rows
 from lobug.store.topic_reads import TopicReads
 
 

@@ -24,7 +24,7 @@ from lobug.store.errors import EmbeddingMismatch
 from lobug.store.models import FactHit, ScoredFact, ScoredMessage, Vector
 from lobug.store.postgres.facts import PostgresFacts
 from lobug.store.postgres.log import as_vector
-from lobug.store.sqlite import rows
+from lobug.store.sql import rows
 
 EmbedBatch = Callable[[list[str]], list[Vector]]
 EF_SEARCH = 200  # recall@5 1.000 at 100k and 1M bench vectors, 0.98 at 1M with 100 (README)

@@ -8,7 +8,7 @@ from typing import Any
 
 from lobug.store.errors import BlockExists, BlockNotFound, BlockReadOnly, BlockTooLong
 from lobug.store.models import BlockChange, MemoryBlock
-from lobug.store.sqlite import audit, rows
+from lobug.store.sql import audit, rows
 from lobug.store.sqlite.audit import SQLiteAudit
 
 

@@ -16,6 +16,8 @@ import numpy as np
 
 from lobug.store.errors import StorageUnavailable, StoreError
 from lobug.store.models import Clock, Message, Vector
+from lobug.store.sql.database import SqlDatabase
+from lobug.store.sql.dialect import SQLITE
 from lobug.store.sqlite.schema import MIGRATIONS
 from lobug.store.sqlite.vector_index import VectorIndex
 
@@ -78,19 +80,10 @@ def vector_blob(vector: Vector) -> bytes:
     return np.asarray(vector, dtype=np.float32).tobytes()
 
 
-def like_pattern(word: str) -> str:
-    """A LIKE pattern for text holding `word`, its wildcards escaped with a backslash."""
-    escaped = word.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-    return f"%{escaped}%"
-
-
-def marks(items: Sequence[object]) -> str:
-    """`?,?,...`: one placeholder per item, for `IN (...)`."""
-    return ",".join("?" * len(items))
-
-
-class SQLiteDatabase:
+class SQLiteDatabase(SqlDatabase):
     """One connection guarded by a lock (WAL keeps reads cheap); rows read by column name."""
+
+    dialect = SQLITE
 
     def __init__(self, path: Path | str, *, clock: Clock = time.time) -> None:
         self.path = Path(path)
@@ -136,9 +129,10 @@ class SQLiteDatabase:
         with self._lock, storage_errors():
             return list(self._conn.execute(sql, params).fetchall())
 
-    def _count(self, sql: str, params: Sequence[Any] = ()) -> int:
-        """The value of a `SELECT COUNT(*) AS n ...` query."""
-        return int(self._query(sql, params)[0]["n"])
+    @contextmanager
+    def _writing(self) -> Iterator[None]:
+        with self._lock:
+            yield
 
     def migrate(self) -> list[int]:
         """Apply pending numbered migrations; return the versions applied now."""

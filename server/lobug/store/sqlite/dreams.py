@@ -14,8 +14,8 @@ import numpy as np
 
 from lobug.store import errors
 from lobug.store.models import DREAM, Dream, DreamChange, Fact, Vector
-from lobug.store.sqlite import audit, rows
-from lobug.store.sqlite.database import marks
+from lobug.store.sql import audit, rows
+from lobug.store.sql.dialect import marks
 from lobug.store.sqlite.episodes import SQLiteEpisodes
 from lobug.store.sqlite.facts import SQLiteFacts
 

@@ -14,8 +14,8 @@ from typing import Any
 import numpy as np
 
 from lobug.store.models import Message, Summary, Vector
-from lobug.store.sqlite import rows
-from lobug.store.sqlite.database import marks
+from lobug.store.sql import rows
+from lobug.store.sql.dialect import marks
 from lobug.store.sqlite.fulltext import fts_query
 from lobug.store.sqlite.summaries import SQLiteSummaries
 

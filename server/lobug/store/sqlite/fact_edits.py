@@ -8,8 +8,8 @@ from typing import Any
 
 from lobug.store import errors
 from lobug.store.models import Fact, FactFlags, FactQuery, NewFact, Vector
-from lobug.store.sqlite import audit, rows
-from lobug.store.sqlite.database import marks
+from lobug.store.sql import audit, rows
+from lobug.store.sql.dialect import marks
 from lobug.store.sqlite.facts import SQLiteFacts
 from lobug.store.sqlite.topics import drop_topics_holding
 
@@ -174,8 +174,7 @@ class SQLiteFactEdits(SQLiteFacts):
         )
         conn.execute(f"DELETE FROM fact_vectors WHERE fact_id IN ({marks(ids)})", list(ids))
 
-    @staticmethod
-    def _purge_rows(conn: Any, ids: Sequence[int], now: float) -> None:
+    def _purge_rows(self, conn: Any, ids: Sequence[int], now: float) -> None:
         conn.execute(
             "UPDATE facts SET content = '', subject = NULL, relation = NULL, object = NULL, "
             "time_span = NULL, purged_at = COALESCE(purged_at, ?) "
@@ -184,7 +183,7 @@ class SQLiteFactEdits(SQLiteFacts):
         )
         # A dream keeps a retired fact's vector for its undo: derived from the text, it goes.
         conn.execute(f"DELETE FROM dream_vectors WHERE fact_id IN ({marks(ids)})", list(ids))
-        audit.scrub(conn, "fact", ids)
+        audit.scrub(conn, self.dialect, "fact", ids)
 
 
 def flags_of(fact: Fact) -> dict[str, Any]:

@@ -10,9 +10,10 @@ from typing import Any
 
 from lobug.store import errors
 from lobug.store.models import EXTRACTION, AddedFact, Fact, NewFact, Vector
-from lobug.store.sqlite import audit, rows
+from lobug.store.sql import audit, rows
+from lobug.store.sql.dialect import like_pattern, marks
 from lobug.store.sqlite.audit import SQLiteAudit
-from lobug.store.sqlite.database import like_pattern, marks, vector_blob
+from lobug.store.sqlite.database import vector_blob
 
 
 class SQLiteFacts(SQLiteAudit):

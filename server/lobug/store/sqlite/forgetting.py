@@ -12,8 +12,8 @@ from typing import Any
 
 from lobug.store import errors
 from lobug.store.models import AgentCounts, Forgotten
-from lobug.store.sqlite import audit, rows
-from lobug.store.sqlite.database import marks
+from lobug.store.sql import audit, rows
+from lobug.store.sql.dialect import marks
 from lobug.store.sqlite.fact_edits import SQLiteFactEdits
 from lobug.store.sqlite.topics import drop_topics_holding
 
@@ -78,7 +78,7 @@ class SQLiteForgetting(SQLiteFactEdits):
                 if ids:
                     conn.execute("UPDATE base_memory SET stale = 1 WHERE agent_id = ?", (agent_id,))
                 forgotten = Forgotten(tuple(ids), tuple(facts), tuple(summaries))
-                audit.scrub(conn, "fact", facts)
+                audit.scrub(conn, self.dialect, "fact", facts)
                 audit.record(
                     conn, now, agent_id, actor, "forget", "messages", ids, detail=forgotten.counts()
                 )

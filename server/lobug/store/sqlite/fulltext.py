@@ -8,7 +8,7 @@ import re
 from collections.abc import Callable
 
 from lobug.store.models import Fact, FactHit, Message
-from lobug.store.sqlite import rows
+from lobug.store.sql import rows
 from lobug.store.sqlite.database import SQLiteDatabase
 from lobug.text import FUNCTION_WORDS
 

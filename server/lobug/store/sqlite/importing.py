@@ -13,7 +13,7 @@ from typing import Any
 from lobug.store.errors import ImportConflict
 from lobug.store.models import API_SOURCE, Vector
 from lobug.store.records import KINDS, AgentRecords, Imported, Record, content_key
-from lobug.store.sqlite import audit, rows
+from lobug.store.sql import audit, rows
 from lobug.store.sqlite.database import vector_blob
 from lobug.store.sqlite.export_rows import SQLiteExportRows
 

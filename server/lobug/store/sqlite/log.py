@@ -6,8 +6,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from lobug.store.models import Agent, Message, Vector
-from lobug.store.sqlite import rows
-from lobug.store.sqlite.database import SQLiteDatabase, marks, vector_blob
+from lobug.store.sql import rows
+from lobug.store.sql.dialect import marks
+from lobug.store.sqlite.database import SQLiteDatabase, vector_blob
 
 
 class SQLiteLog(SQLiteDatabase):

@@ -12,8 +12,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from lobug.store.models import Message, QueuedExchange, QueuedMessage, Vector
-from lobug.store.sqlite import rows
-from lobug.store.sqlite.database import marks, vector_blob
+from lobug.store.sql import rows
+from lobug.store.sql.dialect import marks
+from lobug.store.sqlite.database import vector_blob
 from lobug.store.sqlite.log import SQLiteLog
 
 

@@ -11,9 +11,10 @@ from typing import Any
 
 from lobug.store.errors import SourcesForgotten, StoreError
 from lobug.store.models import CASCADE, BaseMemoryVersion, Message, Summary, Vector
-from lobug.store.sqlite import audit, rows
+from lobug.store.sql import audit, rows
+from lobug.store.sql.dialect import marks
 from lobug.store.sqlite.audit import SQLiteAudit
-from lobug.store.sqlite.database import marks, vector_blob
+from lobug.store.sqlite.database import vector_blob
 
 
 def _require_rows(conn: Any, table: str, ids: list[int]) -> None:

@@ -12,8 +12,8 @@ from typing import Any
 import numpy as np
 
 from lobug.store.models import Summary, Topic, TopicDraft, Vector
-from lobug.store.sqlite import rows
-from lobug.store.sqlite.database import marks
+from lobug.store.sql import rows
+from lobug.store.sql.dialect import marks
 from lobug.store.sqlite.episodes import SQLiteEpisodes
 from lobug.store.topic_reads import TopicReads
 

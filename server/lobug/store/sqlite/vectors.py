@@ -12,8 +12,9 @@ import numpy as np
 
 from lobug.store.errors import EmbeddingMismatch
 from lobug.store.models import FactHit, ScoredFact, ScoredMessage, Vector
-from lobug.store.sqlite import rows
-from lobug.store.sqlite.database import marks, vector_blob
+from lobug.store.sql import rows
+from lobug.store.sql.dialect import marks
+from lobug.store.sqlite.database import vector_blob
 from lobug.store.sqlite.facts import SQLiteFacts
 from lobug.store.sqlite.vector_index import VectorIndex, unit_rows
 
