@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from lobug.memory.when import clock_time, zone_named
-from lobug.names import AGENT_NAME, AGENT_NAME_RULE
+from lobug.names import AGENT_NAME_RULE, is_agent_name
 
 LLM_BACKENDS = ("auto", "ollama", "openai", "embedded")
 EMBED_BACKENDS = ("local", "ollama", "openai")
@@ -192,7 +192,7 @@ class Settings:
         if not 1 <= self.hnsw_ef_search <= 1000:
             raise ConfigError("LOBUG_HNSW_EF_SEARCH must be 1 to 1000 (pgvector's range)")
         for agent in (self.agent, *self.device_agents.values()):
-            if not AGENT_NAME.fullmatch(agent):
+            if not is_agent_name(agent):
                 raise ConfigError(f"LOBUG_AGENT / LOBUG_DEVICE_AGENTS {agent!r}: {AGENT_NAME_RULE}")
 
     @property

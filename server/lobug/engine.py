@@ -33,6 +33,7 @@ from lobug.memory import search
 from lobug.memory.budget import DEFAULT_CONTEXT_TOKENS, BudgetedContext, budgeted_context
 from lobug.memory.intake import take_message
 from lobug.memory.search import SearchMode
+from lobug.names import agent_name
 from lobug.services import MemoryServices, open_memory_services
 from lobug.store.errors import BlockNotFound
 from lobug.store.models import API_SOURCE, Fact, MemoryBlock
@@ -112,8 +113,9 @@ class MemoryEngine:
         settings = settings or Settings.from_env(os.environ)
         if target is not None:
             settings = settings.with_overrides(db_path=database_path(target))
+        name = agent_name(agent or settings.agent)  # before anything is opened
         backends = Backends(chat or build_chat(settings), embedder or build_embedder(settings))
-        self._attach(open_memory_services(settings, backends), agent or settings.agent, True)
+        self._attach(open_memory_services(settings, backends), name, True)
 
     @classmethod
     def attached(cls, services: MemoryServices, agent: str) -> MemoryEngine:
@@ -124,7 +126,7 @@ class MemoryEngine:
 
     def _attach(self, services: MemoryServices, agent: str, owned: bool) -> None:
         self.services = services
-        self.agent = agent
+        self.agent = agent_name(agent)
         self._owned = owned
         self._agent = services.store.ensure_agent(agent)
 

@@ -72,7 +72,7 @@ def test_nothing_stored_breaks_later_reads(lobug: TestClient) -> None:
     assert lobug.get("/memory/agents/lobug").status_code == 200
 
 
-@pytest.mark.parametrize("name", ["a/b", "alex\n", "", "x" * 65, "two words"])
+@pytest.mark.parametrize("name", ["a/b", "alex\n", "", "x" * 65, "two words", ".", ".."])
 def test_agent_names_follow_one_rule_everywhere(client: TestClient, name: str) -> None:
     created = client.post("/memory/agents", json={"name": name})
     assert (created.status_code, created.json()["error"]) == (422, "invalid_agent")

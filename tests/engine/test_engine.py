@@ -13,6 +13,7 @@ import pytest
 from lobug import AsyncMemoryEngine, MemoryEngine
 from lobug.config import Settings
 from lobug.engine import database_path
+from lobug.names import InvalidAgentName
 from lobug.store.errors import FactNotCurrent
 from lobug.store.models import FactFlags
 from lobug.tokens import estimate_tokens
@@ -39,6 +40,16 @@ def test_database_is_a_path_or_a_sqlite_url(tmp_path: Path) -> None:
     assert database_path(f"sqlite:///{tmp_path}/b.db") == tmp_path / "b.db"
     with pytest.raises(ValueError, match="SQLite"):
         database_path("redis://localhost/0")
+
+
+@pytest.mark.parametrize("name", ["a/b", "..", ".", "", "x" * 65])
+def test_an_agent_name_breaking_the_rule_opens_nothing(tmp_path: Path, name: str) -> None:
+    settings = Settings(db_path=tmp_path / "unused.db")
+    with pytest.raises(InvalidAgentName, match="not dots alone"):
+        MemoryEngine(
+            tmp_path / "x.db", agent=name or "a b", embedder=FakeEmbedder(), settings=settings
+        )
+    assert not (tmp_path / "x.db").exists()
 
 
 def test_saved_facts_are_found_updated_and_forgotten(engine: MemoryEngine) -> None:

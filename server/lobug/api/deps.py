@@ -13,7 +13,7 @@ from fastapi import Depends, Header, Request
 
 from lobug.api.auth import ADMIN, caller_role
 from lobug.api.errors import ApiError
-from lobug.names import AGENT_NAME, AGENT_NAME_RULE, DEVICE_ID, DEVICE_ID_RULE
+from lobug.names import AGENT_NAME_RULE, DEVICE_ID, DEVICE_ID_RULE, is_agent_name
 from lobug.services import MemoryServices, Services
 from lobug.store.models import INTERNAL_SOURCES, Agent
 
@@ -80,7 +80,7 @@ def require_agent(svc: MemoryServices, name: str) -> Agent:
 
 async def path_agent(agent_name: str, svc: MemoryDep) -> Agent:
     """The agent named by the `{agent_name}` path parameter."""
-    if not AGENT_NAME.fullmatch(agent_name):
+    if not is_agent_name(agent_name):
         raise ApiError(422, "invalid_agent", AGENT_NAME_RULE)
     return await asyncio.to_thread(require_agent, svc, agent_name)
 

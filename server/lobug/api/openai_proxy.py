@@ -35,7 +35,7 @@ from lobug.api.streaming import ClosingStreamingResponse, blocking_stream, start
 from lobug.backends.base import BackendError, ChatMessage
 from lobug.client.messages import content_text
 from lobug.memory.work_queue import StreamedExchange
-from lobug.names import AGENT_NAME, AGENT_NAME_RULE
+from lobug.names import AGENT_NAME_RULE, is_agent_name
 from lobug.proxy import MemoryProxy, ProxyRequest, ProxyRequestError, user_query
 
 router = APIRouter(prefix="/v1")
@@ -173,7 +173,7 @@ def agent_of(header: str | None, user: str | None, default: str) -> str:
     """The memory namespace: the `X-Agent` header, else the request's `user`, else the
     server's default agent."""
     agent = header or user or default
-    if not AGENT_NAME.fullmatch(agent):
+    if not is_agent_name(agent):
         raise ApiError(422, "invalid_agent", AGENT_NAME_RULE)
     return agent
 

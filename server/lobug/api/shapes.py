@@ -10,7 +10,7 @@ from typing import Annotated, Any
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, WithJsonSchema
 from pydantic_core import PydanticCustomError
 
-from lobug.names import AGENT_NAME, AGENT_NAME_RULE
+from lobug.names import AGENT_NAME_RULE, AGENT_NAME_SCHEMA, is_agent_name
 from lobug.store.models import Agent, Message
 
 
@@ -21,7 +21,7 @@ class StrictBody(BaseModel):
 
 
 def valid_agent_name(name: str) -> str:
-    if not AGENT_NAME.fullmatch(name):
+    if not is_agent_name(name):
         raise PydanticCustomError("invalid_agent", AGENT_NAME_RULE)
     return name
 
@@ -46,7 +46,7 @@ Metadata = Annotated[dict[str, Any] | None, AfterValidator(finite_json)]
 AgentName = Annotated[
     str,
     AfterValidator(valid_agent_name),
-    WithJsonSchema({"type": "string", "pattern": f"^{AGENT_NAME.pattern}$"}),
+    WithJsonSchema(AGENT_NAME_SCHEMA),
 ]
 
 

@@ -19,7 +19,7 @@ from pydantic import BaseModel, Field
 from lobug.api.deps import ADMIN_RESPONSES, AdminOnly, MemoryDep, PathAgent
 from lobug.api.errors import ApiError, documented
 from lobug.memory import transfer
-from lobug.names import AGENT_NAME, AGENT_NAME_RULE
+from lobug.names import AGENT_NAME_MAX, AGENT_NAME_RULE, AGENT_NAME_SCHEMA
 from lobug.services import MemoryServices
 from lobug.store.models import MANUAL, Agent
 from lobug.store.records import Imported
@@ -62,7 +62,12 @@ async def import_document(
     document: Annotated[dict[str, Any], Body(description="an export document")],
     as_agent: Annotated[
         str | None,
-        Query(alias="as", pattern=f"^{AGENT_NAME.pattern}$", description=AGENT_NAME_RULE),
+        Query(
+            alias="as",
+            pattern=AGENT_NAME_SCHEMA["pattern"],
+            max_length=AGENT_NAME_MAX,
+            description=AGENT_NAME_RULE,
+        ),
     ] = None,
     merge: bool = False,
 ) -> ImportOut:

@@ -28,7 +28,7 @@ from lobug.memory.curation import Curation
 from lobug.memory.dream import Dreamer
 from lobug.memory.search import SearchMode
 from lobug.memory.topics import TopicBuilder
-from lobug.names import AGENT_NAME, AGENT_NAME_RULE
+from lobug.names import AGENT_NAME_RULE, is_agent_name
 from lobug.services import CurationServices
 from lobug.store.engines import open_database
 from lobug.store.errors import BlockNotFound, EmbeddingMismatch
@@ -121,7 +121,7 @@ class LocalAccess:
         return [shapes.counts_out(c).model_dump() for c in self.store.agents_with_counts()]
 
     def create_agent(self, name: str) -> Json:
-        if not AGENT_NAME.fullmatch(name):
+        if not is_agent_name(name):
             raise Refused(AGENT_NAME_RULE)
         return agent_out(self.store.ensure_agent(name)).model_dump()
 

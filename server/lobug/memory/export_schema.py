@@ -15,11 +15,14 @@ from lobug.memory.transfer import (
     FIELDS,
     Spec,
 )
-from lobug.names import AGENT_NAME, DEVICE_ID
+from lobug.names import AGENT_NAME_SCHEMA, DEVICE_ID
 from lobug.store.records import FORMAT, KINDS, VERSION
 
 JSON_TYPES = {"integer", "number", "string", "boolean", "object"}
-PATTERNS = {"agent": AGENT_NAME, "device": DEVICE_ID}
+NAMES = {
+    "agent": AGENT_NAME_SCHEMA,
+    "device": {"type": "string", "pattern": f"^{DEVICE_ID.pattern}$"},
+}
 RANGES = {"positive": {"minimum": 1}, "score": {"minimum": 0, "maximum": 10}}
 
 
@@ -64,8 +67,8 @@ def value_schema(kind: str) -> dict[str, Any]:
         schema = {"$ref": "#/$defs/base_memory"}
     elif kind in ("integers", "strings"):
         schema = {"type": "array", "items": {"type": kind[:-1]}}
-    elif kind in PATTERNS:
-        schema = {"type": "string", "pattern": f"^{PATTERNS[kind].pattern}$"}
+    elif kind in NAMES:
+        schema = dict(NAMES[kind])
     elif kind in RANGES:
         schema = {"type": "integer", **RANGES[kind]}
     elif kind in JSON_TYPES:

@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from lobug.backends.base import Embedder
-from lobug.names import AGENT_NAME, AGENT_NAME_RULE, DEVICE_ID, DEVICE_ID_RULE
+from lobug.names import AGENT_NAME_RULE, DEVICE_ID, DEVICE_ID_RULE, is_agent_name
 from lobug.store.models import API_SOURCE, FACT_TYPES, TIME_SPANS, Agent, Vector, fact_type_of
 from lobug.store.protocol import Store
 from lobug.store.records import (
@@ -278,7 +278,7 @@ def is_kind(value: Any, kind: str) -> bool:
             is_integer(v, -(2**63), 2**63 - 1) or (isinstance(v, float) and math.isfinite(v))
         ),
         "string": lambda v: isinstance(v, str),
-        "agent": lambda v: isinstance(v, str) and AGENT_NAME.fullmatch(v) is not None,
+        "agent": lambda v: is_agent_name(v),
         "device": lambda v: isinstance(v, str) and DEVICE_ID.fullmatch(v) is not None,
         "boolean": lambda v: isinstance(v, bool),
         "object": lambda v: isinstance(v, dict),
@@ -355,7 +355,7 @@ def renamed(agents: list[AgentRecords], name: str | None) -> list[AgentRecords]:
         return agents
     if len(agents) != 1:
         raise InvalidExport("$.agents", f"holds {len(agents)} agents; --as needs exactly one")
-    if not AGENT_NAME.fullmatch(name):
+    if not is_agent_name(name):
         raise InvalidExport("--as", AGENT_NAME_RULE)
     agent = agents[0]
     return [
