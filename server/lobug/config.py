@@ -13,7 +13,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from lobug.memory.when import clock_time, zone_named
+from lobug.clock import clock_time, zone_named
 from lobug.names import AGENT_NAME_RULE, is_agent_name
 
 LLM_BACKENDS = ("auto", "ollama", "openai", "embedded")

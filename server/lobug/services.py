@@ -18,13 +18,13 @@ from lobug.backends import (
     build_stt,
     build_tts,
 )
+from lobug.clock import clock_time
 from lobug.config import Settings
 from lobug.maintenance import Task, one_process_at_a_time
 from lobug.memory.curation import Curation
 from lobug.memory.dream import Dreamer
 from lobug.memory.manager import MemoryManager
 from lobug.memory.topics import TopicBuilder
-from lobug.memory.when import clock_time
 from lobug.memory.work_queue import MemoryWork, reembed_messages
 from lobug.store.engines import open_database, redacted
 from lobug.store.errors import EmbeddingMismatch

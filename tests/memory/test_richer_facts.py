@@ -11,13 +11,14 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from lobug.api.facts import FactTypeName
+from lobug.clock import local_time
 from lobug.config import MemoryConfig
 from lobug.memory.budget import budgeted_context
 from lobug.memory.commitments import asks_about_commitments
 from lobug.memory.disclosure import disclosed_type, self_disclosures
 from lobug.memory.extraction import validate_facts
 from lobug.memory.manager import MemoryManager
-from lobug.memory.when import due_time, local_time
+from lobug.memory.when import due_time
 from lobug.store.models import FACT_TYPES, NewFact, fact_type_of
 from lobug.store.protocol import Store
 from tests.fakes import FakeChat, FakeEmbedder

@@ -7,7 +7,8 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from lobug.memory.when import span_text, time_text, time_window
+from lobug.clock import span_text, time_text
+from lobug.memory.when import time_window
 
 BERLIN = ZoneInfo("Europe/Berlin")
 NOW = datetime(2024, 3, 13, 10, 30, tzinfo=BERLIN)

@@ -12,9 +12,9 @@ from __future__ import annotations
 import bisect
 from collections import defaultdict
 from collections.abc import Iterable
-from datetime import UTC, datetime
 from pathlib import Path
 
+from lobug.clock import utc_day, utc_text
 from lobug.store.models import FACT_TYPES
 from lobug.store.records import AgentRecords, Record
 
@@ -37,14 +37,6 @@ def write_markdown(agent: AgentRecords, directory: Path) -> list[Path]:
         path.write_text(text, encoding="utf-8")
         written.append(path)
     return written
-
-
-def when(timestamp: float) -> str:
-    return datetime.fromtimestamp(timestamp, UTC).strftime("%Y-%m-%d %H:%M:%S")
-
-
-def day_of(timestamp: float) -> str:
-    return datetime.fromtimestamp(timestamp, UTC).strftime("%Y-%m-%d")
 
 
 def one_line(text: str | None) -> str:
@@ -96,14 +88,13 @@ def facts_of_type(agent: AgentRecords, fact_type: str) -> str:
 
 def history_line(fact: Record) -> str:
     if fact["purged_at"] is not None:
-        return f"- #{fact['id']}: purged {when(fact['purged_at'])}"
+        return f"- #{fact['id']}: purged {utc_text(fact['purged_at'])}"
     if fact["forgotten_at"] is not None:
-        return (
-            f"- {one_line(fact['content'])} (#{fact['id']}, forgotten {when(fact['forgotten_at'])})"
-        )
+        forgotten = utc_text(fact["forgotten_at"])
+        return f"- {one_line(fact['content'])} (#{fact['id']}, forgotten {forgotten})"
     return (
         f"- {one_line(fact['content'])} (#{fact['id']}, superseded by "
-        f"#{fact['superseded_by']} {when(fact['invalidated_at'])})"
+        f"#{fact['superseded_by']} {utc_text(fact['invalidated_at'])})"
     )
 
 
@@ -113,7 +104,7 @@ def days(agent: AgentRecords) -> dict[str, str]:
     ids: list[int] = []
     message_days: list[str] = []
     for message in sorted(agent.of("messages"), key=lambda m: int(m["id"])):
-        day = day_of(message["created_at"])
+        day = utc_day(message["created_at"])
         by_day[day][message["device_id"]].append(message)
         ids.append(message["id"])
         message_days.append(day)
@@ -133,7 +124,7 @@ def day_page(
     for device in sorted(devices):
         lines += ["", f"## Device {device}", ""]
         for message in devices[device]:
-            time_of_day = when(message["created_at"])[11:]
+            time_of_day = utc_text(message["created_at"])[11:]
             lines.append(f"- {time_of_day} **{message['role']}**: {one_line(message['content'])}")
     if summaries:
         lines += ["", "## Summaries", ""]
@@ -152,7 +143,7 @@ def audit_log(agent: AgentRecords) -> str:
         ids = ", ".join(str(i) for i in entry["target_ids"])
         after = one_line(entry["after"]).replace("|", "\\|")
         lines.append(
-            f"| {when(entry['at'])} | {entry['actor']} | {entry['action']} | "
+            f"| {utc_text(entry['at'])} | {entry['actor']} | {entry['action']} | "
             f"{entry['target']} | {ids} | {after} |"
         )
     return "\n".join(lines) + "\n"

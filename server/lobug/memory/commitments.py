@@ -14,7 +14,7 @@ import re
 from collections.abc import Sequence
 from datetime import tzinfo
 
-from lobug.memory.when import local_time
+from lobug.clock import local_time
 from lobug.store.models import Fact, FactQuery, ScoredFact
 from lobug.store.protocol import Store
 

@@ -9,9 +9,9 @@ from dataclasses import dataclass, field, replace
 from datetime import tzinfo
 
 from lobug.backends.base import ChatMessage
+from lobug.clock import span_text, time_text
 from lobug.memory import commitments
 from lobug.memory.skills import Skill, skill_section
-from lobug.memory.when import span_text, time_text
 from lobug.store.models import ScoredFact, ScoredMessage, Summary, Vector
 from lobug.tokens import estimate_tokens, truncate_to_tokens
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from lobug.backends.base import ChatBackend, Embedder, Vector
+from lobug.clock import local_time, zone_named
 from lobug.config import MemoryConfig
 from lobug.memory import commitments, episodes, prompts, search
 from lobug.memory.context import MemoryContext, within
@@ -28,7 +29,6 @@ from lobug.memory.quality import (
     user_words,
 )
 from lobug.memory.skills import SkillLibrary, load_skills
-from lobug.memory.when import local_time, zone_named
 from lobug.quality import text_problem
 from lobug.reply_guard import is_learnable, language_rule, with_rule
 from lobug.store.errors import SourcesForgotten

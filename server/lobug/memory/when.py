@@ -22,7 +22,6 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date, datetime, time, timedelta, tzinfo
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 MONTHS = (
@@ -289,41 +288,3 @@ def due_time(text: str, now: datetime) -> float | None:
         if match is not None:
             return rule(match, now).timestamp()
     return None
-
-
-def zone_named(name: str) -> tzinfo | None:
-    """The time zone `LOBUG_TIMEZONE` names; None (the machine's own) when empty. Raises
-    ValueError for a name the time zone database does not know."""
-    if not name:
-        return None
-    try:
-        return ZoneInfo(name)
-    except (ZoneInfoNotFoundError, ValueError) as exc:
-        raise ValueError(f"unknown time zone {name!r}") from exc
-
-
-def local_time(at: float, zone: tzinfo | None) -> datetime:
-    """`at` as an aware datetime in `zone` (None: the machine's time zone)."""
-    return datetime.fromtimestamp(at, zone) if zone else datetime.fromtimestamp(at).astimezone()
-
-
-def clock_time(text: str) -> time | None:
-    """ "03:30" as a time of day; None when `text` is not HH:MM."""
-    try:
-        return datetime.strptime(text.strip(), "%H:%M").time()
-    except ValueError:
-        return None
-
-
-def time_text(at: float, zone: tzinfo | None) -> str:
-    """`at` as people read it in a prompt: "Tue 2024-03-12 19:00"."""
-    return local_time(at, zone).strftime("%a %Y-%m-%d %H:%M")
-
-
-def span_text(start: float | None, end: float | None, fallback: float, zone: tzinfo | None) -> str:
-    """A span of time ("Tue 2024-03-12 19:00 to 19:45", the end's date only when it differs);
-    `fallback` alone when the span is not known."""
-    if start is None or end is None:
-        return time_text(fallback, zone)
-    first, last = time_text(start, zone), time_text(end, zone)
-    return f"{first} to {last[-5:] if first[:14] == last[:14] else last}"

@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
+from lobug.clock import Clock as Clock  # the store's modules take it from here
+
 Vector = npt.NDArray[np.float32]
-Clock = Callable[[], float]
 # What a fact is about (seed 001): who the user is, what they are like, what they like, what
 # happened, what they promised, what limits them. `DEFAULT_FACT_TYPE` for a fact of no type.
 FACT_TYPES = ("identity", "trait", "preference", "event", "commitment", "constraint")
