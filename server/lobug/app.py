@@ -1,5 +1,6 @@
-"""create_app(settings) -> FastAPI, and create_memory_app(settings) for the memory API alone.
-Nothing is read from the environment here."""
+"""create_app(settings) -> FastAPI, and create_memory_app(settings) for the memory API alone:
+one factory, `build_app`, with the device routes on or off. Nothing is read from the
+environment here."""
 
 from __future__ import annotations
 
@@ -32,7 +33,7 @@ from lobug.backends import Backends
 from lobug.config import Settings, check_exposure
 from lobug.maintenance import Maintenance
 from lobug.mcp_server import install_mcp
-from lobug.services import open_memory_services, open_services
+from lobug.services import MemoryServices, Services, open_memory_services, open_services
 from lobug.ui import install_ui
 
 log = logging.getLogger(__name__)
@@ -40,63 +41,47 @@ log = logging.getLogger(__name__)
 Lifespan = Callable[[FastAPI], AbstractAsyncContextManager[None]]
 
 
+# The memory API's routes, served under /memory by the device server and at the root by the
+# memory server; the device server adds the device, voice and /v1 routes.
+MEMORY_ROUTERS = (
+    memory.public,
+    memory.router,
+    context.router,
+    facts.router,
+    curation.router,
+    dreams.router,
+    topics.router,
+    transfer.router,
+)
+DEVICE_ROUTERS = (device.public, device.router, voice.router, openai_proxy.router)
+
+
 def create_app(settings: Settings, backends: Backends | None = None) -> FastAPI:
     """The server. `backends` replaces the configured models (tests pass fakes here).
 
     Raises ConfigError when the server would be exposed without authentication."""
-    warning = check_exposure(settings)
-    if warning:
-        log.warning("%s", warning)
-
-    @asynccontextmanager
-    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        services = await asyncio.to_thread(open_services, settings, backends)
-        app.state.services = services
-        app.state.memory = services.memory_api
-        speech_loading = asyncio.create_task(asyncio.to_thread(services.speech.load))
-        maintenance = Maintenance(services.maintenance_tasks(), settings.maintenance_interval_s)
-        app.state.maintenance = maintenance
-        maintenance.start()
-        try:
-            async with mcp_running():
-                yield
-        finally:
-            await asyncio.to_thread(maintenance.stop)
-            await speech_loading
-            await asyncio.to_thread(services.close)
-
-    app = new_app("Lo-Bug", settings, lifespan)
-    app.include_router(device.public)
-    app.include_router(device.router)
-    app.include_router(voice.router)
-    app.include_router(openai_proxy.router)
-    app.include_router(memory.public, prefix="/memory")
-    app.include_router(memory.router, prefix="/memory")
-    app.include_router(context.router, prefix="/memory")
-    app.include_router(facts.router, prefix="/memory")
-    app.include_router(curation.router, prefix="/memory")
-    app.include_router(dreams.router, prefix="/memory")
-    app.include_router(topics.router, prefix="/memory")
-    app.include_router(transfer.router, prefix="/memory")
-    install_ui(app)
-    mcp_running = install_mcp(app, settings)
-    return app
+    return build_app(settings, backends, devices=True)
 
 
 def create_memory_app(settings: Settings, backends: Backends | None = None) -> FastAPI:
-    """Only the memory API, at the root paths (`lobug memory-server`). Loads the embedder and
-    the chat model (it learns from the messages posted), no speech model; `backends`
-    replaces them (tests pass fakes here).
+    """Only the memory API, at the root paths (`lobug memory-server`): the same app with the
+    device routes off. Loads the embedder and the chat model (it learns from the messages
+    posted), no speech model; `backends` replaces them (tests pass fakes here).
 
     Raises ConfigError when the server would be exposed without authentication."""
+    return build_app(settings, backends, devices=False)
+
+
+def build_app(settings: Settings, backends: Backends | None, *, devices: bool) -> FastAPI:
     warning = check_exposure(settings)
     if warning:
         log.warning("%s", warning)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        services = await asyncio.to_thread(open_memory_services, settings, backends)
-        app.state.memory = services
+        services = await asyncio.to_thread(open_app_services, app, settings, backends, devices)
+        speech = services.speech if isinstance(services, Services) else None
+        loading = asyncio.create_task(asyncio.to_thread(speech.load)) if speech else None
         maintenance = Maintenance(services.maintenance_tasks(), settings.maintenance_interval_s)
         app.state.maintenance = maintenance
         maintenance.start()
@@ -105,20 +90,34 @@ def create_memory_app(settings: Settings, backends: Backends | None = None) -> F
                 yield
         finally:
             await asyncio.to_thread(maintenance.stop)
+            if loading is not None:
+                await loading
             await asyncio.to_thread(services.close)
 
-    app = new_app("Lo-Bug memory", settings, lifespan)
-    app.include_router(memory.public)
-    app.include_router(memory.router)
-    app.include_router(context.router)
-    app.include_router(facts.router)
-    app.include_router(curation.router)
-    app.include_router(dreams.router)
-    app.include_router(topics.router)
-    app.include_router(transfer.router)
+    app = new_app("Lo-Bug" if devices else "Lo-Bug memory", settings, lifespan)
+    prefix = "/memory" if devices else ""
+    for router in DEVICE_ROUTERS if devices else ():
+        app.include_router(router)
+    for router in MEMORY_ROUTERS:
+        app.include_router(router, prefix=prefix)
     install_ui(app)
     mcp_running = install_mcp(app, settings)
     return app
+
+
+def open_app_services(
+    app: FastAPI, settings: Settings, backends: Backends | None, devices: bool
+) -> Services | MemoryServices:
+    """The device server's services (with the memory API's inside) or the memory API's
+    alone, put where the routes find them."""
+    if devices:
+        services = open_services(settings, backends)
+        app.state.services = services
+        app.state.memory = services.memory_api
+        return services
+    memory_services = open_memory_services(settings, backends)
+    app.state.memory = memory_services
+    return memory_services
 
 
 def body_limits(settings: Settings) -> Callable[[str], int]:

@@ -133,7 +133,7 @@ class VoiceReply:
 
 @dataclass
 class StreamedVoice:
-    """A turn whose audio is produced sentence by sentence; see `Voice.start_streaming`."""
+    """A turn whose audio is produced sentence by sentence; see `Voice.answer_streaming`."""
 
     turn_id: str
     transcription: str
@@ -178,31 +178,41 @@ class Voice:
             return VoiceReply(
                 transcript.text, "ignore", "", ignored_because=reason, timings_ms=timings
             )
-        turn = self._said_whole(device_id, transcript.text, abandoned)
+        turn, pcm = self._said_whole(device_id, transcript.text, abandoned, timings)
         timings.update(turn.timings_ms)
         wav = b""
         if turn.action == "respond":
             started = time.perf_counter()
-            pcm = np.concatenate([np.zeros(0, dtype=np.int16), *self.synthesize(turn.response)])
-            timings["tts"] = _ms_since(started)
-            started = time.perf_counter()
-            wav = encode_wav(pcm, self.output_rate)
+            wav = encode_wav(np.concatenate([np.zeros(0, dtype=np.int16), *pcm]), self.output_rate)
             timings["encode"] = _ms_since(started)
         return VoiceReply(
             transcript.text, turn.action, turn.response, wav, turn=turn, timings_ms=timings
         )
 
-    def _said_whole(self, device_id: str, text: str, abandoned: AbandonCheck | None) -> Turn:
-        """The turn's answer as the streamed path says it (each sentence checked by the reply
-        guard), stored when the model has written the sentences a voice turn may say: it
-        stops there rather than at its token cap."""
+    def _said_whole(
+        self,
+        device_id: str,
+        text: str,
+        abandoned: AbandonCheck | None,
+        timings: dict[str, float],
+    ) -> tuple[Turn, list[np.ndarray]]:
+        """The turn's answer said as the streamed path says it: each sentence checked by the
+        reply guard, then synthesized as it comes (`tts` is their sum). Stored when the model
+        has written the sentences a voice turn may say: it stops there rather than at its
+        token cap."""
+        pcm: list[np.ndarray] = []
+        synthesis = 0.0
         with self.assistant.reply_streaming(
             device_id, text, agency=True, abandoned=abandoned, spoken=self.spoken
         ) as streaming:
-            for _sentence in self._checked_sentences(streaming):
-                pass
+            for sentence in self._checked_sentences(streaming):
+                started = time.perf_counter()
+                pcm.extend(self.synthesize(sentence))
+                synthesis += _ms_since(started)
         assert streaming.turn is not None  # stored on leaving the block, or it raised
-        return streaming.turn
+        if pcm:
+            timings["tts"] = synthesis
+        return streaming.turn, pcm
 
     def transcribe(self, audio: Audio, timings: dict[str, float]) -> Transcript:
         stt, _ = self.speech.require()
@@ -233,17 +243,6 @@ class Voice:
             self.assistant.prime(device_id, agency=True, spoken=self.spoken, heard=heard)
         except Exception:
             log.debug("priming the prompt of %s failed", device_id, exc_info=True)
-
-    def start_streaming(
-        self,
-        device_id: str,
-        audio: Audio,
-        timings: dict[str, float],
-        abandoned: AbandonCheck | None = None,
-    ) -> StreamedVoice:
-        """Hear the recording and start the answer; the audio comes from `stream_audio`."""
-        transcript = self.transcribe(audio, timings)
-        return self.answer_streaming(device_id, transcript, audio.seconds, timings, abandoned)
 
     def answer_streaming(
         self,

@@ -19,6 +19,7 @@ from lobug.audio import encode_wav, parse_wav
 from lobug.backends import Backends
 from lobug.config import Settings
 from lobug.store.sqlite.engine import SQLiteStore
+from lobug.voice import StreamedVoice, Voice
 from tests.fakes import FakeChat, FakeEmbedder, FakeSTT, FakeTTS, unreachable
 from tests.live import LiveServer
 from tests.polling import eventually, memory_work_done
@@ -294,7 +295,7 @@ def test_first_audio_leaves_before_the_reply_is_generated(
     fake_chat.enqueue(reply)
     voice = voice_client.app.state.services.voice  # type: ignore[attr-defined]
     audio = parse_wav(speech_wav())
-    streamed = voice.start_streaming("default", audio, {})
+    streamed = voice.answer_streaming("default", voice.transcribe(audio, {}), audio.seconds, {})
     chunks = voice.stream_audio(streamed)
     assert next(chunks)[:4] == b"RIFF"
     first_pcm = next(chunks)
@@ -310,7 +311,7 @@ def test_device_can_talk_again_after_an_abandoned_stream(
 ) -> None:
     fake_chat.enqueue("A long answer. With sentences. Many of them.")
     voice = voice_client.app.state.services.voice  # type: ignore[attr-defined]
-    streamed = voice.start_streaming("default", parse_wav(speech_wav()), {})
+    streamed = started_stream(voice)
     chunks = voice.stream_audio(streamed)
     for _ in range(chunks_heard):
         next(chunks)
@@ -327,7 +328,7 @@ def test_a_stream_closed_before_it_started_still_frees_the_device(
     voice_client: TestClient, fake_chat: FakeChat
 ) -> None:
     voice = voice_client.app.state.services.voice  # type: ignore[attr-defined]
-    streamed = voice.start_streaming("default", parse_wav(speech_wav()), {})
+    streamed = started_stream(voice)
     voice.stream_audio(streamed).close()  # never stepped: its own finally never runs
     voice.finish_stream(streamed)
     assert voice_client.post("/chat/text", json={"text": "still there?"}).status_code == 200
@@ -503,3 +504,9 @@ def test_a_broken_raw_wav_stream_gets_a_clear_error(voice_client: TestClient) ->
     )
     assert response.status_code in (400, 415, 422)
     assert response.json()["error"]
+
+
+def started_stream(voice: Voice) -> StreamedVoice:
+    """A streamed answer to the test recording, as the upload route starts one."""
+    audio = parse_wav(speech_wav())
+    return voice.answer_streaming("default", voice.transcribe(audio, {}), audio.seconds, {})
