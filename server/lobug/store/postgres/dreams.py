@@ -14,8 +14,9 @@ import numpy as np
 
 from lobug.store import errors
 from lobug.store.models import DREAM, Dream, DreamChange, Fact, Vector
+from lobug.store.postgres.database import FACT_LOCK
 from lobug.store.postgres.episodes import PostgresEpisodes
-from lobug.store.postgres.facts import FACT_LOCK, PostgresFacts
+from lobug.store.postgres.facts import PostgresFacts
 from lobug.store.sql import audit, rows
 
 

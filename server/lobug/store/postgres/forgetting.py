@@ -12,8 +12,8 @@ from typing import Any
 
 from lobug.store import errors
 from lobug.store.models import AgentCounts, Forgotten
+from lobug.store.postgres.database import FACT_LOCK
 from lobug.store.postgres.fact_edits import PostgresFactEdits
-from lobug.store.postgres.facts import FACT_LOCK
 from lobug.store.postgres.topics import drop_topics_holding
 from lobug.store.sql import audit, rows
 

@@ -1,128 +1,43 @@
-"""Facts with history: a superseded fact is invalidated and linked to its successor, never
-deleted. Current facts have a row in `fact_vectors`, mirrored by the in-memory index. Every
-fact written is recorded in the audit log."""
+"""SQLite's part of the facts: current facts mirrored in the in-memory `VectorIndex` (a near
+duplicate is found there, under the store lock), vectors stored as float32 blobs, and the bulk
+insert of benchmarks and imports."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from typing import Any
 
-from lobug.store import errors
-from lobug.store.models import EXTRACTION, AddedFact, Fact, NewFact, Vector
-from lobug.store.sql import audit, rows
-from lobug.store.sql.dialect import like_pattern, marks
+from lobug.store.models import NewFact, Vector
+from lobug.store.sql.facts import SqlFacts
 from lobug.store.sqlite.audit import SQLiteAudit
 from lobug.store.sqlite.database import vector_blob
 
 
-class SQLiteFacts(SQLiteAudit):
-    def add_fact(
-        self, agent: str, fact: NewFact, vector: Vector, *, actor: str = EXTRACTION
-    ) -> Fact:
-        """Insert a current fact with its vector."""
-        index = self._require_index()
-        agent_id = self.agent_id(agent)
-        with self._lock:
-            with self._transaction() as conn:
-                now = self._clock()
-                fact_id = self._insert_fact(conn, agent_id, fact, vector, now)
-                audit.record(
-                    conn, now, agent_id, actor, "create", "fact", [fact_id], after=fact.content
-                )
-            index.add(agent_id, fact_id, vector)
-        return self.get_fact(fact_id)
+class SQLiteFacts(SqlFacts, SQLiteAudit):
+    def _require_vectors(self) -> None:
+        self._require_index()
 
-    def add_fact_superseding_duplicate(
+    def _vector_value(self, vector: Vector) -> Any:
+        return vector_blob(vector)
+
+    def _near_duplicates(
+        self, conn: Any, agent_id: int, vector: Vector, duplicate_distance: float
+    ) -> tuple[int, ...]:
+        """Exact, from the in-memory index (the store lock is held)."""
+        nearest = self._require_index().search(agent_id, vector, 1)
+        return tuple(i for i, sim in nearest if 1.0 - sim < duplicate_distance)
+
+    def _index_facts(
         self,
-        agent: str,
-        fact: NewFact,
-        vector: Vector,
-        *,
-        duplicate_distance: float,
-        actor: str = EXTRACTION,
-    ) -> AddedFact:
-        """Insert a current fact; the nearest current fact, if closer than
-        `duplicate_distance` (cosine), becomes its history. The check and the write are one
-        step under the store's lock, so facts stored at the same time never duplicate.
-
-        Raises SourcesForgotten when the fact has source messages and all of them were
-        forgotten while it was being learned (a forgotten message leaves no fact behind)."""
+        agent_id: int,
+        added: Sequence[tuple[int, Vector]] = (),
+        removed: Sequence[int] = (),
+    ) -> None:
         index = self._require_index()
-        agent_id = self.agent_id(agent)
-        with self._lock:
-            with self._transaction() as conn:
-                self._check_sources_remain(conn, fact.source_message_ids)
-                nearest = index.search(agent_id, vector, 1)
-                superseded = tuple(i for i, sim in nearest if 1.0 - sim < duplicate_distance)
-                now = self._clock()
-                fact_id = self._insert_fact(conn, agent_id, fact, vector, now)
-                self._supersede(conn, superseded, fact_id, now)
-                audit.record(
-                    conn,
-                    now,
-                    agent_id,
-                    actor,
-                    "create",
-                    "fact",
-                    [fact_id, *superseded],
-                    after=fact.content,
-                    detail={"superseded": list(superseded)} if superseded else None,
-                )
-            for old_id in superseded:
-                index.remove(old_id)
+        for old_id in removed:
+            index.remove(old_id)
+        for fact_id, vector in added:
             index.add(agent_id, fact_id, vector)
-        return AddedFact(self.get_fact(fact_id), superseded)
-
-    @staticmethod
-    def _check_sources_remain(conn: Any, source_ids: Sequence[int]) -> None:
-        if not source_ids:
-            return
-        found = conn.execute(
-            f"SELECT COUNT(*) AS n FROM conversation_log WHERE id IN ({marks(source_ids)})",
-            list(source_ids),
-        ).fetchone()
-        if found["n"] == 0:
-            raise errors.SourcesForgotten("every source message of this fact was forgotten")
-
-    @staticmethod
-    def _insert_fact(conn: Any, agent_id: int, fact: NewFact, vector: Vector, now: float) -> int:
-        cursor = conn.execute(
-            "INSERT INTO facts(agent_id, content, fact_type, subject, relation, object, "
-            "time_span, confidence, source_message_ids, created_at, valid_from, origin, due_at) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (
-                agent_id,
-                fact.content,
-                fact.fact_type,
-                fact.subject,
-                fact.relation,
-                fact.object,
-                fact.time_span,
-                fact.confidence,
-                json.dumps(list(fact.source_message_ids)),
-                now,
-                now,
-                fact.origin,
-                fact.due_at,
-            ),
-        )
-        fact_id = int(cursor.lastrowid)
-        conn.execute(
-            "INSERT INTO fact_vectors(fact_id, agent_id, embedding) VALUES (?, ?, ?)",
-            (fact_id, agent_id, vector_blob(vector)),
-        )
-        return fact_id
-
-    @staticmethod
-    def _supersede(conn: Any, old_ids: Sequence[int], new_id: int, now: float) -> None:
-        for old_id in old_ids:
-            conn.execute(
-                "UPDATE facts SET invalidated_at = ?, superseded_by = ? "
-                "WHERE id = ? AND invalidated_at IS NULL",
-                (now, new_id, old_id),
-            )
-            conn.execute("DELETE FROM fact_vectors WHERE fact_id = ?", (old_id,))
 
     def add_facts_bulk(self, agent: str, new: Sequence[tuple[NewFact, Vector]]) -> None:
         """Insert many current facts at once (benchmarks, imports)."""
@@ -147,76 +62,3 @@ class SQLiteFacts(SQLiteAudit):
                 )
             for i, (_, vector) in zip(ids, new, strict=True):
                 index.add(agent_id, i, vector)
-
-    def get_fact(self, fact_id: int) -> Fact:
-        found = self._query(
-            f"SELECT {rows.FACT_COLUMNS} FROM {rows.FACTS_JOIN_AGENTS} WHERE f.id = ?",
-            (fact_id,),
-        )
-        if not found:
-            raise KeyError(fact_id)
-        return rows.fact(found[0])
-
-    def agent_fact(self, agent: str, fact_id: int) -> Fact:
-        """One of the agent's facts (any version); FactNotFound when it has none by this id."""
-        found = self._query(
-            f"SELECT {rows.FACT_COLUMNS} FROM {rows.FACTS_JOIN_AGENTS} "
-            "WHERE f.id = ? AND f.agent_id = ?",
-            (fact_id, self.agent_id(agent)),
-        )
-        if not found:
-            raise errors.FactNotFound(f"agent {agent!r} has no fact {fact_id}")
-        return rows.fact(found[0])
-
-    def facts(self, agent: str) -> list[Fact]:
-        """The agent's current facts, oldest first."""
-        return self._facts_where(agent, "AND f.invalidated_at IS NULL")
-
-    def facts_with_history(self, agent: str) -> list[Fact]:
-        """The agent's facts, superseded ones included, oldest first."""
-        return self._facts_where(agent, "")
-
-    def _facts_where(self, agent: str, condition: str) -> list[Fact]:
-        found = self._query(
-            f"SELECT {rows.FACT_COLUMNS} FROM {rows.FACTS_JOIN_AGENTS} "
-            f"WHERE f.agent_id = ? {condition} ORDER BY f.id",
-            (self.agent_id(agent),),
-        )
-        return [rows.fact(row) for row in found]
-
-    def facts_by_ids(self, ids: Sequence[int]) -> dict[int, Fact]:
-        if not ids:
-            return {}
-        found = self._query(
-            f"SELECT {rows.FACT_COLUMNS} FROM {rows.FACTS_JOIN_AGENTS} "
-            f"WHERE f.id IN ({marks(ids)})",
-            list(ids),
-        )
-        return {row["id"]: rows.fact(row) for row in found}
-
-    def fact_texts_containing(self, agent: str, words: Sequence[str]) -> list[str]:
-        """The texts of the agent's current facts holding any of `words`, in any case (ASCII
-        letters): a scan in SQLite, not a row object per fact."""
-        if not words:
-            return []
-        matches = " OR ".join(["content LIKE ? ESCAPE '\\'"] * len(words))
-        found = self._query(
-            "SELECT content FROM facts WHERE agent_id = ? AND invalidated_at IS NULL "
-            f"AND ({matches})",
-            (self.agent_id(agent), *(like_pattern(word) for word in words)),
-        )
-        return [row["content"] for row in found]
-
-    def recent_facts(self, agent: str, limit: int) -> list[Fact]:
-        found = self._query(
-            f"SELECT {rows.FACT_COLUMNS} FROM {rows.FACTS_JOIN_AGENTS} "
-            "WHERE f.agent_id = ? AND f.invalidated_at IS NULL ORDER BY f.id DESC LIMIT ?",
-            (self.agent_id(agent), limit),
-        )
-        return [rows.fact(row) for row in found]
-
-    def count_facts(self, agent: str) -> int:
-        return self._count(
-            "SELECT COUNT(*) AS n FROM facts WHERE agent_id = ? AND invalidated_at IS NULL",
-            (self.agent_id(agent),),
-        )
