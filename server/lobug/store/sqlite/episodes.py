@@ -1,5 +1,4 @@
-"""Episodes: summaries with the span of time they cover, found by their words (FTS5 BM25),
-their embedding or their dates; and the messages of a span of time.
+"""SQLite's part of the episodes: found by their words (FTS5 BM25) or their embedding.
 
 An agent has one episode per 20 messages or so, so their vectors are compared by an exact
 scan of a matrix kept in memory per agent: reloaded when the agent's episodes change (their
@@ -13,9 +12,10 @@ from typing import Any
 
 import numpy as np
 
-from lobug.store.models import Message, Summary, Vector
+from lobug.store.models import Summary, Vector
 from lobug.store.sql import rows
 from lobug.store.sql.dialect import marks
+from lobug.store.sql.episodes import SqlEpisodes
 from lobug.store.sqlite.fulltext import fts_query
 from lobug.store.sqlite.summaries import SQLiteSummaries
 
@@ -23,7 +23,7 @@ from lobug.store.sqlite.summaries import SQLiteSummaries
 EpisodeMatrix = tuple[tuple[int, int, str], Any, Vector]
 
 
-class SQLiteEpisodes(SQLiteSummaries):
+class SQLiteEpisodes(SqlEpisodes, SQLiteSummaries):
     def __init__(self, path: Path | str, **kwargs: Any) -> None:
         self._episode_matrices: dict[int, EpisodeMatrix] = {}
         super().__init__(path, **kwargs)
@@ -80,21 +80,3 @@ class SQLiteEpisodes(SQLiteSummaries):
         )
         by_id = {row["id"]: rows.summary(agent, row) for row in found}
         return [(by_id[int(ids[i])], float(scores[i])) for i in best if int(ids[i]) in by_id]
-
-    def summaries_between(self, agent: str, start: float, end: float, k: int) -> list[Summary]:
-        """The agent's episodes that overlap [start, end), oldest first, at most `k`."""
-        found = self._query(
-            f"SELECT {rows.SUMMARY_COLUMNS} FROM summaries WHERE agent_id = ? "
-            "AND ended_at >= ? AND started_at < ? ORDER BY started_at, id LIMIT ?",
-            (self.agent_id(agent), start, end, k),
-        )
-        return [rows.summary(agent, row) for row in found]
-
-    def messages_between(self, agent: str, start: float, end: float, k: int) -> list[Message]:
-        """The agent's messages said in [start, end), oldest first, at most `k`."""
-        found = self._query(
-            f"SELECT {rows.MESSAGE_COLUMNS} FROM conversation_log WHERE agent_id = ? "
-            "AND created_at >= ? AND created_at < ? ORDER BY created_at, id LIMIT ?",
-            (self.agent_id(agent), start, end, k),
-        )
-        return [rows.message(agent, row) for row in found]
