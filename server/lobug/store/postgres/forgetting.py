@@ -13,9 +13,10 @@ from typing import Any
 from lobug.store import errors
 from lobug.store.models import AgentCounts, Forgotten
 from lobug.store.postgres.database import FACT_LOCK
-from lobug.store.postgres.fact_edits import PostgresFactEdits
+from lobug.store.postgres.facts import PostgresFacts
 from lobug.store.postgres.topics import drop_topics_holding
 from lobug.store.sql import audit, rows
+from lobug.store.sql.fact_edits import SqlFactEdits
 
 # Tables keyed by agent_id, emptied for a deleted agent (children before parents).
 # Their vectors go with dreams and summaries (ON DELETE CASCADE).
@@ -30,7 +31,7 @@ AGENT_TABLES = (
 )
 
 
-class PostgresForgetting(PostgresFactEdits):
+class PostgresForgetting(SqlFactEdits, PostgresFacts):
     def span_message_ids(
         self, agent: str, device: str | None, since: float | None, until: float | None
     ) -> list[int]:

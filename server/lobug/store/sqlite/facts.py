@@ -33,6 +33,8 @@ class SQLiteFacts(SqlFacts, SQLiteAudit):
         added: Sequence[tuple[int, Vector]] = (),
         removed: Sequence[int] = (),
     ) -> None:
+        if not added and not removed:
+            return
         index = self._require_index()
         for old_id in removed:
             index.remove(old_id)

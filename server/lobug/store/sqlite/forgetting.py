@@ -14,7 +14,8 @@ from lobug.store import errors
 from lobug.store.models import AgentCounts, Forgotten
 from lobug.store.sql import audit, rows
 from lobug.store.sql.dialect import marks
-from lobug.store.sqlite.fact_edits import SQLiteFactEdits
+from lobug.store.sql.fact_edits import SqlFactEdits
+from lobug.store.sqlite.facts import SQLiteFacts
 from lobug.store.sqlite.topics import drop_topics_holding
 
 # Tables keyed by agent_id, emptied for a deleted agent (children before parents).
@@ -29,7 +30,7 @@ AGENT_TABLES = (
 )
 
 
-class SQLiteForgetting(SQLiteFactEdits):
+class SQLiteForgetting(SqlFactEdits, SQLiteFacts):
     def span_message_ids(
         self, agent: str, device: str | None, since: float | None, until: float | None
     ) -> list[int]:

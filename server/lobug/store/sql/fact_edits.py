@@ -8,16 +8,17 @@ from typing import Any
 
 from lobug.store import errors
 from lobug.store.models import Fact, FactFlags, FactQuery, NewFact, Vector
-from lobug.store.postgres.facts import PostgresFacts
-from lobug.store.postgres.topics import drop_topics_holding
 from lobug.store.sql import audit, rows
+from lobug.store.sql.dialect import marks
+from lobug.store.sql.facts import SqlFacts
+from lobug.store.sqlite.topics import drop_topics_holding
 
 # Every version linked to a fact through `superseded_by`, in either direction.
 CHAIN_SQL = """
 WITH RECURSIVE
-  older(id) AS (SELECT %s::bigint
+  older(id) AS (SELECT CAST(? AS BIGINT)
                 UNION SELECT f.id FROM facts f JOIN older o ON f.superseded_by = o.id),
-  newer(id) AS (SELECT %s::bigint
+  newer(id) AS (SELECT CAST(? AS BIGINT)
                 UNION SELECT f.superseded_by FROM facts f JOIN newer n ON f.id = n.id
                 WHERE f.superseded_by IS NOT NULL)
 SELECT id FROM older UNION SELECT id FROM newer
@@ -29,26 +30,26 @@ def _query_condition(query: FactQuery) -> tuple[str, list[Any]]:
     if not query.include_history:
         condition += " AND f.invalidated_at IS NULL"
     if query.fact_type is not None:
-        condition += " AND f.fact_type = %s"
+        condition += " AND f.fact_type = ?"
         params.append(query.fact_type)
     if query.pinned is not None:
-        condition += " AND f.pinned = %s"
+        condition += " AND f.pinned = ?"
         params.append(int(query.pinned))
     return condition, params
 
 
-class PostgresFactEdits(PostgresFacts):
+class SqlFactEdits(SqlFacts):
     def list_facts(self, agent: str, query: FactQuery) -> tuple[list[Fact], int]:
         """One page of the agent's facts (newest first) and how many match in all."""
         condition, params = _query_condition(query)
         agent_id = self.agent_id(agent)
         found = self._query(
             f"SELECT {rows.FACT_COLUMNS} FROM {rows.FACTS_JOIN_AGENTS} "
-            f"WHERE f.agent_id = %s {condition} ORDER BY f.id DESC LIMIT %s OFFSET %s",
+            f"WHERE f.agent_id = ? {condition} ORDER BY f.id DESC LIMIT ? OFFSET ?",
             (agent_id, *params, query.limit, query.offset),
         )
         total = self._count(
-            f"SELECT COUNT(*) AS n FROM facts f WHERE f.agent_id = %s {condition}",
+            f"SELECT COUNT(*) AS n FROM facts f WHERE f.agent_id = ? {condition}",
             (agent_id, *params),
         )
         return [rows.fact(row) for row in found], total
@@ -56,7 +57,7 @@ class PostgresFactEdits(PostgresFacts):
     def pinned_facts(self, agent: str) -> list[Fact]:
         """The agent's current pinned facts, newest first."""
         found = self._query(
-            f"SELECT {rows.FACT_COLUMNS} FROM {rows.FACTS_JOIN_AGENTS} WHERE f.agent_id = %s "
+            f"SELECT {rows.FACT_COLUMNS} FROM {rows.FACTS_JOIN_AGENTS} WHERE f.agent_id = ? "
             "AND f.pinned = 1 AND f.invalidated_at IS NULL ORDER BY f.id DESC",
             (self.agent_id(agent),),
         )
@@ -73,27 +74,30 @@ class PostgresFactEdits(PostgresFacts):
     ) -> Fact:
         """Store `fact` as the new version of the current fact `fact_id` (its pin and score
         carry over); FactNotCurrent when that fact was superseded or forgotten."""
+        self._require_vectors()
         agent_id = self.agent_id(agent)
-        with self._transaction() as conn:
-            old = self._lock_current_fact(conn, agent, fact_id)
-            now = self._clock()
-            new_id = self._insert_fact(conn, agent_id, fact, vector, now)
-            conn.execute(
-                "UPDATE facts SET pinned = %s, user_score = %s WHERE id = %s",
-                (int(old.pinned), old.user_score, new_id),
-            )
-            self._supersede(conn, [fact_id], new_id, now)
-            audit.record(
-                conn,
-                now,
-                agent_id,
-                actor,
-                "correct",
-                "fact",
-                [fact_id, new_id],
-                before=old.content,
-                after=fact.content,
-            )
+        with self._writing():
+            with self._transaction() as conn:
+                old = self._lock_current_fact(conn, agent, agent_id, fact_id)
+                now = self._clock()
+                new_id = self._insert_fact(conn, agent_id, fact, vector, now)
+                conn.execute(
+                    "UPDATE facts SET pinned = ?, user_score = ? WHERE id = ?",
+                    (int(old.pinned), old.user_score, new_id),
+                )
+                self._supersede(conn, [fact_id], new_id, now)
+                audit.record(
+                    conn,
+                    now,
+                    agent_id,
+                    actor,
+                    "correct",
+                    "fact",
+                    [fact_id, new_id],
+                    before=old.content,
+                    after=fact.content,
+                )
+            self._index_facts(agent_id, added=[(new_id, vector)], removed=[fact_id])
         return self.get_fact(new_id)
 
     def set_fact_flags(self, agent: str, fact_id: int, flags: FactFlags, *, actor: str) -> Fact:
@@ -103,10 +107,10 @@ class PostgresFactEdits(PostgresFacts):
             raise errors.StoreError("user score must be between 0 and 10")
         agent_id = self.agent_id(agent)
         with self._transaction() as conn:
-            old = self._lock_current_fact(conn, agent, fact_id)
+            old = self._lock_current_fact(conn, agent, agent_id, fact_id)
             if changes:
-                sets = ", ".join(f"{column} = %s" for column in changes)
-                conn.execute(f"UPDATE facts SET {sets} WHERE id = %s", (*changes.values(), fact_id))
+                sets = ", ".join(f"{column} = ?" for column in changes)
+                conn.execute(f"UPDATE facts SET {sets} WHERE id = ?", (*changes.values(), fact_id))
                 audit.record(
                     conn,
                     self._clock(),
@@ -126,36 +130,37 @@ class PostgresFactEdits(PostgresFacts):
         versions = self.fact_versions(agent, fact_id)
         ids = [fact.id for fact in versions]
         agent_id = self.agent_id(agent)
-        with self._transaction() as conn:
-            now = self._clock()
-            self._forget_rows(conn, ids, now)
-            drop_topics_holding(conn, "fact", ids)
-            current = [f for f in versions if f.is_current]
-            if purge:
-                self._purge_rows(conn, ids, now)
-            audit.record(
-                conn,
-                now,
-                agent_id,
-                actor,
-                "purge" if purge else "forget",
-                "fact",
-                ids,
-                before=None if purge or not current else current[0].content,
-                detail={"versions": len(ids)},
-            )
+        with self._writing():
+            with self._transaction() as conn:
+                now = self._clock()
+                self._forget_rows(conn, ids, now)
+                drop_topics_holding(conn, "fact", ids)
+                current = [f for f in versions if f.is_current]
+                if purge:
+                    self._purge_rows(conn, ids, now)
+                audit.record(
+                    conn,
+                    now,
+                    agent_id,
+                    actor,
+                    "purge" if purge else "forget",
+                    "fact",
+                    ids,
+                    before=None if purge or not current else current[0].content,
+                    detail={"versions": len(ids)},
+                )
+            self._index_facts(agent_id, removed=[f.id for f in current])
         if purge:
             self._erase_free_pages()
         return self.get_fact(fact_id)
 
-    @staticmethod
-    def _lock_current_fact(conn: Any, agent: str, fact_id: int) -> Fact:
-        """The agent's current fact `fact_id`, its row locked until the transaction ends (so
-        two processes never both correct the same version)."""
+    def _lock_current_fact(self, conn: Any, agent: str, agent_id: int, fact_id: int) -> Fact:
+        """The agent's current fact `fact_id`, its row locked until the transaction ends
+        where rows lock (so two processes never both correct the same version)."""
         found = conn.execute(
             f"SELECT {rows.FACT_COLUMNS} FROM {rows.FACTS_JOIN_AGENTS} "
-            "WHERE f.id = %s AND a.name = %s FOR UPDATE OF f",
-            (fact_id, agent),
+            f"WHERE f.id = ? AND f.agent_id = ?{self.dialect.lock_rows('f')}",
+            (fact_id, agent_id),
         ).fetchone()
         if found is None:
             raise errors.FactNotFound(f"agent {agent!r} has no fact {fact_id}")
@@ -169,21 +174,21 @@ class PostgresFactEdits(PostgresFacts):
     @staticmethod
     def _forget_rows(conn: Any, ids: Sequence[int], now: float) -> None:
         conn.execute(
-            "UPDATE facts SET forgotten_at = COALESCE(forgotten_at, %s), "
-            "invalidated_at = COALESCE(invalidated_at, %s) WHERE id = ANY(%s)",
-            (now, now, list(ids)),
+            "UPDATE facts SET forgotten_at = COALESCE(forgotten_at, ?), "
+            f"invalidated_at = COALESCE(invalidated_at, ?) WHERE id IN ({marks(ids)})",
+            (now, now, *ids),
         )
-        conn.execute("DELETE FROM fact_vectors WHERE fact_id = ANY(%s)", (list(ids),))
+        conn.execute(f"DELETE FROM fact_vectors WHERE fact_id IN ({marks(ids)})", list(ids))
 
     def _purge_rows(self, conn: Any, ids: Sequence[int], now: float) -> None:
         conn.execute(
             "UPDATE facts SET content = '', subject = NULL, relation = NULL, object = NULL, "
-            "time_span = NULL, purged_at = COALESCE(purged_at, %s) "
-            "WHERE id = ANY(%s)",
-            (now, list(ids)),
+            "time_span = NULL, purged_at = COALESCE(purged_at, ?) "
+            f"WHERE id IN ({marks(ids)})",
+            (now, *ids),
         )
         # A dream keeps a retired fact's vector for its undo: derived from the text, it goes.
-        conn.execute("DELETE FROM dream_vectors WHERE fact_id = ANY(%s)", (list(ids),))
+        conn.execute(f"DELETE FROM dream_vectors WHERE fact_id IN ({marks(ids)})", list(ids))
         audit.scrub(conn, self.dialect, "fact", ids)
 
 
