@@ -7,9 +7,13 @@ import pytest
 
 from lobug.assistant import Assistant
 from lobug.config import MemoryConfig, Settings
+from lobug.decision import Decision
 from lobug.memory.manager import MemoryManager
 from lobug.reply_guard import (
+    CUT,
     FALLBACK_REPLY,
+    GuardedReply,
+    Refusal,
     ReplyGuard,
     careful_messages,
     is_learnable,
@@ -91,7 +95,8 @@ def test_a_streamed_answer_refused_before_anything_was_said_is_replaced(
     with assistant.reply_streaming("desk", "I live in Lisbon.") as streaming:
         pieces = iter(streaming.pieces())
         next(pieces)
-        assert streaming.refuse("degenerate: a loop", "") == GOOD
+        replacement = streaming.refuse("degenerate: a loop", "")
+        assert replacement is not None and replacement.text == GOOD
     assert streaming.turn is not None and streaming.turn.response == GOOD
     assert fake_chat.abandoned_streams == 1  # the looping model was stopped
 
@@ -102,7 +107,8 @@ def test_a_streamed_answer_cut_after_good_sentences_keeps_them(
     fake_chat.enqueue(GOOD + " " + LOOP)
     with assistant.reply_streaming("desk", "I live in Lisbon.") as streaming:
         next(iter(streaming.pieces()))
-        assert streaming.refuse("degenerate: a loop", "Lisbon is lovely.") == ""
+        replacement = streaming.refuse("degenerate: a loop", "Lisbon is lovely.")
+        assert replacement is not None and replacement.guard == "cut"
     turn = streaming.turn
     assert turn is not None and turn.response == "Lisbon is lovely."
     assert turn.assistant_message is not None and turn.assistant_message.metadata == {
@@ -146,3 +152,35 @@ def test_a_chunk_is_refused_alone_or_after_what_was_said() -> None:
     assert guard.chunk_problem("", "That sounds lovely. ") is None
     assert guard.chunk_problem("", PORTUGUESE) is not None
     assert guard.chunk_problem("I see. I see. ", "I see. ") is not None
+
+
+def refusal_kept(calls: list[tuple[str, str]], replacement: Decision) -> Refusal:
+    def refused(problem: str, said: str) -> Decision:
+        calls.append((problem, said))
+        return replacement
+
+    return refused
+
+
+def test_the_guarded_loop_says_what_passes_and_stops_at_the_first_refused_piece() -> None:
+    calls: list[tuple[str, str]] = []
+    cut = Decision("respond", "That sounds lovely.", CUT, "a loop")
+    reply = GuardedReply(ReplyGuard("en"), refusal_kept(calls, cut), separator=" ")
+    said = list(reply.passed(["That sounds lovely.", "I see.", "I see.", "I see.", "Never."]))
+    assert said[0] == "That sounds lovely." and "Never." not in said
+    assert len(calls) == 1 and calls[0][1] == " ".join(said)  # what was said, as heard
+    assert reply.decision() == cut
+
+
+def test_the_guarded_loop_says_the_replacement_when_nothing_was_said() -> None:
+    calls: list[tuple[str, str]] = []
+    again = Decision("respond", GOOD, "regenerated", "wrong language")
+    reply = GuardedReply(ReplyGuard("en"), refusal_kept(calls, again))
+    assert list(reply.passed([PORTUGUESE, "never read"])) == [GOOD]
+    assert calls == [(calls[0][0], "")] and reply.decision() == again
+
+
+def test_the_guarded_loop_without_a_refusal_stores_what_was_said() -> None:
+    reply = GuardedReply(ReplyGuard("en"), refusal_kept([], Decision("ignore", "")))
+    assert "".join(reply.passed(["Fine, ", "thanks."])) == "Fine, thanks."
+    assert reply.decision() == Decision("respond", "Fine, thanks.")

@@ -33,11 +33,9 @@ from lobug.memory.spoken_curation import carry_out
 from lobug.memory.spoken_requests import recognise_memory_request
 from lobug.memory.work_queue import Exchange
 from lobug.reply_guard import (
-    CUT,
-    RETRY_MAX_TOKENS,
-    RETRY_TEMPERATURE,
+    GuardedReply,
     ReplyGuard,
-    careful_messages,
+    careful_reply,
     guard_metadata,
 )
 from lobug.spoken import SpokenLimit
@@ -138,19 +136,15 @@ class Assistant:
 
     def _careful_reply(self, prepared: PreparedTurn, abandoned: AbandonCheck | None) -> Decision:
         """The model's second answer to a turn whose first one was refused: safer settings."""
-        raw = self.chat.complete(
-            careful_messages(prepared.messages, self.settings.language),
-            max_tokens=min(RETRY_MAX_TOKENS, self.settings.llm_max_tokens),
-            temperature=RETRY_TEMPERATURE,
-            abandoned=abandoned,
+        raw = careful_reply(
+            self.chat,
+            prepared.messages,
+            self.settings.language,
+            self.settings.llm_max_tokens,
+            abandoned,
         )
         prepared.clock.lap("llm_retry")
         return parse_reply(raw)
-
-    def _second_try(
-        self, prepared: PreparedTurn, problem: str, *, abandoned: AbandonCheck | None
-    ) -> Decision:
-        return self.guard.second_try(problem, partial(self._careful_reply, prepared, abandoned))
 
     def reply_streaming(
         self,
@@ -168,8 +162,8 @@ class Assistant:
         start = partial(
             self._start_stream, text=text, agency=agency, abandoned=abandoned, spoken=spoken
         )
-        second_try = partial(self._second_try, abandoned=abandoned)
-        return StreamingTurn(self.devices.turn(device_id), start, second_try)
+        regenerate = partial(self._careful_reply, abandoned=abandoned)
+        return StreamingTurn(self.devices.turn(device_id), start, self.guard, regenerate)
 
     def _start_stream(
         self,
@@ -312,8 +306,8 @@ class PreparedTurn:
 
 
 StreamStart = Callable[[DeviceState], tuple[PreparedTurn, Iterator[str]]]
-# After a refused streamed answer: the turn's second try (or the fallback).
-SecondTry = Callable[[PreparedTurn, str], Decision]
+# After a refused streamed answer that said nothing: the turn's second answer.
+Regenerate = Callable[[PreparedTurn], Decision]
 
 
 class StreamingTurn(AbstractContextManager["StreamingTurn"]):
@@ -327,7 +321,8 @@ class StreamingTurn(AbstractContextManager["StreamingTurn"]):
         self,
         device: AbstractContextManager[DeviceState],
         start: StreamStart,
-        second_try: SecondTry,
+        guard: ReplyGuard,
+        regenerate: Regenerate,
     ) -> None:
         with ExitStack() as stack:
             state = stack.enter_context(device)
@@ -336,7 +331,8 @@ class StreamingTurn(AbstractContextManager["StreamingTurn"]):
             self._prepared.clock.lap("llm_start")  # the prompt read, the action known
             self._held = stack.pop_all()  # started: the device stays held until `close`
         self.user_message = self._prepared.user_message
-        self._second_try = second_try
+        self._guard = guard
+        self._regenerate = regenerate
         self._replacement: Decision | None = None  # set when the answer was refused
         self._said: list[str] = []
         self._open = True
@@ -358,20 +354,21 @@ class StreamingTurn(AbstractContextManager["StreamingTurn"]):
             self._said.append(piece)
             yield piece
 
-    def refuse(self, problem: str, spoken: str) -> str:
+    def guarded(self) -> GuardedReply:
+        """The reply guard's loop over this turn's sentences as they are said
+        (`GuardedReply.passed`); at a refused one, `refuse` settles what is stored."""
+        return GuardedReply(self._guard, self.refuse, separator=" ")
+
+    def refuse(self, problem: str, spoken: str) -> Decision | None:
         """The answer broke the reply guard after `spoken` (all that was said of it): stop
         the model. What was said stands, marked; when nothing was, the turn's second try (or
-        the fallback) replaces it. Returns what to say now ("" when nothing)."""
+        the fallback) replaces it. None when the turn was closed meanwhile."""
         with self._closing:
             if not self._open:
-                return ""
-            self._stop_model()
-            if spoken.strip():
-                self._replacement = Decision("respond", spoken.strip(), CUT, problem)
-                return ""
-            self._replacement = self._second_try(self._prepared, problem)
-            replacement = self._replacement
-            return replacement.text if replacement.action == "respond" else ""
+                return None
+            regenerate = partial(self._regenerate, self._prepared)
+            self._replacement = self._guard.refused(problem, spoken, self._stop_model, regenerate)
+            return self._replacement
 
     def close(self) -> Turn | None:
         """Stop the model, store what was said, free the device; the stored turn (None when

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
@@ -20,11 +20,9 @@ from lobug.memory.budget import DEFAULT_CONTEXT_TOKENS, budgeted_context
 from lobug.memory.manager import MemoryManager
 from lobug.memory.work_queue import Exchange, StreamedExchange
 from lobug.reply_guard import (
-    CUT,
-    RETRY_MAX_TOKENS,
-    RETRY_TEMPERATURE,
+    GuardedReply,
     ReplyGuard,
-    careful_messages,
+    careful_reply,
     guard_metadata,
     text_chunks,
 )
@@ -78,22 +76,6 @@ def with_memory(messages: list[ChatMessage], prompt: str) -> list[ChatMessage]:
 
 def messages_tokens(messages: list[ChatMessage]) -> int:
     return sum(estimate_tokens(m["content"]) + MESSAGE_OVERHEAD_TOKENS for m in messages)
-
-
-@dataclass
-class SentReply:
-    """What a stream has sent so far, and the reply guard's mark when it stepped in."""
-
-    chunks: list[str] = field(default_factory=list)
-    guard: str | None = None
-    problem: str | None = None
-
-    def text(self) -> str:
-        return "".join(self.chunks)
-
-    def decision(self) -> Decision:
-        """The reply as it is stored: what was sent, marked."""
-        return Decision("respond", self.text().strip(), self.guard, self.problem)
 
 
 class MemoryProxy:
@@ -162,11 +144,8 @@ class MemoryProxy:
         self, request: ProxyRequest, messages: list[ChatMessage], abandoned: AbandonCheck | None
     ) -> Decision:
         """The model's second answer after a refused one: safer settings."""
-        reply = self.chat.complete(
-            careful_messages(messages, self.guard.language),
-            max_tokens=min(RETRY_MAX_TOKENS, request.max_tokens),
-            temperature=RETRY_TEMPERATURE,
-            abandoned=abandoned,
+        reply = careful_reply(
+            self.chat, messages, self.guard.language, request.max_tokens, abandoned
         )
         return Decision("respond", reply.strip())
 
@@ -183,51 +162,29 @@ class MemoryProxy:
         A client that hangs up closes this iterator: the model stops, the part of the reply
         it was sent is stored and queued, and the maintenance pass learns from it later
         (`stored` is settled with nothing to hand over now)."""
-        sent = SentReply()
         model = self.chat.stream(
             messages, max_tokens=request.max_tokens, temperature=request.temperature
         )
+        regenerate = partial(self._careful_reply, request, messages, None)
+        sent = GuardedReply(
+            self.guard,
+            lambda problem, said: self.guard.refused(
+                problem, said, partial(_stop, model), regenerate
+            ),
+        )
         try:
-            yield from self._guarded(model, request, messages, sent)
+            yield from sent.passed(text_chunks(model))
         except GeneratorExit:
             self._keep_partial_reply(request.agent, user, sent.decision())
             stored.settle(None)
             raise
         except BackendError:
-            log.warning("a streamed reply failed after %d chunks", len(sent.chunks))
+            log.warning("a streamed reply failed after %d chunks", len(sent.said))
             stored.settle(None)
             raise
         finally:
             _stop(model)
         stored.settle(self.remember(request.agent, user, sent.decision()))
-
-    def _guarded(
-        self,
-        model: Iterator[str],
-        request: ProxyRequest,
-        messages: list[ChatMessage],
-        sent: SentReply,
-    ) -> Iterator[str]:
-        """The model's chunks that pass the guard, each added to `sent` as it is sent. At
-        the first refused one the model is stopped: what was sent stands, marked cut, or
-        when nothing was, the second try (or the fallback) is sent instead, marked."""
-        for chunk in text_chunks(model):
-            problem = self.guard.chunk_problem(sent.text(), chunk)
-            if problem is None:
-                sent.chunks.append(chunk)
-                yield chunk
-                continue
-            _stop(model)
-            if sent.text().strip():
-                sent.guard, sent.problem = CUT, problem
-                return
-            instead = self.guard.second_try(
-                problem, partial(self._careful_reply, request, messages, None)
-            )
-            sent.chunks.append(instead.text)
-            sent.guard, sent.problem = instead.guard, instead.problem
-            yield instead.text
-            return
 
     def remember(self, agent: str, user: Message, reply: Decision) -> Exchange | None:
         """Store the reply (marked when the guard stepped in) with its row in the memory-work

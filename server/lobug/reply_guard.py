@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from lobug.backends.base import ChatMessage
+from lobug.backends.base import AbandonCheck, ChatBackend, ChatMessage
 from lobug.decision import Decision
 from lobug.quality import LANGUAGE_NAMES, text_problem
 from lobug.spoken import SENTENCE_END
@@ -66,6 +66,23 @@ def careful_messages(messages: Sequence[ChatMessage], language: str) -> list[Cha
     return with_rule(messages, f"{language_rule(language)} {rule}".strip())
 
 
+def careful_reply(
+    chat: ChatBackend,
+    messages: Sequence[ChatMessage],
+    language: str,
+    max_tokens: int,
+    abandoned: AbandonCheck | None = None,
+) -> str:
+    """The model's second answer after a refused one, with safer settings: a plainer
+    instruction, a lower temperature, fewer tokens."""
+    return chat.complete(
+        careful_messages(messages, language),
+        max_tokens=min(RETRY_MAX_TOKENS, max_tokens),
+        temperature=RETRY_TEMPERATURE,
+        abandoned=abandoned,
+    )
+
+
 def text_chunks(pieces: Iterable[str]) -> Iterator[str]:
     """`pieces` regrouped to end at sentence ends (a long run without one at a space), so
     each chunk can be checked before it is sent; joined, the chunks are exactly the text."""
@@ -102,8 +119,9 @@ class ReplyGuard:
         return text_problem(text, self.language) if text.strip() else None
 
     def chunk_problem(self, said: str, chunk: str) -> str | None:
-        """Why the next streamed `chunk` must not be sent after `said`: it is refused alone,
-        or with what was said before it (a loop can span sentences)."""
+        """Why the next streamed `chunk` must not be sent after `said` (joined as they are
+        said): it is refused alone, or with what was said before it (a loop can span
+        sentences)."""
         return self.problem(chunk) or self.problem(said + chunk)
 
     def review(self, decision: Decision, regenerate: Callable[[], Decision]) -> Decision:
@@ -122,3 +140,59 @@ class ReplyGuard:
             return replace(second, guard=REGENERATED, problem=problem)
         log.warning("reply refused twice (%s, then %s); said the fallback", problem, second_problem)
         return Decision("respond", FALLBACK_REPLY, guard=FALLBACK, problem=problem)
+
+    def refused(
+        self,
+        problem: str,
+        said: str,
+        stop: Callable[[], None],
+        regenerate: Callable[[], Decision],
+    ) -> Decision:
+        """A streamed answer broke the guard after `said` (all that was said of it): stop the
+        model. What was said stands, marked cut; when nothing was, a second try (or the
+        fallback) replaces it."""
+        stop()
+        if said.strip():
+            return Decision("respond", said.strip(), CUT, problem)
+        return self.second_try(problem, regenerate)
+
+
+# What a guarded reply does when a piece breaks the guard: given the problem and what was
+# said, the decision to store instead (None: the reply was closed meanwhile, nothing to do).
+Refusal = Callable[[str, str], Decision | None]
+
+
+class GuardedReply:
+    """One reply checked piece by piece as it is said or sent: the one guarded loop of every
+    streamed path (`/v1` chunks, voice sentences, whole or streamed). Each piece passes alone
+    and after what was said before it; at the first that does not, `refusal` decides what is
+    stored instead and the loop ends, saying the replacement when nothing was said yet."""
+
+    def __init__(self, guard: ReplyGuard, refusal: Refusal, separator: str = "") -> None:
+        self.guard = guard
+        self._refusal = refusal
+        self._separator = separator  # between pieces as they are heard (" " for sentences)
+        self.said: list[str] = []
+        self.replacement: Decision | None = None  # set when the guard stepped in
+
+    def text(self) -> str:
+        return self._separator.join(self.said)
+
+    def passed(self, pieces: Iterable[str]) -> Iterator[str]:
+        """The pieces that pass, then the replacement when it is all there is to say."""
+        for piece in pieces:
+            said = self.text() + self._separator if self.said else ""
+            problem = self.guard.chunk_problem(said, piece)
+            if problem is None:
+                self.said.append(piece)
+                yield piece
+                continue
+            self.replacement = self._refusal(problem, self.text())
+            instead = self.replacement
+            if not self.said and instead is not None and instead.action == "respond":
+                yield instead.text
+            return
+
+    def decision(self) -> Decision:
+        """The reply as it is stored: the replacement, or what was said."""
+        return self.replacement or Decision("respond", self.text().strip())

@@ -288,21 +288,11 @@ class Voice:
             self.finish_stream(streamed)
 
     def _checked_sentences(self, streaming: StreamingTurn) -> Iterator[str]:
-        """The answer's sentences, each checked by the reply guard before it is spoken, alone
-        and with those before it (a loop can span sentences). At the first refused one the
-        model is stopped; what was said stands, or the turn's second try is said instead."""
-        guard = self.assistant.guard
-        spoken: list[str] = []
+        """The answer's sentences as far as a voice turn may say them, each checked by the
+        reply guard before it is spoken (`StreamingTurn.guarded`): at the first refused one
+        the model is stopped; what was said stands, or the turn's second try is said."""
         said = self.spoken.capped(streaming.pieces())
-        for sentence in sentences(said, first_clause=True):
-            problem = guard.problem(sentence) or guard.problem(" ".join([*spoken, sentence]))
-            if problem is not None:
-                instead = streaming.refuse(problem, " ".join(spoken))
-                if instead:
-                    yield instead
-                return
-            spoken.append(sentence)
-            yield sentence
+        yield from streaming.guarded().passed(sentences(said, first_clause=True))
 
     def finish_stream(self, streamed: StreamedVoice) -> None:
         """Stop the model, persist what was said and free the device; settle `stored`.
