@@ -8,6 +8,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import time as dt_time
+from typing import Any
 
 from lobug.assistant import Assistant
 from lobug.backends import (
@@ -33,6 +34,9 @@ from lobug.turn_timings import TurnTimings
 from lobug.voice import Speech, Voice
 
 log = logging.getLogger(__name__)
+
+# How old an answer of the chat backend's reachability the health checks accept.
+HEALTH_PROBE_TTL_S = 5.0
 
 
 @dataclass
@@ -63,6 +67,18 @@ class Services:
             reachable = await asyncio.to_thread(self.chat.is_available)
             self._reachable = (time.monotonic(), reachable)
         return reachable
+
+    def speech_status(self) -> dict[str, Any]:
+        """Whether speech is ready (or loading, or why not) and its models."""
+        speech = self.speech
+        return {
+            "ready": speech.ready,
+            "loading": speech.loading,
+            "error": None if speech.ready else speech.error,
+            "stt": speech.stt.model if speech.stt else None,
+            "tts": speech.tts.model if speech.tts else None,
+            "sample_rate": self.voice.output_rate if speech.ready else None,
+        }
 
     @property
     def memory_api(self) -> MemoryServices:

@@ -12,7 +12,7 @@ import pytest
 from fastapi import FastAPI, Request
 from fastapi.testclient import TestClient
 
-from lobug.api.auth import caller_role
+from lobug.web.roles import caller_role
 from lobug.api.deps import ADMIN_RESPONSES, AdminOnly
 from lobug.app import create_app, create_memory_app
 from lobug.backends import Backends

@@ -3,37 +3,18 @@ loopback, and the caller's role it records for the routes.
 
 A pure ASGI middleware, so a request without a valid token is refused before anything else
 happens to it: its body is not read, its JSON not parsed, its path not even routed. A request it
-lets through carries its role, `ADMIN` or `DEVICE`, under `ROLE_KEY` in the scope's state;
-`deps.require_admin` reads it."""
+lets through carries its role, `ADMIN` or `DEVICE` (`lobug.web.roles`), under `ROLE_KEY` in
+the scope's state; `deps.require_admin` reads it."""
 
 from __future__ import annotations
-
-import hmac
-from typing import Literal
 
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from lobug.api.errors import error_response
 from lobug.config import Settings, is_loopback
+from lobug.web.roles import ADMIN, DEVICE, ROLE_KEY, UI_PREFIX, Role, role_of_token
 
 OPEN_PATHS = frozenset({"/health", "/memory/health"})
-# The dashboard's pages check their own session cookie (`lobug.ui.sessions`): the gate lets
-# them through without a token. Nothing else is reachable that way.
-UI_PREFIX = "/ui"
-ROLE_KEY = "lobug_role"
-
-Role = Literal["admin", "device"]
-ADMIN: Role = "admin"
-DEVICE: Role = "device"
-
-
-def token_matches(presented: str, tokens: tuple[str, ...]) -> bool:
-    """Constant-time comparison against every configured token (no early exit)."""
-    matched = False
-    candidate = presented.encode()
-    for token in tokens:
-        matched |= hmac.compare_digest(candidate, token.encode())
-    return matched
 
 
 def bearer_token(scope: Scope) -> str:
@@ -48,12 +29,6 @@ def role_without_tokens(settings: Settings) -> Role:
     """Everyone's role when no token is configured: admin on loopback (only this machine can
     call), device when exposed with LOBUG_ALLOW_UNAUTHENTICATED=1 (it chats, it does not erase)."""
     return ADMIN if is_loopback(settings.host) else DEVICE
-
-
-def caller_role(scope: Scope) -> Role | None:
-    """The role `TokenGate` recorded for this request; None on an open path without a token."""
-    role: Role | None = scope.get("state", {}).get(ROLE_KEY)
-    return role
 
 
 def is_open_path(path: str) -> bool:
@@ -83,12 +58,7 @@ class TokenGate:
         presented. Both lists are compared in full, whatever the first one says."""
         if not (self.device_tokens or self.admin_tokens):
             return self.open_role
-        presented = bearer_token(scope)
-        is_admin = token_matches(presented, self.admin_tokens)
-        is_device = token_matches(presented, self.device_tokens)
-        if is_admin:
-            return ADMIN
-        return DEVICE if is_device else None
+        return role_of_token(bearer_token(scope), self.admin_tokens, self.device_tokens)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":

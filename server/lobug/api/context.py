@@ -13,14 +13,18 @@ import asyncio
 from fastapi import APIRouter
 from pydantic import BaseModel, Field
 
-from lobug.api.deps import MemoryDep, PathAgent
+from lobug.api.deps import PathAgent
 from lobug.api.errors import ApiError
-from lobug.api.memory import MAX_CONTENT_CHARS, BlockOut, block_out, scored_out
-from lobug.api.shapes import AgentName, MessageOut, StrictBody, iso_or_none
+from lobug.api.memory import scored_out
+from lobug.api.shapes import AgentName, StrictBody
 from lobug.memory.budget import DEFAULT_CONTEXT_TOKENS, BudgetedContext, budgeted_context
+from lobug.memory.limits import MAX_CONTENT_CHARS
 from lobug.memory.search import SearchMode
+from lobug.read_model.common import MessageOut, iso_or_none
+from lobug.read_model.memory import BlockOut, block_out
 from lobug.services import MemoryServices
 from lobug.store.models import MemoryBlock, Summary
+from lobug.web.deps import MemoryDep
 
 MAX_CONTEXT_TOKENS = 100_000
 

@@ -10,27 +10,31 @@ from __future__ import annotations
 
 import asyncio
 from datetime import UTC, datetime
-from typing import Annotated, Any
+from typing import Annotated
 
 from fastapi import APIRouter, Path, Query
 from pydantic import BaseModel, Field, model_validator
 
-from lobug.api.deps import ADMIN_RESPONSES, AdminOnly, MemoryDep, PathAgent, require_agent
+from lobug.api.deps import ADMIN_RESPONSES, AdminOnly, PathAgent
 from lobug.api.errors import ApiError, body_error, documented
-from lobug.api.facts import MAX_ID, PageLimit, PageOffset
-from lobug.api.shapes import AgentName, AgentOut, StrictBody, agent_out, iso, iso_or_none
+from lobug.api.facts import PageLimit, PageOffset
+from lobug.api.shapes import AgentName, StrictBody
+from lobug.memory.agents import require_agent
+from lobug.memory.limits import MAX_BASE_MEMORY_CHARS, MAX_ID
 from lobug.names import DEVICE_ID
-from lobug.services import CurationServices
-from lobug.store.models import (
-    MANUAL,
-    AgentCounts,
-    AuditEntry,
-    BaseMemoryVersion,
-    Forgotten,
-    Summary,
+from lobug.read_model.common import iso, iso_or_none
+from lobug.read_model.memory import (
+    AgentCountsOut,
+    AuditEntryOut,
+    BaseMemoryOut,
+    ForgottenOut,
+    audit_out,
+    base_memory_out,
+    counts_out,
+    forgotten_out,
 )
-
-MAX_BASE_MEMORY_CHARS = 20_000
+from lobug.store.models import MANUAL, AuditEntry, BaseMemoryVersion, Forgotten, Summary
+from lobug.web.deps import MemoryDep
 
 MessageId = Annotated[int, Path(ge=1, le=MAX_ID)]
 
@@ -68,13 +72,6 @@ class ForgetIn(StrictBody):
         return self
 
 
-class BaseMemoryOut(BaseModel):
-    content: str
-    updated_at: str | None
-    written_by: str | None = Field(description="who wrote the current version")
-    stale: bool = Field(description="something it was distilled from was forgotten since")
-
-
 class BaseMemoryVersionOut(BaseModel):
     id: str
     content: str
@@ -94,36 +91,9 @@ class SummaryOut(BaseModel):
     ended_at: str | None = None
 
 
-class ForgottenOut(BaseModel):
-    messages: int
-    facts: int
-    summaries: int
-    message_ids: list[str]
-    fact_ids: list[str]
-    summary_ids: list[str]
-
-
-class AgentCountsOut(AgentOut):
-    messages: int
-    facts: int = Field(description="current facts")
-    summaries: int
-
-
 class DeletedAgentOut(BaseModel):
     agent: str
     deleted: dict[str, int]
-
-
-class AuditEntryOut(BaseModel):
-    id: str
-    at: str
-    actor: str
-    action: str
-    target: str
-    target_ids: list[str]
-    before: str | None
-    after: str | None
-    detail: dict[str, Any] | None
 
 
 class AuditPageOut(BaseModel):
@@ -135,18 +105,6 @@ class AuditPageOut(BaseModel):
 
 def timestamp(moment: datetime) -> float:
     return (moment if moment.tzinfo else moment.replace(tzinfo=UTC)).timestamp()
-
-
-def base_memory_out(svc: CurationServices, agent: str) -> BaseMemoryOut:
-    """Blocking: the base memory, who wrote it and when, and whether it is stale."""
-    history = svc.store.base_memory_history(agent)
-    newest = history[0] if history else None
-    return BaseMemoryOut(
-        content=svc.store.base_memory(agent),
-        updated_at=iso_or_none(newest.created_at if newest else None),
-        written_by=newest.written_by if newest else None,
-        stale=svc.store.base_memory_is_stale(agent),
-    )
 
 
 def version_out(version: BaseMemoryVersion) -> BaseMemoryVersionOut:
@@ -171,44 +129,12 @@ def summary_out(summary: Summary) -> SummaryOut:
     )
 
 
-def forgotten_out(forgotten: Forgotten) -> ForgottenOut:
-    return ForgottenOut(
-        **forgotten.counts(),
-        message_ids=[str(i) for i in forgotten.messages],
-        fact_ids=[str(i) for i in forgotten.facts],
-        summary_ids=[str(i) for i in forgotten.summaries],
-    )
-
-
-def counts_out(counted: AgentCounts) -> AgentCountsOut:
-    return AgentCountsOut(
-        **agent_out(counted.agent).model_dump(),
-        messages=counted.messages,
-        facts=counted.facts,
-        summaries=counted.summaries,
-    )
-
-
-def audit_out(entry: AuditEntry) -> AuditEntryOut:
-    return AuditEntryOut(
-        id=str(entry.id),
-        at=iso(entry.at),
-        actor=entry.actor,
-        action=entry.action,
-        target=entry.target,
-        target_ids=[str(i) for i in entry.target_ids],
-        before=entry.before,
-        after=entry.after,
-        detail=entry.detail,
-    )
-
-
 # ---------------------------------------------------------------------- base memory, summaries
 
 
 @router.get("/base-memory/{agent_name}", responses=documented("agent_not_found"))
 async def get_base_memory(agent: PathAgent, svc: MemoryDep) -> BaseMemoryOut:
-    return await asyncio.to_thread(base_memory_out, svc, agent.name)
+    return await asyncio.to_thread(base_memory_out, svc.store, agent.name)
 
 
 @admin.put("/base-memory/{agent_name}", responses=documented("agent_not_found", "invalid_request"))
@@ -216,8 +142,8 @@ async def write_base_memory(agent: PathAgent, body: BaseMemoryIn, svc: MemoryDep
     """Replace the base memory by hand: a new version, written by `manual`."""
 
     def write() -> BaseMemoryOut:
-        svc.store.write_base_memory(agent.name, body.content, actor=MANUAL)
-        return base_memory_out(svc, agent.name)
+        svc.curation.write_base_memory(agent.name, body.content, actor=MANUAL)
+        return base_memory_out(svc.store, agent.name)
 
     return await asyncio.to_thread(write)
 
@@ -260,7 +186,7 @@ async def forget_span(body: ForgetIn, svc: MemoryDep) -> ForgottenOut:
     summaries covering them dropped, and the base memory marked stale."""
 
     def forget() -> Forgotten:
-        require_agent(svc, body.agent)
+        require_agent(svc.store, body.agent)
         return svc.curation.forget_span(
             body.agent,
             device=body.device,

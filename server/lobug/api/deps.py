@@ -1,7 +1,7 @@
-"""What routes take besides their body: the running services, the device, the agent, and
-the admin check.
+"""What routes take besides their body: the running services (`lobug.web.deps`, shared with
+the dashboard), the device, the agent, and the admin check.
 
-Use the `Annotated` aliases in route signatures (`svc: ServicesDep`, `device: DeviceId`), and
+Use the `Annotated` aliases in route signatures (`svc: MemoryDep`, `device: DeviceId`), and
 `dependencies=[AdminOnly]` on a route only admins may call."""
 
 from __future__ import annotations
@@ -11,25 +11,14 @@ from typing import Annotated, Any
 
 from fastapi import Depends, Header, Request
 
-from lobug.api.auth import ADMIN, caller_role
 from lobug.api.errors import ApiError
+from lobug.memory.agents import require_agent
 from lobug.names import AGENT_NAME_RULE, DEVICE_ID, DEVICE_ID_RULE, is_agent_name
-from lobug.services import MemoryServices, Services
 from lobug.store.models import INTERNAL_SOURCES, Agent
+from lobug.web.deps import MemoryDep
+from lobug.web.roles import ADMIN, caller_role
 
 DEFAULT_DEVICE = "default"
-
-
-def services(request: Request) -> Services:
-    """The device server's running services (opened by the app's lifespan)."""
-    found: Services = request.app.state.services
-    return found
-
-
-def memory_services(request: Request) -> MemoryServices:
-    """The memory API's services: on the device server and on `lobug memory-server`."""
-    found: MemoryServices = request.app.state.memory
-    return found
 
 
 def device_id(
@@ -59,8 +48,6 @@ def require_admin(request: Request) -> None:
         )
 
 
-ServicesDep = Annotated[Services, Depends(services)]
-MemoryDep = Annotated[MemoryServices, Depends(memory_services)]
 DeviceId = Annotated[str, Depends(device_id)]
 AdminOnly = Depends(require_admin)  # `@router.delete(..., dependencies=[AdminOnly])`
 # The 403 in the OpenAPI schema: `@router.delete(..., dependencies=[AdminOnly],
@@ -70,19 +57,11 @@ ADMIN_RESPONSES: dict[int | str, dict[str, Any]] = {
 }
 
 
-def require_agent(svc: MemoryServices, name: str) -> Agent:
-    """Blocking: call in a worker thread. 404 for a name never created by POST /agents."""
-    agent = svc.store.find_agent(name)
-    if agent is None:
-        raise ApiError(404, "agent_not_found", f"No agent named {name!r}; POST /agents first")
-    return agent
-
-
 async def path_agent(agent_name: str, svc: MemoryDep) -> Agent:
     """The agent named by the `{agent_name}` path parameter."""
     if not is_agent_name(agent_name):
         raise ApiError(422, "invalid_agent", AGENT_NAME_RULE)
-    return await asyncio.to_thread(require_agent, svc, agent_name)
+    return await asyncio.to_thread(require_agent, svc.store, agent_name)
 
 
 PathAgent = Annotated[Agent, Depends(path_agent)]

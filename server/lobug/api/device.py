@@ -25,14 +25,13 @@ from pydantic import (
 
 from lobug import __version__
 from lobug.api.background import hand_over_exchange
-from lobug.api.deps import DeviceId, ServicesDep
+from lobug.api.deps import DeviceId
 from lobug.api.disconnect import watch_disconnect
 from lobug.api.errors import ApiError, body_error, valid_or
 from lobug.conversation import SensorReading
-from lobug.services import Services
+from lobug.services import HEALTH_PROBE_TTL_S, Services
 from lobug.store.engines import redacted
-
-HEALTH_PROBE_TTL_S = 5.0
+from lobug.web.deps import ServicesDep
 
 public = APIRouter()  # paths open without a token: see auth.OPEN_PATHS
 router = APIRouter()
@@ -142,19 +141,7 @@ async def health(svc: ServicesDep) -> dict[str, Any]:
         "agent": svc.settings.agent,
         "auth": "token" if svc.settings.tokens_required else "none",
         "memory": await asyncio.to_thread(memory_counts, svc),
-        "speech": speech_status(svc),
-    }
-
-
-def speech_status(svc: Services) -> dict[str, Any]:
-    speech = svc.speech
-    return {
-        "ready": speech.ready,
-        "loading": speech.loading,
-        "error": None if speech.ready else speech.error,
-        "stt": speech.stt.model if speech.stt else None,
-        "tts": speech.tts.model if speech.tts else None,
-        "sample_rate": svc.voice.output_rate if speech.ready else None,
+        "speech": svc.speech_status(),
     }
 
 

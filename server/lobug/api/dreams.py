@@ -12,83 +12,18 @@ import asyncio
 from typing import Annotated
 
 from fastapi import APIRouter, Path, Query
-from pydantic import BaseModel
 
-from lobug.api.deps import ADMIN_RESPONSES, AdminOnly, MemoryDep, PathAgent
+from lobug.api.deps import ADMIN_RESPONSES, AdminOnly, PathAgent
 from lobug.api.errors import documented
-from lobug.api.facts import MAX_ID
-from lobug.api.shapes import iso, iso_or_none
-from lobug.memory.dream import DreamPlan, DreamResult
-from lobug.store.models import MANUAL, Dream, DreamChange
+from lobug.memory.limits import MAX_ID
+from lobug.read_model.dreams import DreamOut, dream_out, result_out
+from lobug.store.models import MANUAL
+from lobug.web.deps import MemoryDep
 
 DreamId = Annotated[int, Path(ge=1, le=MAX_ID)]
 
 router = APIRouter()  # reads: open to device tokens
 admin = APIRouter(dependencies=[AdminOnly], responses=ADMIN_RESPONSES)
-
-
-class DreamChangeOut(BaseModel):
-    """A fact the dream retired: `merge` into, or `settle` by, the kept fact; or `retire`."""
-
-    action: str
-    fact_id: str
-    kept_id: str | None
-    reason: str
-
-
-class DreamOut(BaseModel):
-    """A stored dream, or (`id` null) the plan of a dry run or a skipped one."""
-
-    id: str | None
-    agent: str
-    dry_run: bool = False
-    skipped: bool = False
-    started_at: str | None = None
-    finished_at: str | None = None
-    undone_at: str | None = None
-    changes: list[DreamChangeOut]
-    base_memory_rewritten: bool
-    diary: str
-
-
-def change_out(change: DreamChange) -> DreamChangeOut:
-    return DreamChangeOut(
-        action=change.action,
-        fact_id=str(change.fact_id),
-        kept_id=str(change.kept_id) if change.kept_id is not None else None,
-        reason=change.reason,
-    )
-
-
-def dream_out(dream: Dream) -> DreamOut:
-    return DreamOut(
-        id=str(dream.id),
-        agent=dream.agent,
-        started_at=iso(dream.started_at),
-        finished_at=iso(dream.finished_at),
-        undone_at=iso_or_none(dream.undone_at),
-        changes=[change_out(c) for c in dream.changes],
-        base_memory_rewritten=dream.base_memory_before is not None,
-        diary=dream.diary,
-    )
-
-
-def plan_out(plan: DreamPlan, *, dry_run: bool, skipped: bool) -> DreamOut:
-    return DreamOut(
-        id=None,
-        agent=plan.agent,
-        dry_run=dry_run,
-        skipped=skipped,
-        changes=[change_out(c) for c in plan.changes],
-        base_memory_rewritten=plan.rewrite_base_memory,
-        diary=plan.diary,
-    )
-
-
-def result_out(result: DreamResult, *, dry_run: bool) -> DreamOut:
-    if result.dream is not None:
-        return dream_out(result.dream)
-    return plan_out(result.plan, dry_run=dry_run, skipped=result.skipped)
 
 
 @admin.post("/dream/{agent_name}", responses=documented("agent_not_found", "invalid_request"))

@@ -19,6 +19,7 @@ from pydantic_core import PydanticCustomError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from lobug.backends.base import Abandoned, BackendError, SpeechNotReady
+from lobug.memory.agents import AgentNotFound
 from lobug.store.errors import (
     BlockExists,
     BlockNotFound,
@@ -62,6 +63,7 @@ VALIDATION_CODES = {
 }
 
 _STORE_ERRORS: dict[type[Exception], tuple[int, str]] = {
+    AgentNotFound: (404, "agent_not_found"),
     BlockExists: (409, "block_exists"),
     BlockNotFound: (404, "block_not_found"),
     BlockReadOnly: (403, "block_read_only"),

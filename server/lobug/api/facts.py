@@ -13,23 +13,23 @@ from typing import Annotated, Literal
 from fastapi import APIRouter, Path, Query
 from pydantic import BaseModel, BeforeValidator, Field, StringConstraints
 
-from lobug.api.deps import ADMIN_RESPONSES, AdminOnly, MemoryDep, PathAgent
+from lobug.api.deps import ADMIN_RESPONSES, AdminOnly, PathAgent
 from lobug.api.errors import ApiError, documented
-from lobug.api.shapes import MessageOut, StrictBody, iso, iso_or_none, message_out
-from lobug.services import CurationServices
-from lobug.store.models import (
-    LEGACY_FACT_TYPES,
-    MANUAL,
-    AddedFact,
-    Fact,
-    FactFlags,
-    FactQuery,
+from lobug.api.shapes import StrictBody
+from lobug.memory.limits import MAX_FACT_CHARS, MAX_ID
+from lobug.read_model.facts import (
+    AddedFactOut,
+    FactDetailOut,
+    FactOut,
+    added_out,
+    fact_detail,
+    fact_fields,
 )
+from lobug.store.models import LEGACY_FACT_TYPES, MANUAL, FactFlags, FactQuery
+from lobug.web.deps import MemoryDep
 
-MAX_FACT_CHARS = 2000
 MAX_PAGE = 1000
 MAX_OFFSET = 1_000_000
-MAX_ID = 2**63 - 1  # SQLite's largest integer
 
 
 def _renamed_type(value: object) -> object:
@@ -76,85 +76,11 @@ class FlagsIn(StrictBody):
     user_score: int | None = Field(default=None, ge=0, le=10)
 
 
-class FactOut(BaseModel):
-    id: str
-    type: str
-    content: str
-    subject: str | None
-    relation: str | None
-    object: str | None
-    time_span: str | None = Field(
-        description="short_term, medium_term, current, long_term or future (None: not said)"
-    )
-    due_at: str | None = Field(description="when a commitment is due")
-    confidence: float
-    user_score: int | None
-    pinned: bool
-    created_at: str
-    valid_from: str
-    invalidated_at: str | None
-    forgotten_at: str | None
-    purged_at: str | None
-    origin: str | None = Field(description="device:<id>, api, v1 or manual")
-    source_message_ids: list[str]
-    superseded_by: str | None
-
-
-class AddedFactOut(FactOut):
-    superseded: list[str] = Field(description="the near duplicates this fact made history")
-
-
-class FactDetailOut(FactOut):
-    versions: list[FactOut] = Field(description="every version of the fact, oldest first")
-    sources: list[MessageOut] = Field(description="its source messages not forgotten")
-
-
 class FactPageOut(BaseModel):
     facts: list[FactOut]
     total: int
     limit: int
     offset: int
-
-
-def fact_fields(fact: Fact) -> FactOut:
-    return FactOut(
-        id=str(fact.id),
-        type=fact.fact_type,
-        content=fact.content,
-        subject=fact.subject,
-        relation=fact.relation,
-        object=fact.object,
-        time_span=fact.time_span,
-        due_at=iso_or_none(fact.due_at),
-        confidence=fact.confidence,
-        user_score=fact.user_score,
-        pinned=fact.pinned,
-        created_at=iso(fact.created_at),
-        valid_from=iso(fact.valid_from),
-        invalidated_at=iso_or_none(fact.invalidated_at),
-        forgotten_at=iso_or_none(fact.forgotten_at),
-        purged_at=iso_or_none(fact.purged_at),
-        origin=fact.origin,
-        source_message_ids=[str(i) for i in fact.source_message_ids],
-        superseded_by=None if fact.superseded_by is None else str(fact.superseded_by),
-    )
-
-
-def added_out(added: AddedFact) -> AddedFactOut:
-    return AddedFactOut(
-        **fact_fields(added.fact).model_dump(), superseded=[str(i) for i in added.superseded]
-    )
-
-
-def fact_detail(svc: CurationServices, agent: str, fact: Fact) -> FactDetailOut:
-    """Blocking: the fact with its versions and its sources still in the log."""
-    versions = svc.store.fact_versions(agent, fact.id)
-    sources = svc.store.messages_by_id(agent, fact.source_message_ids)
-    return FactDetailOut(
-        **fact_fields(fact).model_dump(),
-        versions=[fact_fields(v) for v in versions],
-        sources=[message_out(m) for m in sources],
-    )
 
 
 # ---------------------------------------------------------------------- reads
@@ -194,7 +120,7 @@ async def get_fact(agent: PathAgent, fact_id: FactId, svc: MemoryDep) -> FactDet
     """One fact (any version) with its whole version chain and its source messages."""
 
     def read() -> FactDetailOut:
-        return fact_detail(svc, agent.name, svc.store.agent_fact(agent.name, fact_id))
+        return fact_detail(svc.store, agent.name, svc.store.agent_fact(agent.name, fact_id))
 
     return await asyncio.to_thread(read)
 
@@ -228,7 +154,7 @@ async def correct_fact(
 
     def correct() -> FactDetailOut:
         fact = svc.curation.correct_fact(agent.name, fact_id, body.content, actor=MANUAL)
-        return fact_detail(svc, agent.name, fact)
+        return fact_detail(svc.store, agent.name, fact)
 
     return await asyncio.to_thread(correct)
 

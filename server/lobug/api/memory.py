@@ -16,26 +16,20 @@ from fastapi import APIRouter, BackgroundTasks, Query, Response
 from pydantic import BaseModel, Field
 
 from lobug.api.background import hand_over_exchange
-from lobug.api.deps import ADMIN_RESPONSES, AdminOnly, MemoryDep, PathAgent, require_agent
+from lobug.api.deps import ADMIN_RESPONSES, AdminOnly, PathAgent
 from lobug.api.errors import ApiError, documented
-from lobug.api.shapes import (
-    AgentName,
-    AgentOut,
-    MessageOut,
-    Metadata,
-    StrictBody,
-    agent_out,
-    iso,
-    message_out,
-)
-from lobug.memory import search
+from lobug.api.shapes import AgentName, Metadata, StrictBody
+from lobug.memory.agents import require_agent
 from lobug.memory.intake import Intake, take_message
+from lobug.memory.limits import MAX_CONTENT_CHARS
 from lobug.memory.search import MessageSearch, SearchMode
+from lobug.read_model.common import AgentOut, MessageOut, agent_out, iso, message_out
+from lobug.read_model.memory import BlockOut, block_out
 from lobug.services import MemoryServices
 from lobug.store.engines import redacted
 from lobug.store.models import API_SOURCE, MANUAL, BlockChange, MemoryBlock, ScoredMessage
+from lobug.web.deps import MemoryDep
 
-MAX_CONTENT_CHARS = 100_000
 MAX_LIST_LIMIT = 1000
 
 log = logging.getLogger(__name__)
@@ -88,18 +82,6 @@ class BlockUpdateIn(StrictBody):
 # ---------------------------------------------------------------------- responses
 
 
-class BlockOut(BaseModel):
-    id: str
-    agent_id: str
-    label: str
-    value: str
-    description: str | None
-    limit: int | None
-    read_only: bool
-    created_at: str
-    updated_at: str
-
-
 class BlockChangeOut(BaseModel):
     id: str
     block_id: str
@@ -111,20 +93,6 @@ class BlockChangeOut(BaseModel):
 
 def scored_out(hits: list[ScoredMessage]) -> list[MessageOut]:
     return [message_out(hit.message, round(hit.similarity, 6)) for hit in hits]
-
-
-def block_out(block: MemoryBlock) -> BlockOut:
-    return BlockOut(
-        id=str(block.id),
-        agent_id=str(block.agent_id),
-        label=block.label,
-        value=block.value,
-        description=block.description,
-        limit=block.char_limit,
-        read_only=block.read_only,
-        created_at=iso(block.created_at),
-        updated_at=iso(block.updated_at),
-    )
 
 
 def change_out(change: BlockChange) -> BlockChangeOut:
@@ -188,7 +156,7 @@ async def add_message(
     `{"learn": false}` in the agent's metadata, keeps it out of learning."""
 
     def store() -> Intake:
-        agent = require_agent(svc, body.agent_name)
+        agent = require_agent(svc.store, body.agent_name)
         return take_message(
             svc.store,
             svc.embedder,
@@ -224,40 +192,26 @@ async def search_messages(body: SearchIn, svc: MemoryDep, response: Response) ->
     limit = search_limit(svc, body.limit)
 
     def run() -> MessageSearch:
-        require_agent(svc, body.agent_name)
-        return hybrid_messages(svc, body.agent_name, body.query, limit, body.mode)
+        require_agent(svc.store, body.agent_name)
+        return svc.curation.search_messages(body.agent_name, body.query, limit, body.mode)
 
     found = await asyncio.to_thread(run)
     response.headers["X-Lobug-Search-Mode"] = found.mode
     return scored_out(found.hits)
 
 
-def hybrid_messages(
-    svc: MemoryServices, agent: str, query: str, limit: int, mode: SearchMode = "hybrid"
-) -> MessageSearch:
-    return search.search_messages(
-        svc.store,
-        svc.embedder.embed,
-        agent,
-        query,
-        limit,
-        weights=search.weights_of(svc.settings.memory),
-        mode=mode,
-    )
-
-
 @router.post("/memory-blocks")
 async def create_block(body: BlockIn, svc: MemoryDep) -> BlockOut:
     def create() -> MemoryBlock:
-        require_agent(svc, body.agent_name)
-        return svc.store.create_block(
+        require_agent(svc.store, body.agent_name)
+        return svc.curation.create_block(
             body.agent_name,
             body.label,
             body.value,
             description=body.description,
             char_limit=body.limit,
             read_only=body.read_only,
-            changed_by=body.changed_by,
+            actor=body.changed_by,
         )
 
     return block_out(await asyncio.to_thread(create))
@@ -283,7 +237,7 @@ async def update_block(
     agent: PathAgent, label: str, body: BlockUpdateIn, svc: MemoryDep
 ) -> BlockOut:
     block = await asyncio.to_thread(
-        svc.store.update_block, agent.name, label, body.value, changed_by=body.changed_by
+        svc.curation.update_block, agent.name, label, body.value, actor=body.changed_by
     )
     return block_out(block)
 
@@ -296,7 +250,7 @@ async def update_block(
 )
 async def delete_block(agent: PathAgent, label: str, svc: MemoryDep) -> Response:
     """Remove a block and its history, read-only ones too (admin)."""
-    await asyncio.to_thread(svc.store.delete_block, agent.name, label, actor=MANUAL)
+    await asyncio.to_thread(svc.curation.delete_block, agent.name, label, actor=MANUAL)
     return Response(status_code=204)
 
 

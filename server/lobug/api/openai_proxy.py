@@ -28,7 +28,6 @@ from pydantic import (
 )
 
 from lobug.api.background import hand_over_exchange
-from lobug.api.deps import ServicesDep
 from lobug.api.disconnect import watch_disconnect
 from lobug.api.errors import ApiError, body_error, valid_or
 from lobug.api.streaming import ClosingStreamingResponse, blocking_stream, started
@@ -37,6 +36,7 @@ from lobug.client.messages import content_text
 from lobug.memory.work_queue import StreamedExchange
 from lobug.names import AGENT_NAME_RULE, is_agent_name
 from lobug.proxy import MemoryProxy, ProxyRequest, ProxyRequestError, user_query
+from lobug.web.deps import ServicesDep
 
 router = APIRouter(prefix="/v1")
 

@@ -1,17 +1,15 @@
-"""JSON shapes shared by the memory and curation routes: agents and messages as the API shows
-them, ids as strings and times as ISO 8601 UTC."""
+"""What the memory and curation routes read from request bodies: strict bodies, agent names
+and metadata. What they answer is `lobug.read_model`'s, shared with the command line."""
 
 from __future__ import annotations
 
 import math
-from datetime import UTC, datetime
 from typing import Annotated, Any
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, WithJsonSchema
+from pydantic import AfterValidator, BaseModel, ConfigDict, WithJsonSchema
 from pydantic_core import PydanticCustomError
 
 from lobug.names import AGENT_NAME_RULE, AGENT_NAME_SCHEMA, is_agent_name
-from lobug.store.models import Agent, Message
 
 
 class StrictBody(BaseModel):
@@ -48,48 +46,3 @@ AgentName = Annotated[
     AfterValidator(valid_agent_name),
     WithJsonSchema(AGENT_NAME_SCHEMA),
 ]
-
-
-class AgentOut(BaseModel):
-    id: str
-    name: str
-    created_at: str
-    metadata: dict[str, Any] | None
-
-
-class MessageOut(BaseModel):
-    id: str
-    agent_id: str
-    device_id: str = Field(description="the device that said it; `api` or `v1` for programs")
-    role: str
-    content: str
-    created_at: str
-    metadata: dict[str, Any] | None
-    similarity: float | None = None
-
-
-def iso(timestamp: float) -> str:
-    return datetime.fromtimestamp(timestamp, UTC).isoformat().replace("+00:00", "Z")
-
-
-def iso_or_none(timestamp: float | None) -> str | None:
-    return None if timestamp is None else iso(timestamp)
-
-
-def agent_out(agent: Agent) -> AgentOut:
-    return AgentOut(
-        id=str(agent.id), name=agent.name, created_at=iso(agent.created_at), metadata=agent.metadata
-    )
-
-
-def message_out(message: Message, similarity: float | None = None) -> MessageOut:
-    return MessageOut(
-        id=str(message.id),
-        agent_id=str(message.agent_id),
-        device_id=message.device_id,
-        role=message.role,
-        content=message.content,
-        created_at=iso(message.created_at),
-        metadata=message.metadata,
-        similarity=similarity,
-    )

@@ -16,13 +16,14 @@ from fastapi import APIRouter, Body, Query
 from fastapi.responses import StreamingResponse
 from pydantic import BaseModel, Field
 
-from lobug.api.deps import ADMIN_RESPONSES, AdminOnly, MemoryDep, PathAgent
+from lobug.api.deps import ADMIN_RESPONSES, AdminOnly, PathAgent
 from lobug.api.errors import ApiError, documented
 from lobug.memory import transfer
 from lobug.names import AGENT_NAME_MAX, AGENT_NAME_RULE, AGENT_NAME_SCHEMA
 from lobug.services import MemoryServices
 from lobug.store.models import MANUAL, Agent
 from lobug.store.records import Imported
+from lobug.web.deps import MemoryDep
 
 router = APIRouter(dependencies=[AdminOnly], responses=ADMIN_RESPONSES)
 

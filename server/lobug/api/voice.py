@@ -23,7 +23,7 @@ from starlette.formparsers import MultiPartException, MultiPartParser
 from starlette.requests import ClientDisconnect
 
 from lobug.api.background import hand_over_exchange
-from lobug.api.deps import DeviceId, ServicesDep
+from lobug.api.deps import DeviceId
 from lobug.api.device import server_timing
 from lobug.api.disconnect import watch_disconnect
 from lobug.api.errors import ApiError
@@ -33,6 +33,7 @@ from lobug.backends.base import Abandoned, Transcript
 from lobug.listening import LiveRecording, Stretch, transcribe_stretch
 from lobug.services import Services
 from lobug.voice import StreamedVoice, Voice, VoiceReply
+from lobug.web.deps import ServicesDep
 
 router = APIRouter()
 

@@ -1,6 +1,5 @@
 """`MemoryAccess` on the local database file (`LOBUG_DB_PATH`), through the store and the
-curation service, audited as `cli`. Answers in the REST API's shapes (`api/shapes.py`,
-`api/facts.py`, `api/curation.py`, `api/memory.py`).
+curation service, audited as `cli`. Answers in the REST API's shapes (`lobug.read_model`).
 
 The embedding model is loaded only when a command needs a vector (adding or correcting a
 fact, search, import): the store is bound to the model it was embedded with, and the
@@ -13,12 +12,6 @@ import time
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from lobug.api import curation as shapes
-from lobug.api import dreams
-from lobug.api import topics as topic_shapes
-from lobug.api.facts import added_out, fact_detail, fact_fields
-from lobug.api.memory import block_out
-from lobug.api.shapes import agent_out, message_out
 from lobug.backends.base import Embedder, Vector
 from lobug.cli.access import Json
 from lobug.cli.output import Refused
@@ -29,9 +22,14 @@ from lobug.memory.dream import Dreamer
 from lobug.memory.search import SearchMode
 from lobug.memory.topics import TopicBuilder
 from lobug.names import AGENT_NAME_RULE, is_agent_name
+from lobug.read_model import dreams
+from lobug.read_model import memory as shapes
+from lobug.read_model import topics as topic_shapes
+from lobug.read_model.common import agent_out, message_out
+from lobug.read_model.facts import added_out, fact_detail, fact_fields
 from lobug.services import CurationServices
 from lobug.store.engines import open_database
-from lobug.store.errors import BlockNotFound, EmbeddingMismatch
+from lobug.store.errors import EmbeddingMismatch
 from lobug.store.models import CLI, Agent, FactFlags, FactQuery
 
 
@@ -141,7 +139,7 @@ class LocalAccess:
 
     def fact(self, agent: str, fact_id: int) -> Json:
         self.require(agent)
-        return fact_detail(self.svc, agent, self.store.agent_fact(agent, fact_id)).model_dump()
+        return fact_detail(self.store, agent, self.store.agent_fact(agent, fact_id)).model_dump()
 
     def add_fact(self, agent: str, text: str, fact_type: str | None) -> Json:
         self.require(agent)
@@ -150,7 +148,7 @@ class LocalAccess:
     def correct_fact(self, agent: str, fact_id: int, text: str) -> Json:
         self.require(agent)
         fact = self.curation.correct_fact(agent, fact_id, text, actor=CLI)
-        return fact_detail(self.svc, agent, fact).model_dump()
+        return fact_detail(self.store, agent, fact).model_dump()
 
     def flag_fact(self, agent: str, fact_id: int, flags: FactFlags) -> Json:
         self.require(agent)
@@ -168,15 +166,7 @@ class LocalAccess:
         facts = search.search_facts(
             self.store, agent, text, vector, limit, min_similarity=0.0, weights=weights
         )
-        messages = search.search_messages(
-            self.store,
-            self.svc.embedder.embed,
-            agent,
-            text,
-            limit,
-            weights=weights,
-            mode=mode,
-        )
+        messages = self.curation.search_messages(agent, text, limit, mode)
         return [
             *(
                 {
@@ -217,23 +207,21 @@ class LocalAccess:
 
     def blocks(self, agent: str) -> list[Json]:
         self.require(agent)
-        return [block_out(b).model_dump() for b in self.store.blocks(agent)]
+        return [shapes.block_out(b).model_dump() for b in self.store.blocks(agent)]
 
     def set_block(self, agent: str, label: str, value: str) -> Json:
         self.require(agent)
-        try:
-            block = self.store.update_block(agent, label, value, changed_by=CLI)
-        except BlockNotFound:
-            block = self.store.create_block(agent, label, value, changed_by=CLI)
-        return block_out(block).model_dump()
+        return shapes.block_out(
+            self.curation.set_block(agent, label, value, actor=CLI)
+        ).model_dump()
 
     def base_memory(self, agent: str) -> Json:
         self.require(agent)
-        return shapes.base_memory_out(self.svc, agent).model_dump()
+        return shapes.base_memory_out(self.store, agent).model_dump()
 
     def write_base_memory(self, agent: str, content: str) -> Json:
         self.require(agent)
-        self.store.write_base_memory(agent, content, actor=CLI)
+        self.curation.write_base_memory(agent, content, actor=CLI)
         return self.base_memory(agent)
 
     def audit(self, agent: str, limit: int) -> Json:
@@ -266,7 +254,10 @@ class LocalAccess:
 
     def undo_dream(self, agent: str, dream_id: int) -> Json:
         self.require(agent)
-        return dreams.dream_out(self.store.undo_dream(agent, dream_id, actor=CLI)).model_dump()
+        undone = Dreamer(self.store, None, max_facts=self.max_facts).undo(
+            agent, dream_id, actor=CLI
+        )
+        return dreams.dream_out(undone).model_dump()
 
     def topics(self, agent: str) -> list[Json]:
         self.require(agent)

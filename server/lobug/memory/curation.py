@@ -1,6 +1,8 @@
-"""What a person does to the memory, whatever the door (REST API, CLI, voice): add, correct,
-pin, score, forget and purge facts; forget messages and stretches of conversation; write the
-base memory; delete an agent. Every change is recorded in the store's audit log under `actor`.
+"""What a person does to the memory, whatever the door (REST API, dashboard, CLI, voice): add,
+correct, pin, score, forget and purge facts; forget messages and stretches of conversation;
+write the base memory and the memory blocks; delete an agent; and the searches they look
+through. Every change is recorded in the store under `actor`: the audit log, and a block's
+own history.
 
 Forgetting messages also rewarms the working memory of the agent's devices (`on_forget`), so
 nothing forgotten stays in a prompt. Blocking throughout: call from worker threads.
@@ -15,7 +17,8 @@ from dataclasses import dataclass
 from lobug.backends.base import Embedder, Vector
 from lobug.config import MemoryConfig
 from lobug.memory import search
-from lobug.memory.search import FactMatch
+from lobug.memory.search import FactMatch, MessageSearch, SearchMode
+from lobug.store.errors import BlockNotFound
 from lobug.store.models import (
     DEFAULT_FACT_TYPE,
     FACT_TYPES,
@@ -25,6 +28,7 @@ from lobug.store.models import (
     FactFlags,
     FactQuery,
     Forgotten,
+    MemoryBlock,
     NewFact,
 )
 from lobug.store.protocol import Store
@@ -175,6 +179,21 @@ class Curation:
 
     # ------------------------------------------------------------------ messages
 
+    def search_messages(
+        self, agent: str, text: str, limit: int, mode: SearchMode = "hybrid"
+    ) -> MessageSearch:
+        """The agent's messages hybrid search (or `mode`: vector, keyword) finds for `text`;
+        keywords alone when the text cannot be embedded."""
+        return search.search_messages(
+            self.store,
+            self.embedder.embed,
+            agent,
+            text,
+            limit,
+            weights=search.weights_of(self.config),
+            mode=mode,
+        )
+
     def forget_messages(self, agent: str, ids: Sequence[int], *, actor: str) -> Forgotten:
         forgotten = self.store.forget_messages(agent, ids, actor=actor)
         if forgotten.messages:
@@ -198,6 +217,50 @@ class Curation:
         """Forget every message of the agent in a stretch of time (from one device or all)."""
         ids = self.store.span_message_ids(agent, device, since, until)
         return self.forget_messages(agent, ids, actor=actor)
+
+    # ------------------------------------------------------------------ base memory, blocks
+
+    def write_base_memory(self, agent: str, content: str, *, actor: str) -> None:
+        """A new version of the base memory, written by `actor`."""
+        self.store.write_base_memory(agent, content, actor=actor)
+
+    def create_block(
+        self,
+        agent: str,
+        label: str,
+        value: str,
+        *,
+        description: str | None = None,
+        char_limit: int | None = None,
+        read_only: bool = False,
+        actor: str,
+    ) -> MemoryBlock:
+        return self.store.create_block(
+            agent,
+            label,
+            value,
+            description=description,
+            char_limit=char_limit,
+            read_only=read_only,
+            changed_by=actor,
+        )
+
+    def update_block(self, agent: str, label: str, value: str, *, actor: str) -> MemoryBlock:
+        """The block's new value, within its limit; a read-only block is refused."""
+        return self.store.update_block(agent, label, value, changed_by=actor)
+
+    def set_block(self, agent: str, label: str, value: str, *, actor: str) -> MemoryBlock:
+        """The block's new value; a new block when the agent has none by this label."""
+        try:
+            return self.update_block(agent, label, value, actor=actor)
+        except BlockNotFound:
+            return self.create_block(agent, label, value, actor=actor)
+
+    def delete_block(self, agent: str, label: str, *, actor: str) -> None:
+        """Remove the block and its history, read-only ones too."""
+        self.store.delete_block(agent, label, actor=actor)
+
+    # ------------------------------------------------------------------ agents
 
     def delete_agent(self, agent: str, *, actor: str) -> dict[str, int]:
         counts = self.store.delete_agent(agent, actor=actor)

@@ -12,10 +12,10 @@ from pathlib import Path
 from fastapi import FastAPI
 from fastapi.staticfiles import StaticFiles
 
-from lobug.api.auth import UI_PREFIX
 from lobug.ui import conversations, facts, lookups, memory, overview, signin, topics
 from lobug.ui.access import install_access_handlers
 from lobug.ui.sessions import Sessions
+from lobug.web.roles import UI_PREFIX
 
 STATIC = Path(__file__).parent / "static"
 

@@ -13,9 +13,9 @@ from urllib.parse import quote
 from fastapi import Depends, FastAPI, Request
 from fastapi.responses import RedirectResponse, Response
 
-from lobug.api.auth import UI_PREFIX
 from lobug.ui.render import message_page, sessions_of
 from lobug.ui.sessions import COOKIE, Session, csrf_matches
+from lobug.web.roles import UI_PREFIX
 
 SIGN_IN = f"{UI_PREFIX}/signin"
 

@@ -11,12 +11,12 @@ from typing import Annotated
 from fastapi import APIRouter, Form, Request
 from fastapi.responses import HTMLResponse, RedirectResponse
 
-from lobug.api.deps import MemoryDep, require_agent
-from lobug.api.memory import hybrid_messages
+from lobug.memory.agents import require_agent
 from lobug.services import MemoryServices
 from lobug.store.models import MANUAL, ConversationDay, Message
 from lobug.ui.access import EditorDep, ViewerDep
 from lobug.ui.render import AgentChoice, act, choose_agent, link_for, page
+from lobug.web.deps import MemoryDep
 
 router = APIRouter(include_in_schema=False)
 DAYS_LISTED = 200
@@ -58,7 +58,9 @@ def day_view(
         ids = svc.store.span_message_ids(agent, chosen.device_id, since, until)
         messages = svc.store.messages_by_id(agent, ids[:MESSAGES_SHOWN])
     found = (
-        [hit.message for hit in hybrid_messages(svc, agent, q, SEARCH_RESULTS).hits] if q else []
+        [hit.message for hit in svc.curation.search_messages(agent, q, SEARCH_RESULTS).hits]
+        if q
+        else []
     )
     return DayView(
         days,
@@ -105,7 +107,7 @@ async def forget_span(
     until: Annotated[float, Form()],
 ) -> RedirectResponse:
     def forget() -> str:
-        require_agent(svc, agent)
+        require_agent(svc.store, agent)
         low, high = sorted((since, until))
         forgotten = svc.curation.forget_span(
             agent, device=device, since=low, until=high, actor=MANUAL

@@ -11,8 +11,8 @@ from typing import Annotated
 from fastapi import APIRouter, Form, Path, Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse
 
-from lobug.api.deps import MemoryDep, require_agent
-from lobug.api.facts import MAX_FACT_CHARS, MAX_ID
+from lobug.memory.agents import require_agent
+from lobug.memory.limits import MAX_FACT_CHARS, MAX_ID
 from lobug.services import MemoryServices
 from lobug.store.errors import FactNotFound
 from lobug.store.models import (
@@ -26,6 +26,7 @@ from lobug.store.models import (
 )
 from lobug.ui.access import EditorDep, ViewerDep
 from lobug.ui.render import AgentChoice, AgentField, act, choose_agent, link_for, message_page, page
+from lobug.web.deps import MemoryDep
 
 router = APIRouter(include_in_schema=False)
 PAGE_SIZE = 50
@@ -139,7 +140,7 @@ async def add_fact(
     fact_type: Annotated[str, Form(alias="type")] = DEFAULT_FACT_TYPE,
 ) -> RedirectResponse:
     def add() -> str:
-        require_agent(svc, agent)
+        require_agent(svc.store, agent)
         added = svc.curation.add_fact(agent, content, fact_type, actor=MANUAL)
         replaced = f"; it replaces fact {', '.join(map(str, added.superseded))}"
         return f"Added fact {added.fact.id}{replaced if added.superseded else ''}."
@@ -157,7 +158,7 @@ async def correct_fact(
     content: FactText,
 ) -> RedirectResponse:
     def correct() -> str:
-        require_agent(svc, agent)
+        require_agent(svc.store, agent)
         fact = svc.curation.correct_fact(agent, fact_id, content, actor=MANUAL)
         return f"Corrected: fact {fact.id} is the new version."
 
@@ -174,7 +175,7 @@ async def pin_fact(
     pinned: Annotated[bool, Form()],
 ) -> RedirectResponse:
     def pin() -> str:
-        require_agent(svc, agent)
+        require_agent(svc.store, agent)
         svc.curation.set_flags(agent, fact_id, FactFlags(pinned=pinned), actor=MANUAL)
         return "Pinned: always in the prompt." if pinned else "Unpinned."
 
@@ -200,7 +201,7 @@ async def score_fact(
     score: Annotated[str, Form(max_length=10)] = "",
 ) -> RedirectResponse:
     def rate() -> str:
-        require_agent(svc, agent)
+        require_agent(svc.store, agent)
         fact = svc.curation.set_flags(agent, fact_id, score_flags(score), actor=MANUAL)
         return "Score cleared." if fact.user_score is None else f"Scored {fact.user_score}."
 
@@ -217,7 +218,7 @@ async def forget_fact(
     purge: Annotated[bool, Form()] = False,
 ) -> RedirectResponse:
     def forget() -> str:
-        require_agent(svc, agent)
+        require_agent(svc.store, agent)
         svc.curation.forget_fact(agent, fact_id, purge=purge, actor=MANUAL)
         erased = " and its text erased" if purge else ""
         return f"Fact {fact_id} forgotten with every version{erased}."

@@ -10,12 +10,12 @@ from typing import Annotated
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import HTMLResponse
 
-from lobug.api.deps import MemoryDep
-from lobug.api.facts import MAX_FACT_CHARS
+from lobug.memory.limits import MAX_FACT_CHARS
 from lobug.memory.search import USER_SCORE_WEIGHT, FactMatch, weights_of
 from lobug.store.models import AuditEntry
 from lobug.ui.access import ViewerDep, require_admin
 from lobug.ui.render import AgentChoice, choose_agent, page
+from lobug.web.deps import MemoryDep
 
 router = APIRouter(include_in_schema=False)
 SEARCH_RESULTS = 20

@@ -1,6 +1,6 @@
 """The base memory (its text, a hand-written new version, its history with two versions side
 by side) and the memory blocks (each edited within its character limit; read-only ones
-locked), through the same store methods as the REST routes."""
+locked), changed through `Curation` as the REST routes change them."""
 
 from __future__ import annotations
 
@@ -11,14 +11,14 @@ from typing import Annotated
 from fastapi import APIRouter, Form, Request
 from fastapi.responses import HTMLResponse, RedirectResponse
 
-from lobug.api.curation import MAX_BASE_MEMORY_CHARS
-from lobug.api.deps import MemoryDep, require_agent
-from lobug.api.memory import MAX_CONTENT_CHARS
+from lobug.memory.agents import require_agent
+from lobug.memory.limits import MAX_BASE_MEMORY_CHARS, MAX_CONTENT_CHARS
 from lobug.services import MemoryServices
 from lobug.store.models import MANUAL, BaseMemoryVersion, MemoryBlock
 from lobug.ui.access import EditorDep, ViewerDep
 from lobug.ui.diff import DiffRow, side_by_side
 from lobug.ui.render import AgentChoice, AgentField, act, choose_agent, link_for, page
+from lobug.web.deps import MemoryDep
 
 router = APIRouter(include_in_schema=False)
 
@@ -80,8 +80,8 @@ async def write_base_memory(
     content: Annotated[str, Form(max_length=MAX_BASE_MEMORY_CHARS)] = "",
 ) -> RedirectResponse:
     def write() -> str:
-        require_agent(svc, agent)
-        svc.store.write_base_memory(agent, content, actor=MANUAL)
+        require_agent(svc.store, agent)
+        svc.curation.write_base_memory(agent, content, actor=MANUAL)
         return "Base memory saved as a new version."
 
     return await act(request, viewer, link_for(agent, "/ui/base-memory"), write)
@@ -109,8 +109,8 @@ async def update_block(
     value: Annotated[str, Form(max_length=MAX_CONTENT_CHARS)] = "",
 ) -> RedirectResponse:
     def update() -> str:
-        require_agent(svc, agent)
-        svc.store.update_block(agent, label, value, changed_by=MANUAL)
+        require_agent(svc.store, agent)
+        svc.curation.update_block(agent, label, value, actor=MANUAL)
         return f"Block {label!r} saved."
 
     return await act(request, viewer, link_for(agent, "/ui/blocks"), update)

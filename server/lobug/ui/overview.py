@@ -15,12 +15,11 @@ from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse
 from markupsafe import Markup
 
-from lobug.api.deps import MemoryDep
-from lobug.api.device import HEALTH_PROBE_TTL_S, speech_status
-from lobug.services import MemoryServices, Services
+from lobug.services import HEALTH_PROBE_TTL_S, MemoryServices, Services
 from lobug.ui.access import ViewerDep
 from lobug.ui.charts import Series, bar_chart, last_days
 from lobug.ui.render import AgentChoice, choose_agent, page
+from lobug.web.deps import MemoryDep
 
 router = APIRouter(include_in_schema=False)
 CHART_DAYS = 30
@@ -59,7 +58,7 @@ async def health_checks(svc: MemoryServices, device: Services | None) -> list[Ch
         checks.append(
             Check("Chat model", f"{device.chat.name} {device.chat.model}: {state}", reachable)
         )
-        checks.append(speech_check(speech_status(device)))
+        checks.append(speech_check(device.speech_status()))
     auth = "tokens" if svc.settings.tokens_required else "open (no tokens configured)"
     checks.append(Check("Access", auth, True))
     return checks

@@ -17,7 +17,6 @@ from fastapi import Form, Request
 from fastapi.responses import HTMLResponse, RedirectResponse
 from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
 
-from lobug.api.errors import ApiError
 from lobug.backends.base import BackendError
 from lobug.services import MemoryServices
 from lobug.store.errors import StoreError
@@ -152,7 +151,7 @@ async def act(
     note the page shows after going back to `back`."""
     try:
         note = Note(await asyncio.to_thread(change))
-    except (StoreError, BackendError, ApiError, ValueError) as exc:
+    except (StoreError, BackendError, ValueError) as exc:
         note = Note(str(exc) or type(exc).__name__, failed=True)
     sessions_of(request).leave_note(viewer, note)
     return RedirectResponse(back, status_code=303)

@@ -13,8 +13,8 @@ import threading
 import time
 from dataclasses import dataclass
 
-from lobug.api.auth import ADMIN, Role
 from lobug.store.models import Clock
+from lobug.web.roles import ADMIN, Role
 
 COOKIE = "lobug_session"
 SESSION_TTL_S = 12 * 3600

@@ -9,11 +9,11 @@ from typing import Annotated
 from fastapi import APIRouter, Form, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
-from lobug.api.auth import ADMIN, DEVICE, UI_PREFIX, Role, caller_role, token_matches
 from lobug.config import Settings
 from lobug.ui.access import PosterDep, safe_next
 from lobug.ui.render import environment, html_response, sessions_of
 from lobug.ui.sessions import COOKIE
+from lobug.web.roles import UI_PREFIX, Role, caller_role, role_of_token
 
 router = APIRouter(include_in_schema=False)
 MAX_TOKEN_CHARS = 1000
@@ -22,15 +22,6 @@ MAX_TOKEN_CHARS = 1000
 def settings_of(request: Request) -> Settings:
     found: Settings = request.app.state.settings
     return found
-
-
-def role_of_token(settings: Settings, token: str) -> Role | None:
-    """Both lists compared in full, as the API's gate does."""
-    is_admin = token_matches(token, settings.admin_tokens)
-    is_device = token_matches(token, settings.device_tokens)
-    if is_admin:
-        return ADMIN
-    return DEVICE if is_device else None
 
 
 def signed_in(request: Request, role: Role, wanted: str | None) -> Response:
@@ -69,7 +60,8 @@ async def sign_in(
     token: Annotated[str, Form(max_length=MAX_TOKEN_CHARS)] = "",
     next: Annotated[str | None, Form()] = None,
 ) -> Response:
-    role = role_of_token(settings_of(request), token.strip())
+    settings = settings_of(request)
+    role = role_of_token(token.strip(), settings.admin_tokens, settings.device_tokens)
     if role is None:
         return sign_in_form(next, refused=True)
     return signed_in(request, role, next)

@@ -1,0 +1,84 @@
+"""Facts as the surfaces show them: one fact, one just added (with the near duplicates it
+made history), one with its versions and its sources."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, Field
+
+from lobug.read_model.common import MessageOut, iso, iso_or_none, message_out
+from lobug.store.models import AddedFact, Fact
+from lobug.store.protocol import Store
+
+
+class FactOut(BaseModel):
+    id: str
+    type: str
+    content: str
+    subject: str | None
+    relation: str | None
+    object: str | None
+    time_span: str | None = Field(
+        description="short_term, medium_term, current, long_term or future (None: not said)"
+    )
+    due_at: str | None = Field(description="when a commitment is due")
+    confidence: float
+    user_score: int | None
+    pinned: bool
+    created_at: str
+    valid_from: str
+    invalidated_at: str | None
+    forgotten_at: str | None
+    purged_at: str | None
+    origin: str | None = Field(description="device:<id>, api, v1 or manual")
+    source_message_ids: list[str]
+    superseded_by: str | None
+
+
+class AddedFactOut(FactOut):
+    superseded: list[str] = Field(description="the near duplicates this fact made history")
+
+
+class FactDetailOut(FactOut):
+    versions: list[FactOut] = Field(description="every version of the fact, oldest first")
+    sources: list[MessageOut] = Field(description="its source messages not forgotten")
+
+
+def fact_fields(fact: Fact) -> FactOut:
+    return FactOut(
+        id=str(fact.id),
+        type=fact.fact_type,
+        content=fact.content,
+        subject=fact.subject,
+        relation=fact.relation,
+        object=fact.object,
+        time_span=fact.time_span,
+        due_at=iso_or_none(fact.due_at),
+        confidence=fact.confidence,
+        user_score=fact.user_score,
+        pinned=fact.pinned,
+        created_at=iso(fact.created_at),
+        valid_from=iso(fact.valid_from),
+        invalidated_at=iso_or_none(fact.invalidated_at),
+        forgotten_at=iso_or_none(fact.forgotten_at),
+        purged_at=iso_or_none(fact.purged_at),
+        origin=fact.origin,
+        source_message_ids=[str(i) for i in fact.source_message_ids],
+        superseded_by=None if fact.superseded_by is None else str(fact.superseded_by),
+    )
+
+
+def added_out(added: AddedFact) -> AddedFactOut:
+    return AddedFactOut(
+        **fact_fields(added.fact).model_dump(), superseded=[str(i) for i in added.superseded]
+    )
+
+
+def fact_detail(store: Store, agent: str, fact: Fact) -> FactDetailOut:
+    """Blocking: the fact with its versions and its sources still in the log."""
+    versions = store.fact_versions(agent, fact.id)
+    sources = store.messages_by_id(agent, fact.source_message_ids)
+    return FactDetailOut(
+        **fact_fields(fact).model_dump(),
+        versions=[fact_fields(v) for v in versions],
+        sources=[message_out(m) for m in sources],
+    )

@@ -1,0 +1,116 @@
+"""The rest of an agent's memory as the surfaces show it: agents with their counts, memory
+blocks, the base memory, what a forgetting took, and the audit log's entries."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from lobug.read_model.common import AgentOut, agent_out, iso, iso_or_none
+from lobug.store.models import AgentCounts, AuditEntry, Forgotten, MemoryBlock
+from lobug.store.protocol import Store
+
+
+class AgentCountsOut(AgentOut):
+    messages: int
+    facts: int = Field(description="current facts")
+    summaries: int
+
+
+class BlockOut(BaseModel):
+    id: str
+    agent_id: str
+    label: str
+    value: str
+    description: str | None
+    limit: int | None
+    read_only: bool
+    created_at: str
+    updated_at: str
+
+
+class BaseMemoryOut(BaseModel):
+    content: str
+    updated_at: str | None
+    written_by: str | None = Field(description="who wrote the current version")
+    stale: bool = Field(description="something it was distilled from was forgotten since")
+
+
+class ForgottenOut(BaseModel):
+    messages: int
+    facts: int
+    summaries: int
+    message_ids: list[str]
+    fact_ids: list[str]
+    summary_ids: list[str]
+
+
+class AuditEntryOut(BaseModel):
+    id: str
+    at: str
+    actor: str
+    action: str
+    target: str
+    target_ids: list[str]
+    before: str | None
+    after: str | None
+    detail: dict[str, Any] | None
+
+
+def counts_out(counted: AgentCounts) -> AgentCountsOut:
+    return AgentCountsOut(
+        **agent_out(counted.agent).model_dump(),
+        messages=counted.messages,
+        facts=counted.facts,
+        summaries=counted.summaries,
+    )
+
+
+def block_out(block: MemoryBlock) -> BlockOut:
+    return BlockOut(
+        id=str(block.id),
+        agent_id=str(block.agent_id),
+        label=block.label,
+        value=block.value,
+        description=block.description,
+        limit=block.char_limit,
+        read_only=block.read_only,
+        created_at=iso(block.created_at),
+        updated_at=iso(block.updated_at),
+    )
+
+
+def base_memory_out(store: Store, agent: str) -> BaseMemoryOut:
+    """Blocking: the base memory, who wrote it and when, and whether it is stale."""
+    history = store.base_memory_history(agent)
+    newest = history[0] if history else None
+    return BaseMemoryOut(
+        content=store.base_memory(agent),
+        updated_at=iso_or_none(newest.created_at if newest else None),
+        written_by=newest.written_by if newest else None,
+        stale=store.base_memory_is_stale(agent),
+    )
+
+
+def forgotten_out(forgotten: Forgotten) -> ForgottenOut:
+    return ForgottenOut(
+        **forgotten.counts(),
+        message_ids=[str(i) for i in forgotten.messages],
+        fact_ids=[str(i) for i in forgotten.facts],
+        summary_ids=[str(i) for i in forgotten.summaries],
+    )
+
+
+def audit_out(entry: AuditEntry) -> AuditEntryOut:
+    return AuditEntryOut(
+        id=str(entry.id),
+        at=iso(entry.at),
+        actor=entry.actor,
+        action=entry.action,
+        target=entry.target,
+        target_ids=[str(i) for i in entry.target_ids],
+        before=entry.before,
+        after=entry.after,
+        detail=entry.detail,
+    )
