@@ -1,5 +1,6 @@
 """The limits that keep the house readable (issue 9): no module in server/ over 500 lines, no
-function over 50 lines, no circular imports between the package's modules."""
+function over 50 lines, no circular imports between the package's modules. Which part may
+import which is `test_layers.py`'s, over the same walk of the imports."""
 
 from __future__ import annotations
 
@@ -41,21 +42,47 @@ def test_no_function_is_over_50_lines() -> None:
     assert long == {}
 
 
+def named_modules(node: ast.AST) -> set[str]:
+    """The modules an import statement names: `from m import n` names `m` and `m.n` (`n` may
+    be a module). The package has no relative imports."""
+    if isinstance(node, ast.Import):
+        return {a.name for a in node.names}
+    if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+        return {node.module, *(f"{node.module}.{a.name}" for a in node.names)}
+    return set()
+
+
+def type_checking_only(node: ast.AST) -> bool:
+    return isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test)
+
+
 def import_time_dependencies(name: str, path: Path, known: set[str]) -> set[str]:
     """The package modules `name` imports when it is imported (not inside functions, not
     under TYPE_CHECKING)."""
     tree = ast.parse(path.read_text())
     found: set[str] = set()
     for node in tree.body:
-        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+        if type_checking_only(node):
             continue
         for child in [node] if not isinstance(node, ast.Try) else node.body:
-            if isinstance(child, ast.Import):
-                found.update(a.name for a in child.names)
-            elif isinstance(child, ast.ImportFrom) and child.module and child.level == 0:
-                found.add(child.module)
-                found.update(f"{child.module}.{a.name}" for a in child.names)
+            found |= named_modules(child)
     return {m for m in found if m in known and m != name}
+
+
+def every_import(path: Path) -> set[str]:
+    """Every module the file imports, at import time or later (inside functions and
+    classes); only imports under TYPE_CHECKING are left out."""
+    found: set[str] = set()
+    pending: list[ast.AST] = [ast.parse(path.read_text())]
+    while pending:
+        node = pending.pop()
+        if type_checking_only(node):
+            assert isinstance(node, ast.If)
+            pending.extend(node.orelse)
+            continue
+        found |= named_modules(node)
+        pending.extend(ast.iter_child_nodes(node))
+    return found
 
 
 def test_no_circular_imports() -> None:

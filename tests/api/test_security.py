@@ -12,11 +12,11 @@ import pytest
 from fastapi import FastAPI, Request
 from fastapi.testclient import TestClient
 
-from lobug.web.roles import caller_role
 from lobug.api.deps import ADMIN_RESPONSES, AdminOnly
 from lobug.app import create_app, create_memory_app
 from lobug.backends import Backends
 from lobug.config import Settings
+from lobug.web.roles import caller_role
 
 TOKEN = "tok-Zq81-never-logged"
 ADMIN_TOKEN = "adm-7Hq2-never-logged"
