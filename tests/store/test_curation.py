@@ -170,3 +170,23 @@ def test_deleting_an_agent_erases_everything_of_it(
     assert store.agent_messages("b", 5)[0].id == kept.id
     assert SECRET.encode() not in file_bytes(store)
     assert store.search_facts("a", fake_embedder.embed("word"), 5) == []
+
+
+def test_forgetting_and_deleting_go_through_long_id_lists_in_batches(
+    store: Store, fake_embedder: FakeEmbedder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """PostgreSQL takes at most 65535 parameters a statement: long id lists go in slices."""
+    monkeypatch.setattr("lobug.store.sql.forgetting.BATCH_IDS", 2)
+    said = [store.append_message("a", "desk", "user", f"{SECRET} {i}") for i in range(5)]
+    facts = [
+        fact_in(store, fake_embedder, f"Fact {i} of {SECRET}", [m.id]) for i, m in enumerate(said)
+    ]
+    summary = store.add_summary("a", "Five messages", said[3:])
+    forgotten = store.forget_messages("a", [m.id for m in reversed(said[:4])], actor="voice")
+    assert forgotten.messages == tuple(m.id for m in said[:4])
+    assert forgotten.facts == tuple(facts[:4]) and forgotten.summaries == (summary.id,)
+    assert [m.id for m in store.unsummarized_messages("a")] == [said[4].id]
+    more = [store.append_message("a", "desk", "user", f"more {i}") for i in range(4)]
+    counts = store.delete_agent("a", actor="manual")
+    assert counts["messages"] == 1 + len(more) and counts["facts"] == 5
+    assert store.search_facts("a", fake_embedder.embed("Fact"), 5) == []
