@@ -6,7 +6,6 @@ import time
 
 from lobug.store.models import Clock
 from lobug.store.postgres.activity import PostgresActivity
-from lobug.store.postgres.blocks import PostgresBlocks
 from lobug.store.postgres.database import POOL_SIZE
 from lobug.store.postgres.dreams import PostgresDreams
 from lobug.store.postgres.exclusive import PostgresExclusive
@@ -16,6 +15,7 @@ from lobug.store.postgres.queue import PostgresWorkQueue
 from lobug.store.postgres.topics import PostgresTopics
 from lobug.store.postgres.transfer import PostgresTransfer
 from lobug.store.postgres.vectors import EF_SEARCH, PostgresVectors
+from lobug.store.sql.blocks import SqlBlocks
 
 
 class PostgresStore(
@@ -24,7 +24,7 @@ class PostgresStore(
     PostgresForgetting,
     PostgresDreams,
     PostgresTopics,
-    PostgresBlocks,
+    SqlBlocks,
     PostgresFullText,
     PostgresExclusive,
     PostgresActivity,

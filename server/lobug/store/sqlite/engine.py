@@ -8,9 +8,9 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from lobug.store.models import Clock
+from lobug.store.sql.blocks import SqlBlocks
 from lobug.store.sqlite.activity import SQLiteActivity
 from lobug.store.sqlite.backup import FileHold, SQLiteBackup, hold_shared
-from lobug.store.sqlite.blocks import SQLiteBlocks
 from lobug.store.sqlite.database import prepare_private_file
 from lobug.store.sqlite.dreams import SQLiteDreams
 from lobug.store.sqlite.forgetting import SQLiteForgetting
@@ -27,7 +27,7 @@ class SQLiteStore(
     SQLiteForgetting,
     SQLiteDreams,
     SQLiteTopics,
-    SQLiteBlocks,
+    SqlBlocks,
     SQLiteFullText,
     SQLiteActivity,
     SQLiteImport,

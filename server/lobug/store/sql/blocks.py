@@ -9,7 +9,7 @@ from typing import Any
 from lobug.store.errors import BlockExists, BlockNotFound, BlockReadOnly, BlockTooLong
 from lobug.store.models import BlockChange, MemoryBlock
 from lobug.store.sql import audit, rows
-from lobug.store.sqlite.audit import SQLiteAudit
+from lobug.store.sql.audit import SqlAudit
 
 
 def _check_limit(value: str, char_limit: int | None) -> None:
@@ -32,7 +32,7 @@ def _record_change(
     audit.record(conn, at, agent_id, changed_by, action, "block", [block_id], before=old, after=new)
 
 
-class SQLiteBlocks(SQLiteAudit):
+class SqlBlocks(SqlAudit):
     def create_block(
         self,
         agent: str,
@@ -55,12 +55,15 @@ class SQLiteBlocks(SQLiteAudit):
             ).fetchone()
             if taken:
                 raise BlockExists(f"agent {agent!r} already has a block labelled {label!r}")
-            cursor = conn.execute(
+            row = conn.execute(
                 "INSERT INTO memory_blocks(agent_id, label, value, description, char_limit, "
-                "read_only, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                "read_only, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?) "
+                "ON CONFLICT (agent_id, label) DO NOTHING RETURNING id",
                 (agent_id, label, value, description, char_limit, int(read_only), now, now),
-            )
-            block_id = int(cursor.lastrowid)
+            ).fetchone()
+            if row is None:  # another process created it meanwhile
+                raise BlockExists(f"agent {agent!r} already has a block labelled {label!r}")
+            block_id = int(row["id"])
             _record_change(conn, agent_id, block_id, None, value, changed_by, now)
         return MemoryBlock(
             block_id, agent_id, label, value, description, char_limit, read_only, now, now
@@ -75,7 +78,8 @@ class SQLiteBlocks(SQLiteAudit):
         now = self._clock()
         with self._transaction() as conn:
             row = conn.execute(
-                f"SELECT {rows.BLOCK_COLUMNS} FROM memory_blocks WHERE agent_id = ? AND label = ?",
+                f"SELECT {rows.BLOCK_COLUMNS} FROM memory_blocks "
+                f"WHERE agent_id = ? AND label = ?{self.dialect.lock_rows()}",
                 (agent_id, label),
             ).fetchone()
             if row is None:
@@ -97,7 +101,8 @@ class SQLiteBlocks(SQLiteAudit):
         agent_id = self.agent_id(agent)
         with self._transaction() as conn:
             row = conn.execute(
-                "SELECT id, value FROM memory_blocks WHERE agent_id = ? AND label = ?",
+                "SELECT id, value FROM memory_blocks "
+                f"WHERE agent_id = ? AND label = ?{self.dialect.lock_rows()}",
                 (agent_id, label),
             ).fetchone()
             if row is None:
