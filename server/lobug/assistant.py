@@ -25,7 +25,7 @@ from lobug.conversation import (
 )
 from lobug.decision import Action, Decision, parse_reply
 from lobug.devices import DeviceStates
-from lobug.memory.budget import fit_turn_notes
+from lobug.memory.assembly import TURN_SECTIONS, ContextRequest, assemble
 from lobug.memory.context import MemoryContext
 from lobug.memory.curation import Curation
 from lobug.memory.manager import MemoryManager
@@ -203,25 +203,32 @@ class Assistant:
         state.remember("user", text)
         clock.lap("persist_user")
 
-        context = self.memory.retrieve_context(state.agent, text)
+        messages, context = self._prompt(
+            state.agent, text, state.sensors, state.shown(), agency, spoken
+        )
         timings.update({f"retrieve_{k}": v for k, v in context.timings_ms.items()})
         clock.lap("retrieve")
-
-        messages = self._prompt(context, state.sensors, state.shown(), agency, spoken)
         return PreparedTurn(
             self.store, state, user_message, messages, timings, clock, spoken=spoken
         )
 
     def _prompt(
         self,
-        context: MemoryContext,
+        agent: str,
+        query: str,
         sensors: SensorReading | None,
         history: list[ChatMessage],
         agency: bool,
         spoken: SpokenLimit | None,
-    ) -> list[ChatMessage]:
-        if spoken is not None and spoken.notes_tokens is not None:
-            context = fit_turn_notes(context.without_history(history), spoken.notes_tokens)
+    ) -> tuple[list[ChatMessage], MemoryContext]:
+        """The turn's messages, with memory for `query` from the one assembler (a voice
+        turn's notes fitted to their budget), and that memory."""
+        request = ContextRequest(
+            max_tokens=None if spoken is None else spoken.notes_tokens,
+            fitted=TURN_SECTIONS,
+            history=history,
+        )
+        context = assemble(self.memory, agent, query, request).context
         messages = turn_messages(
             context,
             sensors,
@@ -231,7 +238,7 @@ class Assistant:
             reply_tokens=self.settings.llm_max_tokens,
             notes_last=self.chat.caches_prompt_prefix,
         )
-        return messages if spoken is None else spoken.instructed(messages)
+        return (messages if spoken is None else spoken.instructed(messages)), context
 
     def prime(
         self,
@@ -252,13 +259,11 @@ class Assistant:
             return
         state = self.device(device_id)
         history = state.shown(coming=1)
-        if not heard:
-            context = self.memory.standing_context(state.agent)
-            self.chat.prefill(self._prompt(context, None, history, agency, spoken))
-            return
-        context = self.memory.retrieve_context(state.agent, heard)
-        history.append({"role": "user", "content": heard})
-        self.chat.prefill(self._prompt(context, state.sensors, history, agency, spoken))
+        if heard:
+            history.append({"role": "user", "content": heard})
+        sensors = state.sensors if heard else None
+        messages, _ = self._prompt(state.agent, heard, sensors, history, agency, spoken)
+        self.chat.prefill(messages)
 
 
 @dataclass

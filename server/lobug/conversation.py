@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from lobug.backends.base import ChatMessage
 from lobug.memory.context import MemoryContext
 from lobug.tokens import (
-    MESSAGE_OVERHEAD_TOKENS,
+    ITEM_OVERHEAD_TOKENS,
     estimate_tokens,
     prompt_budget_tokens,
     truncate_to_tokens,
@@ -134,9 +134,8 @@ def turn_messages(
     """The messages for one turn. With `notes_last` the per-turn notes are a system message
     just before the newest user message instead of part of the first one, so the prompt's
     beginning (standing prompt and history) repeats from turn to turn and a model server that
-    caches prompt prefixes does not recompute it. Recalled messages that `history` holds
-    are not repeated in the notes."""
-    memory = memory.without_history(history)
+    caches prompt prefixes does not recompute it. (The assembler has already left out the
+    recalled messages that `history` holds.)"""
     if not notes_last:
         system = system_prompt(memory, sensors, agency=agency)
         return build_messages(
@@ -172,7 +171,7 @@ def build_messages(
     kept: list[ChatMessage] = []
     used = estimate_tokens(system)
     for message in reversed(history):
-        cost = estimate_tokens(message["content"]) + MESSAGE_OVERHEAD_TOKENS
+        cost = estimate_tokens(message["content"]) + ITEM_OVERHEAD_TOKENS
         if kept and used + cost > budget:
             break
         kept.append(message)
@@ -182,6 +181,6 @@ def build_messages(
         floor = estimate_tokens(PERSONALITY)
         system = truncate_to_tokens(system, max(floor, budget - history_tokens))
         if estimate_tokens(system) + history_tokens > budget and len(kept) == 1:
-            room = max(1, budget - estimate_tokens(system) - MESSAGE_OVERHEAD_TOKENS)
+            room = max(1, budget - estimate_tokens(system) - ITEM_OVERHEAD_TOKENS)
             kept[0] = {**kept[0], "content": truncate_to_tokens(kept[0]["content"], room)}
     return [{"role": "system", "content": system}, *reversed(kept)]

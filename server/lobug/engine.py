@@ -10,7 +10,7 @@
 
 It opens the same store, models and memory pipeline as `lobug memory-server`
 (`services.open_memory_services`): facts are learned from added messages by the same durable
-queue, the context is the same budgeted one (`memory.budget`), curation is audited as `api`.
+queue, the context is the same assembled one (`memory.assembly`), curation is audited as `api`.
 Every method blocks and is safe to call from several threads at once (the store serializes
 its writes; learning runs on the queue's own thread). From asyncio, use `AsyncMemoryEngine`,
 which runs each call in a worker thread (`asyncio.to_thread`).
@@ -30,7 +30,12 @@ from lobug.backends import Backends, ChatBackend, Embedder, build_chat, build_em
 from lobug.config import Settings
 from lobug.engine_tools import ToolError, call_tool, tool_definitions
 from lobug.memory import search
-from lobug.memory.budget import DEFAULT_CONTEXT_TOKENS, BudgetedContext, budgeted_context
+from lobug.memory.assembly import (
+    DEFAULT_CONTEXT_TOKENS,
+    BudgetedContext,
+    ContextRequest,
+    assemble,
+)
 from lobug.memory.intake import take_message
 from lobug.memory.search import SearchMode
 from lobug.names import agent_name
@@ -215,9 +220,8 @@ class MemoryEngine:
 
     def _budgeted(self, query: str, max_tokens: int) -> BudgetedContext:
         limit = self.services.settings.max_context_messages
-        return budgeted_context(
-            self.services.memory, self.agent, query, max_tokens, message_limit=limit
-        )
+        asked = ContextRequest(max_tokens, limit, topics=True)
+        return assemble(self.services.memory, self.agent, query, asked)
 
     # ------------------------------------------------------------------ dreams
 

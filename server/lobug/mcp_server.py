@@ -24,7 +24,7 @@ from lobug import __version__
 from lobug.config import Settings, is_loopback
 from lobug.engine import MemoryEngine
 from lobug.engine_tools import ToolError
-from lobug.memory.budget import DEFAULT_CONTEXT_TOKENS
+from lobug.memory.assembly import DEFAULT_CONTEXT_TOKENS
 
 PATH = "/mcp"
 INSTRUCTIONS = (

@@ -16,7 +16,14 @@ from typing import Any
 from lobug.backends.base import AbandonCheck, BackendError, ChatBackend, ChatMessage
 from lobug.client.messages import insert_after_system, last_user_text
 from lobug.decision import Decision
-from lobug.memory.budget import DEFAULT_CONTEXT_TOKENS, budgeted_context
+from lobug.memory.assembly import (
+    DEFAULT_CONTEXT_TOKENS,
+    MIN_MEMORY_TOKENS,
+    ContextRequest,
+    assemble,
+    memory_room,
+    messages_tokens,
+)
 from lobug.memory.manager import MemoryManager
 from lobug.memory.work_queue import Exchange, StreamedExchange
 from lobug.reply_guard import (
@@ -29,9 +36,7 @@ from lobug.reply_guard import (
 from lobug.store.models import PROXY_SOURCE, Message
 from lobug.store.protocol import Store
 from lobug.tokens import (
-    MESSAGE_OVERHEAD_TOKENS,
     PromptTooLong,
-    estimate_tokens,
     prompt_budget_tokens,
 )
 
@@ -62,20 +67,12 @@ def user_query(messages: list[ChatMessage]) -> str:
     return query
 
 
-# Below this much room the memory is left out rather than cut to a stub.
-MIN_MEMORY_TOKENS = 32
-
-
 def with_memory(messages: list[ChatMessage], prompt: str) -> list[ChatMessage]:
     """Memory as a system message after the caller's leading system messages (if any)."""
     if not prompt:
         return list(messages)
     memory: ChatMessage = {"role": "system", "content": prompt}
     return insert_after_system(messages, memory)
-
-
-def messages_tokens(messages: list[ChatMessage]) -> int:
-    return sum(estimate_tokens(m["content"]) + MESSAGE_OVERHEAD_TOKENS for m in messages)
 
 
 class MemoryProxy:
@@ -99,30 +96,24 @@ class MemoryProxy:
         they leave. PromptTooLong (nothing stored) when the caller's messages alone do not
         fit the model's context."""
         budget = prompt_budget_tokens(self.memory.context_tokens, request.max_tokens)
-        room = budget - messages_tokens(request.messages)
-        if room < 0:
+        used = messages_tokens(request.messages)
+        if used > budget:
             raise PromptTooLong(
-                f"the messages come to about {budget - room} tokens; the model takes {budget} "
+                f"the messages come to about {used} tokens; the model takes {budget} "
                 f"with a {request.max_tokens}-token reply"
             )
-        prompt = self.memory_prompt(request, room - MESSAGE_OVERHEAD_TOKENS)
+        prompt = self.memory_prompt(request, memory_room(budget, request.messages))
         user = self.store.append_message(request.agent, PROXY_SOURCE, "user", request.query)
         return user, with_memory(request.messages, prompt)
 
     def memory_prompt(self, request: ProxyRequest, room: int) -> str:
-        """The budgeted context (`memory.budget`) in the room the caller's messages leave, at
-        most the default budget; gathered before the user's message is logged, so it is not
-        found as a past message."""
+        """The assembled context (`memory.assembly`) in the room the caller's messages leave,
+        at most the default budget; gathered before the user's message is logged, so it is
+        not found as a past message."""
         if room < MIN_MEMORY_TOKENS:
             return ""
-        found = budgeted_context(
-            self.memory,
-            request.agent,
-            request.query,
-            min(room, DEFAULT_CONTEXT_TOKENS),
-            message_limit=self.message_limit,
-        )
-        return found.prompt
+        asked = ContextRequest(min(room, DEFAULT_CONTEXT_TOKENS), self.message_limit, topics=True)
+        return assemble(self.memory, request.agent, request.query, asked).prompt
 
     def complete(
         self, request: ProxyRequest, abandoned: AbandonCheck | None = None

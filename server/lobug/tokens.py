@@ -19,8 +19,9 @@ from typing import TypeVar
 ASCII_CHARS_PER_TOKEN = 3
 # Room for the chat template, role markers and the instructions' own slack in one prompt.
 PROMPT_OVERHEAD_TOKENS = 256
-# Role markers and separators around one chat message.
-MESSAGE_OVERHEAD_TOKENS = 4
+# Role markers and separators around one item of a prompt (a chat message, a listed fact, a
+# transcript line): the one per-item overhead every budget adds.
+ITEM_OVERHEAD_TOKENS = 4
 
 
 class PromptTooLong(ValueError):

@@ -28,8 +28,8 @@ from lobug.app import create_app, create_memory_app
 from lobug.backends import Backends
 from lobug.client import MemoryServerUnavailable
 from lobug.config import Settings
-from lobug.memory.budget import MEMORY_HEADER as CONTEXT_HEADER
-from lobug.memory.budget import MESSAGE_MAX_TOKENS
+from lobug.memory.assembly import MEMORY_HEADER as CONTEXT_HEADER
+from lobug.memory.assembly import MESSAGE_MAX_TOKENS
 from lobug.tokens import estimate_tokens
 from tests.live import LiveServer
 

@@ -13,7 +13,7 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from lobug.config import ConfigError, MemoryConfig
-from lobug.memory.budget import budgeted_context
+from lobug.memory.assembly import ContextRequest, assemble
 from lobug.memory.manager import MemoryManager
 from lobug.store.models import Message
 from lobug.store.protocol import Store
@@ -139,7 +139,9 @@ def test_the_budgeted_context_carries_the_episodes_before_the_messages(
     episode(dated_store, fake_embedder, "The user booked a trip to Lisbon.", yesterday)
     clock.now = NOW
     memory = memory_of(dated_store, clock, fake_embedder)
-    found = budgeted_context(memory, "lobug", "what did I say yesterday", 1500, message_limit=5)
+    found = assemble(
+        memory, "lobug", "what did I say yesterday", ContextRequest(1500, 5, topics=True)
+    )
     assert found.prompt.index("[Earlier conversations]") < found.prompt.index(
         "[Relevant past messages]"
     )
@@ -148,13 +150,31 @@ def test_the_budgeted_context_carries_the_episodes_before_the_messages(
     assert len(contents) == len(set(contents))  # the window's messages are not repeated
 
 
+def test_a_device_turn_is_assembled_by_the_same_call_less_what_its_history_holds(
+    dated_store: Store, clock: Clock, fake_embedder: FakeEmbedder
+) -> None:
+    yesterday = said(dated_store, clock, at(2024, 3, 12, 19, 0), "We booked Lisbon", "Great!")
+    episode(dated_store, fake_embedder, "The user booked a trip to Lisbon.", yesterday)
+    clock.now = NOW
+    memory = memory_of(dated_store, clock, fake_embedder)
+    history = [{"role": "user", "content": "We booked Lisbon"}]
+    turn = assemble(
+        memory, "lobug", "what did I say yesterday", ContextRequest(None, history=history)
+    )
+    program = assemble(memory, "lobug", "what did I say yesterday", ContextRequest(1500))
+    assert turn.context.summaries == program.context.summaries  # one gathering, one order
+    said_again = [hit.message.content for hit in turn.context.messages]
+    assert "We booked Lisbon" not in said_again and "Great!" in said_again
+    assert turn.max_tokens == 0 and turn.sections == ()  # nothing fitted: the layout fits
+
+
 def test_the_budgeted_context_embeds_the_question_once(
     dated_store: Store, clock: Clock, fake_embedder: FakeEmbedder
 ) -> None:
     said(dated_store, clock, at(2024, 3, 12, 19, 0), "We booked Lisbon", "Great!")
     memory = memory_of(dated_store, clock, fake_embedder)
     before = fake_embedder.calls
-    found = budgeted_context(memory, "lobug", "the Lisbon trip", 1500, message_limit=5)
+    found = assemble(memory, "lobug", "the Lisbon trip", ContextRequest(1500, 5, topics=True))
     assert fake_embedder.calls - before == 1  # facts, episodes and messages share it
     assert found.search_mode == "hybrid"
 

@@ -13,7 +13,7 @@ import pytest
 from lobug.api.facts import FactTypeName
 from lobug.clock import local_time
 from lobug.config import MemoryConfig
-from lobug.memory.budget import budgeted_context
+from lobug.memory.assembly import ContextRequest, assemble
 from lobug.memory.commitments import asks_about_commitments
 from lobug.memory.disclosure import disclosed_type, self_disclosures
 from lobug.memory.extraction import validate_facts
@@ -169,7 +169,9 @@ def test_a_learned_promise_is_found_when_the_user_asks_what_they_promised(
     assert '"The user will call Anna tomorrow" (due ' in prompt
     other = manager.retrieve_context("lobug", "Do I have a cat?")
     assert other.facts[0].fact.content == "The user has a cat"  # no promise put first
-    budgeted = budgeted_context(manager, "lobug", "What did I promise?", 500, message_limit=0)
+    budgeted = assemble(
+        manager, "lobug", "What did I promise?", ContextRequest(500, 0, topics=True)
+    )
     assert budgeted.context.facts[0].fact.id == promise.id
 
 

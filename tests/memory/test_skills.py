@@ -13,7 +13,7 @@ from fastapi.testclient import TestClient
 from lobug.app import create_app
 from lobug.backends import Backends
 from lobug.config import ConfigError, MemoryConfig, Settings
-from lobug.memory.budget import budgeted_context
+from lobug.memory.assembly import ContextRequest, assemble
 from lobug.memory.manager import MemoryManager
 from lobug.memory.skills import SkillLibrary, load_skills, parse_skill
 from lobug.store.protocol import Store
@@ -123,7 +123,7 @@ def test_the_skill_enters_the_prompt_of_a_turn_about_it_only(
     assert "[Skill" not in prompt and "equal weights" not in prompt
     assert "- tax-return: Fill in the yearly tax return forms" in prompt  # always named
 
-    budgeted = budgeted_context(memory, "lobug", "sourdough please", 1000, message_limit=0)
+    budgeted = assemble(memory, "lobug", "sourdough please", ContextRequest(1000, 0, topics=True))
     assert "equal weights of flour and water" in budgeted.prompt
     skills = next(section for section in budgeted.sections if section.name == "skills")
     assert skills.tokens > 0

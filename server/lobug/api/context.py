@@ -1,5 +1,5 @@
 """`POST /context/{agent}`: the agent's memory for a query under a token budget
-(`memory.budget`), section by section with each one's tokens and share, and the ready
+(`memory.assembly`), section by section with each one's tokens and share, and the ready
 `prompt` that `learning()` and the `/v1` proxy inject.
 
 Mounted with the memory API (`/memory` on the device server, the root on `lobug
@@ -17,7 +17,12 @@ from lobug.api.deps import PathAgent
 from lobug.api.errors import ApiError
 from lobug.api.memory import scored_out
 from lobug.api.shapes import AgentName, StrictBody
-from lobug.memory.budget import DEFAULT_CONTEXT_TOKENS, BudgetedContext, budgeted_context
+from lobug.memory.assembly import (
+    DEFAULT_CONTEXT_TOKENS,
+    BudgetedContext,
+    ContextRequest,
+    assemble,
+)
 from lobug.memory.limits import MAX_CONTENT_CHARS
 from lobug.memory.search import SearchMode
 from lobug.read_model.common import MessageOut, iso_or_none
@@ -126,13 +131,8 @@ def context_out(found: BudgetedContext, blocks: list[MemoryBlock]) -> ContextOut
 
 
 def gather(svc: MemoryServices, agent: str, body: ContextIn) -> ContextOut:
-    found = budgeted_context(
-        svc.memory,
-        agent,
-        body.query,
-        body.max_tokens,
-        message_limit=svc.settings.max_context_messages,
-    )
+    asked = ContextRequest(body.max_tokens, svc.settings.max_context_messages, topics=True)
+    found = assemble(svc.memory, agent, body.query, asked)
     return context_out(found, svc.store.blocks(agent))
 
 

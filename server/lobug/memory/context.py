@@ -22,7 +22,7 @@ TRUNCATED_MARK = " [...]"
 class MemoryContext:
     """What memory adds to one turn's system prompt. `summaries` are the episodes recalled
     for the turn; `messages` those of a window of time the question named, and under a budget
-    (`memory.budget.budgeted_context`) the relevant past messages too. Times are written in
+    (`memory.assembly.assemble`) the relevant past messages too. Times are written in
     `zone` (None: the machine's). `query_vector` is the question's embedding (None: not
     embedded), for whoever searches more memory for the same question."""
 
@@ -34,7 +34,7 @@ class MemoryContext:
     summaries: tuple[Summary, ...] = ()
     messages: tuple[ScoredMessage, ...] = ()
     zone: tzinfo | None = None
-    topics: tuple[str, ...] = ()  # the global memory's most active (`memory/budget.py`)
+    topics: tuple[str, ...] = ()  # the global memory's most active (`memory/assembly.py`)
     skills: tuple[Skill, ...] = ()  # those the turn is about, their whole text
     query_vector: Vector | None = field(default=None, compare=False, repr=False)
 

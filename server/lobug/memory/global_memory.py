@@ -6,7 +6,7 @@ A topic's activity is how many of its members were learned (facts) or ended (epi
 last `ACTIVE_DAYS` days; the `ACTIVE_TOPICS` most active are in the global memory, most
 active first, then (among equals, e.g. all quiet) the one with the newest member, then the
 larger (ranked by the store, `topic_activity`, without reading the members). In a prompt
-(`memory/budget.py`) the active topics are the lowest-priority section: pinned facts are
+(`memory/assembly.py`) the active topics are the lowest-priority section: pinned facts are
 there already, at the top.
 
 Blocking (store): call from worker threads.

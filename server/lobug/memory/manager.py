@@ -43,6 +43,7 @@ from lobug.store.models import (
 )
 from lobug.store.protocol import Store
 from lobug.tokens import (
+    ITEM_OVERHEAD_TOKENS,
     estimate_tokens,
     oldest_that_fit,
     prompt_budget_tokens,
@@ -179,7 +180,9 @@ class MemoryManager:
         return tuple(
             fact.content
             for fact in oldest_that_fit(
-                facts, lambda f: estimate_tokens(f.content) + 2, PINNED_BUDGET_TOKENS
+                facts,
+                lambda f: estimate_tokens(f.content) + ITEM_OVERHEAD_TOKENS,
+                PINNED_BUDGET_TOKENS,
             )
         )
 
@@ -312,7 +315,10 @@ class MemoryManager:
         pending = self.store.unsummarized_messages(agent)
         to_summarize = oldest_that_fit(
             pending[: len(pending) - self.config.short_term_keep],
-            lambda m: estimate_tokens(m.content[: prompts.MAX_TRANSCRIPT_MESSAGE_CHARS]) + 8,
+            lambda m: (
+                estimate_tokens(m.content[: prompts.MAX_TRANSCRIPT_MESSAGE_CHARS])
+                + ITEM_OVERHEAD_TOKENS
+            ),
             prompt_budget_tokens(self.context_tokens, SUMMARY_MAX_TOKENS),
         )
         if not to_summarize:
@@ -364,10 +370,12 @@ class MemoryManager:
     ) -> list[Summary]:
         """Distill the oldest `summaries` that fit into the base memory; those absorbed."""
         facts = self.store.recent_facts(agent, DISTILL_FACTS)
-        fixed = estimate_tokens(base) + sum(estimate_tokens(f.content) + 2 for f in facts)
+        fixed = estimate_tokens(base) + sum(
+            estimate_tokens(f.content) + ITEM_OVERHEAD_TOKENS for f in facts
+        )
         to_distill = oldest_that_fit(
             summaries,
-            lambda summary: estimate_tokens(summary.content) + 2,
+            lambda summary: estimate_tokens(summary.content) + ITEM_OVERHEAD_TOKENS,
             prompt_budget_tokens(self.context_tokens, DISTILL_MAX_TOKENS) - fixed,
         )
         if not to_distill and not rewrite:

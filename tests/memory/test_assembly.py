@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from lobug.memory.budget import fit_turn_notes
+from lobug.memory.assembly import TURN_SECTIONS, fit, memory_room, messages_tokens
 from lobug.memory.context import MemoryContext
 from lobug.store.models import Fact, ScoredFact
 from lobug.tokens import estimate_tokens
@@ -20,7 +20,7 @@ CONTEXT = MemoryContext(
 
 
 def test_turn_notes_are_cut_to_their_budget_best_first_and_the_standing_part_stays() -> None:
-    fitted = fit_turn_notes(CONTEXT, 60)
+    fitted = fit(CONTEXT, 60, TURN_SECTIONS)
     assert 1 <= len(fitted.facts) < 6
     assert fitted.facts == CONTEXT.facts[: len(fitted.facts)]
     assert estimate_tokens("\n\n".join(fitted.turn_sections())) <= 60
@@ -28,5 +28,11 @@ def test_turn_notes_are_cut_to_their_budget_best_first_and_the_standing_part_sta
 
 
 def test_notes_within_the_budget_are_left_alone() -> None:
-    assert fit_turn_notes(CONTEXT, 10_000) == CONTEXT
-    assert fit_turn_notes(CONTEXT, 0).facts == ()
+    assert fit(CONTEXT, 10_000, TURN_SECTIONS) == CONTEXT
+    assert fit(CONTEXT, 0, TURN_SECTIONS).facts == ()
+
+
+def test_the_room_for_memory_is_what_the_messages_leave_less_one_item() -> None:
+    messages = [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "hi"}]
+    assert messages_tokens(messages) == estimate_tokens("Be brief.") + estimate_tokens("hi") + 8
+    assert memory_room(1000, messages) == 1000 - messages_tokens(messages) - 4

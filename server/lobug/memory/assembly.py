@@ -1,10 +1,14 @@
-"""Memory under a token budget: the one context that `POST /context/{agent}`, `learning()`,
-the `/v1` proxy and `MemoryEngine` inject.
+"""The one context assembler: what memory adds to a prompt for one query, under one token
+budget. Device turns (text and voice), `/v1`, `POST /context/{agent}` (so `learning()`),
+`MemoryEngine` and MCP all call `assemble`; what differs between them is said in their
+`ContextRequest`, not in a second assembly.
 
 `MemoryManager.retrieve_context` gathers pinned facts, base memory, blocks, relevant facts,
 the episodes (summaries) relevant to the query or of a time it names, and that time's
-messages (what a device turn gets); here the past messages relevant to the query are added
-after those, and the whole is fitted to `max_tokens` in priority order:
+messages; here the past messages relevant to the query are added after those (up to the
+request's `message_limit`), the active topics when asked for, what the prompt's history
+already holds is left out, and the whole (or the request's `fitted` sections) is fitted to
+`max_tokens` in priority order:
 
     pinned facts > base memory > memory blocks > skills > relevant facts > episodes > messages
         > active topics (the global memory's, `memory/global_memory.py`)
@@ -28,17 +32,18 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from lobug.backends.base import ChatMessage
 from lobug.memory import search
 from lobug.memory.context import MemoryContext, within
 from lobug.memory.global_memory import active_topic_lines
 from lobug.memory.manager import MemoryManager
 from lobug.memory.search import SearchMode
 from lobug.store.models import ScoredMessage, Vector
-from lobug.tokens import estimate_tokens
+from lobug.tokens import ITEM_OVERHEAD_TOKENS, estimate_tokens
 
 log = logging.getLogger(__name__)
 
@@ -89,12 +94,36 @@ def prompt_of(context: MemoryContext) -> str:
     return MEMORY_HEADER + "\n\n".join(sections) if sections else ""
 
 
-def budgeted_context(
-    memory: MemoryManager, agent: str, query: str, max_tokens: int, *, message_limit: int
+# What changes from turn to turn (`MemoryContext.turn_sections`), in `SECTIONS` order.
+TURN_SECTIONS = ("skills", "facts", "summaries", "messages")
+# Below this much room memory is left out rather than cut to a stub (the `/v1` proxy).
+MIN_MEMORY_TOKENS = 32
+
+
+@dataclass(frozen=True)
+class ContextRequest:
+    """What one caller asks of memory. `max_tokens` None: nothing is cut (the device's
+    prompt layout fits the whole prompt to the model). `fitted`: the sections the budget
+    applies to, the others kept whole (a voice turn fits only its per-turn notes).
+    `history`: the messages the prompt already holds, not repeated as recalled ones."""
+
+    max_tokens: int | None = DEFAULT_CONTEXT_TOKENS
+    message_limit: int = 0
+    topics: bool = False
+    fitted: tuple[str, ...] = SECTIONS
+    history: Sequence[ChatMessage] = ()
+
+
+def assemble(
+    memory: MemoryManager, agent: str, query: str, request: ContextRequest
 ) -> BudgetedContext:
-    """Everything memory holds for `query`, fitted to `max_tokens` (see the module)."""
-    gathered = memory.retrieve_context(agent, query)
-    found = relevant_messages(memory, agent, query, message_limit, gathered.query_vector)
+    """Everything memory holds for `query` that `request` asks for (see the module). Never
+    raises for a failing embedder or store: those cost memories, not the answer."""
+    if query.strip():
+        gathered = memory.retrieve_context(agent, query)
+    else:  # nothing asked yet (a prompt read ahead): only what every turn gets
+        gathered = memory.standing_context(agent)
+    found = relevant_messages(memory, agent, query, request.message_limit, gathered.query_vector)
     dated = {hit.message.id for hit in gathered.messages}
     gathered = dataclasses.replace(
         gathered,
@@ -102,14 +131,29 @@ def budgeted_context(
             shortened(hit)
             for hit in [*gathered.messages, *(h for h in found.hits if h.message.id not in dated)]
         ),
-        topics=active_topics(memory, agent),
-    )
-    kept = fit(gathered, max_tokens)
+        topics=active_topics(memory, agent) if request.topics else (),
+    ).without_history(request.history)
+    if request.max_tokens is None:
+        return BudgetedContext(gathered, 0, (), prompt_of(gathered), found.mode)
+    kept = fit(gathered, request.max_tokens, request.fitted)
     shares = tuple(
-        SectionShare(name, tokens, round(tokens / max_tokens, 4) if max_tokens else 0.0)
+        SectionShare(
+            name, tokens, round(tokens / request.max_tokens, 4) if request.max_tokens else 0.0
+        )
         for name, tokens in section_tokens(kept)
     )
-    return BudgetedContext(kept, max_tokens, shares, prompt_of(kept), found.mode)
+    return BudgetedContext(kept, request.max_tokens, shares, prompt_of(kept), found.mode)
+
+
+def messages_tokens(messages: Iterable[ChatMessage]) -> int:
+    """What chat messages cost in a prompt, each with its role markers."""
+    return sum(estimate_tokens(m["content"]) + ITEM_OVERHEAD_TOKENS for m in messages)
+
+
+def memory_room(prompt_budget: int, messages: Sequence[ChatMessage]) -> int:
+    """The tokens left for memory, as one more system message, once a caller's `messages`
+    are in a prompt of `prompt_budget` tokens (`tokens.prompt_budget_tokens`)."""
+    return prompt_budget - messages_tokens(messages) - ITEM_OVERHEAD_TOKENS
 
 
 def active_topics(memory: MemoryManager, agent: str) -> tuple[str, ...]:
@@ -149,8 +193,14 @@ def cost(context: MemoryContext) -> int:
     return estimate_tokens(prompt_of(context))
 
 
-def fit(context: MemoryContext, max_tokens: int) -> MemoryContext:
-    """The part of `context` that fits `max_tokens`, served in `SECTIONS` order."""
+def fit(
+    context: MemoryContext, max_tokens: int, sections: tuple[str, ...] = SECTIONS
+) -> MemoryContext:
+    """The part of `context` that fits `max_tokens`, served in `SECTIONS` order; the sections
+    not in `sections` are kept as they are, outside the budget."""
+    if sections != SECTIONS:
+        kept = fit(MemoryContext(zone=context.zone, **parts(context, sections)), max_tokens)
+        return dataclasses.replace(context, **parts(kept, sections))
     kept = MemoryContext(timings_ms=context.timings_ms, zone=context.zone)
     for name in SECTIONS:
         for item in items_of(context, name):
@@ -165,17 +215,8 @@ def fit(context: MemoryContext, max_tokens: int) -> MemoryContext:
     return kept
 
 
-# What changes from turn to turn (`MemoryContext.turn_sections`), in `SECTIONS` order.
-TURN_SECTIONS = ("skills", "facts", "summaries", "messages")
-
-
-def fit_turn_notes(context: MemoryContext, max_tokens: int) -> MemoryContext:
-    """`context` with the part found for this turn's words fitted to `max_tokens`, in the same
-    priority order as `fit`; the standing part is left as it is. A voice turn reads these
-    notes after the person has stopped speaking, so they are kept short."""
-    turn_part = {name: getattr(context, name) for name in TURN_SECTIONS}
-    kept = fit(MemoryContext(zone=context.zone, **turn_part), max_tokens)
-    return dataclasses.replace(context, **{name: getattr(kept, name) for name in TURN_SECTIONS})
+def parts(context: MemoryContext, sections: Iterable[str]) -> dict[str, Any]:
+    return {name: getattr(context, name) for name in sections}
 
 
 def items_of(context: MemoryContext, name: str) -> Iterable[Any]:
