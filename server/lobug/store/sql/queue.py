@@ -1,0 +1,176 @@
+"""The work queue: answered exchanges whose memory work has not finished (`learning_queue`,
+written with the reply in one transaction, so a crash never loses it) and messages still to
+embed (`embedding_backlog`).
+
+A message posted alone (memory API, `MemoryEngine.add_messages`) is queued as a *lone* row, its
+id in both columns; an assistant message that follows it from the same source turns that row
+into an exchange, in the insert's transaction.
+
+Where several processes share the queue (PostgreSQL: `_claims_exchanges`), an exchange is
+claimed before its memory work runs: the process that stored the reply holds it from the
+start, others claim rows as they read them (`queued_exchanges`), so two processes never run
+the same exchange. A claim lasts `CLAIM_LEASE_S`; a failed attempt gives it back at once, and a
+process that died leaves it to be claimed again when the lease runs out. A lone message that
+a process has claimed no longer pairs with the reply that follows it."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, ClassVar
+
+from lobug.store.models import Message, QueuedMessage, Vector
+from lobug.store.sql import rows
+from lobug.store.sql.dialect import marks
+from lobug.store.sql.log import SqlLog
+
+CLAIM_LEASE_S = 600.0
+
+
+class SqlWorkQueue(SqlLog):
+    # Whether exchanges are claimed (`learning_queue.claimed_until`): PostgreSQL, whose queue
+    # several processes share. One process serves a SQLite file: it runs every exchange.
+    _claims_exchanges: ClassVar[bool] = False
+
+    def _lock_lone_messages(self, conn: Any, agent_id: int) -> None:
+        """Inside a transaction: the agent's other writers of queued messages wait until it
+        ends, so a lone message pairs with one reply only (a PostgreSQL advisory lock;
+        SQLite's write transaction already holds the file)."""
+
+    def _store_message_vectors(
+        self, conn: Any, embedded: Sequence[tuple[Message, Vector]]
+    ) -> Sequence[tuple[Message, Vector]]:
+        """Inside a transaction: store (or replace) the vectors of the messages still in the
+        log and return what was stored."""
+        raise NotImplementedError
+
+    def append_reply_for_memory_work(
+        self,
+        agent: str,
+        device_id: str,
+        content: str,
+        user: Message,
+        metadata: dict[str, Any] | None = None,
+    ) -> Message:
+        """Log the assistant's reply to `user` and queue the exchange for its memory work
+        (claimed by this process where exchanges are claimed), in one transaction."""
+        agent_id = self.agent_id(agent)
+        with self._transaction() as conn:
+            reply = self._insert_message(
+                conn, agent, agent_id, device_id, "assistant", content, metadata
+            )
+            if self._claims_exchanges:
+                conn.execute(
+                    "INSERT INTO learning_queue(assistant_message_id, user_message_id, "
+                    "queued_at, claimed_until) VALUES (?, ?, ?, ?)",
+                    (reply.id, user.id, reply.created_at, reply.created_at + CLAIM_LEASE_S),
+                )
+            else:
+                self._queue(conn, reply, user)
+        return reply
+
+    def append_message_to_learn(
+        self,
+        agent: str,
+        device_id: str,
+        role: str,
+        content: str,
+        vector: Vector | None,
+        *,
+        metadata: dict[str, Any] | None = None,
+    ) -> QueuedMessage:
+        """Log a message (with its vector; None: into the embedding backlog) and queue it for
+        learning in one transaction, unclaimed (the maintenance pass of any process learns
+        from it). An assistant message right after a user message of the same agent and
+        source that still waits alone makes the two one exchange; any other message waits
+        alone."""
+        agent_id = self.agent_id(agent)
+        with self._writing():  # a forget in between must not leave the vector in the index
+            with self._transaction() as conn:
+                self._lock_lone_messages(conn, agent_id)
+                waiting = self._lone_user_message(conn, agent, agent_id, device_id)
+                message = self._insert_message(
+                    conn, agent, agent_id, device_id, role, content, metadata
+                )
+                self._insert_vector(conn, message, vector)
+                user = waiting if role == "assistant" else None
+                if user is not None:
+                    conn.execute(
+                        "DELETE FROM learning_queue WHERE assistant_message_id = ?", (user.id,)
+                    )
+                self._queue(conn, message, user or message)
+            if vector is not None:
+                self._index_message_vectors([(message, vector)])
+        return QueuedMessage(message, user)
+
+    @staticmethod
+    def _queue(conn: Any, reply: Message, user: Message) -> None:
+        """Queue an exchange (a lone message: `reply` is `user`), unclaimed."""
+        conn.execute(
+            "INSERT INTO learning_queue(assistant_message_id, user_message_id, queued_at) "
+            "VALUES (?, ?, ?)",
+            (reply.id, user.id, reply.created_at),
+        )
+
+    def _lone_user_message(
+        self, conn: Any, agent: str, agent_id: int, device_id: str
+    ) -> Message | None:
+        """The agent's last message from `device_id`, if it is a user message waiting alone
+        (and not claimed by a process learning from it)."""
+        unclaimed = " AND q.claimed_until IS NULL" if self._claims_exchanges else ""
+        row = conn.execute(
+            f"SELECT {rows.message_columns('l')} FROM conversation_log l "
+            "JOIN learning_queue q ON q.assistant_message_id = l.id "
+            f"AND q.user_message_id = l.id{unclaimed} "
+            "WHERE l.id = (SELECT MAX(id) FROM conversation_log "
+            "WHERE agent_id = ? AND device_id = ?) AND l.role = 'user'"
+            f"{self.dialect.lock_rows('q')}",
+            (agent_id, device_id),
+        ).fetchone()
+        return rows.message(agent, row) if row else None
+
+    def count_queued_exchanges(self) -> int:
+        return self._count("SELECT COUNT(*) AS n FROM learning_queue")
+
+    def dequeue_exchange(self, assistant_message_id: int) -> None:
+        with self._transaction() as conn:
+            conn.execute(
+                "DELETE FROM learning_queue WHERE assistant_message_id = ?",
+                (assistant_message_id,),
+            )
+
+    def count_failed_attempt(self, assistant_message_id: int) -> int:
+        """Record one more failed attempt at the exchange's memory work and give up any
+        claim (the next pass of any process retries it); return the total."""
+        release = ", claimed_until = NULL" if self._claims_exchanges else ""
+        with self._transaction() as conn:
+            row = conn.execute(
+                f"UPDATE learning_queue SET attempts = attempts + 1{release} "
+                "WHERE assistant_message_id = ? RETURNING attempts",
+                (assistant_message_id,),
+            ).fetchone()
+        return int(row["attempts"]) if row else 0
+
+    def messages_to_embed(self, limit: int) -> list[Message]:
+        """Messages of the embedding backlog (stored while the embedder failed), oldest first."""
+        found = self._query(
+            f"SELECT {rows.message_columns('l')}, a.name AS agent FROM embedding_backlog b "
+            "JOIN conversation_log l ON l.id = b.message_id JOIN agents a ON a.id = l.agent_id "
+            "ORDER BY b.message_id LIMIT ?",
+            (limit,),
+        )
+        return [rows.message(row["agent"], row) for row in found]
+
+    def add_message_vectors(self, embedded: Sequence[tuple[Message, Vector]]) -> None:
+        """Store the vectors of backlog messages and take them off the backlog (two
+        processes embedding the same message store the same vector twice: harmless); a
+        message forgotten since it was read gets none (no vector of forgotten words is kept)."""
+        if not embedded:
+            return
+        ids = [m.id for m, _ in embedded]
+        with self._writing():  # a forget in between must not leave the vector in the index
+            with self._transaction() as conn:
+                stored = self._store_message_vectors(conn, embedded)
+                conn.execute(
+                    f"DELETE FROM embedding_backlog WHERE message_id IN ({marks(ids)})", ids
+                )
+            self._index_message_vectors(stored)
