@@ -48,10 +48,6 @@ EXCEPTIONS = {
     ("lobug.cli.servers", "app"),
     ("lobug.cli.servers", "serving"),
     ("lobug.cli.servers", "mcp_server"),
-    # Known, to remove: the domain asks the reply guard (a turn) for is_learnable and its
-    # marks, language_rule and with_rule; their place is below both (quality, backends.base).
-    ("lobug.memory.manager", "reply_guard"),
-    ("lobug.memory.quality", "reply_guard"),
 }
 
 FLOOR_OF = {part: floor for floor, parts in FLOORS.items() for part in parts}

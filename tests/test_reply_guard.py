@@ -9,14 +9,13 @@ from lobug.assistant import Assistant
 from lobug.config import MemoryConfig, Settings
 from lobug.decision import Decision
 from lobug.memory.manager import MemoryManager
+from lobug.quality import CUT, is_learnable
 from lobug.reply_guard import (
-    CUT,
     FALLBACK_REPLY,
     GuardedReply,
     Refusal,
     ReplyGuard,
     careful_messages,
-    is_learnable,
     text_chunks,
 )
 from lobug.store.sqlite.engine import SQLiteStore

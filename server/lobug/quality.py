@@ -11,6 +11,8 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections import Counter
+from collections.abc import Mapping
+from typing import Any
 
 # A text of at least MIN_WORDS_FOR_RATIO words with fewer distinct words than this share
 # of its words is a loop ("Oo, oo, oo, oo" is 1 distinct word in 4). Ordinary replies of
@@ -26,6 +28,10 @@ MIN_WORD_REPEATS = 5
 MAX_WORD_CHARS = 40
 # A sentence said this many times is a loop even with other words between.
 MAX_SENTENCE_REPEATS = 2
+# `guard` values in an assistant message's metadata, set by the reply guard.
+REGENERATED = "regenerated"  # the first answer was refused, the second one is stored
+FALLBACK = "fallback"  # both were refused: the fallback was said, nothing to learn from
+CUT = "cut"  # a streamed answer stopped at its first refused sentence
 
 _WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)*", re.UNICODE)
 _SENTENCE = re.compile(r"[^.!?\n]+")
@@ -158,3 +164,15 @@ def text_problem(text: str, language: str) -> str | None:
     if other is not None:
         return f"off-language: {other}, not {language}"
     return None
+
+
+def is_learnable(metadata: Mapping[str, Any] | None) -> bool:
+    """Whether an assistant message's words may feed summaries and facts: not the fallback
+    said after two refused replies."""
+    return not metadata or metadata.get("guard") != FALLBACK
+
+
+def language_rule(language: str) -> str:
+    """ "Write in English only." for a listed language, else ""."""
+    name = LANGUAGE_NAMES.get(language)
+    return f"Write in {name} only." if name else ""

@@ -3,20 +3,20 @@
 A reply that loops or is in another language than the conversation's is asked for once more
 with safer settings (a lower temperature, fewer tokens, a plainer instruction); when that one
 fails too, a short honest fallback is said instead. The log marks such replies in the
-assistant message's metadata (`guard`), and a fallback is never learned from: the memory
-pipeline reads only the user's words of that exchange.
+assistant message's metadata (`guard`, its marks in `lobug.quality`), and a fallback is never
+learned from (`quality.is_learnable`): the memory pipeline reads only the user's words of
+that exchange.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import replace
-from typing import Any
 
-from lobug.backends.base import AbandonCheck, ChatBackend, ChatMessage
+from lobug.backends.base import AbandonCheck, ChatBackend, ChatMessage, with_rule
 from lobug.decision import Decision
-from lobug.quality import LANGUAGE_NAMES, text_problem
+from lobug.quality import CUT, FALLBACK, REGENERATED, language_rule, text_problem
 from lobug.spoken import SENTENCE_END
 
 log = logging.getLogger(__name__)
@@ -25,39 +25,14 @@ FALLBACK_REPLY = "Sorry, I lost my train of thought. Could you say that again?"
 # The second try: colder and shorter, so a loop has less room to start.
 RETRY_TEMPERATURE = 0.2
 RETRY_MAX_TOKENS = 96
-# `guard` values in an assistant message's metadata.
-REGENERATED = "regenerated"  # the first answer was refused, the second one is stored
-FALLBACK = "fallback"  # both were refused: the fallback was said, nothing to learn from
-CUT = "cut"  # a streamed answer stopped at its first refused sentence
 # A streamed text with no sentence end is checked and sent in chunks of about this size.
 MAX_CHUNK_CHARS = 200
-
-
-def is_learnable(metadata: Mapping[str, Any] | None) -> bool:
-    """Whether an assistant message's words may feed summaries and facts."""
-    return not metadata or metadata.get("guard") != FALLBACK
 
 
 def guard_metadata(decision: Decision) -> dict[str, str] | None:
     if decision.guard is None:
         return None
     return {"guard": decision.guard, "problem": decision.problem or ""}
-
-
-def language_rule(language: str) -> str:
-    """ "Write in English only." for a listed language, else ""."""
-    name = LANGUAGE_NAMES.get(language)
-    return f"Write in {name} only." if name else ""
-
-
-def with_rule(messages: Sequence[ChatMessage], rule: str) -> list[ChatMessage]:
-    """`messages` with `rule` added to the first system message (or a new one first)."""
-    copied: list[ChatMessage] = [{"role": m["role"], "content": m["content"]} for m in messages]
-    first = next((m for m in copied if m["role"] == "system"), None)
-    if first is None:
-        return [{"role": "system", "content": rule}, *copied]
-    first["content"] = f"{first['content']}\n{rule}"
-    return copied
 
 
 def careful_messages(messages: Sequence[ChatMessage], language: str) -> list[ChatMessage]:

@@ -14,8 +14,8 @@ from lobug.app import create_app
 from lobug.backends import Backends
 from lobug.config import MemoryConfig, Settings
 from lobug.memory.quality import EXTRACTIVE_SUMMARY
-from lobug.quality import text_problem
-from lobug.reply_guard import FALLBACK_REPLY, is_learnable
+from lobug.quality import is_learnable, text_problem
+from lobug.reply_guard import FALLBACK_REPLY
 from lobug.services import Services
 from tests.api.test_voice import speech_wav, upload
 from tests.fakes import FakeEmbedder, FakeSTT, FakeTTS, LoopingChat

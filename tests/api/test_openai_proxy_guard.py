@@ -19,7 +19,8 @@ from lobug.backends.base import ChatMessage
 from lobug.config import Settings
 from lobug.memory.work_queue import StreamedExchange
 from lobug.proxy import MemoryProxy, ProxyRequest
-from lobug.reply_guard import FALLBACK_REPLY, is_learnable
+from lobug.quality import is_learnable
+from lobug.reply_guard import FALLBACK_REPLY
 from lobug.services import Services
 from lobug.store.models import Message
 from tests.fakes import LOOP_REPLY, FakeChat, FakeEmbedder, LoopingChat

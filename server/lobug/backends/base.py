@@ -16,6 +16,16 @@ class ChatMessage(TypedDict):
     content: str
 
 
+def with_rule(messages: Sequence[ChatMessage], rule: str) -> list[ChatMessage]:
+    """`messages` with `rule` added to the first system message (or a new one first)."""
+    copied: list[ChatMessage] = [{"role": m["role"], "content": m["content"]} for m in messages]
+    first = next((m for m in copied if m["role"] == "system"), None)
+    if first is None:
+        return [{"role": "system", "content": rule}, *copied]
+    first["content"] = f"{first['content']}\n{rule}"
+    return copied
+
+
 JsonSchema = dict[str, Any]
 Vector = npt.NDArray[np.float32]
 

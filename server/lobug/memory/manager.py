@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from lobug.backends.base import ChatBackend, Embedder, Vector
+from lobug.backends.base import ChatBackend, Embedder, Vector, with_rule
 from lobug.clock import local_time, zone_named
 from lobug.config import MemoryConfig
 from lobug.memory import commitments, episodes, prompts, search
@@ -29,8 +29,7 @@ from lobug.memory.quality import (
     user_words,
 )
 from lobug.memory.skills import SkillLibrary, load_skills
-from lobug.quality import text_problem
-from lobug.reply_guard import is_learnable, language_rule, with_rule
+from lobug.quality import is_learnable, language_rule, text_problem
 from lobug.store.errors import SourcesForgotten
 from lobug.store.models import (
     API_SOURCE,

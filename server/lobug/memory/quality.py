@@ -16,8 +16,7 @@ from collections.abc import Sequence
 
 from lobug.memory.disclosure import self_disclosures
 from lobug.memory.extraction import content_words, occurs_in
-from lobug.quality import text_problem
-from lobug.reply_guard import is_learnable
+from lobug.quality import is_learnable, text_problem
 from lobug.store.models import Fact, Message, Summary
 
 MIN_OUTPUT_CHARS = 20
