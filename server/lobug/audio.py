@@ -27,6 +27,17 @@ class AudioError(ValueError):
     error = "invalid_audio"
 
 
+class AudioTooLarge(AudioError):
+    status = 413
+    error = "audio_too_large"
+
+
+def check_audio_size(size: int, limit: int) -> None:
+    """AudioTooLarge when a recording of `size` bytes is over `limit`."""
+    if size > limit:
+        raise AudioTooLarge(f"The recording is larger than {limit} bytes")
+
+
 class NotWav(AudioError):
     status = 415
     error = "not_wav"

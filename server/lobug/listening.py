@@ -7,16 +7,22 @@ the silence a device records before it stops (its own end-of-speech detection).
 Pauses are found by level, frame by frame (cheap enough to run on every chunk): a frame is
 speech when it is well above the quietest frame heard so far and above an absolute floor. A
 missed pause only means a later transcription; a recording with no speech found by level is
-still transcribed whole, so whisper's own voice detection has the last word."""
+still transcribed whole, so whisper's own voice detection has the last word.
+
+`hear_arriving` runs this over a recording's bytes as they come (from any transport: an HTTP
+body today), with `ReadAhead` having the model read the answer's prompt meanwhile."""
 
 from __future__ import annotations
 
+import asyncio
+import time
+from collections.abc import AsyncIterable, Callable
 from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
 
-from lobug.audio import STT_RATE, AudioError, CorruptAudio, parse_wav, resample
+from lobug.audio import STT_RATE, AudioError, CorruptAudio, check_audio_size, parse_wav, resample
 from lobug.backends.base import SpeechToText, Transcript
 
 FRAME_SAMPLES = STT_RATE * 30 // 1000
@@ -155,3 +161,115 @@ class LiveRecording:
 
 def transcribe_stretch(stt: SpeechToText, recording: LiveRecording, stretch: Stretch) -> Transcript:
     return stt.transcribe(recording.samples(stretch))
+
+
+@dataclass(frozen=True)
+class Heard:
+    transcript: Transcript
+    seconds: float  # of the recording
+
+
+# Have the model read a device's next prompt with the words heard so far ("": none yet).
+Prime = Callable[[str], None]
+
+
+async def hear_arriving(
+    pieces: AsyncIterable[bytes],
+    stt: SpeechToText,
+    prime: Prime,
+    *,
+    max_seconds: float,
+    max_bytes: int,
+    timings: dict[str, float],
+) -> Heard:
+    """Transcribe each stretch of speech as soon as it has ended, while the recording's
+    `pieces` still arrive. `stt` in `timings` is what was left after the last piece.
+    Meanwhile the model reads the answer's prompt as far as it is known (`ReadAhead`).
+    Raises AudioError (AudioTooLarge past `max_bytes`)."""
+    live = LiveRecording(max_seconds)
+    pending: list[asyncio.Task[Transcript]] = []
+    guesses: list[asyncio.Task[Transcript]] = []  # stretches heard before they ended
+    read_ahead = ReadAhead(prime, live, pending)
+
+    def transcribe(
+        stretch: Stretch, then: Callable[[asyncio.Task[Transcript]], object]
+    ) -> asyncio.Task[Transcript]:
+        task = asyncio.create_task(asyncio.to_thread(transcribe_stretch, stt, live, stretch))
+        task.add_done_callback(then)
+        return task
+
+    received = 0
+    started = time.perf_counter()
+    try:
+        async for piece in pieces:
+            read_ahead.start()
+            received += len(piece)
+            check_audio_size(received, max_bytes)
+            elapsed = time.perf_counter() - started
+            pending += [transcribe(s, read_ahead.heard) for s in live.add(piece, elapsed)]
+            if (partial := live.partial()) is not None:
+                guesses.append(transcribe(partial, read_ahead.guessed))
+        ended = time.perf_counter()
+        read_ahead.stop()
+        pending += [transcribe(s, read_ahead.heard) for s in live.finish()]
+        transcripts = list(await asyncio.gather(*pending))
+    finally:
+        for task in pending + guesses:
+            task.cancel()
+    timings["stt"] = (time.perf_counter() - ended) * 1000
+    return Heard(live.heard(transcripts), live.seconds)
+
+
+class ReadAhead:
+    """While a recording arrives, the model reads the answer's prompt as far as it is known
+    (`Voice.prime`): at its first bytes, the standing prompt and the history; each time a
+    stretch of speech has been heard, also the notes for the words so far and those words.
+    When the person said no more (the device records its closing silence meanwhile), the
+    turn finds its whole prompt read. A long stretch is also heard once before it ends
+    (`LiveRecording.partial`), so the notes for its first words and those words are read
+    while the person still speaks. Primes are not awaited: they never raise, and the turn
+    queues behind them for the model. None starts once the recording has ended."""
+
+    def __init__(
+        self, prime: Prime, live: LiveRecording, heard: list[asyncio.Task[Transcript]]
+    ) -> None:
+        self._prime_now, self._live, self._heard = prime, live, heard
+        self._started = self._stopped = False
+        self._words = ""
+
+    def start(self) -> None:
+        if not self._started:
+            self._started = True
+            self._prime("")
+
+    def stop(self) -> None:
+        self._stopped = True
+
+    def heard(self, _done: asyncio.Task[Transcript]) -> None:
+        """A stretch's transcription ended: prime with the words of those heard so far."""
+        self._prime_with(self._finished())
+
+    def guessed(self, partial: asyncio.Task[Transcript]) -> None:
+        """The stretch in progress was heard early: prime with the words so far and its."""
+        if not partial.cancelled() and partial.exception() is None:
+            self._prime_with([*self._finished(), partial.result()])
+
+    def _finished(self) -> list[Transcript]:
+        """The transcripts of the stretches heard so far, in order (up to the first one
+        still running or failed)."""
+        transcripts = []
+        for task in self._heard:
+            if not task.done() or task.cancelled() or task.exception() is not None:
+                break
+            transcripts.append(task.result())
+        return transcripts
+
+    def _prime_with(self, transcripts: list[Transcript]) -> None:
+        words = self._live.heard(transcripts).text
+        if words and words != self._words:
+            self._words = words
+            self._prime(words)
+
+    def _prime(self, words: str) -> None:
+        if not self._stopped:
+            asyncio.get_running_loop().run_in_executor(None, self._prime_now, words)

@@ -13,8 +13,9 @@ import threading
 import time
 import uuid
 from collections import OrderedDict
-from collections.abc import Callable, Generator, Iterator
+from collections.abc import AsyncIterable, Callable, Generator, Iterator
 from dataclasses import dataclass, field
+from functools import partial
 
 import numpy as np
 
@@ -29,6 +30,7 @@ from lobug.backends.base import (
 )
 from lobug.config import Settings
 from lobug.decision import Action, ignore_reason
+from lobug.listening import Heard, hear_arriving
 from lobug.memory.work_queue import Exchange, StreamedExchange
 from lobug.spoken import SpokenLimit, sentence_ends
 
@@ -213,6 +215,25 @@ class Voice:
         if pcm:
             timings["tts"] = synthesis
         return streaming.turn, pcm
+
+    async def hear_arriving(
+        self, device_id: str, pieces: AsyncIterable[bytes], timings: dict[str, float]
+    ) -> Heard:
+        """A recording heard while its bytes still arrive (`listening.hear_arriving`), the
+        device's prompt read ahead meanwhile. Raises AudioError."""
+        stt, _ = self.speech.require()
+        return await hear_arriving(
+            pieces,
+            stt,
+            partial(self.prime, device_id),
+            max_seconds=self.settings.max_audio_seconds,
+            max_bytes=self.settings.max_audio_bytes,
+            timings=timings,
+        )
+
+    def hear(self, audio: Audio, timings: dict[str, float]) -> Heard:
+        """A whole recording heard."""
+        return Heard(self.transcribe(audio, timings), audio.seconds)
 
     def transcribe(self, audio: Audio, timings: dict[str, float]) -> Transcript:
         stt, _ = self.speech.require()

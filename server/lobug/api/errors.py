@@ -18,6 +18,7 @@ from pydantic import ValidationError, ValidatorFunctionWrapHandler
 from pydantic_core import PydanticCustomError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from lobug.audio import AudioError
 from lobug.backends.base import Abandoned, BackendError, SpeechNotReady
 from lobug.memory.agents import AgentNotFound
 from lobug.store.errors import (
@@ -209,6 +210,10 @@ def _install_service_handlers(app: FastAPI) -> None:
     async def prompt_too_long(_: Request, exc: Exception) -> JSONResponse:
         return error_response(413, "text_too_long_for_model", str(exc))
 
+    async def audio_error(_: Request, exc: Exception) -> JSONResponse:
+        assert isinstance(exc, AudioError)  # each kind says its status and code
+        return error_response(exc.status, exc.error, str(exc))
+
     async def unexpected_error(_: Request, exc: Exception) -> JSONResponse:
         log.error("unhandled error", exc_info=exc)
         return error_response(500, "internal_error", "Internal server error")
@@ -218,4 +223,5 @@ def _install_service_handlers(app: FastAPI) -> None:
     app.add_exception_handler(Abandoned, abandoned)
     app.add_exception_handler(StorageUnavailable, storage_unavailable)
     app.add_exception_handler(PromptTooLong, prompt_too_long)
+    app.add_exception_handler(AudioError, audio_error)
     app.add_exception_handler(Exception, unexpected_error)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncGenerator, Callable
+from collections.abc import AsyncGenerator, AsyncIterator
 from dataclasses import dataclass
 from typing import Annotated, Any
 from urllib.parse import quote
@@ -28,11 +28,11 @@ from lobug.api.device import server_timing
 from lobug.api.disconnect import watch_disconnect
 from lobug.api.errors import ApiError
 from lobug.api.streaming import ClosingStreamingResponse, blocking_stream
-from lobug.audio import Audio, AudioError, parse_wav
-from lobug.backends.base import Abandoned, Transcript
-from lobug.listening import LiveRecording, Stretch, transcribe_stretch
+from lobug.audio import Audio, check_audio_size, parse_wav
+from lobug.backends.base import Abandoned
+from lobug.listening import Heard
 from lobug.services import Services
-from lobug.voice import StreamedVoice, Voice, VoiceReply
+from lobug.voice import StreamedVoice, VoiceReply
 from lobug.web.deps import ServicesDep
 
 router = APIRouter()
@@ -92,11 +92,6 @@ def media_type(request: Request) -> str:
     return found
 
 
-def check_audio_size(size: int, limit: int) -> None:
-    if size > limit:
-        raise ApiError(413, "audio_too_large", f"The recording is larger than {limit} bytes")
-
-
 @router.post("/chat/audio", openapi_extra=upload_body())
 async def chat_audio(
     svc: ServicesDep,
@@ -153,118 +148,27 @@ async def chat_audio_stream(
     return ClosingStreamingResponse(pcm, media_type="audio/wav", headers=headers)
 
 
-@dataclass(frozen=True)
-class Heard:
-    transcript: Transcript
-    seconds: float  # of the recording
-
-
 async def hear_upload(request: Request, svc: Services, timings: dict[str, float]) -> Heard:
     """The whole upload first (multipart or not), then its transcription."""
     upload = await recording(request, svc)
     timings["decode"] = upload.decode_ms
-    transcript = await asyncio.to_thread(svc.voice.transcribe, upload.audio, timings)
-    return Heard(transcript, upload.audio.seconds)
+    return await asyncio.to_thread(svc.voice.hear, upload.audio, timings)
 
 
 async def hear_while_uploading(
     request: Request, svc: Services, timings: dict[str, float], device: str
 ) -> Heard:
-    """Transcribe each stretch of speech as soon as it has ended, while the body still
-    arrives (`lobug.listening`). `stt` in `timings` is what was left after the body ended.
-    Meanwhile the model reads the answer's prompt as far as it is known (`ReadAhead`)."""
-    stt, _ = svc.voice.speech.require()
-    live = LiveRecording(svc.settings.max_audio_seconds)
-    pending: list[asyncio.Task[Transcript]] = []
-    guesses: list[asyncio.Task[Transcript]] = []  # stretches heard before they ended
-    read_ahead = ReadAhead(svc.voice, device, live, pending)
+    """The body heard while it arrives (`Voice.hear_arriving`)."""
+    return await svc.voice.hear_arriving(device, body_pieces(request), timings)
 
-    def transcribe(
-        stretch: Stretch, then: Callable[[asyncio.Task[Transcript]], object]
-    ) -> asyncio.Task[Transcript]:
-        task = asyncio.create_task(asyncio.to_thread(transcribe_stretch, stt, live, stretch))
-        task.add_done_callback(then)
-        return task
 
-    received = 0
-    started = time.perf_counter()
+async def body_pieces(request: Request) -> AsyncIterator[bytes]:
+    """The request body as it arrives; a client that drops it has abandoned the turn."""
     try:
         async for piece in request.stream():
-            read_ahead.start()
-            received += len(piece)
-            check_audio_size(received, svc.settings.max_audio_bytes)
-            elapsed = time.perf_counter() - started
-            pending += [transcribe(s, read_ahead.heard) for s in live.add(piece, elapsed)]
-            if (partial := live.partial()) is not None:
-                guesses.append(transcribe(partial, read_ahead.guessed))
-        ended = time.perf_counter()
-        read_ahead.stop()
-        pending += [transcribe(s, read_ahead.heard) for s in live.finish()]
-        transcripts = list(await asyncio.gather(*pending))
-    except AudioError as exc:
-        raise ApiError(exc.status, exc.error, str(exc)) from None
+            yield piece
     except ClientDisconnect:  # a device drops a recording too short to answer this way
         raise Abandoned("the client closed its upload before the end") from None
-    finally:
-        for task in pending + guesses:
-            task.cancel()
-    timings["stt"] = (time.perf_counter() - ended) * 1000
-    return Heard(live.heard(transcripts), live.seconds)
-
-
-class ReadAhead:
-    """While a recording is uploaded, the model reads the answer's prompt as far as it is
-    known (`Voice.prime`): at its first bytes, the standing prompt and the history; each time
-    a stretch of speech has been heard, also the notes for the words so far and those words.
-    When the person said no more (the device records its closing silence meanwhile), the
-    turn finds its whole prompt read. A long stretch is also heard once before it ends
-    (`LiveRecording.partial`), so the notes for its first words and those words are read
-    while the person still speaks. Primes are not awaited: they never raise, and the turn
-    queues behind them for the model. None starts once the body has ended."""
-
-    def __init__(
-        self, voice: Voice, device: str, live: LiveRecording, heard: list[asyncio.Task[Transcript]]
-    ) -> None:
-        self._voice, self._device, self._live, self._heard = voice, device, live, heard
-        self._started = self._stopped = False
-        self._words = ""
-
-    def start(self) -> None:
-        if not self._started:
-            self._started = True
-            self._prime("")
-
-    def stop(self) -> None:
-        self._stopped = True
-
-    def heard(self, _done: asyncio.Task[Transcript]) -> None:
-        """A stretch's transcription ended: prime with the words of those heard so far."""
-        self._prime_with(self._finished())
-
-    def guessed(self, partial: asyncio.Task[Transcript]) -> None:
-        """The stretch in progress was heard early: prime with the words so far and its."""
-        if not partial.cancelled() and partial.exception() is None:
-            self._prime_with([*self._finished(), partial.result()])
-
-    def _finished(self) -> list[Transcript]:
-        """The transcripts of the stretches heard so far, in order (up to the first one
-        still running or failed)."""
-        transcripts = []
-        for task in self._heard:
-            if not task.done() or task.cancelled() or task.exception() is not None:
-                break
-            transcripts.append(task.result())
-        return transcripts
-
-    def _prime_with(self, transcripts: list[Transcript]) -> None:
-        words = self._live.heard(transcripts).text
-        if words and words != self._words:
-            self._words = words
-            self._prime(words)
-
-    def _prime(self, words: str) -> None:
-        if not self._stopped:
-            asyncio.get_running_loop().run_in_executor(None, self._voice.prime, self._device, words)
 
 
 @router.get("/chat/turns/{turn_id}")
@@ -281,10 +185,7 @@ def _decode(data: bytes, max_seconds: float) -> Audio:
 
     if not data:  # an empty recording is silence, not an error
         return Audio(np.zeros(0, dtype=np.float32), 16_000)
-    try:
-        return parse_wav(data, max_seconds=max_seconds)
-    except AudioError as exc:
-        raise ApiError(exc.status, exc.error, str(exc)) from None
+    return parse_wav(data, max_seconds=max_seconds)  # an AudioError answers its own 4xx
 
 
 async def _audio_field(request: Request, body: bytes) -> bytes:
