@@ -8,9 +8,7 @@ import numpy as np
 from lobug.store.models import Summary, Vector
 from lobug.store.postgres.episodes import PostgresEpisodes
 from lobug.store.sql import rows
-from lobug.store.sql.topics import SqlTopics, drop_topics_holding
-
-__all__ = ["PostgresTopics", "drop_topics_holding"]  # forgetting imports it from here
+from lobug.store.sql.topics import SqlTopics
 
 
 class PostgresTopics(SqlTopics, PostgresEpisodes):
