@@ -7,7 +7,6 @@ import time
 from lobug.store.models import Clock
 from lobug.store.postgres.activity import PostgresActivity
 from lobug.store.postgres.database import POOL_SIZE
-from lobug.store.postgres.dreams import PostgresDreams
 from lobug.store.postgres.exclusive import PostgresExclusive
 from lobug.store.postgres.forgetting import PostgresForgetting
 from lobug.store.postgres.fulltext import PostgresFullText
@@ -16,13 +15,14 @@ from lobug.store.postgres.topics import PostgresTopics
 from lobug.store.postgres.transfer import PostgresTransfer
 from lobug.store.postgres.vectors import EF_SEARCH, PostgresVectors
 from lobug.store.sql.blocks import SqlBlocks
+from lobug.store.sql.dreams import SqlDreams
 
 
 class PostgresStore(
     PostgresWorkQueue,
     PostgresVectors,
     PostgresForgetting,
-    PostgresDreams,
+    SqlDreams,
     PostgresTopics,
     SqlBlocks,
     PostgresFullText,

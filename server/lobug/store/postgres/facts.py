@@ -7,6 +7,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
+
 from lobug.store.models import NewFact, Vector
 from lobug.store.postgres.audit import PostgresAudit
 from lobug.store.postgres.log import as_vector
@@ -16,6 +18,9 @@ from lobug.store.sql.facts import SqlFacts
 class PostgresFacts(SqlFacts, PostgresAudit):
     def _vector_value(self, vector: Vector) -> Any:
         return as_vector(vector)
+
+    def _vector_matrix(self, stored: Sequence[Any]) -> Vector:
+        return np.stack([vector.to_numpy() for vector in stored])
 
     def _near_duplicates(
         self, conn: Any, agent_id: int, vector: Vector, duplicate_distance: float

@@ -11,7 +11,7 @@ from lobug.store.models import Fact, FactFlags, FactQuery, NewFact, Vector
 from lobug.store.sql import audit, rows
 from lobug.store.sql.dialect import marks
 from lobug.store.sql.facts import SqlFacts
-from lobug.store.sqlite.topics import drop_topics_holding
+from lobug.store.sql.topics import drop_topics_holding
 
 # Every version linked to a fact through `superseded_by`, in either direction.
 CHAIN_SQL = """

@@ -85,6 +85,11 @@ class SqlFacts(SqlAudit):
         """`vector` as the engine's embedding column takes it (a float32 blob, pgvector)."""
         raise NotImplementedError
 
+    def _vector_matrix(self, stored: Sequence[Any]) -> Vector:
+        """Embedding column values as one float32 matrix, a row each (`_vector_value`'s
+        inverse)."""
+        raise NotImplementedError
+
     def _near_duplicates(
         self, conn: Any, agent_id: int, vector: Vector, duplicate_distance: float
     ) -> tuple[int, ...]:

@@ -16,7 +16,7 @@ from lobug.store.models import AgentCounts, Forgotten
 from lobug.store.sql import audit, rows
 from lobug.store.sql.dialect import marks
 from lobug.store.sql.fact_edits import SqlFactEdits
-from lobug.store.sqlite.topics import drop_topics_holding
+from lobug.store.sql.topics import drop_topics_holding
 
 # Tables keyed by agent_id, emptied for a deleted agent (children before parents). Their
 # vectors go with dreams and summaries (deleted with them).

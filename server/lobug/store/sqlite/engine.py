@@ -9,10 +9,10 @@ from pathlib import Path
 
 from lobug.store.models import Clock
 from lobug.store.sql.blocks import SqlBlocks
+from lobug.store.sql.dreams import SqlDreams
 from lobug.store.sqlite.activity import SQLiteActivity
 from lobug.store.sqlite.backup import FileHold, SQLiteBackup, hold_shared
 from lobug.store.sqlite.database import prepare_private_file
-from lobug.store.sqlite.dreams import SQLiteDreams
 from lobug.store.sqlite.forgetting import SQLiteForgetting
 from lobug.store.sqlite.fulltext import SQLiteFullText
 from lobug.store.sqlite.importing import SQLiteImport
@@ -25,7 +25,7 @@ class SQLiteStore(
     SQLiteWorkQueue,
     SQLiteVectors,
     SQLiteForgetting,
-    SQLiteDreams,
+    SqlDreams,
     SQLiteTopics,
     SqlBlocks,
     SQLiteFullText,

@@ -7,6 +7,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
+
 from lobug.store.models import NewFact, Vector
 from lobug.store.sql.facts import SqlFacts
 from lobug.store.sqlite.audit import SQLiteAudit
@@ -19,6 +21,9 @@ class SQLiteFacts(SqlFacts, SQLiteAudit):
 
     def _vector_value(self, vector: Vector) -> Any:
         return vector_blob(vector)
+
+    def _vector_matrix(self, stored: Sequence[Any]) -> Vector:
+        return np.frombuffer(b"".join(stored), dtype=np.float32).reshape(len(stored), -1)
 
     def _near_duplicates(
         self, conn: Any, agent_id: int, vector: Vector, duplicate_distance: float

@@ -1,7 +1,7 @@
 """Dreams: a consolidation of an agent's memory applied in one transaction (facts retired,
 base memory rewritten, every change in the audit log under actor `dream`, the diary stored),
 listed, and undone by id (retired facts current again with their vectors, the base memory
-written back)."""
+written back). Both take the agent's fact lock, as forgetting does."""
 
 from __future__ import annotations
 
@@ -16,11 +16,22 @@ from lobug.store import errors
 from lobug.store.models import DREAM, Dream, DreamChange, Fact, Vector
 from lobug.store.sql import audit, rows
 from lobug.store.sql.dialect import marks
-from lobug.store.sqlite.episodes import SQLiteEpisodes
-from lobug.store.sqlite.facts import SQLiteFacts
+from lobug.store.sql.episodes import SqlEpisodes
+from lobug.store.sql.facts import SqlFacts
+
+# The newest message, audit row and summary of an agent (`_watermark` of the row).
+WATERMARK_SQL = (
+    "SELECT (SELECT MAX(id) FROM conversation_log WHERE agent_id = ?) AS messages, "
+    "(SELECT MAX(id) FROM audit_log WHERE agent_id = ?) AS audit, "
+    "(SELECT MAX(id) FROM summaries WHERE agent_id = ?) AS summaries"
+)
 
 
-class SQLiteDreams(SQLiteEpisodes, SQLiteFacts):
+def _watermark(found: Any) -> str:
+    return f"{found['messages'] or 0}:{found['audit'] or 0}:{found['summaries'] or 0}"
+
+
+class SqlDreams(SqlEpisodes, SqlFacts):
     def current_fact_vectors(self, agent: str) -> tuple[list[Fact], Vector]:
         """The agent's current facts, oldest first, and their vectors as one matrix (a row
         each, in the same order)."""
@@ -32,20 +43,13 @@ class SQLiteDreams(SQLiteEpisodes, SQLiteFacts):
         facts = sorted(self.facts_by_ids(list(by_id)).values(), key=lambda f: f.id)
         if not facts:
             return [], np.zeros((0, 0), dtype=np.float32)
-        blobs = b"".join(by_id[f.id] for f in facts)
-        return facts, np.frombuffer(blobs, dtype=np.float32).reshape(len(facts), -1)
+        return facts, self._vector_matrix([by_id[f.id] for f in facts])
 
     def memory_watermark(self, agent: str) -> str:
         """What an agent's memory holds, in brief: it changes whenever a message, fact,
         summary or audited change is added."""
         agent_id = self.agent_id(agent)
-        found = self._query(
-            "SELECT (SELECT MAX(id) FROM conversation_log WHERE agent_id = ?) AS messages, "
-            "(SELECT MAX(id) FROM audit_log WHERE agent_id = ?) AS audit, "
-            "(SELECT MAX(id) FROM summaries WHERE agent_id = ?) AS summaries",
-            (agent_id, agent_id, agent_id),
-        )[0]
-        return f"{found['messages'] or 0}:{found['audit'] or 0}:{found['summaries'] or 0}"
+        return _watermark(self._query(WATERMARK_SQL, (agent_id, agent_id, agent_id))[0])
 
     def apply_dream(
         self,
@@ -58,38 +62,36 @@ class SQLiteDreams(SQLiteEpisodes, SQLiteFacts):
     ) -> Dream:
         """Retire the facts `changes` name (those still current), write `base_memory` when
         given, and store the dream with its diary: one transaction, each change audited."""
-        index = self._require_index()
+        self._require_vectors()
         agent_id = self.agent_id(agent)
-        with self._lock:
+        with self._writing():
             with self._transaction() as conn:
+                self._lock_fact_writers(conn, agent_id)
                 now = self._clock()
                 before = conn.execute(
                     "SELECT content FROM base_memory WHERE agent_id = ?", (agent_id,)
                 ).fetchone()
-                cursor = conn.execute(
+                dream_id = conn.execute(
                     "INSERT INTO dreams(agent_id, started_at, finished_at, diary, watermark) "
-                    "VALUES (?, ?, ?, ?, '')",
+                    "VALUES (?, ?, ?, ?, '') RETURNING id",
                     (agent_id, started_at, now, diary),
-                )
-                dream_id = int(cursor.lastrowid)
+                ).fetchone()["id"]
                 applied = self._retire(conn, agent_id, dream_id, changes, now)
                 if base_memory is not None:
                     self._write_base_memory(conn, agent_id, base_memory, DREAM)
+                replaced = (
+                    (before["content"] if before else "") if base_memory is not None else None
+                )
                 conn.execute(
                     "UPDATE dreams SET changes = ?, base_memory_before = ? WHERE id = ?",
-                    (
-                        json.dumps([asdict(c) for c in applied]),
-                        (before["content"] if before else "") if base_memory is not None else None,
-                        dream_id,
-                    ),
+                    (json.dumps([asdict(c) for c in applied]), replaced, dream_id),
                 )
                 # The memory the dream leaves behind, its own audit rows included.
+                found = conn.execute(WATERMARK_SQL, (agent_id, agent_id, agent_id)).fetchone()
                 conn.execute(
-                    "UPDATE dreams SET watermark = ? WHERE id = ?",
-                    (self.memory_watermark(agent), dream_id),
+                    "UPDATE dreams SET watermark = ? WHERE id = ?", (_watermark(found), dream_id)
                 )
-            for change in applied:
-                index.remove(change.fact_id)
+            self._index_facts(agent_id, removed=[change.fact_id for change in applied])
         return self.dream(agent, dream_id)
 
     def _retire(
@@ -105,7 +107,7 @@ class SQLiteDreams(SQLiteEpisodes, SQLiteFacts):
             row = conn.execute(
                 "SELECT f.content, v.embedding FROM facts f JOIN fact_vectors v "
                 "ON v.fact_id = f.id WHERE f.id = ? AND f.agent_id = ? "
-                "AND f.invalidated_at IS NULL AND f.pinned = 0",
+                f"AND f.invalidated_at IS NULL AND f.pinned = 0{self.dialect.lock_rows('f')}",
                 (change.fact_id, agent_id),
             ).fetchone()
             if row is None:
@@ -155,35 +157,40 @@ class SQLiteDreams(SQLiteEpisodes, SQLiteFacts):
         """Make the facts the dream retired current again (those not forgotten since) and
         write back the base memory it replaced; DreamNotFound, or DreamUndone when it was
         undone already."""
-        dream = self.dream(agent, dream_id)
-        if dream.undone_at is not None:
-            raise errors.DreamUndone(f"dream {dream_id} was undone already")
-        index = self._require_index()
         agent_id = self.agent_id(agent)
-        with self._lock:
+        with self._writing():
             with self._transaction() as conn:
+                self._lock_fact_writers(conn, agent_id)
+                dream = self.dream(agent, dream_id)
+                if dream.undone_at is not None:
+                    raise errors.DreamUndone(f"dream {dream_id} was undone already")
+                self._require_vectors()
                 now = self._clock()
                 restored = self._restore(conn, agent_id, dream, now, actor)
                 if dream.base_memory_before is not None:
                     self._write_base_memory(conn, agent_id, dream.base_memory_before, actor)
                 conn.execute("UPDATE dreams SET undone_at = ? WHERE id = ?", (now, dream_id))
-            for fact_id, vector in restored:
-                index.add(agent_id, fact_id, vector)
+            if restored:
+                vectors = self._vector_matrix([embedding for _, embedding in restored])
+                self._index_facts(
+                    agent_id, added=[(i, v) for (i, _), v in zip(restored, vectors, strict=True)]
+                )
         return self.dream(agent, dream_id)
 
+    @staticmethod
     def _restore(
-        self, conn: Any, agent_id: int, dream: Dream, now: float, actor: str
-    ) -> list[tuple[int, Vector]]:
+        conn: Any, agent_id: int, dream: Dream, now: float, actor: str
+    ) -> list[tuple[int, Any]]:
+        """Make the dream's retired facts current again; their ids and stored vectors."""
         ids = [c.fact_id for c in dream.changes]
         if not ids:
             return []
         found = conn.execute(
             "SELECT f.id, f.content, v.embedding FROM facts f JOIN dream_vectors v "
-            "ON v.fact_id = f.id AND v.dream_id = ? WHERE f.id IN "
-            f"({marks(ids)}) AND f.forgotten_at IS NULL AND f.purged_at IS NULL",
+            f"ON v.fact_id = f.id AND v.dream_id = ? WHERE f.id IN ({marks(ids)}) "
+            "AND f.forgotten_at IS NULL AND f.purged_at IS NULL",
             (dream.id, *ids),
         ).fetchall()
-        restored = []
         for row in found:
             conn.execute(
                 "UPDATE facts SET invalidated_at = NULL, superseded_by = NULL WHERE id = ?",
@@ -204,5 +211,4 @@ class SQLiteDreams(SQLiteEpisodes, SQLiteFacts):
                 after=row["content"],
                 detail={"dream": dream.id},
             )
-            restored.append((int(row["id"]), np.frombuffer(row["embedding"], dtype=np.float32)))
-        return restored
+        return [(int(row["id"]), row["embedding"]) for row in found]
