@@ -40,7 +40,7 @@ from lobug.reply_guard import (
 )
 from lobug.spoken import SpokenLimit
 from lobug.store.models import Message
-from lobug.store.protocol import Store
+from lobug.store.protocol import MessageIntake, Store
 
 log = logging.getLogger(__name__)
 
@@ -271,7 +271,7 @@ class PreparedTurn:
     """A turn whose user message is stored and whose prompt is built, run while its device
     is held; `conclude` stores the answer."""
 
-    store: Store
+    store: MessageIntake
     state: DeviceState
     user_message: Message | None
     messages: list[ChatMessage]

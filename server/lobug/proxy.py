@@ -34,7 +34,7 @@ from lobug.reply_guard import (
     text_chunks,
 )
 from lobug.store.models import PROXY_SOURCE, Message
-from lobug.store.protocol import Store
+from lobug.store.protocol import MessageIntake
 from lobug.tokens import (
     PromptTooLong,
     prompt_budget_tokens,
@@ -78,7 +78,7 @@ def with_memory(messages: list[ChatMessage], prompt: str) -> list[ChatMessage]:
 class MemoryProxy:
     def __init__(
         self,
-        store: Store,
+        store: MessageIntake,
         memory: MemoryManager,
         chat: ChatBackend,
         *,

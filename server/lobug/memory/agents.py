@@ -6,14 +6,14 @@ from __future__ import annotations
 
 from lobug.store.errors import StoreError
 from lobug.store.models import Agent
-from lobug.store.protocol import Store
+from lobug.store.protocol import ConversationLog
 
 
 class AgentNotFound(StoreError):
     """No agent has this name."""
 
 
-def require_agent(store: Store, name: str) -> Agent:
+def require_agent(store: ConversationLog, name: str) -> Agent:
     """Blocking: call in a worker thread."""
     agent = store.find_agent(name)
     if agent is None:

@@ -16,7 +16,7 @@ from datetime import tzinfo
 
 from lobug.clock import local_time
 from lobug.store.models import Fact, FactQuery, ScoredFact
-from lobug.store.protocol import Store
+from lobug.store.protocol import CurationStore
 
 COMMITMENT = "commitment"
 # At most this many commitments join a turn's relevant facts.
@@ -38,7 +38,7 @@ def asks_about_commitments(text: str) -> bool:
 
 
 def with_commitments(
-    store: Store, agent: str, query: str, hits: Sequence[ScoredFact]
+    store: CurationStore, agent: str, query: str, hits: Sequence[ScoredFact]
 ) -> tuple[ScoredFact, ...]:
     """`hits`, after the agent's current commitments when `query` asks about them."""
     if not asks_about_commitments(query):

@@ -42,7 +42,7 @@ from lobug.memory.manager import DISTILL_MAX_TOKENS
 from lobug.memory.topics import TopicBuilder
 from lobug.memory.when import DAY_PARTS, MONTHS, NUMBERS, WEEKDAYS
 from lobug.store.models import Dream, DreamChange, Fact, Summary, Topic
-from lobug.store.protocol import Store
+from lobug.store.protocol import DreamingStore
 from lobug.text import FUNCTION_WORDS
 
 log = logging.getLogger(__name__)
@@ -284,7 +284,7 @@ class Dreamer:
 
     def __init__(
         self,
-        store: Store,
+        store: DreamingStore,
         chat: ChatBackend | None,
         *,
         max_facts: int,

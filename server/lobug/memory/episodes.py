@@ -13,7 +13,7 @@ from datetime import datetime
 from lobug.memory import search
 from lobug.memory.when import TimeWindow, time_window
 from lobug.store.models import Message, ScoredMessage, ScoredSummary, Summary, Vector
-from lobug.store.protocol import Store
+from lobug.store.protocol import EpisodeStore
 
 RELEVANT_EPISODES = 3
 # The messages of a named window of time that a turn sees, oldest first.
@@ -31,7 +31,7 @@ class Recalled:
 
 
 def recall(
-    store: Store,
+    store: EpisodeStore,
     agent: str,
     query: str,
     vector: Vector | None,
@@ -63,7 +63,7 @@ def recall(
 
 
 def matching_episodes(
-    store: Store,
+    store: EpisodeStore,
     agent: str,
     query: str,
     vector: Vector | None,

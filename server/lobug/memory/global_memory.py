@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from lobug.store.errors import TopicNotFound
 from lobug.store.models import Fact, Topic, TopicActivity
-from lobug.store.protocol import Store
+from lobug.store.protocol import TopicReads
 
 ACTIVE_DAYS = 14
 ACTIVE_TOPICS = 5
@@ -38,12 +38,12 @@ class GlobalMemory:
     active_topics: tuple[ActiveTopic, ...]
 
 
-def most_active(store: Store, agent: str, now: float) -> list[TopicActivity]:
+def most_active(store: TopicReads, agent: str, now: float) -> list[TopicActivity]:
     """The agent's `ACTIVE_TOPICS` most active topics at `now` (Unix seconds)."""
     return store.topic_activity(agent, now - ACTIVE_DAYS * DAY_S, ACTIVE_TOPICS)
 
 
-def global_memory(store: Store, agent: str, now: float) -> GlobalMemory:
+def global_memory(store: TopicReads, agent: str, now: float) -> GlobalMemory:
     """The agent's pinned facts and most active topics at `now` (Unix seconds)."""
     active = []
     for found in most_active(store, agent, now):
@@ -54,6 +54,6 @@ def global_memory(store: Store, agent: str, now: float) -> GlobalMemory:
     return GlobalMemory(agent, tuple(store.pinned_facts(agent)), tuple(active))
 
 
-def active_topic_lines(store: Store, agent: str, now: float) -> tuple[str, ...]:
+def active_topic_lines(store: TopicReads, agent: str, now: float) -> tuple[str, ...]:
     """The most active topics, one line each (`name: summary`), for the context."""
     return tuple(f"{found.name}: {found.summary}" for found in most_active(store, agent, now))

@@ -17,7 +17,7 @@ from typing import Any
 from lobug.backends.base import Embedder, Vector
 from lobug.memory.work_queue import Exchange
 from lobug.store.models import Agent, Message
-from lobug.store.protocol import Store
+from lobug.store.protocol import MessageIntake
 
 log = logging.getLogger(__name__)
 
@@ -48,7 +48,7 @@ def embed_or_none(embedder: Embedder, text: str) -> Vector | None:
 
 
 def take_message(
-    store: Store,
+    store: MessageIntake,
     embedder: Embedder,
     agent: Agent,
     source: str,

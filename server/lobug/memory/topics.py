@@ -40,7 +40,7 @@ from lobug.memory.quality import (
     topic_name_problem,
 )
 from lobug.store.models import Topic, TopicDraft, TopicMember
-from lobug.store.protocol import Store
+from lobug.store.protocol import TopicSource
 
 log = logging.getLogger(__name__)
 
@@ -92,7 +92,7 @@ def clusters(vectors: Vector, threshold: float = TOPIC_SIMILARITY) -> list[list[
     return groups
 
 
-def notes_of(store: Store, agent: str) -> tuple[list[Note], Vector]:
+def notes_of(store: TopicSource, agent: str) -> tuple[list[Note], Vector]:
     """What topics are made of: current facts, then embedded episodes, with their vectors."""
     facts, fact_vectors = store.current_fact_vectors(agent)
     episodes, episode_vectors = store.episode_vectors(agent)
@@ -175,7 +175,9 @@ def kept_text(old: Topic, notes: Sequence[Note]) -> TopicDraft:
 class TopicBuilder:
     """Rebuilds an agent's topics with a chat model (None: the extractive text only)."""
 
-    def __init__(self, store: Store, chat: ChatBackend | None, *, language: str = "en") -> None:
+    def __init__(
+        self, store: TopicSource, chat: ChatBackend | None, *, language: str = "en"
+    ) -> None:
         self.store = store
         self.chat = chat
         self.language = language

@@ -18,7 +18,7 @@ from typing import Any
 from lobug.backends.base import Embedder
 from lobug.names import AGENT_NAME_RULE, DEVICE_ID, DEVICE_ID_RULE, is_agent_name
 from lobug.store.models import API_SOURCE, FACT_TYPES, TIME_SPANS, Agent, Vector, fact_type_of
-from lobug.store.protocol import Store
+from lobug.store.protocol import TransferStore
 from lobug.store.records import (
     FORMAT,
     KINDS,
@@ -152,7 +152,7 @@ class InvalidExport(ValueError):
 
 
 def export_chunks(
-    store: Store, agents: Sequence[Agent], embedding_model: str | None, exported_at: float
+    store: TransferStore, agents: Sequence[Agent], embedding_model: str | None, exported_at: float
 ) -> Iterator[str]:
     """The export document of `agents`, as text chunks (one per record)."""
     head = {
@@ -168,7 +168,7 @@ def export_chunks(
     yield "\n]}\n"
 
 
-def agent_chunks(store: Store, agent: Agent) -> Iterator[str]:
+def agent_chunks(store: TransferStore, agent: Agent) -> Iterator[str]:
     content, stale = store.base_memory_row(agent.id)
     head = {
         "name": agent.name,
@@ -310,7 +310,7 @@ def describe(kind: str) -> str:
 
 
 def import_agents(
-    store: Store,
+    store: TransferStore,
     embedder: Embedder,
     agents: Sequence[AgentRecords],
     *,
@@ -324,7 +324,7 @@ def import_agents(
 
 
 def embed_new(
-    store: Store, embedder: Embedder, agents: Sequence[AgentRecords]
+    store: TransferStore, embedder: Embedder, agents: Sequence[AgentRecords]
 ) -> dict[str, Vector]:
     wanted: dict[str, str] = {}
     for agent in agents:

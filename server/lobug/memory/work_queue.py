@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 from lobug.memory.manager import ExchangeReport, MemoryManager
 from lobug.store.models import Message, Vector
-from lobug.store.protocol import Store
+from lobug.store.protocol import WorkQueueStore
 
 log = logging.getLogger(__name__)
 
@@ -86,7 +86,11 @@ class MemoryWork:
     """The queue of memory work after replies, run one exchange at a time on one thread."""
 
     def __init__(
-        self, store: Store, memory: MemoryManager, *, clock: Callable[[], float] = time.time
+        self,
+        store: WorkQueueStore,
+        memory: MemoryManager,
+        *,
+        clock: Callable[[], float] = time.time,
     ) -> None:
         self.store = store
         self.memory = memory
@@ -199,7 +203,7 @@ class MemoryWork:
 
 
 def reembed_messages(
-    store: Store,
+    store: WorkQueueStore,
     embed_batch: Callable[[list[str]], list[Vector]],
     batch: int = 32,
     should_stop: Callable[[], bool] = lambda: False,

@@ -7,7 +7,7 @@ from pydantic import BaseModel, Field
 
 from lobug.read_model.common import MessageOut, iso, iso_or_none, message_out
 from lobug.store.models import AddedFact, Fact
-from lobug.store.protocol import Store
+from lobug.store.protocol import FactReads
 
 
 class FactOut(BaseModel):
@@ -73,7 +73,7 @@ def added_out(added: AddedFact) -> AddedFactOut:
     )
 
 
-def fact_detail(store: Store, agent: str, fact: Fact) -> FactDetailOut:
+def fact_detail(store: FactReads, agent: str, fact: Fact) -> FactDetailOut:
     """Blocking: the fact with its versions and its sources still in the log."""
     versions = store.fact_versions(agent, fact.id)
     sources = store.messages_by_id(agent, fact.source_message_ids)

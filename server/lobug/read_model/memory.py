@@ -9,7 +9,7 @@ from pydantic import BaseModel, Field
 
 from lobug.read_model.common import AgentOut, agent_out, iso, iso_or_none
 from lobug.store.models import AgentCounts, AuditEntry, Forgotten, MemoryBlock
-from lobug.store.protocol import Store
+from lobug.store.protocol import SummaryStore
 
 
 class AgentCountsOut(AgentOut):
@@ -81,7 +81,7 @@ def block_out(block: MemoryBlock) -> BlockOut:
     )
 
 
-def base_memory_out(store: Store, agent: str) -> BaseMemoryOut:
+def base_memory_out(store: SummaryStore, agent: str) -> BaseMemoryOut:
     """Blocking: the base memory, who wrote it and when, and whether it is stale."""
     history = store.base_memory_history(agent)
     newest = history[0] if history else None

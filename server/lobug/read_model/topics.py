@@ -9,7 +9,7 @@ from lobug.memory.global_memory import ACTIVE_DAYS, global_memory
 from lobug.read_model.common import iso
 from lobug.read_model.facts import FactOut, fact_fields
 from lobug.store.models import Topic
-from lobug.store.protocol import Store
+from lobug.store.protocol import TopicReads
 
 
 class TopicOut(BaseModel):
@@ -61,7 +61,7 @@ def topic_out(topic: Topic) -> TopicOut:
     )
 
 
-def global_out(store: Store, agent: str, now: float) -> GlobalMemoryOut:
+def global_out(store: TopicReads, agent: str, now: float) -> GlobalMemoryOut:
     """Blocking: the agent's global memory at `now`."""
     found = global_memory(store, agent, now)
     return GlobalMemoryOut(

@@ -1,4 +1,5 @@
-"""What the domain asks of a store, one small protocol per concern; `Store` is all of them.
+"""What the domain asks of a store, one small protocol per concern, and the few unions of them
+that a part of the domain needs; `Store` is all of them (for whoever opens and wires a store).
 
 Engines (SQLite, PostgreSQL) implement every method here and pass the same tests. Nothing in these
 signatures names an engine: vectors are numpy arrays, rows are the dataclasses of `models`.
@@ -393,6 +394,29 @@ class TransferStore(Protocol):
 
 
 @runtime_checkable
+# What a part of the domain asks for when it needs more than one of the protocols above.
+
+
+class MessageIntake(ConversationLog, WorkQueueStore, Protocol):
+    """Logging a turn's messages with their memory work (turns, `/v1`, intake)."""
+
+
+class DreamingStore(DreamStore, SummaryStore, FactStore, Protocol):
+    """What a dream reads and changes."""
+
+
+class TopicSource(TopicStore, DreamStore, Protocol):
+    """What the topics are built from (episodes and current facts) and where they go."""
+
+
+class TopicReads(TopicStore, CurationStore, Protocol):
+    """The global memory's reads: topics and their activity, pinned facts."""
+
+
+class FactReads(CurationStore, Protocol):
+    """A fact's versions and the messages it came from."""
+
+
 class Store(
     ConversationLog,
     WorkQueueStore,
