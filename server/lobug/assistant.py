@@ -80,7 +80,9 @@ class Assistant:
         self.memory = memory
         self.chat = chat
         self.devices = DeviceStates(settings.max_devices, self._warm)
-        self.curation = Curation(store, embedder, settings.memory, self.rewarm)
+        self.curation = Curation(
+            store, embedder, settings.memory, self.rewarm, searcher=memory.searcher
+        )
         self.guard = ReplyGuard(settings.language)
 
     def device(self, device_id: str) -> DeviceState:

@@ -29,7 +29,6 @@ from typing import Any
 from lobug.backends import Backends, ChatBackend, Embedder, build_chat, build_embedder
 from lobug.config import Settings
 from lobug.engine_tools import ToolError, call_tool, tool_definitions
-from lobug.memory import search
 from lobug.memory.assembly import (
     DEFAULT_CONTEXT_TOKENS,
     BudgetedContext,
@@ -166,19 +165,7 @@ class MemoryEngine:
     ) -> list[dict[str, Any]]:
         """Current facts for `query`, best first: by meaning and words (`hybrid`), by
         meaning alone (`vector`) or by words alone (`keyword`)."""
-        weights = search.weights_of(self.services.settings.memory)
-        if mode == "vector":
-            weights = search.SearchWeights(weights.vector, 0.0, weights.recency)
-        vector = None if mode == "keyword" else self.services.curation.query_vector(query)
-        hits = search.search_facts(
-            self.services.store,
-            self.agent,
-            query,
-            vector,
-            limit,
-            min_similarity=0.0,
-            weights=weights,
-        )
+        hits = self.services.curation.searcher.facts(self.agent, query, limit, mode=mode)
         return [{**fact_dict(hit.fact), "similarity": round(hit.similarity, 6)} for hit in hits]
 
     # ------------------------------------------------------------------ conversation

@@ -198,7 +198,7 @@ def open_memory_services(settings: Settings, backends: Backends | None = None) -
         backends.embedder.dimension,
         redacted(settings.store_url),
     )
-    curation = Curation(store, backends.embedder, settings.memory)
+    curation = Curation(store, backends.embedder, settings.memory, searcher=memory.searcher)
     return MemoryServices(
         settings, store, backends.embedder, curation, memory, MemoryWork(store, memory)
     )

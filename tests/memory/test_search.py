@@ -6,22 +6,21 @@ import pytest
 
 from lobug.config import MemoryConfig
 from lobug.memory.curation import Curation
-from lobug.memory.search import (
-    USER_SCORE_WEIGHT,
-    SearchWeights,
-    explained,
-    fact_candidates,
-    fuse,
-    keyword_scores,
-    search_facts,
-    search_messages,
-)
+from lobug.memory.search import USER_SCORE_WEIGHT, MemorySearch, fuse, keyword_scores
 from lobug.store.models import FactFlags, NewFact
 from lobug.store.protocol import Store
 from lobug.store.sqlite.database import open_connection
 from lobug.store.sqlite.engine import SQLiteStore
 from lobug.store.sqlite.fulltext import common_message_rows, fts_query
 from tests.fakes import FakeEmbedder, unreachable
+
+
+def searcher(store: Store, embedder: FakeEmbedder, recency: float = 0.05) -> MemorySearch:
+    """Memory search weighing cosine 0.6, keywords 0.4 and recency `recency`."""
+    config = MemoryConfig(
+        search_vector_weight=0.6, search_keyword_weight=0.4, search_recency_weight=recency
+    )
+    return MemorySearch(store, embedder, config)
 
 
 def test_fusion_rewards_items_found_by_both_signals() -> None:
@@ -69,8 +68,7 @@ def test_hybrid_finds_by_words_and_meaning(store: SQLiteStore, fake_embedder: Fa
             "We painted a sunrise",
         ],
     )
-    weights = SearchWeights()
-    found = search_messages(store, fake_embedder.embed, "a", "support group", 2, weights=weights)
+    found = searcher(store, fake_embedder).messages("a", "support group", 2)
     assert found.mode == "hybrid"
     assert found.hits[0].message.content == "Caroline went to the LGBTQ support group"
     assert found.hits[0].similarity > 0
@@ -89,9 +87,7 @@ def test_the_turn_after_a_matching_question_comes_with_it(
     ]
     for device, text in turns:
         store.append_embedded_message("a", device, "user", text, fake_embedder.embed(text))
-    found = search_messages(
-        store, fake_embedder.embed, "a", "what did you paint", 3, weights=SearchWeights()
-    )
+    found = searcher(store, fake_embedder).messages("a", "what did you paint", 3)
     contents = [hit.message.content for hit in found.hits]
     assert contents[0] == "What did you paint last weekend?"
     assert "A sunrise over the lake" in contents
@@ -117,9 +113,7 @@ def test_a_word_in_many_of_the_agents_messages_is_left_out_of_message_search(
         store.append_embedded_message("b", "api", "user", text, fake_embedder.embed(text))
     assert store.uncommon_message_words("a", "Where has Maria been, Spain?") == ["spain"]
     assert store.uncommon_message_words("b", "Where has Maria been, Spain?") == ["maria"]
-    found = search_messages(
-        store, fake_embedder.embed, "a", "Maria Spain", 3, weights=SearchWeights(), mode="keyword"
-    )
+    found = searcher(store, fake_embedder).messages("a", "Maria Spain", 3, mode="keyword")
     assert [hit.message.content for hit in found.hits] == [
         "Maria: I went hiking in Spain with my church friends"
     ]
@@ -153,9 +147,7 @@ def test_keyword_search_brings_no_neighbours(
     store: SQLiteStore, fake_embedder: FakeEmbedder
 ) -> None:
     store_messages(store, fake_embedder, ["What did you paint?", "A sunrise"])
-    found = search_messages(
-        store, fake_embedder.embed, "a", "paint", 5, weights=SearchWeights(), mode="keyword"
-    )
+    found = searcher(store, fake_embedder).messages("a", "paint", 5, mode="keyword")
     assert [h.message.content for h in found.hits] == ["What did you paint?"]
 
 
@@ -164,7 +156,7 @@ def test_failing_embedder_degrades_to_keywords(
 ) -> None:
     store_messages(store, fake_embedder, ["I adopted a dog named Rex", "Nice weather"])
     fake_embedder.fail_with = unreachable()
-    found = search_messages(store, fake_embedder.embed, "a", "dog", 5, weights=SearchWeights())
+    found = searcher(store, fake_embedder).messages("a", "dog", 5)
     assert found.mode == "keyword"
     assert [h.message.content for h in found.hits] == ["I adopted a dog named Rex"]
 
@@ -175,15 +167,8 @@ def test_fact_retrieval_adds_keyword_hits_below_the_floor(
     for text in ("The user's sister is called Emma", "The user likes green tea"):
         store.add_fact("a", NewFact(text), fake_embedder.embed(text))
     query = "is Emma coming over"
-    hits = search_facts(
-        store,
-        "a",
-        query,
-        fake_embedder.embed(query),
-        5,
-        min_similarity=0.99,
-        weights=SearchWeights(),
-    )
+    search = searcher(store, fake_embedder)
+    hits = search.facts("a", query, 5, vector=fake_embedder.embed(query), min_similarity=0.99)
     assert [h.fact.content for h in hits] == ["The user's sister is called Emma"]
     superseded = store.facts("a")[0]
     replacement = "The user's sister is called Emma Stone"
@@ -191,7 +176,7 @@ def test_fact_retrieval_adds_keyword_hits_below_the_floor(
         "a", NewFact(replacement), fake_embedder.embed(replacement), duplicate_distance=2.0
     )
     assert added.superseded == (superseded.id,)
-    hits = search_facts(store, "a", query, None, 5, min_similarity=0.3, weights=SearchWeights())
+    hits = search.facts("a", query, 5, mode="keyword", min_similarity=0.3)
     assert [h.fact.content for h in hits] == [replacement]  # history is not retrieved
 
 
@@ -220,15 +205,7 @@ def test_a_persons_score_lifts_or_sinks_a_fact(
 
     def ranking() -> list[int]:
         query = "how does the user drink coffee"
-        hits = search_facts(
-            store,
-            "a",
-            query,
-            fake_embedder.embed(query),
-            2,
-            min_similarity=0.0,
-            weights=SearchWeights(recency=0.0),
-        )
+        hits = searcher(store, fake_embedder, recency=0.0).facts("a", query, 2)
         return [h.fact.id for h in hits]
 
     first = ranking()
@@ -245,12 +222,11 @@ def test_explained_search_ranks_as_search_does_and_its_parts_add_up(
     for text in texts:
         store.add_fact("a", NewFact(text), fake_embedder.embed(text))
     store.set_fact_flags("a", store.facts("a")[0].id, FactFlags(user_score=9), actor="manual")
-    query = "coffee"
-    vector = fake_embedder.embed(query)
-    weights = SearchWeights()
-    found = fact_candidates(store, "a", query, vector, 3, min_similarity=0.0)
-    matches = explained(store, found, weights, 3)
-    plain = search_facts(store, "a", query, vector, 3, min_similarity=0.0, weights=weights)
+    search = searcher(store, fake_embedder)
+    found = search.explained("a", "coffee", 3)
+    matches, weights = found.matches, found.weights
+    assert found.embedded and (weights.vector, weights.keyword) == (0.6, 0.4)
+    plain = search.facts("a", "coffee", 3)
     assert [m.fact.id for m in matches] == [h.fact.id for h in plain]
     for match in matches:
         parts = (

@@ -16,7 +16,7 @@ from lobug.backends.base import Embedder, Vector
 from lobug.cli.access import Json
 from lobug.cli.output import Refused
 from lobug.config import Settings
-from lobug.memory import search, transfer
+from lobug.memory import transfer
 from lobug.memory.curation import Curation
 from lobug.memory.dream import Dreamer
 from lobug.memory.search import SearchMode
@@ -161,11 +161,9 @@ class LocalAccess:
 
     def search(self, agent: str, text: str, mode: SearchMode, limit: int) -> list[Json]:
         self.require(agent)
-        weights = search.weights_of(self.svc.settings.memory)
+        # Embedded here, so a model that does not match the database's is refused.
         vector = None if mode == "keyword" else self.svc.embedder.embed(text)
-        facts = search.search_facts(
-            self.store, agent, text, vector, limit, min_similarity=0.0, weights=weights
-        )
+        facts = self.curation.searcher.facts(agent, text, limit, mode=mode, vector=vector)
         messages = self.curation.search_messages(agent, text, limit, mode)
         return [
             *(

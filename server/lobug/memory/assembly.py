@@ -172,14 +172,7 @@ def relevant_messages(
     """Hybrid message search for `query`, with its `vector` when it was embedded already."""
     if limit == 0 or not query.strip():
         return search.MessageSearch([], "hybrid")
-    return search.search_messages(
-        memory.store,
-        memory.embedder.embed if vector is None else lambda _: vector,
-        agent,
-        query,
-        limit,
-        weights=search.weights_of(memory.config),
-    )
+    return memory.searcher.messages(agent, query, limit, vector=vector)
 
 
 def shortened(hit: ScoredMessage) -> ScoredMessage:

@@ -14,10 +14,9 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from lobug.backends.base import Embedder, Vector
+from lobug.backends.base import Embedder
 from lobug.config import MemoryConfig
-from lobug.memory import search
-from lobug.memory.search import FactMatch, MessageSearch, SearchMode
+from lobug.memory.search import Explained, MemorySearch, MessageSearch, SearchMode
 from lobug.store.errors import BlockNotFound
 from lobug.store.models import (
     DEFAULT_FACT_TYPE,
@@ -68,11 +67,15 @@ class Curation:
         embedder: Embedder,
         config: MemoryConfig,
         on_forget: Callable[[str], None] = nothing_to_rewarm,
+        *,
+        searcher: MemorySearch | None = None,
     ) -> None:
         self.store = store
         self.embedder = embedder
         self.config = config
         self.on_forget = on_forget
+        # The memory pipeline's own where there is one (`MemoryManager.searcher`).
+        self.searcher = searcher or MemorySearch(store, embedder, config)
 
     # ------------------------------------------------------------------ facts
 
@@ -91,30 +94,13 @@ class Curation:
         return FactPage(found[query.offset :], len(found))
 
     def search(self, agent: str, text: str, k: int, min_similarity: float = 0.0) -> list[Fact]:
-        hits = search.search_facts(
-            self.store,
-            agent,
-            text,
-            self.query_vector(text),
-            k,
-            min_similarity=min_similarity,
-            weights=search.weights_of(self.config),
-        )
+        hits = self.searcher.facts(agent, text, k, min_similarity=min_similarity)
         return [hit.fact for hit in hits]
 
-    def explain_search(self, agent: str, text: str, k: int) -> tuple[list[FactMatch], bool]:
+    def explain_search(self, agent: str, text: str, k: int) -> Explained:
         """What `search` finds, with the cosine, keyword, recency and score parts of each,
-        and whether the text could be embedded (False: keywords alone)."""
-        vector = self.query_vector(text)
-        found = search.fact_candidates(self.store, agent, text, vector, k, min_similarity=0.0)
-        weights = search.weights_of(self.config)
-        return search.explained(self.store, found, weights, k), vector is not None
-
-    def query_vector(self, text: str) -> Vector | None:
-        try:
-            return self.embedder.embed(text)
-        except Exception:
-            return None  # keywords alone still find facts
+        whether the text could be embedded (False: keywords alone) and the weights."""
+        return self.searcher.explained(agent, text, k)
 
     def add_fact(
         self, agent: str, content: str, fact_type: str | None = None, *, actor: str = MANUAL
@@ -184,15 +170,7 @@ class Curation:
     ) -> MessageSearch:
         """The agent's messages hybrid search (or `mode`: vector, keyword) finds for `text`;
         keywords alone when the text cannot be embedded."""
-        return search.search_messages(
-            self.store,
-            self.embedder.embed,
-            agent,
-            text,
-            limit,
-            weights=search.weights_of(self.config),
-            mode=mode,
-        )
+        return self.searcher.messages(agent, text, limit, mode=mode)
 
     def forget_messages(self, agent: str, ids: Sequence[int], *, actor: str) -> Forgotten:
         forgotten = self.store.forget_messages(agent, ids, actor=actor)

@@ -15,7 +15,7 @@ from datetime import datetime
 from lobug.backends.base import ChatBackend, Embedder, Vector, with_rule
 from lobug.clock import local_time, zone_named
 from lobug.config import MemoryConfig
-from lobug.memory import commitments, episodes, prompts, search
+from lobug.memory import commitments, episodes, prompts
 from lobug.memory.context import MemoryContext, within
 from lobug.memory.disclosure import known_names, self_disclosures, sentence_openers
 from lobug.memory.extraction import merge_facts, parse_fact_payload, validate_facts
@@ -28,6 +28,7 @@ from lobug.memory.quality import (
     output_problem,
     user_words,
 )
+from lobug.memory.search import MemorySearch
 from lobug.memory.skills import SkillLibrary, load_skills
 from lobug.quality import is_learnable, language_rule, text_problem
 from lobug.store.errors import SourcesForgotten
@@ -93,6 +94,7 @@ class MemoryManager:
         self.zone = zone_named(config.timezone)
         self.language = language
         self.skills = SkillLibrary(load_skills(config.skills_dirs), embedder.embed_batch)
+        self.searcher = MemorySearch(store, embedder, config, clock)
 
     def now(self) -> datetime:
         """The time now where the user lives (`LOBUG_TIMEZONE`)."""
@@ -155,12 +157,11 @@ class MemoryManager:
         started = time.perf_counter()
         try:
             return episodes.recall(
-                self.store,
+                self.searcher,
                 agent,
                 query,
                 vector,
                 self.now(),
-                weights=search.weights_of(self.config),
                 min_similarity=self.config.retrieval_min_similarity,
             )
         except Exception:
@@ -202,14 +203,13 @@ class MemoryManager:
         if not query.strip() or self.config.retrieval_top_k == 0:
             return ()
         started = time.perf_counter()
-        hits = search.search_facts(
-            self.store,
+        hits = self.searcher.facts(
             agent,
             query,
-            vector,
             self.config.retrieval_top_k,
+            mode="hybrid" if vector is not None else "keyword",  # not embedded: words alone
+            vector=vector,
             min_similarity=self.config.retrieval_min_similarity,
-            weights=search.weights_of(self.config),
         )
         timings["knn"] = (time.perf_counter() - started) * 1000
         return commitments.with_commitments(self.store, agent, query, hits)

@@ -5,17 +5,23 @@ recency * exp(-age / RECENCY_DAYS)`. On LoCoMo this beat reciprocal-rank fusion 
 0.627 against 0.597 with the same candidates) and both single signals (see `make bench`).
 A fact a person scored (0-10) also gets `USER_SCORE_WEIGHT * (score - 5) / 5`: up to +0.1
 for a 10, down to -0.1 for a 0, none unscored.
-If the embedder fails, search falls back to keywords and says so (`mode`).
+If the embedder fails, search falls back to keywords and says so (`mode`). Episodes fuse
+cosine and BM25 alone (an old conversation is as worth recalling as a new one that matches).
 
 Hybrid message search then lets a message borrow from the turns beside it: each gains
 `NEIGHBOUR_SHARE` of the better score of the messages stored just before and after it (same
 device), and those neighbours of the best candidates are scored too. A question is often
 answered in the turn after the one that shares its words ("What did you paint?" - "A
 sunrise"): on the dev half of LoCoMo this took recall@10 from 0.667 to 0.714.
+
+`MemorySearch` is the one entry point: the weights read once from the configuration, `now`
+from its clock, the query embedded when no vector comes with it. The functions below are its
+parts.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import math
 import time
@@ -23,10 +29,18 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from lobug.backends.base import Vector
+from lobug.backends.base import Embedder, Vector
+from lobug.clock import Clock
 from lobug.config import MemoryConfig
-from lobug.store.models import Fact, FactHit, Message, ScoredFact, ScoredMessage
-from lobug.store.protocol import Store
+from lobug.store.models import (
+    Fact,
+    FactHit,
+    Message,
+    ScoredFact,
+    ScoredMessage,
+    ScoredSummary,
+)
+from lobug.store.protocol import EpisodeStore, Store
 
 log = logging.getLogger(__name__)
 
@@ -42,15 +56,9 @@ NEIGHBOURS_OF_BEST = 20  # the candidates whose adjacent turns are looked up
 
 @dataclass(frozen=True)
 class SearchWeights:
-    vector: float = 0.6
-    keyword: float = 0.4
-    recency: float = 0.05
-
-
-def weights_of(config: MemoryConfig) -> SearchWeights:
-    return SearchWeights(
-        config.search_vector_weight, config.search_keyword_weight, config.search_recency_weight
-    )
+    vector: float
+    keyword: float
+    recency: float
 
 
 @dataclass(frozen=True)
@@ -121,6 +129,7 @@ def search_messages(
     k: int,
     *,
     weights: SearchWeights,
+    now: float,
     mode: SearchMode = "hybrid",
 ) -> MessageSearch:
     vector = None
@@ -143,12 +152,13 @@ def search_messages(
         [
             (weights.vector, similarity),
             (weights.keyword, keyword_scores([(m.id, s) for m, s in by_words])),
-            (recency, recency_scores({i: m.created_at for i, m in messages.items()}, time.time())),
+            (recency, recency_scores({i: m.created_at for i, m in messages.items()}, now)),
         ],
         len(messages),
     )
     if mode == "hybrid" and vector is not None:
-        fused = with_neighbours(store, agent, vector, dict(fused), messages, similarity, weights)
+        scores = dict(fused)
+        fused = with_neighbours(store, agent, vector, scores, messages, similarity, weights, now)
     hits = [ScoredMessage(messages[i], similarity.get(i, 0.0)) for i, _ in fused[:k]]
     return MessageSearch(hits, mode)
 
@@ -161,6 +171,7 @@ def with_neighbours(
     messages: dict[int, Message],
     similarity: dict[int, float],
     weights: SearchWeights,
+    now: float,
 ) -> list[tuple[int, float]]:
     """The candidates and the adjacent turns of the best of them, best first, each scored
     with `NEIGHBOUR_SHARE` of its better neighbour's score added (see the module). Adds the
@@ -172,7 +183,7 @@ def with_neighbours(
     messages.update(near)
     cosine = store.message_similarities(list(near), vector)
     similarity.update(cosine)
-    recency = recency_scores({i: m.created_at for i, m in near.items()}, time.time())
+    recency = recency_scores({i: m.created_at for i, m in near.items()}, now)
     own = {
         **scores,
         **{i: weights.vector * cosine.get(i, 0.0) + weights.recency * recency[i] for i in near},
@@ -226,7 +237,14 @@ class FactCandidates:
 
 
 def fact_candidates(
-    store: Store, agent: str, query: str, vector: Vector | None, k: int, *, min_similarity: float
+    store: Store,
+    agent: str,
+    query: str,
+    vector: Vector | None,
+    k: int,
+    *,
+    min_similarity: float,
+    now: float,
 ) -> FactCandidates:
     """Vector hits above the similarity floor and keyword hits (a fact naming the same person
     or place is relevant however its vector scores), with every signal of each."""
@@ -243,7 +261,7 @@ def fact_candidates(
         hits,
         cosine=with_similarities(store.fact_similarities, known, hits, vector),
         keyword=keyword_scores([(h.id, h.score) for h in by_words]),
-        recency=recency_scores({i: h.created_at for i, h in hits.items()}, time.time()),
+        recency=recency_scores({i: h.created_at for i, h in hits.items()}, now),
         user=user_scores(hits.values()),
     )
 
@@ -296,10 +314,150 @@ def search_facts(
     *,
     min_similarity: float,
     weights: SearchWeights,
+    now: float,
 ) -> list[ScoredFact]:
     """Current facts for a prompt, best first: the candidates' signals fused."""
-    found = fact_candidates(store, agent, query, vector, k, min_similarity=min_similarity)
+    found = fact_candidates(store, agent, query, vector, k, min_similarity=min_similarity, now=now)
     return [
         ScoredFact(fact, found.cosine.get(fact.id, 0.0))
         for fact, _ in winners(store, found, weights, k)
     ]
+
+
+def search_episodes(
+    store: EpisodeStore,
+    agent: str,
+    query: str,
+    vector: Vector | None,
+    k: int,
+    *,
+    min_similarity: float,
+    weights: SearchWeights,
+) -> list[ScoredSummary]:
+    """Episodes by hybrid search: cosine (at least `min_similarity`) and BM25 fused as facts
+    are (no recency: an old conversation is as worth recalling as a new one that matches)."""
+    n = fusion_pool_size(k)
+    by_vector = [
+        (summary, similarity)
+        for summary, similarity in (
+            store.search_summaries(agent, vector, n) if vector is not None else []
+        )
+        if similarity >= min_similarity
+    ]
+    by_words = store.keyword_summaries(agent, query, n)
+    found = {s.id: s for s, _ in [*by_vector, *by_words]}
+    cosine = {s.id: score for s, score in by_vector}
+    keyword = keyword_scores([(s.id, score) for s, score in by_words])
+    fused = fuse([(weights.vector, cosine), (weights.keyword, keyword)], k)
+    return [ScoredSummary(found[i], cosine.get(i, 0.0), score) for i, score in fused]
+
+
+@dataclass(frozen=True)
+class Explained:
+    """What a fact search finds, each match with the parts of its score; whether the query
+    could be embedded (False: keywords alone); the weights the parts were fused with."""
+
+    matches: list[FactMatch]
+    embedded: bool
+    weights: SearchWeights
+
+
+class MemorySearch:
+    """The one entry point to memory search (see the module): facts, messages and episodes
+    of an agent for a query, with the weights of `config` (`LOBUG_SEARCH_*_WEIGHT`) and the
+    recency of `clock`'s now. Blocking (the store, the embedder)."""
+
+    def __init__(
+        self, store: Store, embedder: Embedder, config: MemoryConfig, clock: Clock = time.time
+    ) -> None:
+        self.store = store
+        self.embedder = embedder
+        self.clock = clock
+        self.weights = SearchWeights(
+            config.search_vector_weight, config.search_keyword_weight, config.search_recency_weight
+        )
+
+    def query_vector(self, query: str) -> Vector | None:
+        """`query` embedded, or None when the embedder fails (keywords alone still find)."""
+        try:
+            return self.embedder.embed(query)
+        except Exception as exc:
+            log.warning("embedding the query failed (%s); searching by keywords only", exc)
+            return None
+
+    def facts(
+        self,
+        agent: str,
+        query: str,
+        k: int,
+        *,
+        mode: SearchMode = "hybrid",
+        vector: Vector | None = None,
+        min_similarity: float = 0.0,
+    ) -> list[ScoredFact]:
+        """Current facts for `query`, best first: by meaning and words (`hybrid`), by meaning
+        alone (`vector`: words weigh nothing) or by words alone (`keyword`). `vector` is the
+        query's when it was embedded already; else it is embedded here (keywords alone when
+        that fails). A vector hit needs `min_similarity`; a keyword hit does not."""
+        if mode == "keyword":
+            vector = None
+        elif vector is None:
+            vector = self.query_vector(query)
+        weights = self.weights
+        if mode == "vector":
+            weights = dataclasses.replace(weights, keyword=0.0)
+        return search_facts(
+            self.store,
+            agent,
+            query,
+            vector,
+            k,
+            min_similarity=min_similarity,
+            weights=weights,
+            now=self.clock(),
+        )
+
+    def explained(self, agent: str, query: str, k: int) -> Explained:
+        """What hybrid `facts` finds for `query`, with the parts of each score."""
+        vector = self.query_vector(query)
+        found = fact_candidates(
+            self.store, agent, query, vector, k, min_similarity=0.0, now=self.clock()
+        )
+        matches = explained(self.store, found, self.weights, k)
+        return Explained(matches, vector is not None, self.weights)
+
+    def messages(
+        self,
+        agent: str,
+        query: str,
+        k: int,
+        *,
+        mode: SearchMode = "hybrid",
+        vector: Vector | None = None,
+    ) -> MessageSearch:
+        """The agent's messages for `query`, best first, by `mode` (keywords alone when the
+        query cannot be embedded); `vector` is the query's when it was embedded already."""
+        return search_messages(
+            self.store,
+            self.embedder.embed if vector is None else lambda _: vector,
+            agent,
+            query,
+            k,
+            weights=self.weights,
+            now=self.clock(),
+            mode=mode,
+        )
+
+    def episodes(
+        self, agent: str, query: str, vector: Vector | None, k: int, *, min_similarity: float
+    ) -> list[ScoredSummary]:
+        """Episodes for `query` by cosine and words (no recency); `vector` None: words alone."""
+        return search_episodes(
+            self.store,
+            agent,
+            query,
+            vector,
+            k,
+            min_similarity=min_similarity,
+            weights=self.weights,
+        )

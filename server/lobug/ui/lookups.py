@@ -11,7 +11,7 @@ from fastapi import APIRouter, Query, Request
 from fastapi.responses import HTMLResponse
 
 from lobug.memory.limits import MAX_FACT_CHARS
-from lobug.memory.search import USER_SCORE_WEIGHT, FactMatch, weights_of
+from lobug.memory.search import USER_SCORE_WEIGHT, Explained
 from lobug.store.models import AuditEntry
 from lobug.ui.access import ViewerDep, require_admin
 from lobug.ui.render import AgentChoice, choose_agent, page
@@ -31,23 +31,22 @@ async def search(
     agent: str | None = None,
     q: Annotated[str, Query(max_length=MAX_FACT_CHARS)] = "",
 ) -> HTMLResponse:
-    def gather() -> tuple[AgentChoice, list[FactMatch], bool]:
+    def gather() -> tuple[AgentChoice, Explained]:
         choice = choose_agent(svc, agent)
         if choice.name is None or not q.strip():
-            return choice, [], True
-        matches, embedded = svc.curation.explain_search(choice.name, q.strip(), SEARCH_RESULTS)
-        return choice, matches, embedded
+            return choice, Explained([], True, svc.curation.searcher.weights)
+        return choice, svc.curation.explain_search(choice.name, q.strip(), SEARCH_RESULTS)
 
-    choice, matches, embedded = await asyncio.to_thread(gather)
+    choice, found = await asyncio.to_thread(gather)
     return page(
         request,
         "search.html",
         viewer,
         choice,
         q=q,
-        matches=matches,
-        embedded=embedded,
-        weights=weights_of(svc.settings.memory),
+        matches=found.matches,
+        embedded=found.embedded,
+        weights=found.weights,
         user_weight=USER_SCORE_WEIGHT,
     )
 
