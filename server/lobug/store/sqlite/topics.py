@@ -8,10 +8,8 @@ import numpy as np
 from lobug.store.models import Summary, Vector
 from lobug.store.sql import rows
 from lobug.store.sql.dialect import marks
-from lobug.store.sql.topics import SqlTopics, drop_topics_holding
+from lobug.store.sql.topics import SqlTopics
 from lobug.store.sqlite.episodes import SQLiteEpisodes
-
-__all__ = ["SQLiteTopics", "drop_topics_holding"]  # forgetting imports it from here
 
 
 class SQLiteTopics(SqlTopics, SQLiteEpisodes):
