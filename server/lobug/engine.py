@@ -241,10 +241,8 @@ class MemoryEngine:
 
     def update_block(self, label: str, value: str) -> dict[str, Any]:
         """Write a block's value, creating the block when the agent has none so labelled."""
-        store = self.services.store
-        if store.block(self.agent, label) is None:
-            return block_dict(store.create_block(self.agent, label, value, changed_by=API_SOURCE))
-        return block_dict(store.update_block(self.agent, label, value, changed_by=API_SOURCE))
+        curation = self.services.curation
+        return block_dict(curation.set_block(self.agent, label, value, actor=API_SOURCE))
 
     # ------------------------------------------------------------------ tools
 

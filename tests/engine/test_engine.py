@@ -15,7 +15,7 @@ from lobug.config import Settings
 from lobug.engine import database_path
 from lobug.names import InvalidAgentName
 from lobug.store.errors import FactNotCurrent
-from lobug.store.models import FactFlags
+from lobug.store.models import FactFlags, MemoryBlock
 from lobug.tokens import estimate_tokens
 from tests.fakes import FakeChat, FakeEmbedder
 from tests.memory.test_manager import facts_reply
@@ -165,6 +165,25 @@ def test_blocks_are_created_read_and_rewritten(engine: MemoryEngine) -> None:
         "value": "Name: Alice B.",
         "read_only": False,
     }
+
+
+def test_block_writes_go_through_curation_as_api(
+    engine: MemoryEngine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    curation = engine.services.curation
+    writes: list[tuple[str, str, str]] = []
+    set_block = curation.set_block
+
+    def recorded(agent: str, label: str, value: str, *, actor: str) -> MemoryBlock:
+        writes.append((agent, label, actor))
+        return set_block(agent, label, value, actor=actor)
+
+    monkeypatch.setattr(curation, "set_block", recorded)
+    engine.update_block("human", "Name: Alice")
+    engine.update_block("human", "Name: Alice B.")
+    assert writes == [("alice", "human", "api")] * 2
+    history = engine.services.store.block_history("alice", "human")
+    assert {change.changed_by for change in history} == {"api"}
 
 
 def test_threads_may_share_one_engine(engine: MemoryEngine) -> None:
