@@ -393,7 +393,6 @@ class TransferStore(Protocol):
     def backup(self, target: Path) -> str: ...
 
 
-@runtime_checkable
 # What a part of the domain asks for when it needs more than one of the protocols above.
 
 
@@ -417,6 +416,7 @@ class FactReads(CurationStore, Protocol):
     """A fact's versions and the messages it came from."""
 
 
+@runtime_checkable
 class Store(
     ConversationLog,
     WorkQueueStore,
