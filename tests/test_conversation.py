@@ -134,6 +134,7 @@ def test_without_notes_last_everything_is_in_the_first_message() -> None:
 def test_recalled_messages_already_in_the_history_are_not_repeated() -> None:
     """The assembler leaves them out (`without_history`, as `assemble` calls it); the layout
     puts nothing back, notes last or first."""
+
     def said(n: int, role: str, content: str) -> ScoredMessage:
         return ScoredMessage(Message(n, "a", "d", role, content, 1.7e9 + n, False), 0.0)
 
