@@ -176,7 +176,7 @@ def test_forgetting_and_deleting_go_through_long_id_lists_in_batches(
     store: Store, fake_embedder: FakeEmbedder, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """PostgreSQL takes at most 65535 parameters a statement: long id lists go in slices."""
-    monkeypatch.setattr("lobug.store.sql.forgetting.BATCH_IDS", 2)
+    monkeypatch.setattr("lobug.store.sql.dialect.BATCH_IDS", 2)
     said = [store.append_message("a", "desk", "user", f"{SECRET} {i}") for i in range(5)]
     facts = [
         fact_in(store, fake_embedder, f"Fact {i} of {SECRET}", [m.id]) for i, m in enumerate(said)

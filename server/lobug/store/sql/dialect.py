@@ -9,7 +9,7 @@ statement (psycopg would read it as a placeholder): LIKE patterns are parameters
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -50,6 +50,16 @@ POSTGRES = Dialect(
 def marks(items: Sequence[object]) -> str:
     """`?,?,...`: one placeholder per item, for `IN (...)`."""
     return ",".join("?" * len(items))
+
+
+# Ids in one `IN (...)`: PostgreSQL takes at most 65,535 parameters in a statement.
+BATCH_IDS = 10_000
+
+
+def batches(ids: Sequence[int]) -> Iterator[Sequence[int]]:
+    """`ids` in slices of at most BATCH_IDS (one for most calls), for long `IN` lists."""
+    for start in range(0, len(ids), BATCH_IDS):
+        yield ids[start : start + BATCH_IDS]
 
 
 def like_pattern(word: str) -> str:

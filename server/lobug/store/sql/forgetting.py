@@ -8,13 +8,13 @@ checkpoints the WAL; PostgreSQL vacuums the touched tables, whose promises are i
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from lobug.store import errors
 from lobug.store.models import AgentCounts, Forgotten
 from lobug.store.sql import audit, rows
-from lobug.store.sql.dialect import marks
+from lobug.store.sql.dialect import batches, marks
 from lobug.store.sql.fact_edits import SqlFactEdits
 from lobug.store.sql.topics import drop_topics_holding
 
@@ -29,13 +29,6 @@ AGENT_TABLES = (
     "summaries",
     "facts",
 )
-BATCH_IDS = 10_000  # ids in one `IN (...)`: PostgreSQL takes at most 65535 parameters
-
-
-def batches(ids: Sequence[int]) -> Iterator[Sequence[int]]:
-    """`ids` in slices of at most BATCH_IDS (one for most calls)."""
-    for start in range(0, len(ids), BATCH_IDS):
-        yield ids[start : start + BATCH_IDS]
 
 
 class SqlForgetting(SqlFactEdits):

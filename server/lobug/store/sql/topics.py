@@ -12,16 +12,13 @@ from typing import Any
 from lobug.store import errors
 from lobug.store.models import Topic, TopicActivity, TopicDraft
 from lobug.store.sql import rows
-from lobug.store.sql.dialect import marks
+from lobug.store.sql.dialect import batches, marks
 from lobug.store.sql.episodes import SqlEpisodes
-
-_BATCH_IDS = 10_000  # ids in one `IN (...)`: PostgreSQL takes at most 65535 parameters
 
 
 def drop_topics_holding(conn: Any, kind: str, ids: Sequence[int]) -> None:
     """Delete the topics made from any of the facts or episodes `ids` (`kind`), members too."""
-    for start in range(0, len(ids), _BATCH_IDS):
-        batch = ids[start : start + _BATCH_IDS]
+    for batch in batches(ids):
         conn.execute(
             "DELETE FROM topics WHERE id IN (SELECT topic_id FROM topic_members "
             f"WHERE kind = ? AND member_id IN ({marks(batch)}))",
