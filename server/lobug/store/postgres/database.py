@@ -15,8 +15,10 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
+import numpy as np
+
 from lobug.store.errors import StorageUnavailable
-from lobug.store.models import Clock
+from lobug.store.models import Clock, Vector
 from lobug.store.postgres.schema import MIGRATIONS
 from lobug.store.sql.database import SqlDatabase
 from lobug.store.sql.dialect import POSTGRES, to_format
@@ -107,6 +109,13 @@ def migrate(url: str, clock: Clock) -> list[int]:
         conn.close()
 
 
+def as_vector(vector: Vector) -> Any:
+    """A numpy vector as pgvector's type (adapted by the pool's `register_vector`)."""
+    from pgvector import Vector as PgVector
+
+    return PgVector(np.asarray(vector, dtype=np.float32))
+
+
 class QmarkConnection:
     """A psycopg connection that also takes the shared statements' `?` placeholders."""
 
@@ -153,6 +162,9 @@ class PostgresDatabase(SqlDatabase):
     def _query(self, sql: str, params: Sequence[Any] = ()) -> list[Any]:
         with storage_errors(), self._pool.connection() as conn:
             return list(conn.execute(to_format(sql), params).fetchall())
+
+    def _vector_value(self, vector: Vector) -> Any:
+        return as_vector(vector)
 
     def _lock_fact_writers(self, conn: Any, agent_id: int) -> None:
         conn.execute("SELECT pg_advisory_xact_lock(?, ?)", (FACT_LOCK, agent_id))

@@ -6,8 +6,8 @@ from __future__ import annotations
 import math
 
 from lobug.store.models import Summary, Vector
+from lobug.store.postgres.database import as_vector
 from lobug.store.postgres.fulltext import ts_query
-from lobug.store.postgres.log import as_vector
 from lobug.store.postgres.summaries import PostgresSummaries
 from lobug.store.sql import rows
 from lobug.store.sql.episodes import SqlEpisodes

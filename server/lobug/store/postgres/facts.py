@@ -11,14 +11,11 @@ import numpy as np
 
 from lobug.store.models import NewFact, Vector
 from lobug.store.postgres.audit import PostgresAudit
-from lobug.store.postgres.log import as_vector
+from lobug.store.postgres.database import as_vector
 from lobug.store.sql.facts import SqlFacts
 
 
 class PostgresFacts(SqlFacts, PostgresAudit):
-    def _vector_value(self, vector: Vector) -> Any:
-        return as_vector(vector)
-
     def _vector_matrix(self, stored: Sequence[Any]) -> Vector:
         return np.stack([vector.to_numpy() for vector in stored])
 

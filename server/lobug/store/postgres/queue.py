@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from lobug.store.models import Message, QueuedExchange, Vector
-from lobug.store.postgres.log import PostgresLog, as_vector
+from lobug.store.postgres.database import PostgresDatabase, as_vector
 from lobug.store.sql import rows
 from lobug.store.sql.queue import CLAIM_LEASE_S, SqlWorkQueue
 
@@ -30,7 +30,7 @@ RETURNING q.attempts, q.user_message_id, q.assistant_message_id,
 """
 
 
-class PostgresWorkQueue(SqlWorkQueue, PostgresLog):
+class PostgresWorkQueue(SqlWorkQueue, PostgresDatabase):
     _claims_exchanges = True
 
     def _lock_lone_messages(self, conn: Any, agent_id: int) -> None:

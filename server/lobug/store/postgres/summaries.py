@@ -6,7 +6,7 @@ from typing import Any
 
 from lobug.store.models import Vector
 from lobug.store.postgres.audit import PostgresAudit
-from lobug.store.postgres.log import as_vector
+from lobug.store.postgres.database import as_vector
 from lobug.store.sql.summaries import SqlSummaries
 
 

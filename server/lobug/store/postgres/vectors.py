@@ -22,8 +22,8 @@ from typing import Any
 
 from lobug.store.errors import EmbeddingMismatch
 from lobug.store.models import FactHit, ScoredFact, ScoredMessage, Vector
+from lobug.store.postgres.database import as_vector
 from lobug.store.postgres.facts import PostgresFacts
-from lobug.store.postgres.log import as_vector
 from lobug.store.sql import rows
 
 EmbedBatch = Callable[[list[str]], list[Vector]]

@@ -7,7 +7,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from typing import Any, ClassVar
 
-from lobug.store.models import Clock
+from lobug.store.models import Clock, Message, Vector
 from lobug.store.sql.dialect import Dialect
 
 
@@ -41,6 +41,19 @@ class SqlDatabase:
     def _lock_fact_writers(self, conn: Any, agent_id: int) -> None:
         """Inside a transaction: the agent's other fact writers wait until it ends (a
         PostgreSQL advisory lock; SQLite's write transaction already holds the file)."""
+
+    def _vector_value(self, vector: Vector) -> Any:
+        """An embedding as its column value (a float32 blob; a pgvector)."""
+        raise NotImplementedError
+
+    def _agent_known(self, name: str, agent_id: int) -> None:
+        """The agent `name` exists with this id (SQLite caches it; PostgreSQL does not: another
+        process may delete the agent)."""
+
+    def _index_message_vectors(self, embedded: Sequence[tuple[Message, Vector]]) -> None:
+        """After the transaction storing these message vectors committed, still inside
+        `_writing`: the engine's in-memory index of them follows (SQLite); nothing where
+        there is none."""
 
     def _erase_free_pages(self) -> None:
         """After a purge: the engine's way of leaving no bytes of the erased text."""

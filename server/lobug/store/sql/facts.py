@@ -81,10 +81,6 @@ class SqlFacts(SqlAudit):
         """Raise StoreError before a fact is written when `bind_embedding()` was not called
         (SQLite: its index is missing); nothing where the engine's own error says so."""
 
-    def _vector_value(self, vector: Vector) -> Any:
-        """`vector` as the engine's embedding column takes it (a float32 blob, pgvector)."""
-        raise NotImplementedError
-
     def _vector_matrix(self, stored: Sequence[Any]) -> Vector:
         """Embedding column values as one float32 matrix, a row each (`_vector_value`'s
         inverse)."""

@@ -12,21 +12,6 @@ from lobug.store.sql.dialect import marks
 
 
 class SqlLog(SqlDatabase):
-    # ------------------------------------------------------------------ engine hooks
-
-    def _agent_known(self, name: str, agent_id: int) -> None:
-        """The agent `name` exists with this id (SQLite caches it; PostgreSQL does not: another
-        process may delete the agent)."""
-
-    def _store_message_vector(self, conn: Any, message: Message, vector: Vector) -> None:
-        """Inside the message's transaction: keep its vector in `message_vectors`."""
-        raise NotImplementedError
-
-    def _index_message_vectors(self, embedded: Sequence[tuple[Message, Vector]]) -> None:
-        """After the transaction storing these message vectors committed, still inside
-        `_writing`: the engine's in-memory index of them follows (SQLite); nothing where
-        there is none."""
-
     # ------------------------------------------------------------------ agents and messages
 
     def find_agent(self, name: str) -> Agent | None:
@@ -127,7 +112,10 @@ class SqlLog(SqlDatabase):
         if vector is None:
             conn.execute("INSERT INTO embedding_backlog(message_id) VALUES (?)", (message.id,))
         else:
-            self._store_message_vector(conn, message, vector)
+            conn.execute(
+                "INSERT INTO message_vectors(message_id, agent_id, embedding) VALUES (?,?,?)",
+                (message.id, message.agent_id, self._vector_value(vector)),
+            )
 
     def messages_by_id(self, agent: str, ids: Sequence[int]) -> list[Message]:
         """The agent's messages among `ids`, oldest first (others' ids are left out)."""

@@ -178,6 +178,12 @@ class SQLiteDatabase(SqlDatabase):
         self._agent_ids[name] = int(row["id"])
         return int(row["id"])
 
+    def _vector_value(self, vector: Vector) -> Any:
+        return vector_blob(vector)
+
+    def _agent_known(self, name: str, agent_id: int) -> None:
+        self._agent_ids[name] = agent_id
+
     def _require_index(self) -> VectorIndex:
         if self.index is None:
             raise StoreError("bind_embedding() must be called before vectors are used")

@@ -19,9 +19,6 @@ class SQLiteFacts(SqlFacts, SQLiteAudit):
     def _require_vectors(self) -> None:
         self._require_index()
 
-    def _vector_value(self, vector: Vector) -> Any:
-        return vector_blob(vector)
-
     def _vector_matrix(self, stored: Sequence[Any]) -> Vector:
         return np.frombuffer(b"".join(stored), dtype=np.float32).reshape(len(stored), -1)
 

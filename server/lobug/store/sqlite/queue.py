@@ -10,11 +10,10 @@ from lobug.store.models import Message, QueuedExchange, Vector
 from lobug.store.sql import rows
 from lobug.store.sql.dialect import marks
 from lobug.store.sql.queue import SqlWorkQueue
-from lobug.store.sqlite.database import vector_blob
-from lobug.store.sqlite.log import SQLiteLog
+from lobug.store.sqlite.database import SQLiteDatabase, vector_blob
 
 
-class SQLiteWorkQueue(SqlWorkQueue, SQLiteLog):
+class SQLiteWorkQueue(SqlWorkQueue, SQLiteDatabase):
     def queued_exchanges(
         self, limit: int, queued_before: float, after_id: int = 0
     ) -> list[QueuedExchange]:
