@@ -1,19 +1,26 @@
 """The memory tools an agent calls to manage its own memory (`MemoryEngine.tools()` and
 `call_tool`, and the MCP server's tools): their OpenAI definitions, with JSON Schemas made
-from the argument models that check each call."""
+from the argument models that check each call against the REST API's limits
+(`memory.limits`). Each tool says whether it changes the memory (`Tool.changes_memory`); who
+may call it is the surface's to ask (`lobug.web.roles` for MCP over HTTP)."""
 
 from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Annotated, Any, Protocol
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError
 
+from lobug.memory.limits import MAX_CONTENT_CHARS, MAX_FACT_CHARS, MAX_ID
 from lobug.store.errors import StorageUnavailable, StoreError
 
-MAX_TEXT = 100_000
+# A fact as REST takes it (`POST /memory/facts`): stripped, 1-2000 characters.
+FactText = Annotated[
+    str, StringConstraints(strip_whitespace=True, min_length=1, max_length=MAX_FACT_CHARS)
+]
+FactId = Annotated[int, Field(ge=1, le=MAX_ID, description="The fact's id, from search_memory")]
 
 
 class ToolError(ValueError):
@@ -45,21 +52,21 @@ class Arguments(BaseModel):
 
 
 class SearchArgs(Arguments):
-    query: str = Field(min_length=1, max_length=MAX_TEXT, description="What to look for")
+    query: str = Field(min_length=1, max_length=MAX_FACT_CHARS, description="What to look for")
     limit: int = Field(default=5, ge=1, le=20, description="How many facts at most")
 
 
 class SaveArgs(Arguments):
-    content: str = Field(min_length=1, max_length=MAX_TEXT, description="The fact, one sentence")
+    content: FactText = Field(description="The fact, one sentence")
 
 
 class UpdateArgs(Arguments):
-    id: int = Field(description="The fact's id, from search_memory")
-    content: str = Field(min_length=1, max_length=MAX_TEXT, description="The corrected fact")
+    id: FactId
+    content: FactText = Field(description="The corrected fact")
 
 
 class ForgetArgs(Arguments):
-    id: int = Field(description="The fact's id, from search_memory")
+    id: FactId
 
 
 class BlockArgs(Arguments):
@@ -67,7 +74,7 @@ class BlockArgs(Arguments):
 
 
 class BlockWriteArgs(BlockArgs):
-    value: str = Field(max_length=MAX_TEXT, description="The block's whole new text")
+    value: str = Field(max_length=MAX_CONTENT_CHARS, description="The block's whole new text")
 
 
 @dataclass(frozen=True)
@@ -76,6 +83,7 @@ class Tool:
     description: str
     arguments: type[Arguments]
     run: Callable[[MemoryTools, Any], Any]
+    changes_memory: bool  # a write: only for callers who may change memory
 
 
 TOOLS = {
@@ -86,36 +94,42 @@ TOOLS = {
             "Search your long-term memory for facts about the user, best match first.",
             SearchArgs,
             lambda m, a: m.search_memory(a.query, a.limit),
+            changes_memory=False,
         ),
         Tool(
             "save_memory",
             "Save one new fact about the user to long-term memory.",
             SaveArgs,
             lambda m, a: m.save(a.content),
+            changes_memory=True,
         ),
         Tool(
             "update_memory",
             "Correct a saved fact: it gets a new version with this content.",
             UpdateArgs,
             lambda m, a: m.manage_memory(a.content, action="update", id=a.id),
+            changes_memory=True,
         ),
         Tool(
             "forget_memory",
             "Forget a saved fact that is wrong or that the user wants gone.",
             ForgetArgs,
             lambda m, a: m.manage_memory(action="delete", id=a.id),
+            changes_memory=True,
         ),
         Tool(
             "read_block",
             "Read one of your memory blocks (always-in-context notes such as 'human').",
             BlockArgs,
             lambda m, a: m.read_block(a.label),
+            changes_memory=False,
         ),
         Tool(
             "update_block",
             "Rewrite one of your memory blocks (created if it does not exist).",
             BlockWriteArgs,
             lambda m, a: m.update_block(a.label, a.value),
+            changes_memory=True,
         ),
     )
 }

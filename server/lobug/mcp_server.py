@@ -3,28 +3,41 @@
 
 Two transports: stdio for desktop clients (`run_stdio`, `python -m lobug.mcp_server`, which the
 CLI's `lobug mcp` calls), and streamable HTTP at `/mcp` on the device server and on `lobug
-memory-server` (`install_mcp`), behind the same bearer tokens as the rest of the API. The
-tools work on one agent: `LOBUG_AGENT` (or `--agent`), the server's default agent over HTTP.
+memory-server` (`install_mcp`), behind the same bearer tokens as the rest of the API and the
+same role rule (`lobug.web.roles`): over HTTP a device token reads and searches, the writing
+tools answer it `admin_required`; over stdio the caller is the admin. The tools work on one
+agent: `LOBUG_AGENT` (or `--agent`), the server's default agent over HTTP.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import functools
 import json
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from typing import Any
 
 from fastapi import FastAPI
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError as McpToolError
+from mcp.server.transport_security import TransportSecuritySettings
 
 from lobug import __version__
-from lobug.config import Settings, is_loopback
+from lobug.config import Settings
 from lobug.engine import MemoryEngine
-from lobug.engine_tools import ToolError
+from lobug.engine_tools import TOOLS, ToolError
 from lobug.memory.assembly import DEFAULT_CONTEXT_TOKENS
+from lobug.web.roles import (
+    ADMIN,
+    ADMIN_REQUIRED,
+    ADMIN_REQUIRED_DETAIL,
+    Access,
+    Role,
+    caller_role,
+    may,
+)
 
 PATH = "/mcp"
 INSTRUCTIONS = (
@@ -33,54 +46,84 @@ INSTRUCTIONS = (
 )
 
 EngineOf = Callable[[], MemoryEngine]
+# The caller's role for one call: the token gate's over HTTP (`http_role`), the admin's over
+# stdio (`local_role`: the user's own process, which could open the database file anyway).
+RoleOf = Callable[[Context], Role | None]
 
 
-def build_mcp(engine_of: EngineOf) -> MCPServer:
+def http_role(ctx: Context) -> Role | None:
+    """The role `api.auth.TokenGate` recorded for the HTTP request carrying this call."""
+    scope = getattr(ctx.request_context.request, "scope", None)
+    return caller_role(scope) if isinstance(scope, Mapping) else None
+
+
+def local_role(_: Context) -> Role:
+    return ADMIN
+
+
+def build_mcp(engine_of: EngineOf, role_of: RoleOf) -> MCPServer:
     """The MCP server over the engine `engine_of()` returns (looked up per call, so an app
-    can build the server before its services are open)."""
+    can build the server before its services are open); every tool and resource asks the role
+    rule (`lobug.web.roles.may`) with the caller's role from `role_of`."""
     server = MCPServer("lobug-memory", instructions=INSTRUCTIONS, version=__version__)
-    for tool in memory_tools(engine_of):
+    for tool in memory_tools(engine_of, role_of):
         server.add_tool(tool)
     add_resources(server, engine_of)
     return server
 
 
-def memory_tools(engine_of: EngineOf) -> list[Callable[..., Any]]:
+def allow(role_of: RoleOf, ctx: Context, access: Access) -> None:
+    """The tool error a device token gets for a write, as REST's 403 says it."""
+    if not may(role_of(ctx), access):
+        raise McpToolError(f"{ADMIN_REQUIRED}: {ADMIN_REQUIRED_DETAIL}")
+
+
+async def run_tool(
+    engine_of: EngineOf, role_of: RoleOf, ctx: Context, name: str, arguments: dict[str, Any]
+) -> Any:
+    """The engine's tool, if the caller may; its errors reach the client as the tool's error
+    text."""
+    allow(role_of, ctx, Access.CHANGE if TOOLS[name].changes_memory else Access.READ)
+    try:
+        return await asyncio.to_thread(engine_of().call_tool, name, arguments)
+    except ToolError as exc:
+        raise McpToolError(str(exc)) from None
+
+
+def memory_tools(engine_of: EngineOf, role_of: RoleOf) -> list[Callable[..., Any]]:
     """The MCP tools: `engine_tools` plus `get_context`, with signatures the SDK reads."""
+    call = functools.partial(run_tool, engine_of, role_of)
 
-    async def call(name: str, arguments: dict[str, Any]) -> Any:
-        """The engine's tool; its errors reach the client as the tool's error text."""
-        try:
-            return await asyncio.to_thread(engine_of().call_tool, name, arguments)
-        except ToolError as exc:
-            raise McpToolError(str(exc)) from None
-
-    async def search_memory(query: str, limit: int = 5) -> list[dict[str, Any]]:
+    async def search_memory(query: str, ctx: Context, limit: int = 5) -> list[dict[str, Any]]:
         """Search long-term memory for facts about the user, best match first."""
-        return await call("search_memory", {"query": query, "limit": limit})
+        return await call(ctx, "search_memory", {"query": query, "limit": limit})
 
-    async def save_memory(content: str) -> dict[str, Any]:
-        """Save one new fact about the user to long-term memory."""
-        return await call("save_memory", {"content": content})
+    async def save_memory(content: str, ctx: Context) -> dict[str, Any]:
+        """Save one new fact about the user to long-term memory (admin)."""
+        return await call(ctx, "save_memory", {"content": content})
 
-    async def update_memory(id: int, content: str) -> dict[str, Any]:
-        """Correct a saved fact (by its id from search_memory): it gets a new version."""
-        return await call("update_memory", {"id": id, "content": content})
+    async def update_memory(id: int, content: str, ctx: Context) -> dict[str, Any]:
+        """Correct a saved fact (by its id from search_memory): it gets a new version
+        (admin)."""
+        return await call(ctx, "update_memory", {"id": id, "content": content})
 
-    async def forget_memory(id: int) -> dict[str, Any]:
-        """Forget a saved fact (by its id from search_memory)."""
-        return await call("forget_memory", {"id": id})
+    async def forget_memory(id: int, ctx: Context) -> dict[str, Any]:
+        """Forget a saved fact (by its id from search_memory) (admin)."""
+        return await call(ctx, "forget_memory", {"id": id})
 
-    async def read_block(label: str) -> dict[str, Any]:
+    async def read_block(label: str, ctx: Context) -> dict[str, Any]:
         """Read one memory block (always-in-context notes such as 'human')."""
-        return await call("read_block", {"label": label})
+        return await call(ctx, "read_block", {"label": label})
 
-    async def update_block(label: str, value: str) -> dict[str, Any]:
-        """Rewrite one memory block (created if it does not exist)."""
-        return await call("update_block", {"label": label, "value": value})
+    async def update_block(label: str, value: str, ctx: Context) -> dict[str, Any]:
+        """Rewrite one memory block (created if it does not exist) (admin)."""
+        return await call(ctx, "update_block", {"label": label, "value": value})
 
-    async def get_context(query: str, max_tokens: int = DEFAULT_CONTEXT_TOKENS) -> str:
+    async def get_context(
+        query: str, ctx: Context, max_tokens: int = DEFAULT_CONTEXT_TOKENS
+    ) -> str:
         """Everything memory holds for `query`, within `max_tokens`, ready for a prompt."""
+        allow(role_of, ctx, Access.READ)
         return await asyncio.to_thread(engine_of().format_for_injection, query, max_tokens)
 
     return [
@@ -95,6 +138,9 @@ def memory_tools(engine_of: EngineOf) -> list[Callable[..., Any]]:
 
 
 def add_resources(server: MCPServer, engine_of: EngineOf) -> None:
+    """The resources, reads every role may make (`roles.ALLOWED`; the SDK gives a static
+    resource no context to ask with)."""
+
     @server.resource("memory://base-memory", mime_type="text/plain")
     async def base_memory() -> str:
         """The agent's base memory: what it knows about the user, distilled."""
@@ -118,13 +164,14 @@ def install_mcp(app: FastAPI, settings: Settings) -> Callable[[], Any]:
         engine: MemoryEngine = app.state.mcp_engine
         return engine
 
-    server = build_mcp(engine_of)
-    # DNS-rebinding protection (Host and Origin checked) when served on loopback only.
+    server = build_mcp(engine_of, http_role)
+    # Host and Origin are checked by the app's one rule for every path (lobug.api.cross_site),
+    # not a second time here.
     http = server.streamable_http_app(
         streamable_http_path=PATH,
         stateless_http=True,
         json_response=True,
-        host=settings.host if is_loopback(settings.host) else "0.0.0.0",
+        transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
     )
     app.router.routes.extend(http.routes)
 
@@ -148,7 +195,7 @@ def run_stdio(argv: Sequence[str] | None = None, engine: MemoryEngine | None = N
         engine = MemoryEngine(args.db, agent=args.agent)
     opened = engine
     try:
-        build_mcp(lambda: opened).run("stdio")
+        build_mcp(lambda: opened, local_role).run("stdio")
     finally:
         opened.close()
 

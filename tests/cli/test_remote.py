@@ -15,12 +15,13 @@ from lobug.config import Settings
 from tests.cli.run import lobug, ok
 from tests.live import LiveServer
 
-ADMIN_TOKEN = "admin-tok-5Hs8"
+ADMIN_TOKEN = "admin-tok-5Hs8-Wq2Lp"
+DEVICE_TOKEN = "device-tok-9Xr3-Mb7Kd"
 
 
 @pytest.fixture
 def env(settings: Settings, backends: Backends, tmp_path: Path) -> Iterator[dict[str, str]]:
-    guarded = settings.with_overrides(admin_tokens=(ADMIN_TOKEN,))
+    guarded = settings.with_overrides(admin_tokens=(ADMIN_TOKEN,), device_tokens=(DEVICE_TOKEN,))
     server = LiveServer(create_app(guarded, backends))
     try:
         yield {
@@ -106,3 +107,23 @@ def test_chat_messages_export_import_and_exit_codes_on_a_server(
     denied = lobug("facts", "add", "x", env={**env, "LOBUG_TOKEN": "wrong"})
     assert denied.code == 1 and "unauthorized" in denied.err
     assert lobug("backup", str(tmp_path / "b.db"), "--url", env["LOBUG_URL"], env=env).code == 2
+
+
+def test_a_device_token_reads_but_is_refused_every_change_and_the_export(
+    env: dict[str, str], tmp_path: Path
+) -> None:
+    ok("agents", "create", "lobug", env=env)
+    ok("facts", "add", "The user keeps bees", env=env)
+    device = {**env, "LOBUG_TOKEN": DEVICE_TOKEN}
+    assert "The user keeps bees" in ok("facts", "list", env=device).out
+    for args in (
+        ("facts", "add", "The user keeps wasps"),
+        ("blocks", "set", "human", "Alex"),
+        ("export", "--agent", "lobug", "-o", str(tmp_path / "lobug.json")),
+        ("audit",),
+    ):
+        refused = lobug(*args, env=device)
+        assert refused.code == 1, args
+        assert "admin_required" in refused.err and "--token" in refused.err, args
+    assert ok("facts", "list", "--json", env=env).json()["total"] == 1
+    assert ok("blocks", "list", "--json", env=env).json() == []

@@ -21,12 +21,16 @@ from mcp.client.streamable_http import streamable_http_client
 from lobug.app import create_app, create_memory_app
 from lobug.backends import Backends
 from lobug.config import Settings
+from lobug.engine import MemoryEngine
+from lobug.engine_tools import ToolError
+from lobug.memory.limits import MAX_CONTENT_CHARS, MAX_FACT_CHARS
 from mcp import Client
 from tests.fakes import FakeChat, FakeEmbedder
 from tests.live import LiveServer
 
 ROOT = Path(__file__).resolve().parents[2]
-TOKEN = "mcp-secret"
+TOKEN = "mcp-admin-Vq83LxT2pw"
+DEVICE_TOKEN = "mcp-device-Hs42NkZ7rb"
 TOOLS = [
     "search_memory",
     "save_memory",
@@ -121,7 +125,9 @@ def test_the_stdio_entry_points_answer_help(command: list[str]) -> None:
 
 @pytest.fixture(params=["device", "memory"])
 def server(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
-    settings = Settings(db_path=tmp_path / "m.db", device_tokens=(TOKEN,))
+    settings = Settings(
+        db_path=tmp_path / "m.db", admin_tokens=(TOKEN,), device_tokens=(DEVICE_TOKEN,)
+    )
     backends = Backends(FakeChat(), FakeEmbedder())
     factory = create_app if request.param == "device" else create_memory_app
     live = LiveServer(factory(settings, backends))
@@ -158,3 +164,70 @@ def test_http_refuses_a_caller_without_a_token(server: str) -> None:
 
     with pytest.raises(BaseException):  # noqa: B017 - the SDK's own error for a 401
         run(session)
+
+
+async def mcp_session(server: str, token: str, test: Callable[[Client], Awaitable[None]]) -> None:
+    headers = {"Authorization": f"Bearer {token}"}
+    async with (
+        httpx2.AsyncClient(headers=headers, timeout=30) as http,
+        Client(streamable_http_client(f"{server}/mcp", http_client=http)) as client,
+    ):
+        await test(client)
+
+
+def test_a_device_token_reads_but_never_changes_memory_over_http(server: str) -> None:
+    saved: dict[str, Any] = {}
+
+    async def as_admin(client: Client) -> None:
+        saved.update(structured(await client.call_tool("save_memory", {"content": "Jazz"})))
+        await client.call_tool("update_block", {"label": "human", "value": "Jazz fan"})
+
+    async def as_device(client: Client) -> None:
+        found = structured(await client.call_tool("search_memory", {"query": "jazz"}))
+        assert [f["id"] for f in found] == [saved["id"]]
+        block = structured(await client.call_tool("read_block", {"label": "human"}))
+        assert block["value"] == "Jazz fan"
+        context = await client.call_tool("get_context", {"query": "jazz"})
+        assert "Jazz" in context.content[0].text
+        writes = {
+            "save_memory": {"content": "The user hates jazz"},
+            "update_memory": {"id": saved["id"], "content": "The user hates jazz"},
+            "forget_memory": {"id": saved["id"]},
+            "update_block": {"label": "human", "value": "changed"},
+        }
+        for name, arguments in writes.items():
+            refused = await client.call_tool(name, arguments)
+            assert refused.is_error and "admin_required" in refused.content[0].text, name
+        found = structured(await client.call_tool("search_memory", {"query": "jazz"}))
+        assert [(f["id"], f["content"]) for f in found] == [(saved["id"], "Jazz")]
+        block = structured(await client.call_tool("read_block", {"label": "human"}))
+        assert block["value"] == "Jazz fan"
+
+    run(lambda: mcp_session(server, TOKEN, as_admin))
+    run(lambda: mcp_session(server, DEVICE_TOKEN, as_device))
+
+
+def test_the_tools_hold_the_rest_limits(tmp_path: Path) -> None:
+    """A fact of 2,001 characters is refused as `POST /memory/facts` refuses it."""
+    engine = MemoryEngine(
+        str(tmp_path / "m.db"),
+        agent="desk",
+        chat=FakeChat(),
+        embedder=FakeEmbedder(),
+        settings=Settings(db_path=tmp_path / "m.db"),
+    )
+    with engine:
+        for name, arguments in (
+            ("save_memory", {"content": "x" * (MAX_FACT_CHARS + 1)}),
+            ("save_memory", {"content": "x" * 99_999}),
+            ("save_memory", {"content": "   "}),
+            ("update_memory", {"id": 1, "content": "x" * (MAX_FACT_CHARS + 1)}),
+            ("forget_memory", {"id": 2**64}),
+            ("forget_memory", {"id": 0}),
+            ("search_memory", {"query": "x" * (MAX_FACT_CHARS + 1)}),
+            ("update_block", {"label": "human", "value": "x" * (MAX_CONTENT_CHARS + 1)}),
+        ):
+            with pytest.raises(ToolError):
+                engine.call_tool(name, arguments)
+        assert engine.call_tool("save_memory", {"content": "x" * MAX_FACT_CHARS})["id"] >= 1
+        assert engine.search_memory("x") != []

@@ -4,7 +4,8 @@ loopback, and the caller's role it records for the routes.
 A pure ASGI middleware, so a request without a valid token is refused before anything else
 happens to it: its body is not read, its JSON not parsed, its path not even routed. A request it
 lets through carries its role, `ADMIN` or `DEVICE` (`lobug.web.roles`), under `ROLE_KEY` in
-the scope's state; `deps.require_admin` reads it."""
+the scope's state; what that role may do is `roles.may`'s to say, asked by the routes
+(`deps.AdminOnly`) and the MCP tools (`mcp_server`)."""
 
 from __future__ import annotations
 

@@ -2,7 +2,8 @@
 the dashboard), the device, the agent, and the admin check.
 
 Use the `Annotated` aliases in route signatures (`svc: MemoryDep`, `device: DeviceId`), and
-`dependencies=[AdminOnly]` on a route only admins may call."""
+`dependencies=[AdminOnly]` on a route that changes the memory or takes it away whole (export,
+audit): it asks the one role rule, `lobug.web.roles.may`."""
 
 from __future__ import annotations
 
@@ -16,7 +17,13 @@ from lobug.memory.agents import require_agent
 from lobug.names import AGENT_NAME_RULE, DEVICE_ID, DEVICE_ID_RULE, is_agent_name
 from lobug.store.models import INTERNAL_SOURCES, Agent
 from lobug.web.deps import MemoryDep
-from lobug.web.roles import ADMIN, caller_role
+from lobug.web.roles import (
+    ADMIN_REQUIRED,
+    ADMIN_REQUIRED_DETAIL,
+    Access,
+    caller_role,
+    may,
+)
 
 DEFAULT_DEVICE = "default"
 
@@ -36,20 +43,21 @@ def device_id(
     return value
 
 
-def require_admin(request: Request) -> None:
-    """403 admin_required unless the caller holds an admin token (or, with no token
-    configured, calls on loopback): see `auth.TokenGate`."""
-    if caller_role(request.scope) != ADMIN:
-        raise ApiError(
-            403,
-            "admin_required",
-            "This action needs an admin token: 'Authorization: Bearer <token>' with a token "
-            "from LOBUG_ADMIN_TOKENS (a device token may chat, not erase or edit memory)",
-        )
+def allowed(access: Access) -> Any:
+    """The dependency answering 403 admin_required to a caller whose role may not make a call
+    that does `access` (`lobug.web.roles.may`; the role is `auth.TokenGate`'s)."""
+
+    def check(request: Request) -> None:
+        if not may(caller_role(request.scope), access):
+            raise ApiError(403, ADMIN_REQUIRED, ADMIN_REQUIRED_DETAIL)
+
+    check.__name__ = f"require_{access.value}"
+    return Depends(check)
 
 
 DeviceId = Annotated[str, Depends(device_id)]
-AdminOnly = Depends(require_admin)  # `@router.delete(..., dependencies=[AdminOnly])`
+# `@router.delete(..., dependencies=[AdminOnly])`: what a device may not do (`roles.ALLOWED`).
+AdminOnly = allowed(Access.CHANGE)
 # The 403 in the OpenAPI schema: `@router.delete(..., dependencies=[AdminOnly],
 # responses=ADMIN_RESPONSES)`, or both once on an `APIRouter` of admin routes.
 ADMIN_RESPONSES: dict[int | str, dict[str, Any]] = {

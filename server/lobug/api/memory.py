@@ -200,7 +200,7 @@ async def search_messages(body: SearchIn, svc: MemoryDep, response: Response) ->
     return scored_out(found.hits)
 
 
-@router.post("/memory-blocks")
+@router.post("/memory-blocks", dependencies=[AdminOnly], responses=ADMIN_RESPONSES)
 async def create_block(body: BlockIn, svc: MemoryDep) -> BlockOut:
     def create() -> MemoryBlock:
         require_agent(svc.store, body.agent_name)
@@ -232,7 +232,9 @@ async def get_block(agent: PathAgent, label: str, svc: MemoryDep) -> BlockOut:
     return block_out(found)
 
 
-@router.put("/memory-blocks/{agent_name}/{label}")
+@router.put(
+    "/memory-blocks/{agent_name}/{label}", dependencies=[AdminOnly], responses=ADMIN_RESPONSES
+)
 async def update_block(
     agent: PathAgent, label: str, body: BlockUpdateIn, svc: MemoryDep
 ) -> BlockOut:

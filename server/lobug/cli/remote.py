@@ -15,6 +15,7 @@ from lobug.cli.access import Json
 from lobug.cli.output import Refused
 from lobug.memory.search import SearchMode
 from lobug.store.models import DEFAULT_FACT_TYPE, FactFlags, FactQuery
+from lobug.web.roles import ADMIN_REQUIRED
 
 TIMEOUT_S = 60.0
 
@@ -221,10 +222,14 @@ class RemoteAccess:
 
 
 def error_text(answer: httpx.Response) -> str:
-    """The server's error code and detail, or the status."""
+    """The server's error code and detail, or the status; a refusal by the role rule
+    (`lobug.web.roles`) says how to pass an admin token."""
     try:
         body = answer.json()
         detail = body["detail"]
-        return f"{body['error']}: {detail if isinstance(detail, str) else json.dumps(detail)}"
+        text = f"{body['error']}: {detail if isinstance(detail, str) else json.dumps(detail)}"
     except (ValueError, KeyError, TypeError):
         return f"the server answered {answer.status_code}"
+    if body["error"] == ADMIN_REQUIRED:
+        text += " (pass an admin token with --token or LOBUG_TOKEN)"
+    return text

@@ -1,13 +1,23 @@
-"""Who calls: an admin (reads and changes the memory) or a device (chats and reads), known by
-the bearer token a request carries or the token typed into the dashboard's sign-in form.
+"""Who calls, and what each caller may do: the one role rule every surface asks (the REST
+API's route dependencies, the MCP tools, the dashboard and, through the API's answers, the
+command line's remote mode).
+
+An admin (an admin token) may do everything. A device (a device token, or anyone when the
+server is exposed without tokens) may read the memory and converse (chat, speak, store messages
+in the log, which the memory learns from, open an agent); it may never change what the memory
+holds (write, correct, pin, score, forget or purge facts, write blocks or the base memory,
+forget messages, delete agents, dream, rebuild topics, import) nor take it away whole (export,
+the audit log). The role comes from the bearer token a request carries or the token typed into
+the dashboard's sign-in form.
 
 `api.auth.TokenGate` records the role of each request under `ROLE_KEY` in the ASGI scope's
-state; `caller_role` reads it back for the API's admin check and the dashboard's sign-in."""
+state; `caller_role` reads it back for the surfaces' checks and the dashboard's sign-in."""
 
 from __future__ import annotations
 
 import hmac
 from collections.abc import Mapping
+from enum import StrEnum
 from typing import Any, Literal
 
 Role = Literal["admin", "device"]
@@ -18,6 +28,33 @@ ROLE_KEY = "lobug_role"
 # The dashboard's pages check their own session cookie (`lobug.ui.sessions`): the API's gate
 # lets them through without a token. Nothing else is reachable that way.
 UI_PREFIX = "/ui"
+
+
+class Access(StrEnum):
+    """What a call does to the memory."""
+
+    READ = "read"  # look: facts, messages, blocks, base memory, search, context, topics
+    CONVERSE = "converse"  # talk: a turn, a message stored in the log (learned from), an agent
+    CHANGE = "change"  # change what the memory holds: write, correct, forget, purge, import
+    EXPORT = "export"  # take it away whole: the export, the audit log (every text it held)
+
+
+ALLOWED: Mapping[Role, frozenset[Access]] = {
+    ADMIN: frozenset(Access),
+    DEVICE: frozenset({Access.READ, Access.CONVERSE}),
+}
+
+# The error code and words every surface answers a refused call with.
+ADMIN_REQUIRED = "admin_required"
+ADMIN_REQUIRED_DETAIL = (
+    "This action needs an admin token: 'Authorization: Bearer <token>' with a token from "
+    "LOBUG_ADMIN_TOKENS (a device token may read and chat, not change or export memory)"
+)
+
+
+def may(role: Role | None, access: Access) -> bool:
+    """Whether a caller of `role` (None: nobody known) may make a call that does `access`."""
+    return role is not None and access in ALLOWED[role]
 
 
 def token_matches(presented: str, tokens: tuple[str, ...]) -> bool:
