@@ -36,8 +36,8 @@ CHROMIUM_ARGS = [
     "--disable-sync",
     "--no-first-run",
 ]
-ADMIN = "adm-browser-7Qx"
-DEVICE = "dev-browser-2Lp"
+ADMIN = "adm-browser-7Qx-Lw4"
+DEVICE = "dev-browser-2Lp-Nc8"
 DESKTOP = {"width": 1280, "height": 900}
 PHONE = {"width": 390, "height": 844}
 REPO = Path(__file__).resolve().parents[2]

@@ -18,9 +18,10 @@ from lobug.ui.access import safe_next
 from lobug.ui.charts import Series, bar_chart, last_days
 from lobug.ui.diff import DiffRow, side_by_side
 from lobug.ui.sessions import Sessions
+from lobug.ui.throttle import FAILURES_PER_CLIENT, SIGN_INS_PER_TOKEN, Throttle
 
-ADMIN = "adm-pages-1"
-DEVICE = "dev-pages-1"
+ADMIN = "adm-pages-1-Hq7Rz"
+DEVICE = "dev-pages-1-Jt5Wk"
 LOOPBACK = "http://127.0.0.1"
 
 
@@ -170,16 +171,63 @@ def test_sign_in_goes_back_only_to_dashboard_pages() -> None:
         assert safe_next(elsewhere) == "/ui"
 
 
-def test_sessions_expire_and_are_bounded() -> None:
+def test_sessions_expire_and_are_bounded_per_role() -> None:
     now = [1000.0]
     sessions = Sessions(ttl_s=60, capacity=2, clock=lambda: now[0])
     first, second = sessions.open("admin"), sessions.open("device")
-    assert sessions.find(first.id) == first
+    third = sessions.open("admin")
+    assert sessions.find(first.id) == first  # two admins fit beside the device
     sessions.open("admin")
-    assert sessions.find(first.id) is None  # the oldest made room
+    assert sessions.find(first.id) is None  # the oldest admin made room
+    assert sessions.find(third.id) == third and sessions.find(second.id) == second
     now[0] += 61
     assert sessions.find(second.id) is None
     assert sessions.find(None) is None
+
+
+def test_device_sessions_never_sign_an_admin_out() -> None:
+    now = [1000.0]
+    sessions = Sessions(ttl_s=60, capacity=3, clock=lambda: now[0])
+    admin = sessions.open("admin")
+    devices = [sessions.open("device") for _ in range(10)]
+    assert sessions.find(admin.id) == admin
+    assert [sessions.find(d.id) is not None for d in devices] == [False] * 7 + [True] * 3
+    now[0] += 30
+    late = sessions.open("admin")
+    now[0] += 31  # the first admin's session has expired, the late one has not
+    sessions.open("admin")
+    sessions.open("admin")
+    assert sessions.find(late.id) == late  # expired sessions made the room first
+
+
+def test_a_throttle_counts_events_in_a_sliding_window() -> None:
+    now = [0.0]
+    throttle = Throttle(limit=2, window_s=10, clock=lambda: now[0], max_keys=2)
+    throttle.record("a")
+    now[0] = 4
+    throttle.record("a")
+    assert throttle.wait_s("a") == 6 and throttle.wait_s("b") == 0
+    now[0] = 10.5
+    assert throttle.wait_s("a") == 0  # the first left the window
+    throttle.record("b")
+    throttle.record("c")  # a third key: the idle ones go
+    assert throttle.wait_s("c") == 0 and len(throttle) <= 2
+
+
+def test_sign_in_is_throttled_per_client(guarded: TestClient) -> None:
+    for _ in range(FAILURES_PER_CLIENT):
+        assert guarded.post("/ui/signin", data={"token": "wrong"}).status_code == 401
+    throttled = guarded.post("/ui/signin", data={"token": ADMIN})  # even the right one
+    assert throttled.status_code == 429 and int(throttled.headers["retry-after"]) >= 1
+    assert "Too many sign-in attempts" in throttled.text
+    assert guarded.get("/ui").status_code == 303  # no session was opened
+
+
+def test_sign_in_is_throttled_per_token(guarded: TestClient) -> None:
+    for _ in range(SIGN_INS_PER_TOKEN):
+        assert guarded.post("/ui/signin", data={"token": DEVICE}).status_code == 303
+    assert guarded.post("/ui/signin", data={"token": DEVICE}).status_code == 429
+    assert guarded.post("/ui/signin", data={"token": ADMIN}).status_code == 303
 
 
 def test_side_by_side_diff_pairs_changed_lines() -> None:

@@ -15,6 +15,7 @@ from fastapi.staticfiles import StaticFiles
 from lobug.ui import conversations, facts, lookups, memory, overview, signin, topics
 from lobug.ui.access import install_access_handlers
 from lobug.ui.sessions import Sessions
+from lobug.ui.throttle import SignInThrottle
 from lobug.web.roles import UI_PREFIX
 
 STATIC = Path(__file__).parent / "static"
@@ -22,6 +23,7 @@ STATIC = Path(__file__).parent / "static"
 
 def install_ui(app: FastAPI) -> None:
     app.state.ui_sessions = Sessions()
+    app.state.ui_sign_ins = SignInThrottle()
     install_access_handlers(app)
     for module in (signin, overview, conversations, facts, memory, topics, lookups):
         app.include_router(module.router)

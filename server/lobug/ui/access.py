@@ -2,8 +2,9 @@
 session with its CSRF token for every change.
 
 Pages depend on `ViewerDep`; routes that change something on `EditorDep`. A missing or expired
-session redirects to the sign-in page; a change without the CSRF token, or by a device
-token's read-only session, is refused with 403."""
+session redirects to the sign-in page; a change without the CSRF token, or one the session's
+role may not make (`lobug.web.roles.may`: a device token's session only reads), is refused
+with 403."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from fastapi.responses import RedirectResponse, Response
 
 from lobug.ui.render import message_page, sessions_of
 from lobug.ui.sessions import COOKIE, Session, csrf_matches
-from lobug.web.roles import UI_PREFIX
+from lobug.web.roles import UI_PREFIX, Access
 
 SIGN_IN = f"{UI_PREFIX}/signin"
 
@@ -52,12 +53,13 @@ async def current_poster(
 
 
 async def current_editor(viewer: Annotated[Session, Depends(current_poster)]) -> Session:
-    require_admin(viewer)
+    require(viewer, Access.CHANGE)
     return viewer
 
 
-def require_admin(viewer: Session) -> None:
-    if not viewer.can_edit:
+def require(viewer: Session, access: Access) -> None:
+    """403 unless the session's role may make a call that does `access`."""
+    if not viewer.may(access):
         raise Refused("Signed in with a device token: this view is read-only.")
 
 

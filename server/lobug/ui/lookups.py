@@ -13,9 +13,10 @@ from fastapi.responses import HTMLResponse
 from lobug.memory.limits import MAX_FACT_CHARS
 from lobug.memory.search import USER_SCORE_WEIGHT, Explained
 from lobug.store.models import AuditEntry
-from lobug.ui.access import ViewerDep, require_admin
+from lobug.ui.access import ViewerDep, require
 from lobug.ui.render import AgentChoice, choose_agent, page
 from lobug.web.deps import MemoryDep
+from lobug.web.roles import Access
 
 router = APIRouter(include_in_schema=False)
 SEARCH_RESULTS = 20
@@ -59,7 +60,7 @@ async def audit(
     agent: str | None = None,
     page_no: Annotated[int, Query(alias="page", ge=0, le=MAX_PAGES)] = 0,
 ) -> HTMLResponse:
-    require_admin(viewer)
+    require(viewer, Access.EXPORT)
 
     def gather() -> tuple[AgentChoice, list[AuditEntry], int]:
         choice = choose_agent(svc, agent)

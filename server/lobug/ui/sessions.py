@@ -3,7 +3,11 @@ forms carry.
 
 A session is a random id in an HttpOnly, SameSite=Strict cookie scoped to `/ui`, looked up in
 this process's memory: signing out ends it at once, and a restart ends them all (sign in
-again). The CSRF token is a second random value per session, compared in constant time."""
+again). The CSRF token is a second random value per session, compared in constant time.
+
+Each role has its own budget of `MAX_SESSIONS` sessions: a sign-in past it ends the oldest
+session of its own role, so signing in with device tokens never signs an admin out. What a
+session may do is the role rule's (`lobug.web.roles.may`)."""
 
 from __future__ import annotations
 
@@ -14,11 +18,11 @@ import time
 from dataclasses import dataclass
 
 from lobug.store.models import Clock
-from lobug.web.roles import ADMIN, Role
+from lobug.web.roles import Access, Role, may
 
 COOKIE = "lobug_session"
 SESSION_TTL_S = 12 * 3600
-MAX_SESSIONS = 1000
+MAX_SESSIONS = 1000  # per role
 
 
 @dataclass(frozen=True)
@@ -34,14 +38,18 @@ class Session:
     csrf: str
     expires_at: float
 
+    def may(self, access: Access) -> bool:
+        return may(self.role, access)
+
     @property
     def can_edit(self) -> bool:
         """Admins change the memory; a device token's session only looks."""
-        return self.role == ADMIN
+        return self.may(Access.CHANGE)
 
 
 class Sessions:
-    """Thread-safe. At most `capacity` sessions: opening one more ends the oldest."""
+    """Thread-safe. At most `capacity` sessions per role: opening one more ends the oldest
+    of the same role (expired ones go first)."""
 
     def __init__(
         self, ttl_s: float = SESSION_TTL_S, capacity: int = MAX_SESSIONS, clock: Clock = time.time
@@ -58,12 +66,21 @@ class Sessions:
             secrets.token_urlsafe(32), role, secrets.token_urlsafe(32), self._clock() + self.ttl_s
         )
         with self._lock:
-            while len(self._sessions) >= self.capacity:
-                oldest = next(iter(self._sessions))
-                del self._sessions[oldest]
-                self._notes.pop(oldest, None)
+            self._make_room(role)
             self._sessions[session.id] = session
         return session
+
+    def _make_room(self, role: Role) -> None:
+        """Room for one more session of `role`: its expired sessions end, then its oldest."""
+        same_role = [s for s in self._sessions.values() if s.role == role]
+        if len(same_role) < self.capacity:
+            return
+        now = self._clock()
+        live = [s for s in same_role if s.expires_at > now]
+        ended = [s for s in same_role if s.expires_at <= now]
+        ended += live[: max(0, len(live) - self.capacity + 1)]
+        for session in ended:
+            self._end(session.id)
 
     def find(self, session_id: str | None) -> Session | None:
         """The live session with this id; an expired one is ended."""
@@ -72,15 +89,17 @@ class Sessions:
         with self._lock:
             session = self._sessions.get(session_id)
             if session is not None and session.expires_at <= self._clock():
-                del self._sessions[session_id]
-                self._notes.pop(session_id, None)
+                self._end(session_id)
                 return None
             return session
 
     def close(self, session_id: str) -> None:
         with self._lock:
-            self._sessions.pop(session_id, None)
-            self._notes.pop(session_id, None)
+            self._end(session_id)
+
+    def _end(self, session_id: str) -> None:
+        self._sessions.pop(session_id, None)
+        self._notes.pop(session_id, None)
 
     def leave_note(self, session: Session, note: Note) -> None:
         """What the last change did (or why it failed), for the next page to show once."""

@@ -1,6 +1,10 @@
 """Signing in to the dashboard with an admin token (a device token gives a read-only view),
 and signing out. With no token configured the server is open (as the API is) and the sign-in
-page opens a session at once, with the role the API would give: admin on loopback."""
+page opens a session at once, with the role the API would give: admin on loopback.
+
+Sign-ins are throttled per client address and per token (`ui.throttle`): too many failures,
+or too many sessions for one token, answer 429 with `Retry-After` before the token is even
+compared."""
 
 from __future__ import annotations
 
@@ -13,6 +17,7 @@ from lobug.config import Settings
 from lobug.ui.access import PosterDep, safe_next
 from lobug.ui.render import environment, html_response, sessions_of
 from lobug.ui.sessions import COOKIE
+from lobug.ui.throttle import SignInThrottle
 from lobug.web.roles import UI_PREFIX, Role, caller_role, role_of_token
 
 router = APIRouter(include_in_schema=False)
@@ -39,9 +44,25 @@ def signed_in(request: Request, role: Role, wanted: str | None) -> Response:
     return response
 
 
-def sign_in_form(wanted: str | None, refused: bool = False) -> HTMLResponse:
-    html = environment().get_template("signin.html").render(next=safe_next(wanted), refused=refused)
-    return html_response(html, 401 if refused else 200)
+def throttle_of(request: Request) -> SignInThrottle:
+    found: SignInThrottle = request.app.state.ui_sign_ins
+    return found
+
+
+def client_of(request: Request) -> str:
+    return request.client.host if request.client else ""
+
+
+def sign_in_form(wanted: str | None, refused: bool = False, wait_s: int = 0) -> HTMLResponse:
+    html = (
+        environment()
+        .get_template("signin.html")
+        .render(next=safe_next(wanted), refused=refused, wait_s=wait_s)
+    )
+    response = html_response(html, 429 if wait_s else 401 if refused else 200)
+    if wait_s:
+        response.headers["Retry-After"] = str(wait_s)
+    return response
 
 
 @router.get("/ui/signin")
@@ -60,10 +81,19 @@ async def sign_in(
     token: Annotated[str, Form(max_length=MAX_TOKEN_CHARS)] = "",
     next: Annotated[str | None, Form()] = None,
 ) -> Response:
-    settings = settings_of(request)
-    role = role_of_token(token.strip(), settings.admin_tokens, settings.device_tokens)
+    settings, throttle, client = settings_of(request), throttle_of(request), client_of(request)
+    wait_s = throttle.client_wait_s(client)
+    if wait_s:
+        return sign_in_form(next, wait_s=wait_s)
+    token = token.strip()
+    role = role_of_token(token, settings.admin_tokens, settings.device_tokens)
     if role is None:
+        throttle.failed(client)
         return sign_in_form(next, refused=True)
+    wait_s = throttle.token_wait_s(token)
+    if wait_s:
+        return sign_in_form(next, wait_s=wait_s)
+    throttle.signed_in(token)
     return signed_in(request, role, next)
 
 
