@@ -4,7 +4,14 @@ from pathlib import Path
 
 import pytest
 
-from lobug.config import ConfigError, MemoryConfig, Settings, check_exposure, is_loopback
+from lobug.config import (
+    ConfigError,
+    MemoryConfig,
+    Settings,
+    check_exposure,
+    is_loopback,
+    is_strong_token,
+)
 
 
 def test_defaults_match_the_documentation() -> None:
@@ -122,11 +129,37 @@ def test_exposed_server_needs_tokens_or_an_explicit_opt_out(tmp_path: Path) -> N
     exposed = Settings(host="0.0.0.0", db_path=tmp_path / "m.db")
     with pytest.raises(ConfigError, match="LOBUG_DEVICE_TOKENS"):
         check_exposure(exposed)
-    assert check_exposure(exposed.with_overrides(device_tokens=("t",))) is None
-    assert check_exposure(exposed.with_overrides(admin_tokens=("t",))) is None
+    assert check_exposure(exposed.with_overrides(device_tokens=("t0ken-Of-16-chars",))) is None
+    assert check_exposure(exposed.with_overrides(admin_tokens=("t0ken-Of-16-chars",))) is None
     warning = check_exposure(exposed.with_overrides(allow_unauthenticated=True))
     assert warning is not None and "WITHOUT authentication" in warning
     assert check_exposure(Settings(db_path=tmp_path / "m.db")) is None
+
+
+@pytest.mark.parametrize(
+    ("token", "strong"),
+    [
+        ("k3V9q2LmZx81RfTa", True),  # 16 characters, 16 different
+        ("k3V9q2LmZx81RfT", False),  # 15
+        ("abababababababababab", False),  # 2 different characters
+        ("abcdefgabcdefgabcdefg", False),  # 7 different
+        ("abcdefghabcdefgh", True),  # 8 different
+        ("k3V9q2LmZx81Rf é", False),  # not visible ASCII
+        ("k3V9q2Lm Zx81RfTa", False),  # a space
+    ],
+)
+def test_tokens_have_a_minimum_strength(token: str, strong: bool) -> None:
+    assert is_strong_token(token) is strong
+
+
+@pytest.mark.parametrize("variable", ["LOBUG_DEVICE_TOKENS", "LOBUG_ADMIN_TOKENS"])
+def test_a_weak_token_stops_the_start_naming_its_place_not_its_value(variable: str) -> None:
+    settings = Settings.from_env({variable: "Strong-enough-T0ken-1, hunter2"})
+    with pytest.raises(ConfigError, match=f"{variable}: token 2 of 2 is too weak") as refused:
+        check_exposure(settings)
+    assert "hunter2" not in str(refused.value) and "16" in str(refused.value)
+    on_loopback = Settings.from_env({variable: "Strong-enough-T0ken-1"})
+    assert check_exposure(on_loopback) is None
 
 
 def test_memory_server_reads_the_seed_variables(tmp_path: Path) -> None:

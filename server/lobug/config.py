@@ -273,8 +273,35 @@ def is_loopback(host: str) -> bool:
         return False
 
 
+# A bearer token is at least 16 visible ASCII characters (what an HTTP header carries), at
+# least 8 of them different; checked at start-up (`check_exposure`).
+MIN_TOKEN_CHARS, MIN_TOKEN_DISTINCT = 16, 8
+
+
+def is_strong_token(token: str) -> bool:
+    visible = all(33 <= ord(c) <= 126 for c in token)
+    return visible and len(token) >= MIN_TOKEN_CHARS and len(set(token)) >= MIN_TOKEN_DISTINCT
+
+
+def check_token_strength(settings: Settings) -> None:
+    """ConfigError naming the first weak token by its variable and position, never its value."""
+    for variable, tokens in (
+        ("LOBUG_DEVICE_TOKENS", settings.device_tokens),
+        ("LOBUG_ADMIN_TOKENS", settings.admin_tokens),
+    ):
+        weak = next((n for n, t in enumerate(tokens, 1) if not is_strong_token(t)), None)
+        if weak is not None:
+            raise ConfigError(
+                f"{variable}: token {weak} of {len(tokens)} is too weak: a token needs "
+                f"{MIN_TOKEN_CHARS} or more visible ASCII characters, {MIN_TOKEN_DISTINCT} of them "
+                "different (make one: python -c 'import secrets; print(secrets.token_urlsafe(24))')"
+            )
+
+
 def check_exposure(settings: Settings) -> str | None:
-    """Refuse an unauthenticated server beyond loopback; return a warning if explicitly allowed."""
+    """At start-up: refuse weak tokens and an unauthenticated server beyond loopback; return a
+    warning if the latter is explicitly allowed."""
+    check_token_strength(settings)
     if is_loopback(settings.host) or settings.tokens_required:
         return None
     if settings.allow_unauthenticated:

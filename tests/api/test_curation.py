@@ -22,8 +22,8 @@ from tests.fakes import FakeChat, FakeEmbedder, unreachable
 from tests.polling import memory_work_done
 
 SECRET = "Quaxilotl"
-DEVICE_TOKEN = "device-tok-3Jw9"
-ADMIN_TOKEN = "admin-tok-8Kd2"
+DEVICE_TOKEN = "device-tok-3Jw9-Rb"
+ADMIN_TOKEN = "admin-tok-8Kd2-Ms"
 
 pytestmark = pytest.mark.both_engines
 

@@ -242,13 +242,13 @@ def test_concurrent_devices_are_all_answered(client: TestClient) -> None:
 
 
 def test_tokens_guard_everything_but_health(settings: Settings, backends: Backends) -> None:
-    guarded = settings.with_overrides(device_tokens=("s3cret", "other"))
+    guarded = settings.with_overrides(device_tokens=("s3cret-Tok3n-Mw8q", "other-token-Fh6Lp"))
     with TestClient(create_app(guarded, backends)) as client:
         assert client.get("/health").status_code == 200
         for headers in (
             {},
             {"Authorization": "Bearer wrong"},
-            {"Authorization": "s3cret"},
+            {"Authorization": "s3cret-Tok3n-Mw8q"},
             {"Authorization": "Bearer s3crét".encode("latin-1")},
         ):
             response = client.post("/chat/text", json={"text": "hi"}, headers=headers)
@@ -256,7 +256,7 @@ def test_tokens_guard_everything_but_health(settings: Settings, backends: Backen
             assert response.json()["error"] == "unauthorized"
             assert client.post("/context/sensors", json={}, headers=headers).status_code == 401
         ok = client.post(
-            "/chat/text", json={"text": "hi"}, headers={"Authorization": "Bearer s3cret"}
+            "/chat/text", json={"text": "hi"}, headers={"Authorization": "Bearer s3cret-Tok3n-Mw8q"}
         )
         assert ok.status_code == 200
 

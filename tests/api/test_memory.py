@@ -244,7 +244,7 @@ def test_device_blocks_appear_in_the_system_prompt(client: TestClient, fake_chat
 def test_memory_routes_need_a_token_when_tokens_are_set(
     settings: Settings, backends: Backends
 ) -> None:
-    guarded = settings.with_overrides(device_tokens=("s3cret",))
+    guarded = settings.with_overrides(device_tokens=("s3cret-Tok3n-Mw8q",))
     with TestClient(create_app(guarded, backends)) as client:
         assert client.get("/memory/health").status_code == 200
         response = client.post("/memory/agents", json={"name": "alpha"})
@@ -252,7 +252,7 @@ def test_memory_routes_need_a_token_when_tokens_are_set(
         assert response.json()["error"] == "unauthorized"
         assert client.get("/memory/messages/alpha").status_code == 401
         ok = client.post(
-            "/memory/agents", json={"name": "alpha"}, headers={"Authorization": "Bearer s3cret"}
+            "/memory/agents", json={"name": "alpha"}, headers={"Authorization": "Bearer s3cret-Tok3n-Mw8q"}
         )
         assert ok.status_code == 200
 

@@ -154,10 +154,10 @@ def test_unreachable_backend_is_a_503(llm: openai.OpenAI, fake_chat: FakeChat) -
 
 def test_tokens_guard_the_proxy(settings: Settings, backends: object) -> None:
     assert isinstance(backends, Backends)
-    guarded = settings.with_overrides(device_tokens=("t0k",))
+    guarded = settings.with_overrides(device_tokens=("t0k-pr0xy-T0ken-Aq",))
     with TestClient(create_app(guarded, backends)) as client:
         assert client.get("/v1/models").status_code == 401
-        ok = client.get("/v1/models", headers={"Authorization": "Bearer t0k"})
+        ok = client.get("/v1/models", headers={"Authorization": "Bearer t0k-pr0xy-T0ken-Aq"})
         assert ok.status_code == 200
 
 

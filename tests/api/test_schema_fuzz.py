@@ -19,7 +19,7 @@ from lobug.config import Settings
 from tests.fakes import FakeChat, FakeEmbedder, FakeSTT, FakeTTS
 from tests.live import LiveServer
 
-TOKEN = "fuzz-token"
+TOKEN = "fuzz-token-Gd5Vy2"
 EXAMPLES = 30
 
 # The schema is the app's own; building the app reads nothing and starts nothing.

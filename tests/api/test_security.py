@@ -33,7 +33,7 @@ def calls(app: FastAPI) -> Iterator[tuple[str, str]]:
 
 @pytest.fixture
 def guarded(settings: Settings) -> Settings:
-    return settings.with_overrides(device_tokens=(TOKEN, "second-token"))
+    return settings.with_overrides(device_tokens=(TOKEN, "second-token-Pz4Rq"))
 
 
 @pytest.mark.parametrize("tokens", ["device_tokens", "admin_tokens"])
@@ -41,7 +41,7 @@ def guarded(settings: Settings) -> Settings:
 def test_nothing_but_health_answers_without_a_valid_token(
     settings: Settings, backends: Backends, make_app: object, tokens: str
 ) -> None:
-    guarded = settings.with_overrides(**{tokens: (TOKEN, "second-token")})
+    guarded = settings.with_overrides(**{tokens: (TOKEN, "second-token-Pz4Rq")})
     app = make_app(guarded, backends)  # type: ignore[operator]
     routes = list(calls(app))
     assert len(routes) > 8
@@ -116,7 +116,7 @@ def with_probes(app: FastAPI) -> FastAPI:
 @pytest.fixture
 def two_kinds(settings: Settings) -> Settings:
     return settings.with_overrides(
-        device_tokens=(TOKEN, "second-token"), admin_tokens=(ADMIN_TOKEN,)
+        device_tokens=(TOKEN, "second-token-Pz4Rq"), admin_tokens=(ADMIN_TOKEN,)
     )
 
 
@@ -130,7 +130,7 @@ def bearer(token: str) -> dict[str, str]:
     [
         (bearer(ADMIN_TOKEN), "admin", 200),
         (bearer(TOKEN), "device", 403),
-        (bearer("second-token"), "device", 403),
+        (bearer("second-token-Pz4Rq"), "device", 403),
     ],
 )
 def test_the_token_names_the_callers_role(

@@ -19,7 +19,7 @@ from tests.api.test_voice import speech_wav, upload
 from tests.fakes import FakeChat, FakeEmbedder, FakeSTT, FakeTTS
 from tests.polling import memory_work_done
 
-DEVICE_TOKEN = "device-token-1"
+DEVICE_TOKEN = "device-token-1-Xq9"
 
 
 def say(client: TestClient, text: str, headers: dict[str, str] | None = None) -> str:

@@ -14,14 +14,14 @@ from lobug.app import create_app, create_memory_app
 from lobug.backends import Backends
 from lobug.config import Settings
 
-ADMIN = {"Authorization": "Bearer admin-tok-7Qx1"}
-DEVICE = {"Authorization": "Bearer device-tok-2Lp4"}
+ADMIN = {"Authorization": "Bearer admin-tok-7Qx1-Dn"}
+DEVICE = {"Authorization": "Bearer device-tok-2Lp4-Ky"}
 
 
 @pytest.fixture
 def guarded(settings: Settings, backends: Backends) -> Iterator[TestClient]:
     tokens = settings.with_overrides(
-        device_tokens=("device-tok-2Lp4",), admin_tokens=("admin-tok-7Qx1",)
+        device_tokens=("device-tok-2Lp4-Ky",), admin_tokens=("admin-tok-7Qx1-Dn",)
     )
     with TestClient(create_app(tokens, backends)) as client:
         client.post("/memory/agents", json={"name": "lobug"}, headers=ADMIN)

@@ -448,7 +448,7 @@ def test_device_server_memory_path_and_env_url(
 def test_token_is_sent_and_a_refusal_is_explained(
     settings: Settings, backends: Backends, client: OpenAI
 ) -> None:
-    secured = Settings(db_path=settings.db_path, device_tokens=("secret",))
+    secured = Settings(db_path=settings.db_path, device_tokens=("secret-Int3rc-Pt9",))
     server = LiveServer(create_memory_app(secured, backends))
     try:
         with (
@@ -456,7 +456,7 @@ def test_token_is_sent_and_a_refusal_is_explained(
             learning(AGENT, base_url=server.url),
         ):
             pass
-        with learning(AGENT, base_url=server.url, token="secret"):
+        with learning(AGENT, base_url=server.url, token="secret-Int3rc-Pt9"):
             assert ask(client, USER) == "Nice to meet you."
     finally:
         server.stop()

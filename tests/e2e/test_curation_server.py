@@ -13,8 +13,8 @@ from tests.e2e.server import start_server, wait_for_learning
 pytestmark = [pytest.mark.e2e, pytest.mark.models]
 
 SECRET = "Quaxilotl"
-ADMIN = {"Authorization": "Bearer admin-tok"}
-DEVICE = {"Authorization": "Bearer device-tok"}
+ADMIN = {"Authorization": "Bearer admin-tok-Cu5Rw8"}
+DEVICE = {"Authorization": "Bearer device-tok-Cu2Lm6"}
 
 
 def database_bytes(db_path: Path) -> bytes:
@@ -25,8 +25,8 @@ def test_a_person_curates_the_memory_of_a_running_server(tmp_path: Path) -> None
     db_path = tmp_path / "memory.db"
     env = {
         "LOBUG_SPEECH": "0",
-        "LOBUG_ADMIN_TOKENS": "admin-tok",
-        "LOBUG_DEVICE_TOKENS": "device-tok",
+        "LOBUG_ADMIN_TOKENS": "admin-tok-Cu5Rw8",
+        "LOBUG_DEVICE_TOKENS": "device-tok-Cu2Lm6",
     }
     server = start_server(db_path, tmp_path / "server.log", env)
     try:

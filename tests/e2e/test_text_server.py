@@ -69,13 +69,13 @@ def test_bad_input_and_auth_on_the_real_server(tmp_path: Path) -> None:
     server = start_server(
         tmp_path / "memory.db",
         tmp_path / "server.log",
-        {**TEXT_ONLY, "LOBUG_DEVICE_TOKENS": "tok-1"},
+        {**TEXT_ONLY, "LOBUG_DEVICE_TOKENS": "tok-1-Text-Sv7Kq"},
     )
     try:
         with httpx.Client(base_url=server.url, timeout=60) as client:
             assert client.get("/health").status_code == 200
             assert client.post("/chat/text", json={"text": "hi"}).status_code == 401
-            auth = {"Authorization": "Bearer tok-1"}
+            auth = {"Authorization": "Bearer tok-1-Text-Sv7Kq"}
             bad = client.post("/chat/text", content=b"{oops", headers=auth)
             assert (bad.status_code, bad.json()["error"]) == (400, "invalid_json")
             ok = client.post("/chat/text", json={"text": "Hello!"}, headers=auth)

@@ -18,7 +18,7 @@ from tests.firmware.sim import SIM_PATH
 
 pytestmark = [pytest.mark.e2e, pytest.mark.models]
 
-TOKEN = "tok-sim"
+TOKEN = "tok-sim-Fw3Nx8Lp"
 DEVICE = "sim-e2e"
 QUESTION = "Hello! Who are you?"
 ACTIONS = ("respond", "ignore", "react")
