@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
-from lobug.backends.base import AbandonCheck, BackendError, ChatBackend, ChatMessage
+from lobug.backends.base import AbandonCheck, ChatBackend, ChatMessage
 from lobug.client.messages import insert_after_system, last_user_text
 from lobug.decision import Decision
 from lobug.memory.assembly import (
@@ -152,7 +152,9 @@ class MemoryProxy:
 
         A client that hangs up closes this iterator: the model stops, the part of the reply
         it was sent is stored and queued, and the maintenance pass learns from it later
-        (`stored` is settled with nothing to hand over now)."""
+        (`stored` is settled with nothing to hand over now). A model that fails midway (its
+        connection cut included) raises: nothing of the reply is stored (the client is told
+        the stream failed, so the part it saw is no reply); the question stays logged."""
         model = self.chat.stream(
             messages, max_tokens=request.max_tokens, temperature=request.temperature
         )
@@ -169,9 +171,9 @@ class MemoryProxy:
             self._keep_partial_reply(request.agent, user, sent.decision())
             stored.settle(None)
             raise
-        except BackendError:
-            log.warning("a streamed reply failed after %d chunks", len(sent.said))
-            stored.settle(None)
+        except Exception as exc:  # BackendError, or a failure nobody foresaw: the same end
+            log.warning("a streamed reply failed after %d chunks: %s", len(sent.said), exc)
+            stored.settle(None)  # the part sent is not stored: the client was told it failed
             raise
         finally:
             _stop(model)

@@ -29,6 +29,7 @@ from lobug.backends.remote import (
     OllamaEmbedder,
     OpenAIChat,
     OpenAIEmbedder,
+    StreamCut,
     ollama_has_model,
 )
 from lobug.config import Settings
@@ -51,6 +52,9 @@ class Reply:
     body: Any = None
     chunks: list[bytes] | None = None
     content_type: str = "application/json"
+    # How a stream is cut midway: "close" (a body without length, ended by closing the
+    # connection) or "chunked" (closed before the last, empty chunk).
+    cut: str | None = None
 
 
 @dataclass
@@ -85,11 +89,20 @@ class _Handler(BaseHTTPRequestHandler):
             self.end_headers()
             self.wfile.write(payload)
             return
+        if reply.cut == "close":
+            self.send_header("Connection", "close")
+            self.end_headers()
+            self.wfile.write(b"".join(reply.chunks))
+            self.close_connection = True
+            return
         self.send_header("Transfer-Encoding", "chunked")
         self.end_headers()
         for chunk in reply.chunks:
             self.wfile.write(f"{len(chunk):x}\r\n".encode() + chunk + b"\r\n")
             self.wfile.flush()
+        if reply.cut == "chunked":
+            self.close_connection = True
+            return
         self.wfile.write(b"0\r\n\r\n")
 
     def log_message(self, format: str, *args: Any) -> None:
@@ -111,6 +124,7 @@ class FakeServer:
         self.received: list[Received] = []
         self.failures: dict[str, deque[Reply]] = {}
         self.chat_replies: deque[list[str]] = deque()
+        self.cut: str | None = None  # the next streams are cut so (`Reply.cut`)
         self._lock = threading.Lock()
         self._httpd = _HTTPServer(self)
         self._thread = threading.Thread(
@@ -195,10 +209,12 @@ class FakeOllama(FakeServer):
         if not body.get("stream"):
             return Reply(body=_ollama_chat_part(body["model"], "".join(pieces), done=True))
         lines = [_ollama_chat_part(body["model"], piece, done=False) for piece in pieces]
-        lines.append(_ollama_chat_part(body["model"], "", done=True))
+        if self.cut is None:
+            lines.append(_ollama_chat_part(body["model"], "", done=True))
         return Reply(
             chunks=[json.dumps(line).encode() + b"\n" for line in lines],
             content_type="application/x-ndjson",
+            cut=self.cut,
         )
 
 
@@ -297,7 +313,8 @@ class FakeOpenAI(FakeServer):
             )
         deltas: list[tuple[dict[str, Any], str | None]] = [({"role": "assistant"}, None)]
         deltas += [({"content": piece}, None) for piece in pieces]
-        deltas.append(({}, "stop"))
+        if self.cut is None:
+            deltas.append(({}, "stop"))
         events = [
             json.dumps(
                 {
@@ -310,10 +327,12 @@ class FakeOpenAI(FakeServer):
             )
             for delta, finish in deltas
         ]
-        events.append("[DONE]")
+        if self.cut is None:
+            events.append("[DONE]")
         return Reply(
             chunks=[f"data: {event}\n\n".encode() for event in events],
             content_type="text/event-stream",
+            cut=self.cut,
         )
 
     def _embeddings(self, body: Any) -> Reply:
@@ -447,6 +466,23 @@ def test_ollama_stream_yields_the_pieces_in_order(ollama: FakeOllama, closing: C
     assert pieces == ["Once ", "upon ", "a time."]
     [body] = ollama.bodies("/api/chat")
     assert body["stream"] is True
+
+
+@pytest.mark.parametrize("cut", ["close", "chunked"])
+def test_an_ollama_stream_cut_midway_raises_after_the_pieces_that_came(
+    ollama: FakeOllama, closing: Closer, cut: str
+) -> None:
+    ollama.say("Once ", "upon ")
+    ollama.cut = cut
+    chat = _ollama_chat(closing, ollama.url)
+    pieces = []
+    with pytest.raises(StreamCut, match="before the reply was finished"):
+        for piece in chat.stream(HELLO, max_tokens=16):
+            pieces.append(piece)
+    assert pieces == ["Once ", "upon "]
+    ollama.cut = None
+    ollama.say("again")
+    assert list(chat.stream(HELLO, max_tokens=16)) == ["again"]
 
 
 @pytest.mark.parametrize("model", ["llama3.2", "llama3.2:latest", "qwen2.5:0.5b"])
@@ -764,6 +800,25 @@ def test_openai_stream_yields_the_pieces_in_order(
     [body] = openai_server.bodies("/v1/chat/completions")
     assert body["stream"] is True
     assert body["max_tokens"] == 16
+
+
+@pytest.mark.parametrize("cut", ["close", "chunked"])
+def test_an_openai_stream_cut_midway_raises_after_the_pieces_that_came(
+    openai_server: FakeOpenAI, closing: Closer, cut: str
+) -> None:
+    """Finding 4 of issue 29: a stream without `finish_reason` is no whole reply."""
+    openai_server.say("Once ", "upon ")
+    openai_server.cut = cut
+    chat = _openai_chat(closing, openai_server.base_url)
+    pieces = []
+    with pytest.raises(StreamCut, match="before the reply was finished"):
+        for piece in chat.stream(HELLO, max_tokens=16):
+            pieces.append(piece)
+    assert pieces == ["Once ", "upon "]
+    assert isinstance(StreamCut("x"), BackendUnavailable)
+    openai_server.cut = None
+    openai_server.say("again")
+    assert list(chat.stream(HELLO, max_tokens=16)) == ["again"]
 
 
 def test_openai_stream_can_be_abandoned_early(openai_server: FakeOpenAI, closing: Closer) -> None:

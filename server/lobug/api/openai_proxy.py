@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import time
 import uuid
 from collections.abc import Iterator
@@ -37,6 +38,8 @@ from lobug.memory.work_queue import StreamedExchange
 from lobug.names import AGENT_NAME_RULE, is_agent_name
 from lobug.proxy import MemoryProxy, ProxyRequest, ProxyRequestError, user_query
 from lobug.web.deps import ServicesDep
+
+log = logging.getLogger(__name__)
 
 router = APIRouter(prefix="/v1")
 
@@ -246,7 +249,8 @@ def completion(reply: str, model: str) -> dict[str, Any]:
 def sse_chunks(pieces: Iterator[str], model: str) -> Iterator[str]:
     """OpenAI's streaming format: chat.completion.chunk events, then `data: [DONE]`.
 
-    A backend failure mid-stream ends the stream with an error event (the status is sent)."""
+    A failure mid-stream (the model's, its connection cut included) ends the stream with an
+    error event and no `[DONE]` (the status was already sent)."""
     chunk_id = f"chatcmpl-{uuid.uuid4().hex}"
     created = int(time.time())
 
@@ -264,9 +268,19 @@ def sse_chunks(pieces: Iterator[str], model: str) -> Iterator[str]:
     try:
         for piece in pieces:
             yield event({"content": piece}, None)
-    except BackendError as exc:
-        error = {"error": {"message": f"The language model failed: {exc}", "type": "server_error"}}
-        yield f"data: {json.dumps(error)}\n\n"
+    except Exception as exc:
+        yield f"data: {json.dumps(stream_error(exc))}\n\n"
         return
     yield event({}, "stop")
     yield "data: [DONE]\n\n"
+
+
+def stream_error(exc: Exception) -> dict[str, Any]:
+    """OpenAI's error event for a stream that cannot go on (its last event: no
+    `finish_reason`, no `[DONE]`): a model that failed or whose connection was cut."""
+    if isinstance(exc, BackendError):
+        message, code = f"The language model failed: {exc}", "llm_unavailable"
+    else:
+        log.exception("a /v1 stream failed")
+        message, code = "The reply failed; it was not finished", "internal_error"
+    return {"error": {"message": message, "type": "server_error", "param": None, "code": code}}

@@ -36,6 +36,12 @@ KNOWN_EMBED_DIMS = {
     "text-embedding-ada-002": 1536,
 }
 PROBE_TIMEOUT_S = 1.5
+CUT_STREAM = "ended the stream before the reply was finished (the connection was closed)"
+
+
+class StreamCut(BackendUnavailable):
+    """A model server's stream ended without its last part (Ollama's `done`, an OpenAI
+    `finish_reason`): the connection was closed mid-reply, so what came is not the reply."""
 
 
 def _timeout(total_s: float, connect_s: float) -> httpx.Timeout:
@@ -122,6 +128,8 @@ class OllamaChat(ChatBackend):
         abandoned: AbandonCheck | None = None,
     ) -> Iterator[str]:
         raise_if_abandoned(abandoned)
+        cut = StreamCut(f"Ollama at {self.host} {CUT_STREAM}")
+        started = finished = False
         try:
             for part in self._client.chat(
                 model=self.model,
@@ -129,10 +137,15 @@ class OllamaChat(ChatBackend):
                 stream=True,
                 options={"num_predict": max_tokens, "temperature": temperature},
             ):
+                started, finished = True, finished or bool(part.done)
                 if part.message.content:
                     yield part.message.content
+        except _OLLAMA_ERRORS as exc:
+            raise (cut if started else _ollama_failure(exc, self.host)) from exc
         except _ollama_errors() as exc:
             raise _ollama_failure(exc, self.host) from exc
+        if not finished:  # the body simply ended: no part said `done`
+            raise cut
 
     def is_available(self) -> bool:
         return ollama_has_model(self.host, self.model)
@@ -295,13 +308,25 @@ class OpenAIChat(ChatBackend):
                 temperature=temperature,
                 stream=True,
             )
+        except openai.OpenAIError as exc:
+            raise _openai_failure(exc, self.base_url) from exc
+        cut = StreamCut(f"OpenAI-compatible server at {self.base_url} {CUT_STREAM}")
+        finished = False
+        try:
             with chunks:  # an abandoned stream releases its connection at once
                 for chunk in chunks:
                     choices = getattr(chunk, "choices", None)
-                    if choices and choices[0].delta.content:
+                    if not choices:
+                        continue
+                    finished = finished or choices[0].finish_reason is not None
+                    if choices[0].delta.content:
                         yield choices[0].delta.content
-        except openai.OpenAIError as exc:
+        except openai.APIConnectionError as exc:  # the connection broke midway
+            raise cut from exc
+        except openai.OpenAIError as exc:  # an error event in the stream
             raise _openai_failure(exc, self.base_url) from exc
+        if not finished:  # the body simply ended: no finish_reason was sent
+            raise cut
 
     def is_available(self) -> bool:
         try:
