@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from lobug.backends.base import Transcript
+from lobug.text import words_of
 
 Action = Literal["respond", "ignore", "react"]
 
@@ -93,4 +94,4 @@ def _uncertain_short_clip(transcript: Transcript, audio_seconds: float) -> bool:
 
 
 def _words(text: str) -> list[str]:
-    return re.findall(r"[a-z0-9][a-z0-9'.-]*[a-z0-9]|[a-z0-9]", text.lower())
+    return words_of(text)

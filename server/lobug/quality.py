@@ -9,10 +9,11 @@ summaries and facts are judged by the same rules.
 from __future__ import annotations
 
 import re
-import unicodedata
 from collections import Counter
 from collections.abc import Mapping
 from typing import Any
+
+from lobug.text import words_of
 
 # A text of at least MIN_WORDS_FOR_RATIO words with fewer distinct words than this share
 # of its words is a loop ("Oo, oo, oo, oo" is 1 distinct word in 4). Ordinary replies of
@@ -33,7 +34,6 @@ REGENERATED = "regenerated"  # the first answer was refused, the second one is s
 FALLBACK = "fallback"  # both were refused: the fallback was said, nothing to learn from
 CUT = "cut"  # a streamed answer stopped at its first refused sentence
 
-_WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)*", re.UNICODE)
 _SENTENCE = re.compile(r"[^.!?\n]+")
 
 # Common words of each language, none of them common in the others: enough to tell which
@@ -88,7 +88,7 @@ LANGUAGE_NAMES = {
 
 
 def words(text: str) -> list[str]:
-    return [w.lower() for w in _WORD.findall(unicodedata.normalize("NFC", text))]
+    return words_of(text)
 
 
 def distinct_word_ratio(text: str) -> float:

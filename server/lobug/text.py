@@ -1,9 +1,26 @@
-"""Text helpers shared by memory and search: English function words, and facts about the user
-written in the third person."""
+"""Text helpers shared by memory and search: the one word splitter, English function words,
+and facts about the user written in the third person."""
 
 from __future__ import annotations
 
 import re
+import unicodedata
+
+# A word: letters and digits of any script, with inner apostrophes ("Zoë", "Müller", "don't",
+# "sister's"); underscores, hyphens and other punctuation split words. The one splitter of the
+# package (FTS5 and tsvector tokenize for themselves).
+WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)*")
+
+
+def word_tokens(text: str) -> list[str]:
+    """The words of `text` as written (case kept, for telling names)."""
+    return WORD.findall(unicodedata.normalize("NFC", text))
+
+
+def words_of(text: str) -> list[str]:
+    """The words of `text`, lower case."""
+    return [word.lower() for word in word_tokens(text)]
+
 
 # English function words: they carry no claim (fact grounding) and match most rows (keyword
 # search). Contractions are listed without their apostrophe, as the FTS tokenizer splits them.

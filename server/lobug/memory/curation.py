@@ -31,19 +31,18 @@ from lobug.store.models import (
     NewFact,
 )
 from lobug.store.protocol import Store
-from lobug.text import FUNCTION_WORDS
+from lobug.text import FUNCTION_WORDS, words_of
 
 # A fact found by meaning for a topic none names must be at least this similar to it.
 TOPIC_MIN_SIMILARITY = 0.6
 TOPIC_CANDIDATES = 50
-_WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)*")
 
 
 def content_stems(text: str) -> set[str]:
     """The words of `text` that carry meaning, crudely stemmed ("sister's", "sisters" and
     "sister" are one), for telling whether a text names a topic."""
     stems = set()
-    for word in _WORD.findall(text.lower()):
+    for word in words_of(text):
         word = re.sub(r"['’]s?$", "", word.replace("’", "'").removesuffix("'s"))
         if word and word not in FUNCTION_WORDS:
             stems.add(word[:-1] if len(word) > 3 and word.endswith("s") else word)

@@ -43,7 +43,7 @@ from lobug.memory.topics import TopicBuilder
 from lobug.memory.when import DAY_PARTS, MONTHS, NUMBERS, WEEKDAYS
 from lobug.store.models import Dream, DreamChange, Fact, Summary, Topic
 from lobug.store.protocol import DreamingStore
-from lobug.text import FUNCTION_WORDS
+from lobug.text import FUNCTION_WORDS, words_of
 
 log = logging.getLogger(__name__)
 
@@ -68,7 +68,6 @@ TIME_AND_AMOUNT_WORDS = (
         fifth last next twenty thirty forty fifty hundred thousand half once twice""".split()
     )
 )
-_WORD = re.compile(r"[a-z]+")
 NEGATION = re.compile(
     r"\b(?:not|no|never|nobody|nothing|none|neither|nor|cannot|"
     r"(?:do|does|did|is|was|are|were|wo|ca|could|would|should|has|have|had|must|need)n['’]?t)\b"
@@ -182,7 +181,7 @@ def distinguishing_words(text: str) -> set[str]:
     """The capitalised words of `text` that are no function word ("The", "My"), the words
     with a digit, and the time and amount words: what tells one person, place, day, time or
     number from another."""
-    found = {word for word in _WORD.findall(text.lower()) if word in TIME_AND_AMOUNT_WORDS}
+    found = {word for word in words_of(text) if word in TIME_AND_AMOUNT_WORDS}
     for word in NAME_OR_NUMBER.findall(text):
         word = re.sub(r"['’]s?$", "", word).lower()
         if word and word not in FUNCTION_WORDS:

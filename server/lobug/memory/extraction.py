@@ -19,13 +19,12 @@ from lobug.memory.disclosure import informative_sentences, names_someone
 from lobug.memory.when import due_time
 from lobug.quality import text_problem
 from lobug.store.models import TIME_SPANS, NewFact, fact_type_of
-from lobug.text import FUNCTION_WORDS, sentence_case, third_person
+from lobug.text import FUNCTION_WORDS, sentence_case, third_person, word_tokens
 
 MAX_FACT_CHARS = 300
 MIN_GROUNDED_SHARE = 0.6
 MIN_STEM_CHARS = 4
 
-_WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9'’-]*")
 # Words that carry no claim: function words and the fact template's own framing.
 STOPWORDS = FUNCTION_WORDS | frozenset(
     "user user's users assistant lo-bug lobug person someone named called currently really".split()
@@ -77,7 +76,7 @@ def _complete_objects(raw: str) -> list[dict[str, Any]]:
 
 
 def content_words(text: str) -> list[str]:
-    words = (w.lower().strip("'’-") for w in _WORD.findall(text))
+    words = (w.lower().strip("'’") for w in word_tokens(text))
     return [w for w in words if (len(w) >= 2 or w.isdigit()) and w not in STOPWORDS]
 
 
@@ -116,7 +115,7 @@ def is_grounded(fact: str, source_texts: Iterable[str]) -> bool:
 
 
 def _names_and_numbers(fact: str) -> set[str]:
-    tokens = _WORD.findall(fact)
+    tokens = word_tokens(fact)
     special = set()
     for position, token in enumerate(tokens):
         lowered = token.lower().strip("'’-")
