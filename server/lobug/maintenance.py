@@ -16,6 +16,11 @@ log = logging.getLogger(__name__)
 
 # A task gets a "should I stop?" check to call between units of work, so shutdown is prompt.
 Task = tuple[str, Callable[[Callable[[], bool]], int]]
+# How long a stopping server waits for each part still at work (this thread, the memory work,
+# speech still loading) before it goes on closing: a unit of work in progress (a batch being
+# embedded, an exchange being learned from) is left to end with the process, its rows still
+# queued for the next start (`lobug.serving` ends the process STOP_DEADLINE_S after the signal).
+STOP_WAIT_S = 1.0
 
 
 def one_process_at_a_time(
@@ -46,10 +51,13 @@ class Maintenance:
         self._thread.start()
 
     def stop(self, timeout_s: float = 30.0) -> None:
-        """Ask the thread to stop and wait for the task in progress (bounded)."""
+        """Ask the thread to stop and wait (at most `timeout_s`) for the unit of work in
+        progress; a daemon thread still at work then ends with the process."""
         self._stop.set()
         if self._thread is not None:
             self._thread.join(timeout_s)
+            if self._thread.is_alive():
+                log.info("maintenance: still in a unit of work; it ends with the process")
 
     def run_once(self) -> dict[str, int]:
         """Run every task once; return what each repaired (failed tasks are left out)."""

@@ -26,7 +26,7 @@ from lobug.memory.curation import Curation
 from lobug.memory.dream import Dreamer
 from lobug.memory.manager import MemoryManager
 from lobug.memory.topics import TopicBuilder
-from lobug.memory.work_queue import MemoryWork, reembed_messages
+from lobug.memory.work_queue import CLOSE_WAIT_S, MemoryWork, reembed_messages
 from lobug.store.engines import open_database, redacted
 from lobug.store.errors import EmbeddingMismatch
 from lobug.store.protocol import Store
@@ -95,10 +95,10 @@ class Services:
         """Those of the memory API (re-embedding, resumed exchanges)."""
         return self.memory_api.maintenance_tasks()
 
-    def close(self) -> None:
-        """Stop the memory work (bounded wait; what is unfinished stays queued in the
-        store), then close the store and the models."""
-        self.memory_work.close()
+    def close(self, timeout_s: float = CLOSE_WAIT_S) -> None:
+        """Stop the memory work (waiting at most `timeout_s` for the exchange in progress;
+        what is unfinished stays queued in the store), then close the store and the models."""
+        self.memory_work.close(timeout_s)
         self.store.close()
         self.backends.close()
 
@@ -161,10 +161,10 @@ class MemoryServices(CurationServices):
         agents = [counted.agent.name for counted in self.store.agents_with_counts()]
         return self.dreamer.nightly(agents, self.memory.now(), at, should_stop)
 
-    def close(self) -> None:
+    def close(self, timeout_s: float = CLOSE_WAIT_S) -> None:
         """For `lobug memory-server`, which owns these parts (the device server's `Services`
-        closes its own)."""
-        self.memory_work.close()
+        closes its own); the memory work in progress is waited for `timeout_s` at most."""
+        self.memory_work.close(timeout_s)
         super().close()
         self.memory.chat.close()
 
