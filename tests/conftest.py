@@ -8,6 +8,7 @@ import hypothesis
 import pytest
 from fastapi.testclient import TestClient
 
+from lobug.api import cross_site
 from lobug.app import create_app
 from lobug.backends import Backends
 from lobug.config import MemoryConfig, Settings
@@ -19,6 +20,15 @@ from tests.fakes import FakeChat, FakeEmbedder
 # The machine is small and shared with model-backed tests: judge properties, not speed.
 hypothesis.settings.register_profile("lobug", deadline=None)
 hypothesis.settings.load_profile("lobug")
+
+
+@pytest.fixture(autouse=True, scope="session")
+def served_test_host() -> Iterator[None]:
+    """As Django's test runner does: the host name of in-process test clients (`testserver`)
+    is served; a real server answers only loopback names and LOBUG_ALLOWED_HOSTS."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(cross_site, "LOOPBACK_NAMES", cross_site.LOOPBACK_NAMES | {"testserver"})
+        yield
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:

@@ -25,16 +25,18 @@ from lobug.api import (
     voice,
 )
 from lobug.api.auth import TokenGate, role_without_tokens
+from lobug.api.cross_site import CrossSiteGuard, SiteRule
 from lobug.api.errors import install_error_handlers
 from lobug.api.json_guard import JsonBodyGuard
 from lobug.api.limits import BodySizeLimit
 from lobug.api.voice import MULTIPART_OVERHEAD
 from lobug.backends import Backends
 from lobug.config import Settings, check_exposure
-from lobug.maintenance import Maintenance
+from lobug.maintenance import STOP_WAIT_S, Maintenance
 from lobug.mcp_server import install_mcp
 from lobug.services import MemoryServices, Services, open_memory_services, open_services
 from lobug.ui import install_ui
+from lobug.web.roles import UI_PREFIX
 
 log = logging.getLogger(__name__)
 
@@ -88,11 +90,11 @@ def build_app(settings: Settings, backends: Backends | None, *, devices: bool) -
         try:
             async with mcp_running():
                 yield
-        finally:
-            await asyncio.to_thread(maintenance.stop)
+        finally:  # a stop waits STOP_WAIT_S at most for each part still at work
+            await asyncio.to_thread(maintenance.stop, STOP_WAIT_S)
             if loading is not None:
-                await loading
-            await asyncio.to_thread(services.close)
+                await asyncio.wait({loading}, timeout=STOP_WAIT_S)
+            await asyncio.to_thread(services.close, STOP_WAIT_S)
 
     app = new_app("Lo-Bug" if devices else "Lo-Bug memory", settings, lifespan)
     prefix = "/memory" if devices else ""
@@ -137,10 +139,16 @@ def takes_json(path: str) -> bool:
     return not path.startswith("/chat/audio")
 
 
+def json_only(path: str) -> bool:
+    """Whether `path` takes JSON bodies alone: not the audio uploads, not the dashboard's
+    forms."""
+    return takes_json(path) and path != UI_PREFIX and not path.startswith(UI_PREFIX + "/")
+
+
 def new_app(title: str, settings: Settings, lifespan: Lifespan) -> FastAPI:
-    """A FastAPI app with the JSON errors and body limits. The interactive docs and the
-    OpenAPI schema are served only where no token is needed: with tokens set, nothing but
-    `/health` answers without one."""
+    """A FastAPI app with the JSON errors, body limits, token gate and cross-site guard
+    (`lobug.api.cross_site`). The interactive docs and the OpenAPI schema are served only
+    where no token is needed: with tokens set, nothing but `/health` answers without one."""
     docs = not settings.tokens_required
     app = FastAPI(
         title=title,
@@ -156,10 +164,12 @@ def new_app(title: str, settings: Settings, lifespan: Lifespan) -> FastAPI:
     install_error_handlers(app)
     app.add_middleware(JsonBodyGuard, applies_to=takes_json)
     app.add_middleware(BodySizeLimit, limit_for=body_limits(settings))
-    app.add_middleware(  # outermost: runs first
+    app.add_middleware(
         TokenGate,
         device_tokens=settings.device_tokens,
         admin_tokens=settings.admin_tokens,
         open_role=role_without_tokens(settings),
     )
+    # outermost: runs first (Host, Origin and cross-site bodies; `/mcp` included)
+    app.add_middleware(CrossSiteGuard, rule=SiteRule.of(settings), json_route=json_only)
     return app

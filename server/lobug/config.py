@@ -136,6 +136,8 @@ class Settings:
     device_tokens: tuple[str, ...] = ()
     admin_tokens: tuple[str, ...] = ()
     allow_unauthenticated: bool = False
+    # Host names served besides the loopback ones (`lobug.api.cross_site`); lower case.
+    allowed_hosts: tuple[str, ...] = ()
     max_text_chars: int = 4000
     max_body_bytes: int = 1024 * 1024
     maintenance_interval_s: float = 300.0
@@ -249,6 +251,29 @@ def default_db_path() -> Path:
 
 def parse_tokens(raw: str) -> tuple[str, ...]:
     return tuple(token.strip() for token in raw.split(",") if token.strip())
+
+
+def parse_host_names(raw: str) -> tuple[str, ...]:
+    """`lobug.local,192.168.1.50`: host names or addresses, without scheme or port."""
+    names = []
+    for item in raw.split(","):
+        name = item.strip().lower().rstrip(".")
+        if name.startswith("[") and name.endswith("]"):
+            name = name[1:-1]
+        if not name:
+            continue
+        if "/" in name or (":" in name and not _is_address(name)):
+            raise ValueError("host names separated by commas, without scheme or port")
+        names.append(name)
+    return tuple(names)
+
+
+def _is_address(name: str) -> bool:
+    try:
+        ipaddress.ip_address(name)
+    except ValueError:
+        return False
+    return True
 
 
 def parse_device_agents(raw: str) -> dict[str, str]:
@@ -449,6 +474,7 @@ SETTINGS_ENV: dict[str, tuple[str, Parser]] = {
     "device_tokens": ("LOBUG_DEVICE_TOKENS", parse_tokens),
     "admin_tokens": ("LOBUG_ADMIN_TOKENS", parse_tokens),
     "allow_unauthenticated": ("LOBUG_ALLOW_UNAUTHENTICATED", _flag),
+    "allowed_hosts": ("LOBUG_ALLOWED_HOSTS", parse_host_names),
     "max_text_chars": ("LOBUG_MAX_TEXT_CHARS", _integer),
     "max_body_bytes": ("LOBUG_MAX_BODY_BYTES", _integer),
     "maintenance_interval_s": ("LOBUG_MAINTENANCE_INTERVAL_S", _number),

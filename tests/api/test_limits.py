@@ -160,14 +160,16 @@ def test_over_real_http_a_huge_declared_body_is_refused_unsent(
     server = LiveServer(create_app(Settings(db_path=tmp_path / "m.db"), backends))
     try:
         head = (
-            b"POST /memory/messages HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+            b"POST /memory/messages HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+            b"Content-Type: application/json\r\n"
             b"Content-Length: 10000000000\r\n\r\n"
         )
         answer, sent = refusal_over_a_socket(server.url, head, [b"x" * 65536] * 100)
         assert answer.startswith(b"HTTP/1.1 413"), answer[:200]
         assert sent < 5
         chunked_head = (
-            b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
+            b"POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+            b"Transfer-Encoding: chunked\r\n\r\n"
         )
         chunk = b"10000\r\n" + b"x" * 65536 + b"\r\n"
         answer, sent = refusal_over_a_socket(server.url, chunked_head, [chunk] * 400)
