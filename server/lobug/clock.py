@@ -10,6 +10,17 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 Clock = Callable[[], float]
 
+# The times Lo-Bug keeps: 1970-01-01 to 2200-01-01, UTC. `memory/limits.py` refuses any other
+# where a time enters (imports, the API, MemoryEngine); the store reads one that an older
+# version let in as the nearest end (`clamped`), so it still shows and exports.
+EARLIEST = 0.0
+LATEST = 7_258_118_400.0
+
+
+def clamped(at: float) -> float:
+    """`at` moved into EARLIEST..LATEST (NaN: EARLIEST)."""
+    return min(max(float(at), EARLIEST), LATEST) if at == at else EARLIEST
+
 
 def zone_named(name: str) -> tzinfo | None:
     """The time zone `LOBUG_TIMEZONE` names; None (the machine's own) when empty. Raises

@@ -54,6 +54,35 @@ def test_deep_nesting_is_refused_on_every_json_route(
     assert post(lobug, path, template % deep) == (400, "invalid_json")
 
 
+@pytest.mark.parametrize(
+    "content_type",
+    [
+        "application/merge-patch+json",
+        "application/vnd.api+json; charset=utf-8",
+        "Application/JSON ; q=1",
+        "",
+    ],
+)
+@pytest.mark.parametrize(("path", "template"), JSON_ROUTES)
+def test_every_content_type_read_as_json_meets_the_guard(
+    lobug: TestClient, path: str, template: bytes, content_type: str
+) -> None:
+    """FastAPI parses `application/*+json` (and a body without a type) as JSON too."""
+    headers = {"Content-Type": content_type} if content_type else {}
+    answer = lobug.post(path, content=template % SURROGATE, headers=headers)
+    assert (answer.status_code, answer.json()["error"]) == (400, "invalid_json")
+
+
+@pytest.mark.parametrize("content_type", ["text/plain", "application/json, text/plain"])
+def test_a_body_fastapi_does_not_read_as_json_reaches_no_route_as_json(
+    lobug: TestClient, content_type: str
+) -> None:
+    body = b'{"name": "a", "metadata": {"k": %s}}' % SURROGATE
+    answer = lobug.post("/memory/agents", content=body, headers={"Content-Type": content_type})
+    assert answer.status_code in (415, 422)  # refused as cross-site, or not an object
+    assert lobug.get("/memory/agents").status_code == 200
+
+
 def test_a_lone_surrogate_in_a_key_is_refused(lobug: TestClient) -> None:
     body = b'{"agent_name": "lobug", "role": "user", "content": "hi", "metadata": {%s: 1}}'
     assert post(lobug, "/memory/messages", body % SURROGATE) == (400, "invalid_json")

@@ -1,6 +1,12 @@
-"""Every JSON body is checked once, before any route sees it: nested at most
-`MAX_JSON_DEPTH` levels, and no lone surrogate in any string or key. Anything else is 400
-`invalid_json` naming the problem.
+"""Every body that FastAPI reads as JSON is checked once, before any route sees it: nested at
+most `MAX_JSON_DEPTH` levels, and no lone surrogate in any string or key (`memory/limits.py`,
+the rule imports and `MemoryEngine` follow too). Anything else is 400 `invalid_json` naming
+the problem.
+
+A body is JSON here exactly when FastAPI would parse it as JSON (`fastapi/routing.py`): sent
+without a Content-Type (this app is not strict about it), as `application/json`, or as any
+`application/*+json` (`merge-patch+json`, `vnd.api+json`, ...), parameters and case aside.
+Whatever the method.
 
 Such values pass FastAPI's own parsing and most validators (a `dict[str, Any]` metadata field
 takes anything), get stored, and then break every later response that has to serialize them.
@@ -10,16 +16,16 @@ A pure ASGI middleware inside the body-size limit: the body it reads is already 
 
 from __future__ import annotations
 
+import email.message
 import json
 from collections.abc import Callable
-from typing import Any
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from lobug.api.errors import error_response
+from lobug.memory.limits import MAX_JSON_DEPTH, json_problem
 
-MAX_JSON_DEPTH = 32
-BODYLESS_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+__all__ = ["MAX_JSON_DEPTH", "JsonBodyGuard", "body_problem", "read_as_json"]
 
 
 class JsonBodyGuard:
@@ -32,7 +38,7 @@ class JsonBodyGuard:
             await self.app(scope, receive, send)
             return
         body = await read_body(receive)
-        problem = json_problem(body)
+        problem = body_problem(body)
         if problem is not None:
             await error_response(400, "invalid_json", problem)(scope, receive, send)
             return
@@ -41,17 +47,30 @@ class JsonBodyGuard:
     def _checks(self, scope: Scope) -> bool:
         return (
             scope["type"] == "http"
-            and scope["method"] not in BODYLESS_METHODS
             and self.applies_to(scope["path"])
-            and content_type(scope) in ("", "application/json")
+            and read_as_json(content_type(scope))
         )
 
 
-def content_type(scope: Scope) -> str:
+def content_type(scope: Scope) -> str | None:
+    """The first Content-Type header, as Starlette's `request.headers.get` reads it."""
     for name, value in scope.get("headers", ()):
         if name == b"content-type":
-            return value.decode("latin-1").split(";")[0].strip().lower()
-    return ""
+            return str(value.decode("latin-1"))
+    return None
+
+
+def read_as_json(value: str | None) -> bool:
+    """Whether FastAPI parses a body sent with this Content-Type as JSON: none (or empty), or
+    `application/json` or `application/*+json`, read by the same header parser it uses."""
+    if not value:
+        return True
+    header = email.message.Message()
+    header["content-type"] = value
+    if header.get_content_maintype() != "application":
+        return False
+    subtype = header.get_content_subtype()
+    return subtype == "json" or subtype.endswith("+json")
 
 
 async def read_body(receive: Receive) -> bytes:
@@ -81,7 +100,7 @@ def replaying(body: bytes, receive: Receive) -> Receive:
     return replay
 
 
-def json_problem(body: bytes) -> str | None:
+def body_problem(body: bytes) -> str | None:
     """Why `body` is refused, or None (also for a body that is not JSON at all: the route's
     own parsing answers that)."""
     if not body.strip():
@@ -92,30 +111,5 @@ def json_problem(body: bytes) -> str | None:
         return f"The JSON is nested deeper than {MAX_JSON_DEPTH} levels"
     except ValueError:
         return None  # not JSON: the route answers it as today
-    return _walk(document)
-
-
-def _walk(document: Any) -> str | None:
-    """Depth and strings of a decoded document, without recursion."""
-    stack: list[tuple[Any, int]] = [(document, 1)]
-    while stack:
-        value, depth = stack.pop()
-        if isinstance(value, str):
-            if not _encodable(value):
-                return "A string holds a lone surrogate (not valid Unicode text)"
-        elif isinstance(value, dict | list):
-            if depth > MAX_JSON_DEPTH:
-                return f"The JSON is nested deeper than {MAX_JSON_DEPTH} levels"
-            items = value.items() if isinstance(value, dict) else enumerate(value)
-            for key, item in items:
-                stack.append((key, depth))
-                stack.append((item, depth + 1))
-    return None
-
-
-def _encodable(text: str) -> bool:
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
+    problem = json_problem(document)
+    return None if problem is None else f"The JSON {problem}"

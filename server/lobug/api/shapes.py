@@ -3,12 +3,12 @@ and metadata. What they answer is `lobug.read_model`'s, shared with the command 
 
 from __future__ import annotations
 
-import math
 from typing import Annotated, Any
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, WithJsonSchema
 from pydantic_core import PydanticCustomError
 
+from lobug.memory.limits import metadata_problem
 from lobug.names import AGENT_NAME_RULE, AGENT_NAME_SCHEMA, is_agent_name
 
 
@@ -24,22 +24,16 @@ def valid_agent_name(name: str) -> str:
     return name
 
 
-def finite_json(metadata: dict[str, Any] | None) -> dict[str, Any] | None:
-    """Metadata is kept as JSON: NaN and Infinity have no JSON form (they would come back as
-    null), so they are refused."""
-    stack: list[Any] = [metadata]
-    while stack:
-        value = stack.pop()
-        if isinstance(value, float) and not math.isfinite(value):
-            raise PydanticCustomError("invalid_request", "metadata holds NaN or Infinity")
-        if isinstance(value, dict):
-            stack.extend(value.values())
-        elif isinstance(value, list):
-            stack.extend(value)
+def valid_metadata(metadata: dict[str, Any] | None) -> dict[str, Any] | None:
+    """Metadata is kept as JSON, within `memory/limits.py`'s rule: NaN and Infinity have no
+    JSON form (they would come back as null), and it is at most `MAX_METADATA_BYTES`."""
+    problem = metadata_problem(metadata)
+    if problem is not None:
+        raise PydanticCustomError("invalid_request", "metadata {problem}", {"problem": problem})
     return metadata
 
 
-Metadata = Annotated[dict[str, Any] | None, AfterValidator(finite_json)]
+Metadata = Annotated[dict[str, Any] | None, AfterValidator(valid_metadata)]
 
 AgentName = Annotated[
     str,

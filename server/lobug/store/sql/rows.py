@@ -1,11 +1,23 @@
-"""Rows of the SQLite store as the domain's dataclasses, read by column name."""
+"""Rows of the store as the domain's dataclasses, read by column name; and the one place where
+what older versions let in is mended on read, so no list or export ever fails on a row:
+
+- a JSON column (metadata, an audit row's detail, ...) holding a lone surrogate (stored as a
+  `\\ud800` escape) comes back with U+FFFD in its place (`json_column`);
+- a time outside `clock.EARLIEST`..`clock.LATEST` (an import once took `1e300`) comes back as
+  the nearest end (`time_or_none`).
+
+What is written now cannot hold either: JSON columns are written as UTF-8 (`json_or_none`), so
+a lone surrogate is refused by the database driver, and `memory/limits.py` refuses both where
+they enter."""
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Sequence
 from typing import Any
 
+from lobug.clock import EARLIEST, LATEST, clamped
 from lobug.store.models import (
     Agent,
     AuditEntry,
@@ -70,16 +82,71 @@ def summary_columns(table: str) -> str:
 
 
 def json_or_none(value: dict[str, Any] | None) -> str | None:
-    return None if value is None else json.dumps(value)
+    return None if value is None else json.dumps(value, ensure_ascii=False)
+
+
+# A `\\uD800`-`\\uDFFF` escape: the only way a JSON text read from the database can hold a
+# surrogate (the drivers decode the column's text as strict UTF-8).
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def json_column(text: str | None) -> Any:
+    """A JSON column's value, any lone surrogate in its strings and keys replaced by U+FFFD
+    (a pair of escapes that makes one character is read as that character)."""
+    if text is None:
+        return None
+    value = json.loads(text)
+    if not _SURROGATE_ESCAPE.search(text):
+        return value
+    try:
+        return _mended(value)
+    except RecursionError:  # nested beyond mending: skipped
+        return None
+
+
+def _mended(value: Any) -> Any:
+    if isinstance(value, str):
+        return _LONE_SURROGATE.sub("\ufffd", value)
+    if isinstance(value, list):
+        return [_mended(item) for item in value]
+    if isinstance(value, dict):
+        return {_mended(key): _mended(item) for key, item in value.items()}
+    return value
 
 
 def _dict_or_none(text: str | None) -> dict[str, Any] | None:
-    return None if text is None else json.loads(text)
+    value = json_column(text)
+    return value if value is None or isinstance(value, dict) else None
+
+
+def time_or_none(at: Any) -> Any:
+    """A time column's value, moved into EARLIEST..LATEST when it lies outside (None and
+    times inside come back as they are)."""
+    return at if at is None or EARLIEST <= at <= LATEST else clamped(at)
+
+
+# The time fields of an export record (`store/records.py`), mended by `mended_times`.
+RECORD_TIMES = (
+    *("created_at", "updated_at", "valid_from", "invalidated_at", "forgotten_at"),
+    *("purged_at", "due_at", "at", "changed_at", "built_at", "last_active_at"),
+)
+
+
+def mended_times(record: dict[str, Any]) -> dict[str, Any]:
+    """`record` with its times read through `time_or_none`."""
+    for name in RECORD_TIMES:
+        if name in record:
+            record[name] = time_or_none(record[name])
+    return record
 
 
 def agent(row: Any) -> Agent:
     return Agent(
-        int(row["id"]), str(row["name"]), float(row["created_at"]), _dict_or_none(row["metadata"])
+        int(row["id"]),
+        str(row["name"]),
+        float(time_or_none(row["created_at"])),
+        _dict_or_none(row["metadata"]),
     )
 
 
@@ -90,7 +157,7 @@ def message(agent_name: str, row: Any, prefix: str = "") -> Message:
         device_id=row[f"{prefix}device_id"],
         role=row[f"{prefix}role"],
         content=row[f"{prefix}content"],
-        created_at=row[f"{prefix}created_at"],
+        created_at=time_or_none(row[f"{prefix}created_at"]),
         summarized=bool(row[f"{prefix}summarized"]),
         metadata=_dict_or_none(row[f"{prefix}metadata"]),
         agent_id=row[f"{prefix}agent_id"],
@@ -109,16 +176,16 @@ def fact(row: Any) -> Fact:
         time_span=row["time_span"],
         confidence=float(row["confidence"]),
         user_score=row["user_score"],
-        source_message_ids=tuple(json.loads(row["source_message_ids"])),
-        created_at=row["created_at"],
-        valid_from=row["valid_from"],
-        invalidated_at=row["invalidated_at"],
+        source_message_ids=tuple(json_column(row["source_message_ids"])),
+        created_at=time_or_none(row["created_at"]),
+        valid_from=time_or_none(row["valid_from"]),
+        invalidated_at=time_or_none(row["invalidated_at"]),
         superseded_by=row["superseded_by"],
         origin=row["origin"],
         pinned=bool(row["pinned"]),
-        forgotten_at=row["forgotten_at"],
-        purged_at=row["purged_at"],
-        due_at=row["due_at"],
+        forgotten_at=time_or_none(row["forgotten_at"]),
+        purged_at=time_or_none(row["purged_at"]),
+        due_at=time_or_none(row["due_at"]),
     )
 
 
@@ -136,8 +203,8 @@ def block(row: Any) -> MemoryBlock:
         description=row["description"],
         char_limit=row["char_limit"],
         read_only=bool(row["read_only"]),
-        created_at=row["created_at"],
-        updated_at=row["updated_at"],
+        created_at=time_or_none(row["created_at"]),
+        updated_at=time_or_none(row["updated_at"]),
     )
 
 
@@ -148,7 +215,7 @@ def block_change(row: Any) -> BlockChange:
         old_value=row["old_value"],
         new_value=row["new_value"],
         changed_by=row["changed_by"],
-        changed_at=row["changed_at"],
+        changed_at=time_or_none(row["changed_at"]),
     )
 
 
@@ -159,10 +226,10 @@ def summary(agent_name: str, row: Any) -> Summary:
         content=row["content"],
         source_from_id=row["source_from_id"],
         source_to_id=row["source_to_id"],
-        created_at=row["created_at"],
+        created_at=time_or_none(row["created_at"]),
         incorporated=bool(row["incorporated"]),
-        started_at=row["started_at"],
-        ended_at=row["ended_at"],
+        started_at=time_or_none(row["started_at"]),
+        ended_at=time_or_none(row["ended_at"]),
     )
 
 
@@ -170,11 +237,11 @@ def audit_entry(row: Any) -> AuditEntry:
     return AuditEntry(
         id=row["id"],
         agent_id=row["agent_id"],
-        at=row["at"],
+        at=time_or_none(row["at"]),
         actor=row["actor"],
         action=row["action"],
         target=row["target"],
-        target_ids=tuple(json.loads(row["target_ids"])),
+        target_ids=tuple(json_column(row["target_ids"])),
         before=row["before"],
         after=row["after"],
         detail=_dict_or_none(row["detail"]),
@@ -186,7 +253,7 @@ def base_memory_version(row: Any) -> BaseMemoryVersion:
         id=row["id"],
         content=row["content"],
         written_by=row["written_by"],
-        created_at=row["created_at"],
+        created_at=time_or_none(row["created_at"]),
     )
 
 
@@ -201,13 +268,13 @@ def dream(agent: str, row: Any) -> Dream:
     return Dream(
         id=row["id"],
         agent=agent,
-        started_at=row["started_at"],
-        finished_at=row["finished_at"],
+        started_at=time_or_none(row["started_at"]),
+        finished_at=time_or_none(row["finished_at"]),
         diary=row["diary"],
-        changes=tuple(DreamChange(**c) for c in json.loads(row["changes"])),
+        changes=tuple(DreamChange(**c) for c in json_column(row["changes"])),
         base_memory_before=row["base_memory_before"],
         watermark=row["watermark"],
-        undone_at=row["undone_at"],
+        undone_at=time_or_none(row["undone_at"]),
     )
 
 
@@ -223,13 +290,13 @@ def topic(agent: str, row: Any, members: Sequence[TopicMember]) -> Topic:
         position=row["position"],
         name=row["name"],
         summary=row["summary"],
-        open_questions=tuple(json.loads(row["open_questions"])),
-        next_actions=tuple(json.loads(row["next_actions"])),
+        open_questions=tuple(json_column(row["open_questions"])),
+        next_actions=tuple(json_column(row["next_actions"])),
         members=tuple(members),
         written_by=row["written_by"],
-        built_at=row["built_at"],
+        built_at=time_or_none(row["built_at"]),
     )
 
 
 def topic_member(row: Any) -> TopicMember:
-    return TopicMember(row["kind"], int(row["member_id"]), float(row["at"]))
+    return TopicMember(row["kind"], int(row["member_id"]), float(time_or_none(row["at"])))

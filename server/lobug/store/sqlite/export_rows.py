@@ -3,11 +3,11 @@ export of a large memory never holds it all; and the content keys of what an age
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from lobug.store.records import KINDS, Record, content_key
+from lobug.store.sql import rows
 from lobug.store.sqlite.audit import SQLiteAudit
 
 PAGE_ROWS = 500
@@ -56,15 +56,16 @@ Query = Callable[[str, Sequence[Any]], list[Any]]
 
 
 def record_of(row: Any) -> Record:
-    """A row as a record: flags as booleans, JSON columns parsed."""
+    """A row as a record: flags as booleans, JSON columns parsed, what older versions let in
+    mended as `store/sql/rows.py` reads it."""
     record = dict(row)
     for name in BOOLEANS:
         if name in record:
             record[name] = bool(record[name])
     for name in JSON_FIELDS:
         if record.get(name) is not None:
-            record[name] = json.loads(record[name])
-    return record
+            record[name] = rows.json_column(record[name])
+    return rows.mended_times(record)
 
 
 def completed(query: Query, mark: str, kind: str, record: Record) -> Record:
@@ -72,7 +73,7 @@ def completed(query: Query, mark: str, kind: str, record: Record) -> Record:
     (`mark`: the engine's parameter mark)."""
     if kind == "blocks":
         record["history"] = [
-            dict(row)
+            rows.mended_times(dict(row))
             for row in query(
                 "SELECT old_value, new_value, changed_by, changed_at "
                 f"FROM memory_block_history WHERE block_id = {mark} ORDER BY id",
