@@ -36,6 +36,7 @@ from lobug.memory.assembly import (
     assemble,
 )
 from lobug.memory.intake import take_message
+from lobug.memory.limits import message_problem
 from lobug.memory.search import SearchMode
 from lobug.names import agent_name
 from lobug.services import MemoryServices, open_memory_services
@@ -173,16 +174,27 @@ class MemoryEngine:
     def add_messages(self, messages: Iterable[Mapping[str, Any]]) -> list[int]:
         """Store messages (`role`, `content`, optional `metadata` and `learn`) and queue them
         for learning: a user message followed by the assistant's answer is learned from at
-        once, anything else after the quiet period or at `flush()`. Returns their ids."""
+        once, anything else after the quiet period or at `flush()`. Returns their ids.
+
+        Every message is checked first, as `POST /messages` checks one (`memory.limits`: the
+        role, 1 to 100,000 characters, metadata within 16 KB as JSON): ValueError for the first
+        one refused, and then none is stored."""
+        given = list(messages)
+        for number, message in enumerate(given):
+            problem = message_problem(
+                message.get("role"), message.get("content"), message.get("metadata")
+            )
+            if problem is not None:
+                raise ValueError(f"message {number}: {problem}")
         ids = []
-        for message in messages:
+        for message in given:
             taken = take_message(
                 self.services.store,
                 self.services.embedder,
                 self._agent,
                 API_SOURCE,
-                str(message["role"]),
-                str(message["content"]),
+                message["role"],
+                message["content"],
                 metadata=message.get("metadata"),
                 learn=bool(message.get("learn", True)),
             )

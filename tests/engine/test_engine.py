@@ -75,6 +75,27 @@ def test_saved_facts_are_found_updated_and_forgotten(engine: MemoryEngine) -> No
         engine.manage_memory("x", action="update")
 
 
+@pytest.mark.parametrize(
+    ("bad", "problem"),
+    [
+        ({"role": "user", "content": "hi", "metadata": {"k": "x" * 16_400}}, "16384"),
+        ({"role": "user", "content": "hi", "metadata": {"k": "\ud800"}}, "lone surrogate"),
+        ({"role": "user", "content": "hi", "metadata": {"k": float("nan")}}, "NaN"),
+        ({"role": "user", "content": "\udc00"}, "lone surrogate"),
+        ({"role": "user", "content": ""}, "1 to 100000"),
+        ({"role": "narrator", "content": "hi"}, "role"),
+    ],
+)
+def test_messages_meet_the_apis_rule_before_any_is_stored(
+    engine: MemoryEngine, bad: dict[str, object], problem: str
+) -> None:
+    fine = {"role": "user", "content": "I keep bees", "metadata": {"k": "x" * 16_000}}
+    with pytest.raises(ValueError, match=problem):
+        engine.add_messages([fine, bad])
+    assert engine.services.store.agent_messages("alice", 10) == []
+    assert len(engine.add_messages([fine])) == 1
+
+
 def test_an_exchange_is_learned_from_as_it_is_added(engine: MemoryEngine, chat: FakeChat) -> None:
     chat.enqueue(facts_reply("The user lives in Lisbon"))
     engine.add_messages(

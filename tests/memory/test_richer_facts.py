@@ -56,6 +56,13 @@ def test_a_promise_with_no_time_has_no_due_time() -> None:
     assert due_time("I will water the plants", WEDNESDAY) is None
 
 
+@pytest.mark.parametrize("text", ["in 300 years", "in 99999 years", "in 3000000 days"])
+def test_a_due_time_beyond_the_kept_times_is_none(text: str) -> None:
+    """Only times from 1970 to 2200 are kept (`memory/limits.py`): beyond them, or beyond the
+    calendar, a promise has no due time rather than a failure."""
+    assert due_time(f"I will call Ana {text}", WEDNESDAY) is None
+
+
 def test_the_model_gives_type_time_span_and_due_time() -> None:
     items = [
         {

@@ -95,10 +95,12 @@ def import_(
     """Import an export document: what the database does not hold yet is added, with new
     ids and vectors from the configured embedding model, in one transaction. Importing the
     same file again adds nothing."""
+    from lobug.memory.transfer import InvalidExport, load_document
+
     try:
-        document = json.load(file)
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise Refused(f"{file.name} is not JSON: {exc}") from None
+        document = load_document(file)  # not JSON, too deep, a lone surrogate: refused here
+    except InvalidExport as exc:
+        raise Refused(f"{file.name}: {exc}") from None
     with out.progress("importing"):
         answer = memory.import_document(document, as_agent or agent, merge)
     lines = [

@@ -1,5 +1,5 @@
 """The JSON Schema of the export document, generated from the field specs of
-`memory/transfer.py`; `docs/export.schema.json` is this, written out (a test keeps them equal).
+`memory/export_fields.py`; `docs/export.schema.json` is this, written out (a test keeps them equal).
 
 Regenerate with `python -m lobug.memory.export_schema > docs/export.schema.json`."""
 
@@ -8,22 +8,31 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from lobug.memory.transfer import (
+from lobug.memory.export_fields import (
     AGENT_FIELDS,
     BASE_MEMORY_FIELDS,
     DOCUMENT_FIELDS,
     FIELDS,
+    INTEGERS,
+    NUMBERS,
+    OBJECTS,
+    TEXTS,
     Spec,
 )
+from lobug.memory.limits import BLOCK_LABEL_PATTERN, MAX_NAME_CHARS
 from lobug.names import AGENT_NAME_SCHEMA, DEVICE_ID
 from lobug.store.records import FORMAT, KINDS, VERSION
 
-JSON_TYPES = {"integer", "number", "string", "boolean", "object"}
 NAMES = {
     "agent": AGENT_NAME_SCHEMA,
     "device": {"type": "string", "pattern": f"^{DEVICE_ID.pattern}$"},
+    "label": {
+        "type": "string",
+        "minLength": 1,
+        "maxLength": MAX_NAME_CHARS,
+        "pattern": BLOCK_LABEL_PATTERN,
+    },
 }
-RANGES = {"positive": {"minimum": 1}, "score": {"minimum": 0, "maximum": 10}}
 
 
 def json_schema() -> dict[str, Any]:
@@ -39,8 +48,11 @@ def json_schema() -> dict[str, Any]:
     return {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "title": "Lo-Bug memory export",
-        "description": "`lobug export` / GET /memory/export/{agent}: times are Unix seconds, "
-        "ids are the exporting database's own.",
+        "description": "`lobug export` / GET /memory/export/{agent}: times are Unix seconds "
+        "from 1970 to 2200, ids are the exporting database's own. An import also checks what "
+        "a schema cannot say: no lone surrogate in any text, no id repeated within a kind, "
+        "every superseded_by naming a fact of the agent and no cycle of them, a block's "
+        "value within its char_limit (memory/export_fields.py).",
         **document,
         "$defs": {
             "agent": agent,
@@ -66,16 +78,31 @@ def value_schema(kind: str) -> dict[str, Any]:
     elif kind == "base_memory":
         schema = {"$ref": "#/$defs/base_memory"}
     elif kind in ("integers", "strings"):
-        schema = {"type": "array", "items": {"type": kind[:-1]}}
-    elif kind in NAMES:
-        schema = dict(NAMES[kind])
-    elif kind in RANGES:
-        schema = {"type": "integer", **RANGES[kind]}
-    elif kind in JSON_TYPES:
-        schema = {"type": kind}
+        schema = {"type": "array", "items": value_schema(kind[:-1])}
     else:
-        schema = {"enum": kind.split("|")}
+        schema = one_value_schema(kind)
     return {"anyOf": [schema, {"type": "null"}]} if nullable else schema
+
+
+def one_value_schema(kind: str) -> dict[str, Any]:
+    if kind in NAMES:
+        return dict(NAMES[kind])
+    if kind in TEXTS:
+        return {"type": "string", "maxLength": TEXTS[kind]}
+    if kind in INTEGERS:
+        low, high = INTEGERS[kind]
+        return {"type": "integer", "minimum": low, "maximum": high}
+    if kind in NUMBERS:
+        least, most = NUMBERS[kind]
+        return {"type": "number", "minimum": least, "maximum": most}
+    if kind in OBJECTS:
+        return {
+            "type": "object",
+            "description": f"at most {OBJECTS[kind]} bytes as compact UTF-8 JSON",
+        }
+    if kind == "boolean":
+        return {"type": "boolean"}
+    return {"enum": kind.split("|")}
 
 
 if __name__ == "__main__":

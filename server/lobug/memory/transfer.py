@@ -11,13 +11,21 @@ the same file twice changes nothing the second time.
 from __future__ import annotations
 
 import json
-import math
-from collections.abc import Callable, Iterator, Sequence
-from typing import Any
+from collections.abc import Iterator, Sequence
+from typing import IO, Any
 
 from lobug.backends.base import Embedder
-from lobug.names import AGENT_NAME_RULE, DEVICE_ID, DEVICE_ID_RULE, is_agent_name
-from lobug.store.models import API_SOURCE, FACT_TYPES, TIME_SPANS, Agent, Vector, fact_type_of
+from lobug.memory.export_fields import (
+    AGENT_FIELDS,
+    DOCUMENT_FIELDS,
+    FIELDS,
+    InvalidExport,
+    check_object,
+    check_together,
+)
+from lobug.memory.limits import MAX_JSON_DEPTH, json_problem
+from lobug.names import AGENT_NAME_RULE, is_agent_name
+from lobug.store.models import API_SOURCE, TIME_SPANS, Agent, Vector, fact_type_of
 from lobug.store.protocol import TransferStore
 from lobug.store.records import (
     FORMAT,
@@ -28,125 +36,6 @@ from lobug.store.records import (
     Record,
     content_key,
 )
-
-Spec = dict[str, str]
-
-# Every field of every record: `integer` (64-bit), `positive` (an integer from 1), `score`
-# (0-10), `number` (finite), `string`, `agent` and `device` (names as `lobug/names.py`
-# allows them), `boolean`, `object`, `integers` and `strings` (lists of them),
-# `history` (a block's changes), `a|b` for one of some strings; a trailing `?` allows null.
-# `memory/export_schema.py` generates the JSON Schema file from these.
-FIELDS: dict[str, Spec] = {
-    "messages": {
-        "id": "integer",
-        "device_id": "device",
-        "role": "user|assistant|system",
-        "content": "string",
-        "created_at": "number",
-        "summarized": "boolean",
-        "metadata": "object?",
-    },
-    "summaries": {
-        "id": "integer",
-        "content": "string",
-        "source_from_id": "integer",
-        "source_to_id": "integer",
-        "created_at": "number",
-        "incorporated": "boolean",
-    },
-    "facts": {
-        "id": "integer",
-        "type": "|".join(FACT_TYPES),
-        "content": "string",
-        "subject": "string?",
-        "relation": "string?",
-        "object": "string?",
-        "time_span": "|".join(TIME_SPANS) + "?",
-        "confidence": "number",
-        "user_score": "score?",
-        "pinned": "boolean",
-        "origin": "string?",
-        "source_message_ids": "integers",
-        "created_at": "number",
-        "valid_from": "number",
-        "invalidated_at": "number?",
-        "superseded_by": "integer?",
-        "forgotten_at": "number?",
-        "purged_at": "number?",
-        "due_at": "number?",
-    },
-    "base_memory_versions": {
-        "id": "integer",
-        "content": "string",
-        "written_by": "string",
-        "created_at": "number",
-    },
-    "blocks": {
-        "id": "integer",
-        "label": "string",
-        "value": "string",
-        "description": "string?",
-        "char_limit": "positive?",
-        "read_only": "boolean",
-        "created_at": "number",
-        "updated_at": "number",
-        "history": "history",
-    },
-    "block_history": {
-        "old_value": "string?",
-        "new_value": "string",
-        "changed_by": "string",
-        "changed_at": "number",
-    },
-    "audit": {
-        "id": "integer",
-        "at": "number",
-        "actor": "string",
-        "action": "string",
-        "target": "string",
-        "target_ids": "integers",
-        "before": "string?",
-        "after": "string?",
-        "detail": "object?",
-    },
-    "topics": {
-        "id": "integer",
-        "position": "integer",
-        "name": "string",
-        "summary": "string",
-        "open_questions": "strings",
-        "next_actions": "strings",
-        "written_by": "string",
-        "built_at": "number",
-        "size": "integer",
-        "last_active_at": "number",
-        "fact_ids": "integers",
-        "episode_ids": "integers",
-    },
-}
-AGENT_FIELDS: Spec = {
-    "name": "agent",
-    "created_at": "number",
-    "metadata": "object?",
-    "base_memory": "base_memory",
-}
-BASE_MEMORY_FIELDS: Spec = {"content": "string", "stale": "boolean"}
-DOCUMENT_FIELDS: Spec = {
-    "format": FORMAT,
-    "version": "integer",
-    "exported_at": "number",
-    "embedding_model": "string?",
-}
-
-
-class InvalidExport(ValueError):
-    """The document is not a Lo-Bug export; the message names the JSON path."""
-
-    def __init__(self, path: str, problem: str) -> None:
-        super().__init__(f"invalid export document at {path}: {problem}")
-        self.path = path
-        self.problem = problem
-
 
 # ---------------------------------------------------------------------- export
 
@@ -188,8 +77,25 @@ def agent_chunks(store: TransferStore, agent: Agent) -> Iterator[str]:
 # ---------------------------------------------------------------------- import
 
 
+def load_document(source: IO[bytes] | bytes) -> Any:
+    """An export document parsed from a file or bytes, refused (InvalidExport at `$`) when it
+    is not JSON, or as `memory/limits.py` refuses any JSON: nested too deep, or holding a
+    lone surrogate. `read_document` checks what it holds."""
+    try:
+        document = json.load(source) if not isinstance(source, bytes) else json.loads(source)
+    except RecursionError:
+        raise InvalidExport("$", f"is nested deeper than {MAX_JSON_DEPTH} levels") from None
+    except ValueError as exc:  # UnicodeDecodeError too
+        raise InvalidExport("$", f"is not JSON: {exc}") from None
+    problem = json_problem(document)
+    if problem is not None:
+        raise InvalidExport("$", problem)
+    return document
+
+
 def read_document(document: Any) -> list[AgentRecords]:
-    """The agents of a parsed export document. Raises InvalidExport."""
+    """The agents of a parsed export document, each checked whole (`memory/export_fields.py`)
+    before anything is written. Raises InvalidExport."""
     check_object(document, DOCUMENT_FIELDS, "$")
     if document["version"] not in range(1, VERSION + 1):
         raise InvalidExport("$.version", f"this Lo-Bug reads versions 1 to {VERSION} only")
@@ -198,7 +104,13 @@ def read_document(document: Any) -> list[AgentRecords]:
         raise InvalidExport("$.agents", "must be a list")
     if document["version"] == 1:
         agents = [upgraded_from_version_1(agent) for agent in agents]
-    return [agent_records(agent, f"$.agents[{n}]") for n, agent in enumerate(agents)]
+    read = [agent_records(agent, f"$.agents[{n}]") for n, agent in enumerate(agents)]
+    seen: dict[str, int] = {}
+    for number, agent in enumerate(read):
+        first = seen.setdefault(agent.name, number)
+        if first != number:
+            raise InvalidExport(f"$.agents[{number}].name", f"repeats $.agents[{first}].name")
+    return read
 
 
 def upgraded_from_version_1(agent: Any) -> Any:
@@ -232,6 +144,7 @@ def agent_records(agent: Any, path: str) -> AgentRecords:
         for number, record in enumerate(found):
             check_object(record, FIELDS[kind], f"{path}.{kind}[{number}]")
         records[kind] = found
+    check_together(records, path)
     return AgentRecords(
         name=agent["name"],
         created_at=agent["created_at"],
@@ -240,73 +153,6 @@ def agent_records(agent: Any, path: str) -> AgentRecords:
         base_memory_stale=agent["base_memory"]["stale"],
         records=records,
     )
-
-
-def check_object(value: Any, spec: Spec, path: str) -> None:
-    if not isinstance(value, dict):
-        raise InvalidExport(path, "must be an object")
-    for name, kind in spec.items():
-        if name not in value:
-            raise InvalidExport(f"{path}.{name}", "is missing")
-        check_value(value[name], kind, f"{path}.{name}")
-
-
-def check_value(value: Any, kind: str, path: str) -> None:
-    if kind.endswith("?"):
-        if value is None:
-            return
-        kind = kind[:-1]
-    if kind == "history":
-        if not isinstance(value, list):
-            raise InvalidExport(path, "must be a list")
-        for number, change in enumerate(value):
-            check_object(change, FIELDS["block_history"], f"{path}[{number}]")
-    elif kind == "base_memory":
-        check_object(value, BASE_MEMORY_FIELDS, path)
-    elif not is_kind(value, kind):
-        raise InvalidExport(path, f"must be {describe(kind)}, not {json.dumps(value)[:60]}")
-
-
-def is_kind(value: Any, kind: str) -> bool:
-    if kind in ("integers", "strings"):
-        return isinstance(value, list) and all(is_kind(v, kind[:-1]) for v in value)
-    simple: dict[str, Callable[[Any], bool]] = {
-        "integer": lambda v: is_integer(v, -(2**63), 2**63 - 1),
-        "positive": lambda v: is_integer(v, 1, 2**63 - 1),
-        "score": lambda v: is_integer(v, 0, 10),
-        "number": lambda v: (
-            is_integer(v, -(2**63), 2**63 - 1) or (isinstance(v, float) and math.isfinite(v))
-        ),
-        "string": lambda v: isinstance(v, str),
-        "agent": lambda v: is_agent_name(v),
-        "device": lambda v: isinstance(v, str) and DEVICE_ID.fullmatch(v) is not None,
-        "boolean": lambda v: isinstance(v, bool),
-        "object": lambda v: isinstance(v, dict),
-    }
-    if kind in simple:
-        return simple[kind](value)
-    return value in kind.split("|")
-
-
-def is_integer(value: Any, low: int, high: int) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool) and low <= value <= high
-
-
-def describe(kind: str) -> str:
-    named = {
-        "agent": f"an agent name ({AGENT_NAME_RULE})",
-        "device": f"a device id ({DEVICE_ID_RULE.removeprefix('X-Device-Id ')})",
-        "integers": "a list of integers",
-        "strings": "a list of strings",
-        "positive": "an integer from 1",
-        "score": "an integer from 0 to 10",
-        "number": "a finite number",
-    }
-    if kind in named:
-        return named[kind]
-    if kind in ("integer", "string", "boolean", "object"):
-        return f"a{'n' if kind[0] in 'aeio' else ''} {kind}"
-    return "one of " + ", ".join(repr(choice) for choice in kind.split("|"))
 
 
 def import_agents(

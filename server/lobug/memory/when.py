@@ -23,6 +23,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date, datetime, time, timedelta, tzinfo
 
+from lobug.memory.limits import time_problem
+
 WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 MONTHS = (
     "january",
@@ -281,10 +283,15 @@ DUE_RULES: tuple[tuple[re.Pattern[str], DueRule], ...] = tuple(
 def due_time(text: str, now: datetime) -> float | None:
     """When something promised in `text` is due: the start of the first time to come it
     names ("tomorrow": tomorrow at midnight, "tonight": today at 18:00, "on Friday": the next
-    Friday), in `now`'s time zone; None when it names none."""
+    Friday), in `now`'s time zone; None when it names none, or a time Lo-Bug does not keep
+    ("in 300 years": `memory/limits.py`)."""
     lowered = " ".join(text.lower().split())
     for pattern, rule in DUE_RULES:
         match = pattern.search(lowered)
         if match is not None:
-            return rule(match, now).timestamp()
+            try:
+                at = rule(match, now).timestamp()
+            except (ValueError, OverflowError):  # past the calendar's last year
+                return None
+            return at if time_problem(at) is None else None
     return None
