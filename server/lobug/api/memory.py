@@ -21,7 +21,12 @@ from lobug.api.errors import ApiError, documented
 from lobug.api.shapes import AgentName, Metadata, StrictBody
 from lobug.memory.agents import require_agent
 from lobug.memory.intake import Intake, take_message
-from lobug.memory.limits import MAX_CONTENT_CHARS
+from lobug.memory.limits import (
+    BLOCK_LABEL_PATTERN,
+    MAX_CONTENT_CHARS,
+    MAX_DESCRIPTION_CHARS,
+    MAX_NAME_CHARS,
+)
 from lobug.memory.search import MessageSearch, SearchMode
 from lobug.read_model.common import AgentOut, MessageOut, agent_out, iso, message_out
 from lobug.read_model.memory import BlockOut, block_out
@@ -38,7 +43,7 @@ public = APIRouter()  # paths open without a token: see auth.OPEN_PATHS
 router = APIRouter()
 
 Role = Literal["user", "assistant", "system"]
-Label = Field(min_length=1, max_length=100, pattern=r"^[A-Za-z0-9._-]+$")
+Label = Field(min_length=1, max_length=MAX_NAME_CHARS, pattern=BLOCK_LABEL_PATTERN)
 
 
 # ---------------------------------------------------------------------- request bodies
@@ -68,15 +73,15 @@ class BlockIn(StrictBody):
     agent_name: AgentName
     label: str = Label
     value: str = Field(max_length=MAX_CONTENT_CHARS)
-    description: str | None = Field(default=None, max_length=2000)
+    description: str | None = Field(default=None, max_length=MAX_DESCRIPTION_CHARS)
     limit: int | None = Field(default=None, ge=1, le=MAX_CONTENT_CHARS)
     read_only: bool = False
-    changed_by: str = Field(default=API_SOURCE, min_length=1, max_length=100)
+    changed_by: str = Field(default=API_SOURCE, min_length=1, max_length=MAX_NAME_CHARS)
 
 
 class BlockUpdateIn(StrictBody):
     value: str = Field(max_length=MAX_CONTENT_CHARS)
-    changed_by: str = Field(default=API_SOURCE, min_length=1, max_length=100)
+    changed_by: str = Field(default=API_SOURCE, min_length=1, max_length=MAX_NAME_CHARS)
 
 
 # ---------------------------------------------------------------------- responses
