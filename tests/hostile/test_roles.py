@@ -538,6 +538,10 @@ UI_FORMS: dict[tuple[str, str], Callable[[Seed], Request]] = {
         "path": f"/ui/blocks/{s.block()}",
         "data": {"agent": AGENT, "value": "changed"},
     },
+    ("POST", "/ui/blocks/{label}/delete"): lambda s: {
+        "path": f"/ui/blocks/{s.block()}/delete",
+        "data": {"agent": AGENT, "purge": "true"},
+    },
     ("POST", "/ui/topics/rebuild"): lambda s: {"data": {"agent": AGENT}},
 }
 
