@@ -84,6 +84,23 @@ def test_facts_blocks_base_memory_and_audit(access: MemoryAccess) -> None:
     ]
 
 
+def test_a_block_is_deleted_or_purged_with_its_texts(access: MemoryAccess) -> None:
+    access.set_block("lobug", "kept", "Plain words")
+    access.set_block("lobug", "secret", "Quaxilotl")
+    assert access.delete_block("lobug", "kept", False)["purged"] is False
+    assert access.delete_block("lobug", "secret", True) == {
+        "agent": "lobug",
+        "label": "secret",
+        "purged": True,
+    }
+    assert access.blocks("lobug") == []
+    entries = access.audit("lobug", 10)["entries"]
+    assert [e["action"] for e in entries] == ["purge", "delete", "create", "create"]
+    assert "Quaxilotl" not in json.dumps(entries) and "Plain words" in json.dumps(entries)
+    with pytest.raises((Refused, StoreError), match="no block"):
+        access.delete_block("lobug", "secret", True)
+
+
 def test_messages_search_agents_stats_and_transfer(access: MemoryAccess) -> None:
     assert [m["device_id"] for m in access.messages("lobug", 10)] == ["hall", "kitchen"]
     hits = access.search("lobug", "sister Ana", "keyword", 5)

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -62,6 +63,8 @@ def test_facts_search_blocks_and_base_memory_on_a_server(
     ok("blocks", "set", "human", "Alex", env=env)
     ok("blocks", "set", "human", "Alex B.", env=env)
     assert ok("blocks", "get", "human", env=env).out == "Alex B.\n"
+    ok("blocks", "set", "pin", "1234", env=env)
+    assert ok("blocks", "delete", "pin", "--purge", env=env).out == "block pin purged\n"
     editor = tmp_path / "editor.py"
     editor.write_text("import sys\nopen(sys.argv[1], 'w').write('Keeps bees. Sister Ana.')\n")
     ok("base-memory", "edit", env={**env, "EDITOR": f"{sys.executable} {editor}"})

@@ -8,10 +8,14 @@ import numpy as np
 import pytest
 
 from lobug.store.errors import BlockExists, BlockNotFound, BlockReadOnly, BlockTooLong
+from lobug.store.protocol import Store
 from lobug.store.sqlite.database import open_connection
 from lobug.store.sqlite.engine import SQLiteStore
 from lobug.store.sqlite.schema import MIGRATIONS
+from tests.engines import stored_bytes
 from tests.fakes import FakeEmbedder
+
+SECRET = "Quaxilotl"
 
 
 def test_a_database_at_migration_1_is_upgraded_and_keeps_its_rows(tmp_path: Path) -> None:
@@ -97,3 +101,28 @@ def test_reindex_re_embeds_messages_that_had_vectors(store: SQLiteStore) -> None
     (hit,) = store.search_messages("a", ones, 5)
     assert hit.message.content == "tea"
     assert hit.similarity == pytest.approx(1.0, abs=1e-5)
+
+
+@pytest.mark.both_engines
+def test_a_block_deleted_with_purge_leaves_no_text_in_the_audit_log(
+    store: Store, database_url: str
+) -> None:
+    """Issue 29, finding 8: as a purged fact's, a purged block's texts leave no bytes."""
+    store.create_block("a", "secret", f"The code is {SECRET}", changed_by="user")
+    store.update_block("a", "secret", f"The code is still {SECRET}", changed_by="agent")
+    store.create_block("a", "kept", "Plain words", changed_by="user")
+    store.delete_block("a", "kept", actor="manual")
+    store.delete_block("a", "secret", actor="manual", purge=True)
+    assert store.blocks("a") == []
+    entries = {(e.action, e.before, e.after) for e in store.audit_entries("a", 50)}
+    assert entries == {
+        ("create", None, None),
+        ("update", None, None),
+        ("purge", None, None),
+        ("create", None, "Plain words"),
+        ("delete", "Plain words", None),
+    }
+    path = getattr(store, "path", None)
+    assert SECRET.encode() not in stored_bytes(f"sqlite:///{path}" if path else database_url)
+    with pytest.raises(BlockNotFound):
+        store.delete_block("a", "secret", actor="manual", purge=True)

@@ -281,3 +281,18 @@ def test_every_change_of_the_dashboard_reaches_the_store(client: TestClient) -> 
     assert client.get("/memory/messages/lobug").json() == []
     for path in ("/ui/blocks", "/ui/audit", "/ui/search", "/ui/facts?history=true&type=event"):
         assert client.get(path).status_code == 200
+
+
+def test_the_dashboard_deletes_a_block_and_purges_its_texts(client: TestClient) -> None:
+    client.post(
+        "/memory/memory-blocks", json={"agent_name": "lobug", "label": "pin", "value": "1234"}
+    )
+    form = {"agent": "lobug", "csrf": csrf_of(client)}
+    assert 'action="/ui/blocks/pin/delete"' in client.get("/ui/blocks").text
+    done = client.post(
+        "/ui/blocks/pin/delete", data={**form, "purge": "true"}, follow_redirects=True
+    )
+    assert "deleted with its history and its texts erased" in done.text
+    assert client.get("/memory/memory-blocks/lobug/pin").status_code == 404
+    entries = client.get("/memory/audit/lobug").json()["entries"]
+    assert entries[0]["action"] == "purge" and "1234" not in str(entries)

@@ -255,9 +255,12 @@ async def update_block(
     dependencies=[AdminOnly],
     responses={**ADMIN_RESPONSES, **documented("agent_not_found", "block_not_found")},
 )
-async def delete_block(agent: PathAgent, label: str, svc: MemoryDep) -> Response:
-    """Remove a block and its history, read-only ones too (admin)."""
-    await asyncio.to_thread(svc.curation.delete_block, agent.name, label, actor=MANUAL)
+async def delete_block(
+    agent: PathAgent, label: str, svc: MemoryDep, purge: bool = False
+) -> Response:
+    """Remove a block and its history, read-only ones too (admin). With `purge=true` its
+    texts are erased from the audit log too, as a purged fact's."""
+    await asyncio.to_thread(svc.curation.delete_block, agent.name, label, actor=MANUAL, purge=purge)
     return Response(status_code=204)
 
 

@@ -213,6 +213,11 @@ class LocalAccess:
             self.curation.set_block(agent, label, value, actor=CLI)
         ).model_dump()
 
+    def delete_block(self, agent: str, label: str, purge: bool) -> Json:
+        self.require(agent)
+        self.curation.delete_block(agent, label, actor=CLI, purge=purge)
+        return {"agent": agent, "label": label, "purged": purge}
+
     def base_memory(self, agent: str) -> Json:
         self.require(agent)
         return shapes.base_memory_out(self.store, agent).model_dump()

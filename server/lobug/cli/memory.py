@@ -199,6 +199,16 @@ def set_block(memory: MemoryAccess, out: Output, agent: str, label: str, value: 
     out.said(f"block {label} set", memory.set_block(agent, label, value))
 
 
+@blocks.command("delete")
+@memory_command
+@click.argument("label")
+@click.option("--purge", is_flag=True, help="also erase its texts from the audit log")
+def delete_block(memory: MemoryAccess, out: Output, agent: str, label: str, purge: bool) -> None:
+    """Remove the block and its history (read-only ones too)."""
+    deleted = memory.delete_block(agent, label, purge)
+    out.said(f"block {label} {'purged' if purge else 'deleted'}", deleted)
+
+
 @click.group("base-memory")
 def base_memory() -> None:
     """The base memory: one document per agent, always in the prompt."""

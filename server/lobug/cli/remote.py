@@ -48,7 +48,7 @@ class RemoteAccess:
             raise Refused(f"cannot reach {self.http.base_url}: {exc}") from None
         if answer.is_error:
             raise Refused(error_text(answer))
-        return answer.json()
+        return None if answer.status_code == 204 else answer.json()
 
     def close(self) -> None:
         self.http.close()
@@ -154,6 +154,10 @@ class RemoteAccess:
         body = {"agent_name": agent, "label": label, "value": value, "changed_by": "cli"}
         created: Json = self.call("POST", "/memory-blocks", json=body)
         return created
+
+    def delete_block(self, agent: str, label: str, purge: bool) -> Json:
+        self.call("DELETE", f"/memory-blocks/{agent}/{label}", params={"purge": purge})
+        return {"agent": agent, "label": label, "purged": purge}
 
     def base_memory(self, agent: str) -> Json:
         found: Json = self.call("GET", f"/base-memory/{agent}")

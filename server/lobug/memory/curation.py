@@ -233,9 +233,10 @@ class Curation:
         except BlockNotFound:
             return self.create_block(agent, label, value, actor=actor)
 
-    def delete_block(self, agent: str, label: str, *, actor: str) -> None:
-        """Remove the block and its history, read-only ones too."""
-        self.store.delete_block(agent, label, actor=actor)
+    def delete_block(self, agent: str, label: str, *, actor: str, purge: bool = False) -> None:
+        """Remove the block and its history, read-only ones too; with `purge` its texts are
+        erased from the audit log too (no bytes of them stay, as a purged fact's)."""
+        self.store.delete_block(agent, label, actor=actor, purge=purge)
 
     # ------------------------------------------------------------------ agents
 

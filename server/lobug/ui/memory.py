@@ -1,6 +1,7 @@
 """The base memory (its text, a hand-written new version, its history with two versions side
 by side) and the memory blocks (each edited within its character limit; read-only ones
-locked), changed through `Curation` as the REST routes change them."""
+locked; deleted, or purged with their texts in the audit log), changed through `Curation` as
+the REST routes change them."""
 
 from __future__ import annotations
 
@@ -114,3 +115,21 @@ async def update_block(
         return f"Block {label!r} saved."
 
     return await act(request, viewer, link_for(agent, "/ui/blocks"), update)
+
+
+@router.post("/ui/blocks/{label}/delete")
+async def delete_block(
+    request: Request,
+    viewer: EditorDep,
+    svc: MemoryDep,
+    label: str,
+    agent: AgentField,
+    purge: Annotated[bool, Form()] = False,
+) -> RedirectResponse:
+    def delete() -> str:
+        require_agent(svc.store, agent)
+        svc.curation.delete_block(agent, label, actor=MANUAL, purge=purge)
+        erased = " and its texts erased from the audit log" if purge else ""
+        return f"Block {label!r} deleted with its history{erased}."
+
+    return await act(request, viewer, link_for(agent, "/ui/blocks"), delete)

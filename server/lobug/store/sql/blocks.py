@@ -95,9 +95,11 @@ class SqlBlocks(SqlAudit):
             _record_change(conn, agent_id, block.id, block.value, value, changed_by, now)
         return dataclasses.replace(block, value=value, updated_at=now)
 
-    def delete_block(self, agent: str, label: str, *, actor: str) -> None:
-        """Remove a block and its history (read-only ones too: an admin's call). Raises
-        BlockNotFound."""
+    def delete_block(self, agent: str, label: str, *, actor: str, purge: bool = False) -> None:
+        """Remove a block and its history (read-only ones too: an admin's call). The audit
+        log keeps its texts (the deletion's row holds the last value), unless `purge`: then
+        they are scrubbed from every audit row about the block and the engine leaves no
+        bytes of them (as a purged fact's). Raises BlockNotFound."""
         agent_id = self.agent_id(agent)
         with self._transaction() as conn:
             row = conn.execute(
@@ -107,18 +109,23 @@ class SqlBlocks(SqlAudit):
             ).fetchone()
             if row is None:
                 raise BlockNotFound(f"agent {agent!r} has no block labelled {label!r}")
-            conn.execute("DELETE FROM memory_block_history WHERE block_id = ?", (row["id"],))
-            conn.execute("DELETE FROM memory_blocks WHERE id = ?", (row["id"],))
+            block_id = int(row["id"])
+            conn.execute("DELETE FROM memory_block_history WHERE block_id = ?", (block_id,))
+            conn.execute("DELETE FROM memory_blocks WHERE id = ?", (block_id,))
+            if purge:
+                audit.scrub(conn, self.dialect, "block", [block_id])
             audit.record(
                 conn,
                 self._clock(),
                 agent_id,
                 actor,
-                "delete",
+                "purge" if purge else "delete",
                 "block",
-                [row["id"]],
-                before=row["value"],
+                [block_id],
+                before=None if purge else row["value"],
             )
+        if purge:
+            self._erase_free_pages()
 
     def block(self, agent: str, label: str) -> MemoryBlock | None:
         found = self._query(
