@@ -137,3 +137,19 @@ def test_primed_with_the_words_heard_the_turn_finds_its_whole_prompt_read(
         assistant.reply("desk", words, agency=True, spoken=spoken)
         assert fake_chat.prefilled[-1] == fake_chat.requests[-1][0]
     assert fact in notes_of(fake_chat.prefilled[-1])  # the notes were read ahead too
+
+
+def test_a_question_memory_answers_is_answered_with_the_facts_words_without_the_model(
+    assistant: Assistant, store: SQLiteStore, fake_chat: FakeChat, fake_embedder: FakeEmbedder
+) -> None:
+    fact = NewFact("The user has a dog called Biscuit", "identity")
+    store.add_fact("lobug", fact, fake_embedder.embed(fact.content), actor="test")
+    fake_chat.enqueue("Your dog's name is Biscuzzle!")  # what the small model said
+    turn = assistant.reply("kitchen", "What is my dog called?")
+    assert turn.response == "You have a dog called Biscuit."
+    assert fake_chat.chat_requests() == []  # no model asked
+    assert turn.exchange is not None  # stored, as any answered turn
+    with assistant.reply_streaming("kitchen", "Do you remember my dog's name?") as streaming:
+        said = "".join(streaming.pieces())
+    assert said == "Yes. You have a dog called Biscuit."
+    assert fake_chat.chat_requests() == []

@@ -29,6 +29,7 @@ from lobug.memory.assembly import TURN_SECTIONS, ContextRequest, assemble
 from lobug.memory.context import MemoryContext
 from lobug.memory.curation import Curation
 from lobug.memory.manager import MemoryManager
+from lobug.memory.recall import answer_from_facts
 from lobug.memory.spoken_curation import carry_out
 from lobug.memory.spoken_requests import recognise_memory_request
 from lobug.memory.work_queue import Exchange
@@ -210,8 +211,9 @@ class Assistant:
         )
         timings.update({f"retrieve_{k}": v for k, v in context.timings_ms.items()})
         clock.lap("retrieve")
+        recalled = answer_from_facts(text, context.facts)  # a fact's own words, no model
         return PreparedTurn(
-            self.store, state, user_message, messages, timings, clock, spoken=spoken
+            self.store, state, user_message, messages, timings, clock, recalled, spoken
         )
 
     def _prompt(
@@ -279,7 +281,7 @@ class PreparedTurn:
     messages: list[ChatMessage]
     timings: dict[str, float]
     clock: Stopwatch
-    answer: str | None = None  # a memory request's answer, given without the model
+    answer: str | None = None  # a memory request's or a recalled fact's: no model asked
     spoken: SpokenLimit | None = None  # a voice turn: only this much of the answer is said
 
     def conclude(self, decision: Decision) -> Turn:

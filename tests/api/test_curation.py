@@ -121,12 +121,12 @@ def test_forgetting_a_fact_takes_it_out_of_the_next_prompt(
     lobug: TestClient, fake_chat: FakeChat
 ) -> None:
     fact = add_fact(lobug, f"The user's dog is called {SECRET}")
-    say(lobug, "What is my dog called?")
+    say(lobug, "Tell me about my dog.")
     assert SECRET in last_prompt(fake_chat)
     forgotten = ok(lobug.delete(f"/memory/facts/lobug/{fact['id']}"))
     assert forgotten["forgotten_at"] and forgotten["purged_at"] is None
     assert forgotten["content"] == fact["content"]  # forgotten, not purged: the text stays
-    say(lobug, "What is my dog called?")
+    say(lobug, "Tell me about my dog.")
     assert SECRET not in last_prompt(fake_chat)
     assert ok(lobug.get("/memory/facts/lobug"))["total"] == 0
     assert ok(lobug.get("/memory/facts/lobug", params={"q": "dog"}))["facts"] == []

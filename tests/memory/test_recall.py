@@ -1,0 +1,82 @@
+"""Answers from memory without the model (`memory/recall.py`)."""
+
+from __future__ import annotations
+
+import pytest
+
+from lobug.memory.recall import answer_from_facts, asked_words, second_person
+from lobug.store.models import Fact, ScoredFact
+
+
+def facts(*texts: str) -> list[ScoredFact]:
+    no_triple = (None, None, None, None)
+    return [
+        ScoredFact(
+            Fact(n, "lobug", text, "identity", *no_triple, 1.0, None, (), 0, 0, None, None), 0.9
+        )
+        for n, text in enumerate(texts, 1)
+    ]
+
+
+KNOWN = facts(
+    "The user's name is Jordan Reyes",
+    "The user works as a nurse at St Mary's hospital",
+    "The user has a dog called Biscuit",
+    "The user's sister Sasha lives in Porto",
+    "The user was born in Bergen",
+    "The user's daughter is called Ottilie",
+)
+
+
+@pytest.mark.parametrize(
+    ("question", "answer"),
+    [
+        ("What's my name?", "Your name is Jordan Reyes."),
+        ("Do you remember my name?", "Yes. Your name is Jordan Reyes."),
+        ("What is my dog called?", "You have a dog called Biscuit."),
+        ("what's my dog's name", "You have a dog called Biscuit."),
+        ("Where was I born?", "You were born in Bergen."),
+        ("Hey Lo-Bug, where does my sister live?", "Your sister Sasha lives in Porto."),
+        ("Where do I work?", "You work as a nurse at St Mary's hospital."),
+        ("What’s my daughter’s name?", "Your daughter is called Ottilie."),
+    ],
+)
+def test_a_question_about_the_person_is_answered_with_the_fact(question: str, answer: str) -> None:
+    assert answer_from_facts(question, KNOWN) == answer
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "How do I make a good cup of tea?",  # advice, not memory
+        "What should I cook tonight?",
+        "What is the capital of France?",  # not about the person
+        "My dog is called Biscuit.",  # a statement: news, for the model and extraction
+        "What is my cat called?",  # no fact holds "cat"
+        "What is my son's name?",  # nor "son": never borrowed from the daughter
+        "Tell me a joke about my dog",  # no question word first, no question mark
+    ],
+)
+def test_anything_else_goes_to_the_model(text: str) -> None:
+    assert answer_from_facts(text, KNOWN) is None
+
+
+def test_the_asked_words_leave_out_how_it_is_asked() -> None:
+    assert asked_words("Do you remember what my dog is called?") == ["dog", "called"]
+    assert asked_words("Can you tell me my sister's name again?") == ["sister", "name"]
+
+
+@pytest.mark.parametrize(
+    ("fact", "said"),
+    [
+        ("The user's dog is called Biscuit", "Your dog is called Biscuit."),
+        ("The user is allergic to peanuts.", "You are allergic to peanuts."),
+        ("The user studies physics", "You study physics."),
+        ("The user really likes jazz", "You really like jazz."),
+        ("The user watches films with the user's sister", "You watch films with your sister."),
+        ("The user has two kids", "You have two kids."),
+        ("Biscuit is a golden retriever", "Biscuit is a golden retriever."),
+    ],
+)
+def test_a_fact_is_said_in_the_second_person(fact: str, said: str) -> None:
+    assert second_person(fact) == said
