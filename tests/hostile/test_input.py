@@ -150,6 +150,9 @@ def test_rows_an_older_version_stored_are_mended_on_read(
         )
 
     everything_reads(server, memory, "old")
+    for page in ("/ui", "/ui/conversations", "/ui/audit"):  # the dashboard lists them too
+        shown = httpx.get(f"{server.url}{page}", params={"agent": "old"}, follow_redirects=True)
+        assert shown.status_code == 200, page
     agent = memory.get("/agents/old").json()
     assert agent["metadata"] == {"k": "\ufffd", "\ufffd": "fine \U0001f600"}
     assert agent["created_at"].startswith("2200-01-01")

@@ -63,6 +63,8 @@ def test_a_time_out_of_range_reads_as_the_nearest_end(path: Path) -> None:
         agent = store.find_agent("alice")
         assert agent is not None and agent.created_at == EARLIEST
         assert store.agent_messages("alice", 10)[0].created_at == LATEST
+        (day,) = store.conversation_days("alice", 10)  # the dashboard's list of days
+        assert (day.day, day.last_at) == ("2200-01-01", LATEST)
         text = "".join(transfer.export_chunks(store, [agent], "fake-embed", 1.0))
     finally:
         store.close()

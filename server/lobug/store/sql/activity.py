@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import ClassVar
 
 from lobug.store.models import ConversationDay, DayGrowth, DayLatency
+from lobug.store.sql import rows
 from lobug.store.sql.database import SqlDatabase
 
 
@@ -22,10 +23,7 @@ class SqlActivity(SqlDatabase):
             "WHERE agent_id = ? GROUP BY device_id, day ORDER BY day DESC, last_at DESC LIMIT ?",
             (self.agent_id(agent), limit),
         )
-        return [
-            ConversationDay(r["device_id"], r["day"], r["messages"], r["first_at"], r["last_at"])
-            for r in found
-        ]
+        return [rows.conversation_day(r) for r in found]
 
     def growth_by_day(self, agent: str, since: float) -> list[DayGrowth]:
         """Messages and facts (every version) stored each day since `since`, oldest first."""

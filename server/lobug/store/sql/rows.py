@@ -17,12 +17,13 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from lobug.clock import EARLIEST, LATEST, clamped
+from lobug.clock import EARLIEST, LATEST, clamped, utc_day
 from lobug.store.models import (
     Agent,
     AuditEntry,
     BaseMemoryVersion,
     BlockChange,
+    ConversationDay,
     Dream,
     DreamChange,
     Fact,
@@ -162,6 +163,14 @@ def message(agent_name: str, row: Any, prefix: str = "") -> Message:
         metadata=_dict_or_none(row[f"{prefix}metadata"]),
         agent_id=row[f"{prefix}agent_id"],
     )
+
+
+def conversation_day(row: Any) -> ConversationDay:
+    """A device's day of the log (`device_id, day, messages, first_at, last_at`); a day the
+    database cannot name (a time out of range) is named by its mended last time."""
+    first_at, last_at = time_or_none(row["first_at"]), time_or_none(row["last_at"])
+    day = row["day"] or utc_day(last_at)
+    return ConversationDay(row["device_id"], day, row["messages"], first_at, last_at)
 
 
 def fact(row: Any) -> Fact:
