@@ -1,25 +1,45 @@
-"""A real server process with fake models: `python -m tests.e2e.fake_server serve|memory-server
-PORT` builds the app as `lobug serve` / `lobug memory-server` do (settings from the
-environment, LOBUG_DATABASE_URL included) but with the fake chat and embedder, so tests of
-several processes on one database do not load real models.
+"""Real server processes with fake models.
 
-The chat learns one fact per exchange, the user's message itself: one fact per exchange shows
-that each exchange's memory work ran once."""
+`python -m tests.e2e.fake_server serve|memory-server PORT` builds the app as `lobug serve` /
+`lobug memory-server` do (settings from the environment, LOBUG_DATABASE_URL included) and
+serves it as they do (`lobug.serving.serve`), but with the fake chat and embedder, so tests of
+several processes on one database do not load real models. With LOBUG_LLM_BACKEND=openai the
+chat is the real OpenAI-compatible backend (LOBUG_LLM_BASE_URL, LOBUG_LLM_MODEL), e.g. pointed
+at the fake model server below. FAKE_EMBED_DELAY_S makes the fake embedder spend that many
+seconds on every text (a slow embedding model on a large import).
+
+The fake chat learns one fact per exchange, the user's message itself: one fact per exchange
+shows that each exchange's memory work ran once.
+
+`python -m tests.e2e.fake_server model PORT` is a fake OpenAI-compatible model server
+(`/v1/models`, `/v1/chat/completions`, streamed or not): it answers `MODEL_REPLY` in pieces.
+A last user message holding `CUT_CLOSE` gets a stream whose connection is closed midway (a
+body without length, ended by the close: no `finish_reason`, no `[DONE]`); one holding
+`CUT_CHUNKED` a chunked stream that stops midway, without its last chunk."""
 
 from __future__ import annotations
 
 import json
 import os
 import sys
+import time
 from collections.abc import Sequence
-
-import uvicorn
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
 
 from lobug.app import create_app, create_memory_app
-from lobug.backends import Backends
-from lobug.backends.base import ChatMessage, JsonSchema
+from lobug.backends import Backends, build_chat
+from lobug.backends.base import ChatBackend, ChatMessage, JsonSchema, Vector
 from lobug.config import Settings
+from lobug.serving import serve
+from tests.e2e.server import ServerProcess, free_port, wait_until_healthy
 from tests.fakes import FakeChat, FakeEmbedder
+
+MODEL = "fake-model"
+MODEL_REPLY = ("Once upon a time a bug lived in a lamp. ", "And then ", "the model")
+CUT_CLOSE = "cut-by-close"
+CUT_CHUNKED = "cut-chunked"
 
 
 def learn_what_was_said(messages: Sequence[ChatMessage], schema: JsonSchema | None) -> str:
@@ -29,15 +49,158 @@ def learn_what_was_said(messages: Sequence[ChatMessage], schema: JsonSchema | No
     return json.dumps({"facts": [{"fact": said, "type": "trait"}]})
 
 
+class SlowEmbedder(FakeEmbedder):
+    """The fake embedder, `delay_s` seconds a text (not interruptible, as a model is not)."""
+
+    def __init__(self, delay_s: float) -> None:
+        super().__init__()
+        self.delay_s = delay_s
+
+    def embed_batch(self, texts: Sequence[str]) -> list[Vector]:
+        time.sleep(self.delay_s * len(texts))
+        return super().embed_batch(texts)
+
+
+def chat_for(settings: Settings) -> ChatBackend:
+    if settings.llm_backend == "openai":
+        return build_chat(settings)
+    return FakeChat(responder=learn_what_was_said)
+
+
 def main(command: str, port: int) -> None:
-    backends = Backends(FakeChat(responder=learn_what_was_said), FakeEmbedder())
+    if command == "model":
+        serve_model(port)
+        return
+    delay_s = float(os.environ.get("FAKE_EMBED_DELAY_S") or 0)
+    embedder = SlowEmbedder(delay_s) if delay_s else FakeEmbedder()
     if command == "memory-server":
         settings = Settings.from_memory_env(os.environ).with_overrides(port=port)
-        app = create_memory_app(settings, backends)
+        app = create_memory_app(settings, Backends(chat_for(settings), embedder))
     else:
         settings = Settings.from_env(os.environ).with_overrides(port=port)
-        app = create_app(settings, backends)
-    uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning")
+        app = create_app(settings, Backends(chat_for(settings), embedder))
+    serve(app, "127.0.0.1", port, "warning")
+
+
+# ---------------------------------------------------------------------- the fake model server
+
+
+def chunk_event(delta: dict[str, str], finish: str | None) -> bytes:
+    chunk = {
+        "id": "chatcmpl-fake",
+        "object": "chat.completion.chunk",
+        "created": 0,
+        "model": MODEL,
+        "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+    }
+    return f"data: {json.dumps(chunk)}\n\n".encode()
+
+
+def completion(content: str) -> dict[str, Any]:
+    return {
+        "id": "chatcmpl-fake",
+        "object": "chat.completion",
+        "created": 0,
+        "model": MODEL,
+        "choices": [
+            {
+                "index": 0,
+                "message": {"role": "assistant", "content": content},
+                "finish_reason": "stop",
+            }
+        ],
+    }
+
+
+class ModelHandler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def do_GET(self) -> None:
+        listing = {"object": "list", "data": [{"id": MODEL, "object": "model", "created": 0}]}
+        self._json(listing if self.path == "/v1/models" else {"status": "ok"})
+
+    def do_POST(self) -> None:
+        body = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)))
+        if "response_format" in body:  # memory work: nothing to learn
+            self._json(completion(json.dumps({"facts": []})))
+        elif not body.get("stream"):
+            self._json(completion("".join(MODEL_REPLY)))
+        else:
+            said = str(body["messages"][-1].get("content", ""))
+            self._stream(cut_close=CUT_CLOSE in said, cut_chunked=CUT_CHUNKED in said)
+
+    def _json(self, document: dict[str, Any]) -> None:
+        payload = json.dumps(document).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(payload)))
+        self.end_headers()
+        self.wfile.write(payload)
+
+    def _stream(self, *, cut_close: bool, cut_chunked: bool) -> None:
+        events = [chunk_event({"role": "assistant", "content": ""}, None)]
+        events += [chunk_event({"content": piece}, None) for piece in MODEL_REPLY]
+        if not (cut_close or cut_chunked):
+            events += [chunk_event({}, "stop"), b"data: [DONE]\n\n"]
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        if cut_close:  # no length, no chunks: the body ends where the connection closes
+            self.send_header("Connection", "close")
+            self.end_headers()
+            for event in events:
+                self.wfile.write(event)
+                self.wfile.flush()
+            self.close_connection = True
+            return
+        self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+        for event in events:
+            self.wfile.write(f"{len(event):x}\r\n".encode() + event + b"\r\n")
+            self.wfile.flush()
+        if cut_chunked:
+            self.close_connection = True  # closed without the last, empty chunk
+        else:
+            self.wfile.write(b"0\r\n\r\n")
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+
+def serve_model(port: int) -> None:
+    with ThreadingHTTPServer(("127.0.0.1", port), ModelHandler) as httpd:
+        httpd.daemon_threads = True
+        httpd.serve_forever()
+
+
+# ---------------------------------------------------------------------- for the tests
+
+
+def start(command: str, log_path: Path, env: dict[str, str]) -> ServerProcess:
+    """`python -m tests.e2e.fake_server COMMAND PORT` with `env` over this environment,
+    once it answers `/health`."""
+    import subprocess
+
+    port = free_port()
+    log = log_path.open("ab")
+    process = subprocess.Popen(
+        [sys.executable, "-m", "tests.e2e.fake_server", command, str(port)],
+        env={**os.environ, **env},
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
+    log.close()
+    server = ServerProcess(process, f"http://127.0.0.1:{port}", log_path)
+    wait_until_healthy(server)
+    return server
+
+
+def model_env(model: ServerProcess) -> dict[str, str]:
+    """The variables that point a server's chat at the fake model server."""
+    return {
+        "LOBUG_LLM_BACKEND": "openai",
+        "LOBUG_LLM_BASE_URL": f"{model.url}/v1",
+        "LOBUG_LLM_MODEL": MODEL,
+    }
 
 
 if __name__ == "__main__":

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future
 from pathlib import Path
@@ -9,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from lobug.config import MemoryConfig
-from lobug.maintenance import Maintenance
+from lobug.maintenance import STOP_WAIT_S, Maintenance
 from lobug.memory.manager import ExchangeReport, MemoryManager
 from lobug.memory.work_queue import MAX_ATTEMPTS, Exchange, MemoryWork, reembed_messages
 from lobug.store.models import FactQuery
@@ -260,6 +261,29 @@ def test_maintenance_runs_every_task_and_survives_a_failing_one(
         maintenance.stop()
     assert "broken failed: embedder down" in caplog.text
     assert "working: 2" in caplog.text
+
+
+def test_a_stop_waits_for_a_unit_of_work_at_most_its_timeout(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Issue 29, finding 9: a unit of work longer than the stop's wait (a batch being
+    embedded) is left to end with the process; the stop returns in time."""
+    started, release = threading.Event(), threading.Event()
+
+    def slow(should_stop: Callable[[], bool]) -> int:
+        started.set()
+        release.wait(30)
+        return 1
+
+    maintenance = Maintenance([("slow", slow)], interval_s=3600)
+    maintenance.start()
+    assert started.wait(10)
+    began = time.monotonic()
+    with caplog.at_level(logging.INFO, logger="lobug.maintenance"):
+        maintenance.stop(STOP_WAIT_S)
+    assert time.monotonic() - began < STOP_WAIT_S + 1
+    assert "still in a unit of work" in caplog.text
+    release.set()
 
 
 def test_resume_stops_between_exchanges_when_asked(
