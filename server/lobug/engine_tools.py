@@ -13,7 +13,13 @@ from typing import Annotated, Any, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError
 
-from lobug.memory.limits import MAX_CONTENT_CHARS, MAX_FACT_CHARS, MAX_ID
+from lobug.memory.limits import (
+    BLOCK_LABEL_PATTERN,
+    MAX_CONTENT_CHARS,
+    MAX_FACT_CHARS,
+    MAX_ID,
+    MAX_NAME_CHARS,
+)
 from lobug.store.errors import StorageUnavailable, StoreError
 
 # A fact as REST takes it (`POST /memory/facts`): stripped, 1-2000 characters.
@@ -70,7 +76,7 @@ class ForgetArgs(Arguments):
 
 
 class BlockArgs(Arguments):
-    label: str = Field(min_length=1, max_length=100, pattern=r"^[A-Za-z0-9._-]+$")
+    label: str = Field(min_length=1, max_length=MAX_NAME_CHARS, pattern=BLOCK_LABEL_PATTERN)
 
 
 class BlockWriteArgs(BlockArgs):
