@@ -83,6 +83,9 @@ class _Handler(BaseHTTPRequestHandler):
         reply = self.server.fake.handle(self.command, self.path, body, headers)
         self.send_response(reply.status)
         self.send_header("Content-Type", reply.content_type)
+        if reply.chunks is None and reply.cut is not None:
+            self._half_answer(json.dumps(reply.body).encode(), reply.cut)
+            return
         if reply.chunks is None:
             payload = json.dumps(reply.body).encode()
             self.send_header("Content-Length", str(len(payload)))
@@ -104,6 +107,18 @@ class _Handler(BaseHTTPRequestHandler):
             self.close_connection = True
             return
         self.wfile.write(b"0\r\n\r\n")
+
+    def _half_answer(self, payload: bytes, cut: str) -> None:
+        """Half of a JSON answer, then the connection closes."""
+        if cut == "chunked":
+            self.send_header("Transfer-Encoding", "chunked")
+            self.end_headers()
+            self.wfile.write(f"{len(payload):x}\r\n".encode() + payload[: len(payload) // 2])
+        else:
+            self.send_header("Connection", "close")
+            self.end_headers()
+            self.wfile.write(payload[: len(payload) // 2])
+        self.close_connection = True
 
     def log_message(self, format: str, *args: Any) -> None:
         pass
@@ -207,7 +222,8 @@ class FakeOllama(FakeServer):
     def _chat(self, body: Any) -> Reply:
         pieces = self.next_reply()
         if not body.get("stream"):
-            return Reply(body=_ollama_chat_part(body["model"], "".join(pieces), done=True))
+            part = _ollama_chat_part(body["model"], "".join(pieces), done=True)
+            return Reply(body=part, cut=self.cut)
         lines = [_ollama_chat_part(body["model"], piece, done=False) for piece in pieces]
         if self.cut is None:
             lines.append(_ollama_chat_part(body["model"], "", done=True))
@@ -309,7 +325,8 @@ class FakeOpenAI(FakeServer):
                             "finish_reason": "stop",
                         }
                     ],
-                }
+                },
+                cut=self.cut,
             )
         deltas: list[tuple[dict[str, Any], str | None]] = [({"role": "assistant"}, None)]
         deltas += [({"content": piece}, None) for piece in pieces]
@@ -819,6 +836,18 @@ def test_an_openai_stream_cut_midway_raises_after_the_pieces_that_came(
     openai_server.cut = None
     openai_server.say("again")
     assert list(chat.stream(HELLO, max_tokens=16)) == ["again"]
+
+
+@pytest.mark.parametrize("cut", ["close", "chunked"])
+def test_a_whole_answer_cut_midway_is_unavailable_not_a_crash(
+    openai_server: FakeOpenAI, ollama: FakeOllama, closing: Closer, cut: str
+) -> None:
+    """Half of a JSON answer (the connection closed) is a BackendUnavailable, never a
+    JSONDecodeError escaping as a 500."""
+    openai_server.cut = ollama.cut = cut
+    for chat in (_openai_chat(closing, openai_server.base_url), _ollama_chat(closing, ollama.url)):
+        with pytest.raises(BackendUnavailable):
+            chat.complete(HELLO, max_tokens=16)
 
 
 def test_openai_stream_can_be_abandoned_early(openai_server: FakeOpenAI, closing: Closer) -> None:

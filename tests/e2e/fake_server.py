@@ -15,7 +15,8 @@ shows that each exchange's memory work ran once.
 (`/v1/models`, `/v1/chat/completions`, streamed or not): it answers `MODEL_REPLY` in pieces.
 A last user message holding `CUT_CLOSE` gets a stream whose connection is closed midway (a
 body without length, ended by the close: no `finish_reason`, no `[DONE]`); one holding
-`CUT_CHUNKED` a chunked stream that stops midway, without its last chunk."""
+`CUT_CHUNKED` a chunked stream that stops midway, without its last chunk. Not streamed, both
+get half of the JSON answer before the connection closes."""
 
 from __future__ import annotations
 
@@ -123,11 +124,15 @@ class ModelHandler(BaseHTTPRequestHandler):
         body = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)))
         if "response_format" in body:  # memory work: nothing to learn
             self._json(completion(json.dumps({"facts": []})))
-        elif not body.get("stream"):
-            self._json(completion("".join(MODEL_REPLY)))
+            return
+        said = str(body["messages"][-1].get("content", ""))
+        cut_close, cut_chunked = CUT_CLOSE in said, CUT_CHUNKED in said
+        if body.get("stream"):
+            self._stream(cut_close=cut_close, cut_chunked=cut_chunked)
+        elif cut_close or cut_chunked:
+            self._cut_json(completion("".join(MODEL_REPLY)), chunked=cut_chunked)
         else:
-            said = str(body["messages"][-1].get("content", ""))
-            self._stream(cut_close=CUT_CLOSE in said, cut_chunked=CUT_CHUNKED in said)
+            self._json(completion("".join(MODEL_REPLY)))
 
     def _json(self, document: dict[str, Any]) -> None:
         payload = json.dumps(document).encode()
@@ -136,6 +141,22 @@ class ModelHandler(BaseHTTPRequestHandler):
         self.send_header("Content-Length", str(len(payload)))
         self.end_headers()
         self.wfile.write(payload)
+
+    def _cut_json(self, document: dict[str, Any], *, chunked: bool) -> None:
+        """Half of the answer, then the connection closes."""
+        payload = json.dumps(document).encode()
+        half = payload[: len(payload) // 2]
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        if chunked:
+            self.send_header("Transfer-Encoding", "chunked")
+            self.end_headers()
+            self.wfile.write(f"{len(payload):x}\r\n".encode() + half)
+        else:
+            self.send_header("Connection", "close")
+            self.end_headers()
+            self.wfile.write(half)
+        self.close_connection = True
 
     def _stream(self, *, cut_close: bool, cut_chunked: bool) -> None:
         events = [chunk_event({"role": "assistant", "content": ""}, None)]

@@ -86,6 +86,18 @@ def test_a_model_stream_cut_midway_ends_with_an_error_and_stores_no_reply(
     assert [m["content"] for m in questions] == [f"Tell me a story ({cut})"]
 
 
+@pytest.mark.parametrize("cut", [CUT_CLOSE, CUT_CHUNKED])
+def test_a_whole_answer_cut_midway_is_a_503_for_v1_and_for_a_device(
+    proxy: ServerProcess, cut: str
+) -> None:
+    body = {"model": "any", "messages": [{"role": "user", "content": f"Hi ({cut})"}]}
+    whole = httpx.post(f"{proxy.url}/v1/chat/completions", json=body, timeout=30)
+    assert (whole.status_code, whole.json()["error"]) == (503, "llm_unavailable")
+    device = httpx.post(f"{proxy.url}/chat/text", json={"text": f"Hello ({cut})"}, timeout=30)
+    assert (device.status_code, device.json()["error"]) == (503, "llm_unavailable")
+    assert stored_replies(proxy) == []
+
+
 def test_an_openai_client_sees_the_cut_stream_fail(proxy: ServerProcess) -> None:
     client = openai.OpenAI(base_url=f"{proxy.url}/v1", api_key="none", max_retries=0)
     with client:

@@ -37,6 +37,7 @@ KNOWN_EMBED_DIMS = {
 }
 PROBE_TIMEOUT_S = 1.5
 CUT_STREAM = "ended the stream before the reply was finished (the connection was closed)"
+BROKEN_ANSWER = "sent a broken answer (cut when the connection was closed?)"
 
 
 class StreamCut(BackendUnavailable):
@@ -64,10 +65,18 @@ def _ollama_failure(exc: Exception, host: str) -> BackendError:
         status = getattr(exc, "status_code", 0) or 0
         kind = BackendUnavailable if status in (404, 429) or status >= 500 else BackendError
         return kind(f"Ollama at {host} answered {status}: {exc}")
+    if isinstance(exc, ValueError):
+        return BackendUnavailable(f"Ollama at {host} {BROKEN_ANSWER}: {exc}")
     return BackendUnavailable(f"Ollama at {host} is unreachable: {exc}")
 
 
-_OLLAMA_ERRORS: tuple[type[Exception], ...] = (httpx.HTTPError, ConnectionError, OSError)
+# ValueError: an answer that is not the JSON it should be (cut when the connection closed).
+_OLLAMA_ERRORS: tuple[type[Exception], ...] = (
+    httpx.HTTPError,
+    ConnectionError,
+    OSError,
+    ValueError,
+)
 
 
 def _ollama_errors() -> tuple[type[Exception], ...]:
@@ -213,7 +222,17 @@ def _openai_failure(exc: Exception, where: str) -> BackendError:
             else (BackendError)
         )
         return kind(f"OpenAI-compatible server at {where} answered {exc.status_code}: {exc}")
+    if isinstance(exc, ValueError):
+        return BackendUnavailable(f"OpenAI-compatible server at {where} {BROKEN_ANSWER}: {exc}")
     return BackendUnavailable(f"OpenAI-compatible server at {where} is unreachable: {exc}")
+
+
+def _openai_errors() -> tuple[type[Exception], ...]:
+    """What a call may raise about the server: the client's errors, and ValueError for an
+    answer that is not the JSON it should be (cut when the connection closed)."""
+    import openai
+
+    return (openai.OpenAIError, ValueError)
 
 
 # Words with which compatible servers (vLLM, llama.cpp, LM Studio, LiteLLM...) refuse
@@ -283,7 +302,7 @@ class OpenAIChat(ChatBackend):
                 background=background,
                 abandoned=abandoned,
             )
-        except openai.OpenAIError as exc:
+        except _openai_errors() as exc:
             raise _openai_failure(exc, self.base_url) from exc
         if not response.choices:
             raise BackendError(f"{self.base_url} returned no choices")
@@ -308,7 +327,7 @@ class OpenAIChat(ChatBackend):
                 temperature=temperature,
                 stream=True,
             )
-        except openai.OpenAIError as exc:
+        except _openai_errors() as exc:
             raise _openai_failure(exc, self.base_url) from exc
         cut = StreamCut(f"OpenAI-compatible server at {self.base_url} {CUT_STREAM}")
         finished = False
@@ -321,7 +340,7 @@ class OpenAIChat(ChatBackend):
                     finished = finished or choices[0].finish_reason is not None
                     if choices[0].delta.content:
                         yield choices[0].delta.content
-        except openai.APIConnectionError as exc:  # the connection broke midway
+        except (openai.APIConnectionError, ValueError) as exc:  # the connection broke midway
             raise cut from exc
         except openai.OpenAIError as exc:  # an error event in the stream
             raise _openai_failure(exc, self.base_url) from exc
@@ -358,13 +377,12 @@ class OpenAIEmbedder(_ServedEmbedder):
         self._dimension = dimension or KNOWN_EMBED_DIMS.get(model)
 
     def embed_batch(self, texts: Sequence[str]) -> list[Vector]:
-        import openai
 
         if not texts:
             return []
         try:
             response = self._client.embeddings.create(model=self.model, input=list(texts))
-        except openai.OpenAIError as exc:
+        except _openai_errors() as exc:
             raise _openai_failure(exc, self.base_url) from exc
         ordered = sorted(response.data, key=lambda item: item.index)
         return [normalise(item.embedding) for item in ordered]
