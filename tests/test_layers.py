@@ -27,7 +27,7 @@ FLOORS: dict[str, tuple[str, ...]] = {  # top to bottom
     "domain": ("memory",),
     "store": ("store",),
     "backends": ("backends",),
-    "leaves": ("config", "names", "clock", "tokens", "text", "audio", "quality"),
+    "leaves": ("config", "names", "clock", "tokens", "text", "audio", "quality", "claims"),
     "client": ("client",),  # imports nothing of the server; its message helpers are anyone's
 }
 APART = {"surfaces"}

@@ -6,12 +6,14 @@ from __future__ import annotations
 import pytest
 
 from lobug.assistant import Assistant
+from lobug.claims import invented_details, known_words
 from lobug.config import MemoryConfig, Settings
 from lobug.decision import Decision
 from lobug.memory.manager import MemoryManager
 from lobug.quality import CUT, is_learnable
 from lobug.reply_guard import (
     FALLBACK_REPLY,
+    UNKNOWN_REPLY,
     GuardedReply,
     Refusal,
     ReplyGuard,
@@ -183,3 +185,38 @@ def test_the_guarded_loop_without_a_refusal_stores_what_was_said() -> None:
     reply = GuardedReply(ReplyGuard("en"), refusal_kept([], Decision("ignore", "")))
     assert "".join(reply.passed(["Fine, ", "thanks."])) == "Fine, thanks."
     assert reply.decision() == Decision("respond", "Fine, thanks.")
+
+
+KNOWN = known_words(["The user has a dog called Biscuit.", "What is my dog's name?"])
+
+
+@pytest.mark.parametrize(
+    ("reply", "invented"),
+    [
+        ("Your dog's name is Biscuzzle.", ["Biscuzzle"]),
+        ("Can't wait to hear about your adventures with NASA!", ["NASA"]),
+        ("You were born in Bergelmar in 1984.", ["Bergelmar", "1984"]),
+        ("Your dog is called Biscuit.", []),
+        ("You could visit the Louvre one day.", []),  # advice, not a claim
+        ("Have you been to Rome?", []),  # a question claims nothing
+        ("Paris is lovely in spring.", []),  # not about the person
+        ("Sure! Your dog Biscuit sounds lovely.", []),
+    ],
+)
+def test_a_claim_about_the_person_names_only_what_the_prompt_holds(
+    reply: str, invented: list[str]
+) -> None:
+    assert invented_details(reply, KNOWN) == invented
+
+
+def test_a_turn_whose_reply_invents_a_detail_says_it_does_not_know(
+    assistant: Assistant, fake_chat: FakeChat
+) -> None:
+    fake_chat.enqueue("Your son is called Maximilian.", "Your son Tobias is lovely.")
+    turn = assistant.reply("desk", "Tell me about my son")
+    assert turn.response == UNKNOWN_REPLY
+    assert turn.assistant_message is not None
+    assert turn.assistant_message.metadata == {
+        "guard": "fallback",
+        "problem": "invented: Maximilian",
+    }

@@ -16,6 +16,7 @@ from functools import partial
 from types import TracebackType
 
 from lobug.backends.base import AbandonCheck, ChatBackend, ChatMessage, Embedder
+from lobug.claims import known_words
 from lobug.config import Settings
 from lobug.conversation import (
     DeviceState,
@@ -135,7 +136,8 @@ class Assistant:
             )
             prepared.clock.lap("llm")
             again = partial(self._careful_reply, prepared, abandoned)
-            return prepared.conclude(self.guard.review(parse_reply(raw), again))
+            guard = self.guard.knowing(prepared.known)
+            return prepared.conclude(guard.review(parse_reply(raw), again))
 
     def _careful_reply(self, prepared: PreparedTurn, abandoned: AbandonCheck | None) -> Decision:
         """The model's second answer to a turn whose first one was refused: safer settings."""
@@ -284,6 +286,11 @@ class PreparedTurn:
     answer: str | None = None  # a memory request's or a recalled fact's: no model asked
     spoken: SpokenLimit | None = None  # a voice turn: only this much of the answer is said
 
+    @property
+    def known(self) -> frozenset[str]:
+        """The words of the turn's prompt: what a reply may name about the person."""
+        return known_words(m["content"] for m in self.messages)
+
     def conclude(self, decision: Decision) -> Turn:
         """Store the answer (with its memory work queued when it is a `respond`) and add it
         to the device's working memory; a memory request's answer is neither."""
@@ -336,11 +343,11 @@ class StreamingTurn(AbstractContextManager["StreamingTurn"]):
         with ExitStack() as stack:
             state = stack.enter_context(device)
             self._prepared, self._rest = start(state)
+            self._guard = guard.knowing(self._prepared.known)  # this turn's claims checked
             self.action, self._head = read_action_prefix(self._rest)
             self._prepared.clock.lap("llm_start")  # the prompt read, the action known
             self._held = stack.pop_all()  # started: the device stays held until `close`
         self.user_message = self._prepared.user_message
-        self._guard = guard
         self._regenerate = regenerate
         self._replacement: Decision | None = None  # set when the answer was refused
         self._said: list[str] = []

@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import replace
 
 from lobug.backends.base import AbandonCheck, ChatBackend, ChatMessage, with_rule
+from lobug.claims import invented_details
 from lobug.decision import Decision
 from lobug.quality import CUT, FALLBACK, REGENERATED, language_rule, text_problem
 from lobug.spoken import SENTENCE_END
@@ -22,6 +23,9 @@ from lobug.spoken import SENTENCE_END
 log = logging.getLogger(__name__)
 
 FALLBACK_REPLY = "Sorry, I lost my train of thought. Could you say that again?"
+# Said instead of a reply that twice made up something about the person.
+UNKNOWN_REPLY = "I don't know that yet. Tell me, and I'll remember."
+INVENTED = "invented"  # the start of the problem of a reply that made up a personal detail
 # The second try: colder and shorter, so a loop has less room to start.
 RETRY_TEMPERATURE = 0.2
 RETRY_MAX_TOKENS = 96
@@ -86,12 +90,24 @@ def _chunk_end(buffer: str) -> int:
 class ReplyGuard:
     """The checks on replies in one conversation language (`auto` checks loops only)."""
 
-    def __init__(self, language: str) -> None:
+    def __init__(self, language: str, known: frozenset[str] | None = None) -> None:
         self.language = language
+        self.known = known  # the words of the turn's prompt; None: no claims checked
+
+    def knowing(self, known: frozenset[str]) -> ReplyGuard:
+        """This guard for one turn whose prompt holds `known` words: a reply claiming a name
+        or number about the person beyond them is refused too (`lobug.claims`)."""
+        return ReplyGuard(self.language, known)
 
     def problem(self, text: str) -> str | None:
         """Why `text` must not be said, or None."""
-        return text_problem(text, self.language) if text.strip() else None
+        if not text.strip():
+            return None
+        problem = text_problem(text, self.language)
+        if problem is None and self.known is not None:
+            invented = invented_details(text, self.known)
+            problem = f"{INVENTED}: {', '.join(invented)}" if invented else None
+        return problem
 
     def chunk_problem(self, said: str, chunk: str) -> str | None:
         """Why the next streamed `chunk` must not be sent after `said` (joined as they are
@@ -114,7 +130,8 @@ class ReplyGuard:
         if second_problem is None:
             return replace(second, guard=REGENERATED, problem=problem)
         log.warning("reply refused twice (%s, then %s); said the fallback", problem, second_problem)
-        return Decision("respond", FALLBACK_REPLY, guard=FALLBACK, problem=problem)
+        fallback = UNKNOWN_REPLY if problem.startswith(INVENTED) else FALLBACK_REPLY
+        return Decision("respond", fallback, guard=FALLBACK, problem=problem)
 
     def refused(
         self,
