@@ -9,6 +9,8 @@ stored, precision >= 0.95, recall >= 0.8, every stored summary valid.
     .venv/bin/python scripts/bench_quality.py                    # default embedded model
     .venv/bin/python scripts/bench_quality.py --model looping    # a fake model that loops
     .venv/bin/python scripts/bench_quality.py --turns 8          # a quicker look
+    .venv/bin/python scripts/bench_quality.py --section recall   # facts told on one device,
+                                                                 # asked on another
 
 The cascades are set to run often (a summary every 12 messages, the base memory every 3
 summaries) so that a short conversation exercises them.
@@ -29,7 +31,7 @@ from pathlib import Path
 import httpx
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path[:0] = [str(ROOT), str(ROOT / "server")]
+sys.path[:0] = [str(ROOT), str(ROOT / "server"), str(ROOT / "scripts")]
 
 from lobug.memory.extraction import same_word  # noqa: E402
 from lobug.memory.quality import (  # noqa: E402
@@ -118,7 +120,22 @@ def main() -> None:
     parser.add_argument(
         "--judge-only", action="store_true", help="judge the first --turns of a --keep folder"
     )
+    parser.add_argument(
+        "--section",
+        choices=("all", "conversation", "recall"),
+        default="all",
+        help="the scripted conversation, the recall across devices (quality_recall.py), or both",
+    )
+    parser.add_argument(
+        "--server-code",
+        type=Path,
+        help="run the recall's server from another checkout (its server/ folder): a baseline",
+    )
     args = parser.parse_args()
+    if args.section in ("all", "recall"):
+        recall_section(args.model, args.server_code)
+    if args.section == "recall":
+        return
     script = SCRIPT[: args.turns]
     if args.judge_only:
         print_report(args.model, judge(args.keep / "memory.db", script, 0.0))
@@ -134,14 +151,30 @@ def main() -> None:
     print_report(args.model, report)
 
 
+def recall_section(model: str, server_code: Path | None) -> None:
+    """Facts told on one device, asked on another, on a fresh database."""
+    from quality_recall import print_recall, run_recall
+
+    code = {"PYTHONPATH": str(server_code.resolve() / "server")} if server_code else {}
+    print(f"== recall across devices on the {model} model {code or ''} ==", flush=True)
+    with tempfile.TemporaryDirectory() as scratch:
+        folder = Path(scratch)
+        with serving(model, folder / "memory.db", folder / "server.log", code) as url:
+            answers = run_recall(url)
+    print_recall(answers)
+
+
 @contextmanager
-def serving(model: str, db_path: Path, log_path: Path) -> Iterator[str]:
+def serving(
+    model: str, db_path: Path, log_path: Path, extra_env: dict[str, str] | None = None
+) -> Iterator[str]:
     """The real server on `model`: a subprocess on the default model, or the app in this
     process on a looping fake model."""
     if model == "embedded":
         from tests.e2e.server import start_server
 
         env = {"LOBUG_SPEECH": "0", "LOBUG_LLM_TEMPERATURE": "0.7", **CASCADE_ENV}
+        env.update(extra_env or {})
         server = start_server(db_path, log_path, env)
         try:
             yield server.url

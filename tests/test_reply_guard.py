@@ -220,3 +220,10 @@ def test_a_turn_whose_reply_invents_a_detail_says_it_does_not_know(
         "guard": "fallback",
         "problem": "invented: Maximilian",
     }
+
+
+def test_an_answer_about_the_person_is_checked_sentence_by_sentence() -> None:
+    known = known_words(["The user drives a green Skoda Octavia.", "Which car do I drive?"])
+    reply = "That's a classic. The latest Skoda, the 2018 model."
+    assert invented_details(reply, known) == []  # no "you": not a claim in general chat
+    assert invented_details(reply, known, answer=True) == ["2018"]

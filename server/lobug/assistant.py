@@ -30,7 +30,7 @@ from lobug.memory.assembly import TURN_SECTIONS, ContextRequest, assemble
 from lobug.memory.context import MemoryContext
 from lobug.memory.curation import Curation
 from lobug.memory.manager import MemoryManager
-from lobug.memory.recall import answer_from_facts
+from lobug.memory.recall import answer_from_facts, asked_words
 from lobug.memory.spoken_curation import carry_out
 from lobug.memory.spoken_requests import recognise_memory_request
 from lobug.memory.work_queue import Exchange
@@ -136,7 +136,7 @@ class Assistant:
             )
             prepared.clock.lap("llm")
             again = partial(self._careful_reply, prepared, abandoned)
-            guard = self.guard.knowing(prepared.known)
+            guard = self.guard.knowing(prepared.known, answer=prepared.about_them)
             return prepared.conclude(guard.review(parse_reply(raw), again))
 
     def _careful_reply(self, prepared: PreparedTurn, abandoned: AbandonCheck | None) -> Decision:
@@ -287,6 +287,11 @@ class PreparedTurn:
     spoken: SpokenLimit | None = None  # a voice turn: only this much of the answer is said
 
     @property
+    def about_them(self) -> bool:
+        """Whether the person asked about themselves ("What car do I drive?")."""
+        return self.user_message is not None and bool(asked_words(self.user_message.content))
+
+    @property
     def known(self) -> frozenset[str]:
         """The words of the turn's prompt: what a reply may name about the person."""
         return known_words(m["content"] for m in self.messages)
@@ -343,7 +348,9 @@ class StreamingTurn(AbstractContextManager["StreamingTurn"]):
         with ExitStack() as stack:
             state = stack.enter_context(device)
             self._prepared, self._rest = start(state)
-            self._guard = guard.knowing(self._prepared.known)  # this turn's claims checked
+            self._guard = guard.knowing(  # this turn's claims checked
+                self._prepared.known, answer=self._prepared.about_them
+            )
             self.action, self._head = read_action_prefix(self._rest)
             self._prepared.clock.lap("llm_start")  # the prompt read, the action known
             self._held = stack.pop_all()  # started: the device stays held until `close`

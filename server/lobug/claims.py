@@ -35,11 +35,13 @@ def known_words(texts: Iterable[str]) -> frozenset[str]:
     return frozenset(bare(token) for text in texts for token in word_tokens(text))
 
 
-def invented_details(text: str, known: frozenset[str]) -> list[str]:
-    """The names and numbers that `text` claims about the person and `known` lacks."""
+def invented_details(text: str, known: frozenset[str], *, answer: bool = False) -> list[str]:
+    """The names and numbers that `text` claims about the person and `known` lacks. With
+    `answer` (`text` answers a question about the person) every sentence counts as a claim
+    about them: "Which car do I drive?" -> "... the 2018 model"."""
     invented = []
     for sentence in SENTENCE.findall(text):
-        if sentence.rstrip().endswith("?") or not claims_about_them(sentence):
+        if sentence.rstrip().endswith("?") or not (answer or claims_about_them(sentence)):
             continue
         for position, token in enumerate(word_tokens(sentence)):
             if is_detail(token, position) and bare(token) not in known:

@@ -90,14 +90,18 @@ def _chunk_end(buffer: str) -> int:
 class ReplyGuard:
     """The checks on replies in one conversation language (`auto` checks loops only)."""
 
-    def __init__(self, language: str, known: frozenset[str] | None = None) -> None:
+    def __init__(
+        self, language: str, known: frozenset[str] | None = None, *, answer: bool = False
+    ) -> None:
         self.language = language
         self.known = known  # the words of the turn's prompt; None: no claims checked
+        self.answer = answer  # the reply answers a question about the person
 
-    def knowing(self, known: frozenset[str]) -> ReplyGuard:
+    def knowing(self, known: frozenset[str], *, answer: bool = False) -> ReplyGuard:
         """This guard for one turn whose prompt holds `known` words: a reply claiming a name
-        or number about the person beyond them is refused too (`lobug.claims`)."""
-        return ReplyGuard(self.language, known)
+        or number about the person beyond them is refused too (`lobug.claims`); every
+        sentence of it when it `answer`s a question about the person."""
+        return ReplyGuard(self.language, known, answer=answer)
 
     def problem(self, text: str) -> str | None:
         """Why `text` must not be said, or None."""
@@ -105,7 +109,7 @@ class ReplyGuard:
             return None
         problem = text_problem(text, self.language)
         if problem is None and self.known is not None:
-            invented = invented_details(text, self.known)
+            invented = invented_details(text, self.known, answer=self.answer)
             problem = f"{INVENTED}: {', '.join(invented)}" if invented else None
         return problem
 

@@ -252,7 +252,9 @@ def test_memory_routes_need_a_token_when_tokens_are_set(
         assert response.json()["error"] == "unauthorized"
         assert client.get("/memory/messages/alpha").status_code == 401
         ok = client.post(
-            "/memory/agents", json={"name": "alpha"}, headers={"Authorization": "Bearer s3cret-Tok3n-Mw8q"}
+            "/memory/agents",
+            json={"name": "alpha"},
+            headers={"Authorization": "Bearer s3cret-Tok3n-Mw8q"},
         )
         assert ok.status_code == 200
 

@@ -42,6 +42,7 @@ SYNONYMS = {
     "mom": ("mum", "mom", "mother"),
     "mother": ("mum", "mom", "mother"),
     "dad": ("dad", "father"),
+    "car": ("car", "drive", "drives", "drove", "driving"),
     "father": ("dad", "father"),
 }
 QUESTION_OPENERS = frozenset(
