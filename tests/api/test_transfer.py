@@ -1,5 +1,5 @@
 """GET /memory/export/{agent}, GET /memory/export and POST /memory/import (api/transfer.py):
-streamed, admin only, one transaction, idempotent."""
+streamed, admin only, one transaction, idempotent, on both engines."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from fastapi.testclient import TestClient
 from lobug.app import create_app, create_memory_app
 from lobug.backends import Backends
 from lobug.config import Settings
+from tests.engines import Databases
 
 ADMIN = {"Authorization": "Bearer admin-tok-7Qx1-Dn"}
 DEVICE = {"Authorization": "Bearer device-tok-2Lp4-Ky"}
@@ -39,15 +40,24 @@ def export_of(client: TestClient, path: str = "/memory/export/lobug") -> dict[st
     return document
 
 
+@pytest.mark.both_engines
 def test_export_streams_the_agent_and_import_writes_it_once(
-    guarded: TestClient, settings: Settings, backends: Backends
+    guarded: TestClient,
+    settings: Settings,
+    backends: Backends,
+    engine: str,
+    request: pytest.FixtureRequest,
 ) -> None:
     document = export_of(guarded)
     assert [a["name"] for a in document["agents"]] == ["lobug"]
     assert document["agents"][0]["facts"][0]["content"] == "The user keeps bees"
     assert document["embedding_model"] == "fake-embed"
 
-    other = settings.with_overrides(db_path=settings.db_path.with_name("other.db"))
+    if engine == "sqlite":
+        other = settings.with_overrides(db_path=settings.db_path.with_name("other.db"))
+    else:
+        databases: Databases = request.getfixturevalue("postgres")
+        other = settings.with_overrides(database_url=databases.fresh())
     with TestClient(create_memory_app(other, backends)) as memory_server:
         first = memory_server.post("/import", json=document)
         again = memory_server.post("/import", json=document)
@@ -59,6 +69,7 @@ def test_export_streams_the_agent_and_import_writes_it_once(
     assert [f["content"] for f in facts["facts"]] == ["The user keeps bees"]
 
 
+@pytest.mark.both_engines
 def test_import_errors_name_the_json_path_or_the_conflict(guarded: TestClient) -> None:
     document = export_of(guarded, "/memory/export")
     document["agents"][0]["messages"][0]["role"] = "narrator"

@@ -80,6 +80,7 @@ def test_facts_search_blocks_and_base_memory_on_a_server(
     assert ok("topics", "--global", env=env).out.startswith("Pinned facts of lobug:\n(none)")
 
 
+@pytest.mark.both_engines
 def test_chat_messages_export_import_and_exit_codes_on_a_server(
     env: dict[str, str], tmp_path: Path
 ) -> None:

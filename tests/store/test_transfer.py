@@ -1,5 +1,6 @@
-"""Export and import of agents (memory/transfer.py over store/sqlite/export_rows.py and
-importing.py), the JSON Schema, Markdown artifacts, online backup and restore."""
+"""Export and import of agents (memory/transfer.py over store/sql/export_rows.py and
+importing.py, on both engines), the JSON Schema, Markdown artifacts, SQLite's online backup
+and restore."""
 
 from __future__ import annotations
 
@@ -15,10 +16,13 @@ import pytest
 from lobug.memory import transfer
 from lobug.memory.artifacts import write_markdown
 from lobug.memory.export_schema import json_schema
+from lobug.store.engines import open_database
 from lobug.store.errors import DatabaseInUse, ImportConflict, StoreError
 from lobug.store.models import CLI, FactFlags, NewFact, TopicDraft, TopicMember
+from lobug.store.protocol import Store
 from lobug.store.sqlite.backup import restore_database
 from lobug.store.sqlite.engine import SQLiteStore
+from tests.engines import Databases
 from tests.fakes import FakeEmbedder
 
 SCHEMA_FILE = Path(__file__).parents[2] / "docs" / "export.schema.json"
@@ -40,7 +44,22 @@ def open_store(path: Path, embedder: FakeEmbedder) -> SQLiteStore:
     return store
 
 
-def remember_things(store: SQLiteStore, embedder: FakeEmbedder, agent: str = "lobug") -> None:
+def open_engine(
+    path: Path, engine: str, request: pytest.FixtureRequest, embedder: FakeEmbedder
+) -> Store:
+    """A store bound to the embedder: a SQLite file at `path`, or a fresh PostgreSQL
+    database."""
+    if engine == "sqlite":
+        url = f"sqlite:///{path}"
+    else:
+        databases: Databases = request.getfixturevalue("postgres")
+        url = databases.fresh()
+    store = open_database(url)
+    store.bind_embedding(embedder.model, embedder.dimension)
+    return store
+
+
+def remember_things(store: Store, embedder: FakeEmbedder, agent: str = "lobug") -> None:
     """Some of everything: a log from a device and the memory API, a summary, facts with a
     correction, a pin and a purged one, base memory, a block with history."""
     store.ensure_agent(agent, {"room": "kitchen"})
@@ -78,7 +97,7 @@ def remember_things(store: SQLiteStore, embedder: FakeEmbedder, agent: str = "lo
     )
 
 
-def exported(store: SQLiteStore, embedder: FakeEmbedder) -> dict[str, Any]:
+def exported(store: Store, embedder: FakeEmbedder) -> dict[str, Any]:
     agents = [counted.agent for counted in store.agents_with_counts()]
     text = "".join(transfer.export_chunks(store, agents, embedder.model, 1.0))
     document: dict[str, Any] = json.loads(text)
@@ -121,29 +140,34 @@ def embedder() -> FakeEmbedder:
 
 
 @pytest.fixture
-def source(tmp_path: Path, embedder: FakeEmbedder) -> Iterator[SQLiteStore]:
-    store = open_store(tmp_path / "source.db", embedder)
+def source(
+    tmp_path: Path, embedder: FakeEmbedder, engine: str, request: pytest.FixtureRequest
+) -> Iterator[Store]:
+    store = open_engine(tmp_path / "source.db", engine, request, embedder)
     remember_things(store, embedder)
     yield store
     store.close()
 
 
 @pytest.fixture
-def target(tmp_path: Path, embedder: FakeEmbedder) -> Iterator[SQLiteStore]:
-    store = open_store(tmp_path / "target.db", embedder)
+def target(
+    tmp_path: Path, embedder: FakeEmbedder, engine: str, request: pytest.FixtureRequest
+) -> Iterator[Store]:
+    store = open_engine(tmp_path / "target.db", engine, request, embedder)
     # Ids in the new database differ from the old ones.
     store.append_message("other", "d", "user", "something else entirely")
     yield store
     store.close()
 
 
-def import_document(store: SQLiteStore, embedder: FakeEmbedder, document: Any, **kw: Any) -> Any:
+def import_document(store: Store, embedder: FakeEmbedder, document: Any, **kw: Any) -> Any:
     agents = transfer.renamed(transfer.read_document(document), kw.pop("as_agent", None))
     return transfer.import_agents(store, embedder, agents, actor=CLI, **kw)
 
 
+@pytest.mark.both_engines
 def test_round_trip_keeps_everything_but_ids_and_a_second_import_adds_nothing(
-    source: SQLiteStore, target: SQLiteStore, embedder: FakeEmbedder
+    source: Store, target: Store, embedder: FakeEmbedder
 ) -> None:
     document = exported(source, embedder)
     jsonschema.validate(document, json.loads(SCHEMA_FILE.read_text()))
@@ -159,6 +183,10 @@ def test_round_trip_keeps_everything_but_ids_and_a_second_import_adds_nothing(
     lobug_back["audit"].pop()
     back["agents"] = [lobug_back]
     assert without_ids(back) == without_ids(document)
+    # An episode's span of time is that of its messages (not in the document: recomputed).
+    assert [(s.started_at, s.ended_at) for s in target.summaries("lobug")] == [
+        (s.started_at, s.ended_at) for s in source.summaries("lobug")
+    ]
     # Vectors were recomputed: the current facts and the API message are found by meaning.
     assert [h.fact.content for h in target.search_facts("lobug", embedder.embed("Anna"), 1)] == [
         "The user's sister is Anna"
@@ -192,8 +220,9 @@ def test_the_schema_file_is_the_generated_schema() -> None:
         ),
     ],
 )
+@pytest.mark.both_engines
 def test_a_bad_document_names_its_json_path_and_changes_nothing(
-    source: SQLiteStore, target: SQLiteStore, embedder: FakeEmbedder, change: Any, path: str
+    source: Store, target: Store, embedder: FakeEmbedder, change: Any, path: str
 ) -> None:
     document = exported(source, embedder)
     change(document)
@@ -208,8 +237,9 @@ def test_a_bad_document_names_its_json_path_and_changes_nothing(
     assert without_ids(exported(target, embedder)) == without_ids(before)
 
 
+@pytest.mark.both_engines
 def test_a_version_1_document_is_read_with_its_facts_upgraded(
-    source: SQLiteStore, target: SQLiteStore, embedder: FakeEmbedder
+    source: Store, target: Store, embedder: FakeEmbedder
 ) -> None:
     document = exported(source, embedder)
     document["version"] = 1
@@ -231,8 +261,9 @@ def test_a_version_1_document_is_read_with_its_facts_upgraded(
     ]
 
 
+@pytest.mark.both_engines
 def test_a_version_2_document_has_no_topics_and_an_agent_keeps_its_own(
-    source: SQLiteStore, target: SQLiteStore, embedder: FakeEmbedder
+    source: Store, target: Store, embedder: FakeEmbedder
 ) -> None:
     document = exported(source, embedder)
     topics = document["agents"][0].pop("topics")
@@ -255,7 +286,7 @@ def test_a_version_2_document_has_no_topics_and_an_agent_keeps_its_own(
     assert import_document(target, embedder, document, merge=True)[0].total == 0
 
 
-def test_numbers_json_cannot_hold_are_refused(source: SQLiteStore, embedder: FakeEmbedder) -> None:
+def test_numbers_json_cannot_hold_are_refused(source: Store, embedder: FakeEmbedder) -> None:
     document = exported(source, embedder)
     document["agents"][0]["audit"][0]["at"] = float("nan")  # Python's json reads NaN
 
@@ -263,8 +294,9 @@ def test_numbers_json_cannot_hold_are_refused(source: SQLiteStore, embedder: Fak
         transfer.read_document(document)
 
 
+@pytest.mark.both_engines
 def test_an_agent_with_other_memory_is_merged_into_only_when_asked(
-    source: SQLiteStore, target: SQLiteStore, embedder: FakeEmbedder
+    source: Store, target: Store, embedder: FakeEmbedder
 ) -> None:
     document = exported(source, embedder)
     target.append_message("lobug", "hall", "user", "I live in Porto")
@@ -281,7 +313,7 @@ def test_an_agent_with_other_memory_is_merged_into_only_when_asked(
 
 
 def test_markdown_artifacts_are_byte_identical_for_the_same_database(
-    source: SQLiteStore, embedder: FakeEmbedder, tmp_path: Path
+    source: Store, embedder: FakeEmbedder, tmp_path: Path
 ) -> None:
     agent = transfer.read_document(exported(source, embedder))[0]
     first = write_markdown(agent, tmp_path / "one")
@@ -328,7 +360,7 @@ def test_backup_under_write_load_holds_every_acknowledged_message(
 
 
 def test_restore_refuses_while_the_database_is_open(
-    source: SQLiteStore, tmp_path: Path, embedder: FakeEmbedder
+    source: Store, tmp_path: Path, embedder: FakeEmbedder
 ) -> None:
     source.backup(tmp_path / "copy.db")
     live = open_store(tmp_path / "live.db", embedder)

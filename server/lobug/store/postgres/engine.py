@@ -6,16 +6,17 @@ import time
 
 from lobug.store.models import Clock
 from lobug.store.postgres.activity import PostgresActivity
+from lobug.store.postgres.backup import PostgresBackup
 from lobug.store.postgres.database import POOL_SIZE
 from lobug.store.postgres.exclusive import PostgresExclusive
 from lobug.store.postgres.forgetting import PostgresForgetting
 from lobug.store.postgres.fulltext import PostgresFullText
 from lobug.store.postgres.queue import PostgresWorkQueue
 from lobug.store.postgres.topics import PostgresTopics
-from lobug.store.postgres.transfer import PostgresTransfer
 from lobug.store.postgres.vectors import EF_SEARCH, PostgresVectors
 from lobug.store.sql.blocks import SqlBlocks
 from lobug.store.sql.dreams import SqlDreams
+from lobug.store.sql.importing import SqlImport
 
 
 class PostgresStore(
@@ -28,7 +29,8 @@ class PostgresStore(
     PostgresFullText,
     PostgresExclusive,
     PostgresActivity,
-    PostgresTransfer,
+    SqlImport,
+    PostgresBackup,
 ):
     """Thread-safe and multi-process: a connection pool per process, transactions in the
     database, advisory locks where a check and a write must be one step. Opening migrates

@@ -10,12 +10,12 @@ from pathlib import Path
 from lobug.store.models import Clock
 from lobug.store.sql.blocks import SqlBlocks
 from lobug.store.sql.dreams import SqlDreams
+from lobug.store.sql.importing import SqlImport
 from lobug.store.sqlite.activity import SQLiteActivity
 from lobug.store.sqlite.backup import FileHold, SQLiteBackup, hold_shared
 from lobug.store.sqlite.database import prepare_private_file
 from lobug.store.sqlite.forgetting import SQLiteForgetting
 from lobug.store.sqlite.fulltext import SQLiteFullText
-from lobug.store.sqlite.importing import SQLiteImport
 from lobug.store.sqlite.queue import SQLiteWorkQueue
 from lobug.store.sqlite.topics import SQLiteTopics
 from lobug.store.sqlite.vectors import SQLiteVectors
@@ -30,7 +30,7 @@ class SQLiteStore(
     SqlBlocks,
     SQLiteFullText,
     SQLiteActivity,
-    SQLiteImport,
+    SqlImport,
     SQLiteBackup,
 ):
     """Thread-safe: one connection guarded by a lock (WAL keeps reads cheap). Opening migrates

@@ -1,21 +1,26 @@
 """Writing an imported agent (`store/records.py`) in one transaction: every record whose
 content key the agent does not hold yet gets a new id, and references (a fact's sources and
 successor, a summary's message span, an audit row's targets) are remapped to the new ids.
-Vectors come with the call, computed by the caller with the configured embedding model."""
+Vectors come with the call, computed by the caller with the configured embedding model.
+
+What the agent holds is read inside the import's transaction once its fact writers wait
+(PostgreSQL's advisory lock; SQLite's write transaction holds the whole file), so two imports
+of one document at the same time add it once. Full text follows by itself (SQLite's triggers,
+PostgreSQL's generated columns); SQLite's in-memory indexes follow after the commit."""
 
 from __future__ import annotations
 
 import bisect
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from lobug.store.errors import ImportConflict
-from lobug.store.models import API_SOURCE, Vector
+from lobug.store.models import API_SOURCE, Message, Vector
 from lobug.store.records import KINDS, AgentRecords, Imported, Record, content_key
 from lobug.store.sql import audit, rows
-from lobug.store.sqlite.database import vector_blob
-from lobug.store.sqlite.export_rows import SQLiteExportRows
+from lobug.store.sql.export_rows import SqlExportRows, held_keys
+from lobug.store.sql.facts import SqlFacts
 
 # An audit row's target -> the kind of record its ids name.
 AUDIT_TARGETS = {
@@ -24,6 +29,9 @@ AUDIT_TARGETS = {
     "block": "blocks",
     "base_memory": "base_memory_versions",
 }
+# An episode's span of time: when the first and the last of its messages were said (what
+# SQLite's trigger writes too).
+SPAN = "(SELECT {}(created_at) FROM conversation_log WHERE agent_id = ? AND id BETWEEN ? AND ?)"
 # A topic member's time, as the topic builder gives it (`memory/topics.py`).
 MEMBER_TIMES = {
     "fact": ("facts", "created_at"),
@@ -38,18 +46,20 @@ class ImportWriter:
     def __init__(
         self,
         conn: Any,
-        agent_id: int,
+        agent: tuple[str, int],
         held: dict[str, dict[str, int]],
         vectors: Mapping[str, Vector],
+        vector_value: Callable[[Vector], Any],
     ) -> None:
         self.conn = conn
-        self.agent_id = agent_id
+        self.agent, self.agent_id = agent
         self.held = held
         self.vectors = vectors
+        self.vector_value = vector_value  # the engine's column value of an embedding
         self.ids: dict[str, dict[int, int]] = {kind: {} for kind in KINDS}
         self.added = {kind: 0 for kind in KINDS}
         self.new_fact_vectors: list[tuple[int, Vector]] = []
-        self.new_message_vectors: list[tuple[int, Vector]] = []
+        self.new_message_vectors: list[tuple[Message, Vector]] = []
 
     def known(self, kind: str, record: Record) -> bool:
         """Whether the agent holds the record already (its id then maps to the held one)."""
@@ -60,7 +70,8 @@ class ImportWriter:
         return held is not None
 
     def inserted(self, kind: str, record: Record, sql: str, values: tuple[Any, ...]) -> int:
-        new_id = int(self.conn.execute(sql, values).lastrowid)
+        """INSERT `sql` (it gets ` RETURNING id`) and map the record to its new id."""
+        new_id = int(self.conn.execute(f"{sql} RETURNING id", values).fetchone()["id"])
         self.ids[kind][record["id"]] = new_id
         self.held[kind][content_key(kind, record)] = new_id
         self.added[kind] += 1
@@ -88,9 +99,20 @@ class ImportWriter:
         if record["device_id"] == API_SOURCE and vector is not None:
             self.conn.execute(
                 "INSERT INTO message_vectors(message_id, agent_id, embedding) VALUES (?, ?, ?)",
-                (new_id, self.agent_id, vector_blob(vector)),
+                (new_id, self.agent_id, self.vector_value(vector)),
             )
-            self.new_message_vectors.append((new_id, vector))
+            message = Message(
+                new_id,
+                self.agent,
+                record["device_id"],
+                record["role"],
+                record["content"],
+                record["created_at"],
+                bool(record["summarized"]),
+                record.get("metadata"),
+                self.agent_id,
+            )
+            self.new_message_vectors.append((message, vector))
 
     def message_span(self, first: int, last: int) -> tuple[int, int]:
         """The new ids at the ends of an old span of message ids (ids keep their order)."""
@@ -108,7 +130,8 @@ class ImportWriter:
             "summaries",
             record,
             "INSERT INTO summaries(agent_id, content, source_from_id, source_to_id, "
-            "created_at, incorporated) VALUES (?, ?, ?, ?, ?, ?)",
+            "created_at, incorporated, started_at, ended_at) "
+            f"VALUES (?, ?, ?, ?, ?, ?, {SPAN.format('MIN')}, {SPAN.format('MAX')})",
             (
                 self.agent_id,
                 record["content"],
@@ -116,6 +139,8 @@ class ImportWriter:
                 last,
                 record["created_at"],
                 int(record["incorporated"]),
+                *(self.agent_id, first, last),
+                *(self.agent_id, first, last),
             ),
         )
 
@@ -159,7 +184,7 @@ class ImportWriter:
         if record["invalidated_at"] is None and vector is not None:
             self.conn.execute(
                 "INSERT INTO fact_vectors(fact_id, agent_id, embedding) VALUES (?, ?, ?)",
-                (new_id, self.agent_id, vector_blob(vector)),
+                (new_id, self.agent_id, self.vector_value(vector)),
             )
             self.new_fact_vectors.append((new_id, vector))
 
@@ -293,20 +318,14 @@ class ImportWriter:
             ):
                 table, at = MEMBER_TIMES[kind]
                 self.conn.executemany(
-                    "INSERT OR IGNORE INTO topic_members(topic_id, kind, member_id, at) "
-                    f"SELECT ?, ?, id, {at} FROM {table} WHERE id = ?",
+                    "INSERT INTO topic_members(topic_id, kind, member_id, at) "
+                    f"SELECT ?, ?, id, {at} FROM {table} WHERE id = ? "
+                    "ON CONFLICT (topic_id, kind, member_id) DO NOTHING",
                     [(topic_id, kind, ids[i]) for i in old_ids if i in ids],
                 )
 
 
-class SQLiteImport(SQLiteExportRows):
-    def content_keys(self, agent: str) -> set[str]:
-        """The content keys of everything the agent holds (none when it does not exist)."""
-        found = self._query("SELECT id FROM agents WHERE name = ?", (agent,))
-        if not found:
-            return set()
-        return {key for keys in self.held_keys(found[0]["id"]).values() for key in keys}
-
+class SqlImport(SqlExportRows, SqlFacts):
     def import_agents(
         self,
         agents: Sequence[AgentRecords],
@@ -318,15 +337,13 @@ class SQLiteImport(SQLiteExportRows):
         """Add what each agent does not hold yet, all in one transaction, with one audit row
         per agent that changed. Raises ImportConflict (and writes nothing) when an agent
         holds other memory and `merge` is false."""
-        index, message_index = self._require_index(), self._require_message_index()
-        with self._lock:
+        self._require_vectors()
+        with self._writing():
             with self._transaction() as conn:
                 writers = [self._import_one(conn, agent, vectors, merge, actor) for agent in agents]
             for writer in writers:
-                for fact_id, vector in writer.new_fact_vectors:
-                    index.add(writer.agent_id, fact_id, vector)
-                for message_id, vector in writer.new_message_vectors:
-                    message_index.add_unit(writer.agent_id, message_id, vector)
+                self._index_facts(writer.agent_id, added=writer.new_fact_vectors)
+                self._index_message_vectors(writer.new_message_vectors)
         return [Imported(a.name, w.added) for a, w in zip(agents, writers, strict=True)]
 
     def _import_one(
@@ -338,7 +355,9 @@ class SQLiteImport(SQLiteExportRows):
         actor: str,
     ) -> ImportWriter:
         agent_id, existed = self._import_target(conn, agent)
-        writer = ImportWriter(conn, agent_id, self.held_keys(agent_id), vectors)
+        self._lock_fact_writers(conn, agent_id)
+        held = held_keys(lambda sql, params: conn.execute(sql, params).fetchall(), agent_id)
+        writer = ImportWriter(conn, (agent.name, agent_id), held, vectors, self._vector_value)
         self._write_records(writer, agent)
         added = sum(writer.added.values())
         if added and existed and not merge:
@@ -359,16 +378,21 @@ class SQLiteImport(SQLiteExportRows):
             )
         return writer
 
-    def _import_target(self, conn: Any, agent: AgentRecords) -> tuple[int, bool]:
+    @staticmethod
+    def _import_target(conn: Any, agent: AgentRecords) -> tuple[int, bool]:
         """The agent's id, created with the document's time and metadata when new; and
         whether it held any memory before."""
-        found = conn.execute("SELECT id FROM agents WHERE name = ?", (agent.name,)).fetchone()
+        find = "SELECT id FROM agents WHERE name = ?"
+        found = conn.execute(find, (agent.name,)).fetchone()
         if found is None:
-            cursor = conn.execute(
-                "INSERT INTO agents(name, created_at, metadata) VALUES (?, ?, ?)",
+            created = conn.execute(
+                "INSERT INTO agents(name, created_at, metadata) VALUES (?, ?, ?) "
+                "ON CONFLICT (name) DO NOTHING RETURNING id",
                 (agent.name, agent.created_at, rows.json_or_none(agent.metadata)),
-            )
-            return int(cursor.lastrowid), False
+            ).fetchone()
+            if created is not None:
+                return int(created["id"]), False
+            found = conn.execute(find, (agent.name,)).fetchone()  # made by another process
         agent_id = int(found["id"])
         holds = any(
             conn.execute(

@@ -8,7 +8,7 @@ from typing import Any
 
 from lobug.store.records import KINDS, Record, content_key
 from lobug.store.sql import rows
-from lobug.store.sqlite.audit import SQLiteAudit
+from lobug.store.sql.audit import SqlAudit
 
 PAGE_ROWS = 500
 
@@ -52,6 +52,7 @@ JSON_FIELDS = (
     "open_questions",
     "next_actions",
 )
+# Runs a `?` statement and gives its rows: the store's `_query`, or a transaction's connection.
 Query = Callable[[str, Sequence[Any]], list[Any]]
 
 
@@ -68,22 +69,20 @@ def record_of(row: Any) -> Record:
     return rows.mended_times(record)
 
 
-def completed(query: Query, mark: str, kind: str, record: Record) -> Record:
-    """A record with what other tables hold of it: a block's history, a topic's members
-    (`mark`: the engine's parameter mark)."""
+def completed(query: Query, kind: str, record: Record) -> Record:
+    """A record with what other tables hold of it: a block's history, a topic's members."""
     if kind == "blocks":
         record["history"] = [
             rows.mended_times(dict(row))
             for row in query(
                 "SELECT old_value, new_value, changed_by, changed_at "
-                f"FROM memory_block_history WHERE block_id = {mark} ORDER BY id",
+                "FROM memory_block_history WHERE block_id = ? ORDER BY id",
                 (record["id"],),
             )
         ]
     elif kind == "topics":
         members = query(
-            "SELECT kind, member_id FROM topic_members "
-            f"WHERE topic_id = {mark} ORDER BY kind, member_id",
+            "SELECT kind, member_id FROM topic_members WHERE topic_id = ? ORDER BY kind, member_id",
             (record["id"],),
         )
         for name, member_kind in (("fact_ids", "fact"), ("episode_ids", "episode")):
@@ -91,22 +90,40 @@ def completed(query: Query, mark: str, kind: str, record: Record) -> Record:
     return record
 
 
-class SQLiteExportRows(SQLiteAudit):
+def records(query: Query, agent_id: int, kind: str) -> Iterator[Record]:
+    """The agent's records of one kind, oldest first, read `PAGE_ROWS` at a time."""
+    columns, table = SOURCES[kind]
+    last = 0
+    while True:
+        found = query(
+            f"SELECT {columns} FROM {table} WHERE agent_id = ? AND id > ? ORDER BY id LIMIT ?",
+            (agent_id, last, PAGE_ROWS),
+        )
+        for row in found:
+            yield completed(query, kind, record_of(row))
+        if len(found) < PAGE_ROWS:
+            return
+        last = found[-1]["id"]
+
+
+def held_keys(query: Query, agent_id: int) -> dict[str, dict[str, int]]:
+    """kind -> content key -> id of every record the agent holds (block history keyed
+    under `block_history`, mapped to its block's id)."""
+    keys: dict[str, dict[str, int]] = {kind: {} for kind in (*KINDS, "block_history")}
+    for kind in KINDS:
+        for record in records(query, agent_id, kind):
+            keys[kind][content_key(kind, record)] = record["id"]
+            for change in record.get("history", []) if kind == "blocks" else []:
+                key = content_key("block_history", {"label": record["label"], **change})
+                keys["block_history"][key] = record["id"]
+    return keys
+
+
+class SqlExportRows(SqlAudit):
     def export_records(self, agent_id: int, kind: str) -> Iterator[Record]:
-        """The agent's records of one kind, oldest first, read `PAGE_ROWS` at a time (the
-        lock is never held between pages, so the server goes on while an export runs)."""
-        columns, table = SOURCES[kind]
-        last = 0
-        while True:
-            found = self._query(
-                f"SELECT {columns} FROM {table} WHERE agent_id = ? AND id > ? ORDER BY id LIMIT ?",
-                (agent_id, last, PAGE_ROWS),
-            )
-            for row in found:
-                yield completed(self._query, "?", kind, record_of(row))
-            if len(found) < PAGE_ROWS:
-                return
-            last = found[-1]["id"]
+        """The agent's records of one kind, oldest first, read `PAGE_ROWS` at a time (no lock
+        or connection is held between pages, so the server goes on while an export runs)."""
+        return records(self._query, agent_id, kind)
 
     def base_memory_row(self, agent_id: int) -> tuple[str, bool]:
         """The agent's current base memory and whether it is stale."""
@@ -115,14 +132,9 @@ class SQLiteExportRows(SQLiteAudit):
         )
         return (found[0]["content"], bool(found[0]["stale"])) if found else ("", False)
 
-    def held_keys(self, agent_id: int) -> dict[str, dict[str, int]]:
-        """kind -> content key -> id of every record the agent holds (block history keyed
-        under `block_history`, mapped to its block's id)."""
-        keys: dict[str, dict[str, int]] = {kind: {} for kind in (*KINDS, "block_history")}
-        for kind in KINDS:
-            for record in self.export_records(agent_id, kind):
-                keys[kind][content_key(kind, record)] = record["id"]
-                for change in record.get("history", []) if kind == "blocks" else []:
-                    key = content_key("block_history", {"label": record["label"], **change})
-                    keys["block_history"][key] = record["id"]
-        return keys
+    def content_keys(self, agent: str) -> set[str]:
+        """The content keys of everything the agent holds (none when it does not exist)."""
+        found = self._query("SELECT id FROM agents WHERE name = ?", (agent,))
+        if not found:
+            return set()
+        return {key for keys in held_keys(self._query, found[0]["id"]).values() for key in keys}
