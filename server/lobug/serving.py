@@ -14,6 +14,7 @@ import asyncio
 import contextlib
 import logging
 import os
+import signal
 import sys
 import threading
 from types import FrameType
@@ -161,20 +162,24 @@ class AnswerWhenStopped:
 
 class PromptlyStoppingServer(uvicorn.Server):
     """uvicorn's server whose first stop signal also arms the deadline: STOP_DEADLINE_S
-    later, the process ends whatever it is still doing (`stop_now`)."""
+    later, the process ends whatever it is still doing (`stop_now`). A second SIGTERM ends it
+    at once."""
 
     deadline_s = STOP_DEADLINE_S
 
     def handle_exit(self, sig: int, frame: FrameType | None) -> None:
         if not self.should_exit:
-            timer = threading.Timer(self.deadline_s, stop_now, args=(self.deadline_s,))
+            timer = threading.Timer(self.deadline_s, stop_now, args=(self.deadline_s, sig))
             timer.daemon = True
             timer.start()
+            if sig == signal.SIGTERM:
+                signal.signal(signal.SIGTERM, signal.SIG_DFL)
         super().handle_exit(sig, frame)
 
 
-def stop_now(after_s: float) -> None:
-    """End the process at once (exit status 0: the stop that was asked for happened)."""
+def stop_now(after_s: float, sig: int) -> None:
+    """End the process at once, as a clean stop ends: by SIGTERM itself, or status 0 after
+    Ctrl-C."""
     log.warning(
         "still busy %.0f s after the stop was asked: stopping now (what was acknowledged is "
         "committed; unfinished memory work stays queued for the next start)",
@@ -184,12 +189,14 @@ def stop_now(after_s: float) -> None:
         handler.flush()
     sys.stdout.flush()
     sys.stderr.flush()
+    if sig == signal.SIGTERM:
+        os.kill(os.getpid(), signal.SIGTERM)  # its default action, set by handle_exit
     os._exit(0)
 
 
 def serve(app: Any, host: str, port: int, log_level: str) -> None:
-    """Run `app` until interrupted (Ctrl-C or SIGTERM ends it cleanly, exit status 0) within
-    STOP_DEADLINE_S, whatever it is doing."""
+    """Run `app` until stopped, within STOP_DEADLINE_S whatever it is doing: Ctrl-C ends it
+    with exit status 0, SIGTERM by the signal itself (as uvicorn re-raises it)."""
     # uvicorn re-raises the signal it handled once it has shut down; uvicorn.run swallows it
     with contextlib.suppress(KeyboardInterrupt):
         PromptlyStoppingServer(uvicorn_config(AnswerWhenStopped(app), host, port, log_level)).run()

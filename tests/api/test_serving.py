@@ -1,18 +1,24 @@
-"""The servers' connection timeouts and access log, over real sockets (issue 17, finding 10)."""
+"""The servers' connection timeouts and access log, over real sockets (issue 17, finding 10),
+and a prompt stop whatever the server is doing (issue 29, finding 9)."""
 
 from __future__ import annotations
 
 import logging
+import signal
 import socket
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 
+import httpx
 import pytest
 import uvicorn
 from fastapi import FastAPI
 
-from lobug.serving import RedactQueryStrings, uvicorn_config
+from lobug.serving import STOP_DEADLINE_S, RedactQueryStrings, uvicorn_config
 
 IDLE_S = 0.5
 REQUEST_S = 1.0
@@ -115,3 +121,66 @@ def test_the_access_log_never_shows_a_query_string() -> None:
     )
     assert RedactQueryStrings().filter(record)
     assert "s3cret" not in record.getMessage() and "/memory/facts/a" in record.getMessage()
+
+
+# A server whose request and whose shutdown never end by themselves (a model call, a batch
+# being embedded): `lobug.serving.serve` must still stop it within STOP_DEADLINE_S.
+STUCK_SERVER = """
+import asyncio, sys, time
+from contextlib import asynccontextmanager
+from fastapi import FastAPI
+from lobug.serving import serve
+
+@asynccontextmanager
+async def lifespan(app):
+    yield
+    await asyncio.to_thread(time.sleep, 60)
+
+app = FastAPI(lifespan=lifespan)
+
+@app.get("/stuck")
+async def stuck():
+    await asyncio.to_thread(time.sleep, 60)
+
+serve(app, "127.0.0.1", int(sys.argv[1]), "info")
+"""
+
+
+@pytest.mark.parametrize(
+    ("stop", "status"), [(signal.SIGTERM, -signal.SIGTERM), (signal.SIGINT, 0)]
+)
+def test_a_stuck_server_stops_within_the_deadline(stop: int, status: int) -> None:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    with subprocess.Popen(
+        [sys.executable, "-c", STUCK_SERVER, str(port)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    ) as process:
+        url = f"http://127.0.0.1:{port}"
+        deadline = time.monotonic() + 30
+        while not _answers(url) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        with ThreadPoolExecutor(1) as pool:
+            waiting = pool.submit(httpx.get, f"{url}/stuck", timeout=30)
+            time.sleep(0.5)
+            began = time.monotonic()
+            process.send_signal(stop)
+            try:
+                log, _ = process.communicate(timeout=30)
+            finally:
+                process.kill()
+            assert time.monotonic() - began < STOP_DEADLINE_S + 1
+            answer = waiting.result()
+    assert (answer.status_code, answer.json()["error"]) == (503, "server_stopping")
+    assert process.returncode == status
+    assert "stopping now" in log
+
+
+def _answers(url: str) -> bool:
+    try:
+        return httpx.get(f"{url}/docs", timeout=1).status_code == 200
+    except httpx.HTTPError:
+        return False

@@ -224,12 +224,14 @@ def test_a_block_deleted_with_purge_leaves_no_bytes_of_its_texts(
 
 
 def stop_seconds(server: ServerProcess) -> float:
+    """How long SIGTERM took to end the server; it ended as a clean stop does (by SIGTERM)."""
     started = time.monotonic()
     server.process.send_signal(signal.SIGTERM)
     try:
         server.process.wait(timeout=30)
     finally:
         server.stop()
+    assert server.process.returncode == -signal.SIGTERM
     return time.monotonic() - started
 
 
