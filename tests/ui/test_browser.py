@@ -40,16 +40,46 @@ ADMIN = "adm-browser-7Qx-Lw4"
 DEVICE = "dev-browser-2Lp-Nc8"
 DESKTOP = {"width": 1280, "height": 900}
 PHONE = {"width": 390, "height": 844}
+TABLET = {"width": 960, "height": 800}  # just wider than where tables turn into cards
 REPO = Path(__file__).resolve().parents[2]
 FACTS = [
     ("The user's sister is called Ana", "identity"),
     ("The user likes green tea", "preference"),
     ("The user's dog Rex is afraid of thunder", "identity"),
     ("The user's dentist appointment is on Friday at 10", "event"),
+    (
+        "The user is planning a long summer journey with their sister Ana through the "
+        "mountain villages of northern Portugal, staying in small guesthouses, walking "
+        "between them with light backpacks and stopping for lunch wherever the view is good",
+        "commitment",
+    ),
     ("The user bakes sourdough bread on Saturdays", "preference"),
 ]
 PAGES = ["/ui", "/ui/conversations", "/ui/facts", "/ui/base-memory", "/ui/blocks"]
 PAGES += ["/ui/topics", "/ui/search?q=sister", "/ui/audit"]
+LONG_MESSAGE = (
+    "Tomorrow morning I would like to remember to call the plumber about the dripping kitchen "
+    "tap, then pick up the parcel at the post office before it closes, and in the afternoon "
+    "water the tomatoes in the greenhouse because the forecast says it will be very hot"
+)
+# Every word of every table cell on one line: JavaScript listing the words that wrap inside.
+BROKEN_WORDS_JS = """() => {
+  const broken = [];
+  for (const cell of document.querySelectorAll('main td, main th')) {
+    const walker = document.createTreeWalker(cell, NodeFilter.SHOW_TEXT);
+    for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+      for (const word of node.data.matchAll(/\\S+/g)) {
+        const range = document.createRange();
+        range.setStart(node, word.index);
+        range.setEnd(node, word.index + word[0].length);
+        const lines = new Set([...range.getClientRects()]
+          .filter(r => r.width > 0).map(r => Math.round(r.bottom)));
+        if (lines.size > 1) broken.push(word[0]);
+      }
+    }
+  }
+  return broken;
+}"""
 
 
 @pytest.fixture(scope="module")
@@ -94,6 +124,7 @@ def seed(url: str) -> None:
             ("kitchen", "my sister Ana visits on Sunday"),
             ("kitchen", "remind me to buy bread"),
             ("desk", "what time is it"),
+            ("hall", LONG_MESSAGE),
         ]:
             said = client.post("/chat/text", json={"text": text}, headers={"X-Device-Id": device})
             assert said.status_code == 200
@@ -280,3 +311,27 @@ def test_every_page_fits_a_phone_and_a_device_token_only_looks(
     assert "read-only" in page.locator(".role").inner_text()
     console_errors.clear()
     page.context.close()
+
+
+def test_table_cells_break_between_words_only_and_headings_sit_above_their_charts(
+    browser: Any, server: ServerProcess, console_errors: list[str], tmp_path: Path
+) -> None:
+    """At 1,280, 960 and 390 px no word of a table cell wraps inside ("Confiden ce", "as si
+    st an t", "03 :2 3: 49" before), long texts included, and nothing scrolls sideways; "Last
+    30 days" is above its charts."""
+    long_fact = fact_id_of(server, FACTS[4][0])
+    pages = [*PAGES, "/ui/conversations?device=hall", f"/ui/facts/{long_fact}"]
+    for name, viewport in [("desktop", DESKTOP), ("phone", PHONE), ("tablet", TABLET)]:
+        page = open_page(browser, server, console_errors, viewport)
+        sign_in(page)
+        for path in pages:
+            page.goto(path)
+            shot = tmp_path / f"{name}-{path.strip('/').split('?')[0].replace('/', '-')}.png"
+            page.screenshot(path=str(shot), full_page=True)
+            assert page.evaluate(BROKEN_WORDS_JS) == [], f"{path} at {viewport['width']} px"
+            assert page.evaluate("document.documentElement.scrollWidth") <= viewport["width"]
+        page.goto("/ui")
+        heading = page.get_by_role("heading", name="Last 30 days (UTC)").bounding_box()
+        charts = page.locator(".charts figure").first.bounding_box()
+        assert heading["y"] + heading["height"] <= charts["y"]
+        page.context.close()
