@@ -102,7 +102,8 @@ def opened(url: str | None, token: str | None) -> Iterator[MemoryAccess]:
 
 def memory_command(fn: Callable[..., None]) -> Callable[..., None]:
     """Give a command `--url`, `--token`, `--json` and `--agent`, and call it with the open
-    `MemoryAccess`, its `Output` and the agent (default: LOBUG_AGENT, or the server's)."""
+    `MemoryAccess`, its `Output` and the agent (default: LOBUG_AGENT, or the server's, created
+    on first use; another agent must have been created: `lobug agents create`)."""
     return with_access(fn, default_agent=True)
 
 
@@ -132,6 +133,8 @@ def with_access(fn: Callable[..., None], *, default_agent: bool) -> Callable[...
     ) -> None:
         with opened(url, token) as access:
             chosen = agent or (access.default_agent if default_agent else None)
+            if default_agent and agent is None:  # it exists from the first command on
+                access.create_agent(access.default_agent)
             fn(access, Output(as_json), chosen, **kwargs)
 
     return command

@@ -14,7 +14,7 @@ from typing import Any
 
 from lobug.backends.base import Embedder, Vector
 from lobug.cli.access import Json
-from lobug.cli.output import Refused
+from lobug.cli.output import Refused, by_score, no_agent
 from lobug.config import Settings
 from lobug.memory import transfer
 from lobug.memory.curation import Curation
@@ -110,7 +110,7 @@ class LocalAccess:
     def require(self, name: str) -> Agent:
         agent = self.store.find_agent(name)
         if agent is None:
-            raise Refused(f"no agent named {name!r} in {self.svc.settings.db_path}")
+            raise Refused(no_agent(name, str(self.svc.settings.db_path)))
         return agent
 
     # ------------------------------------------------------------------ agents, facts
@@ -165,26 +165,28 @@ class LocalAccess:
         vector = None if mode == "keyword" else self.svc.embedder.embed(text)
         facts = self.curation.searcher.facts(agent, text, limit, mode=mode, vector=vector)
         messages = self.curation.search_messages(agent, text, limit, mode)
-        return [
-            *(
-                {
-                    "kind": "fact",
-                    "id": str(h.fact.id),
-                    "score": h.similarity,
-                    "text": h.fact.content,
-                }
-                for h in facts
-            ),
-            *(
-                {
-                    "kind": "message",
-                    "id": str(h.message.id),
-                    "score": h.similarity,
-                    "text": h.message.content,
-                }
-                for h in messages.hits
-            ),
-        ]
+        return by_score(
+            [
+                *(
+                    {
+                        "kind": "fact",
+                        "id": str(h.fact.id),
+                        "score": h.similarity,
+                        "text": h.fact.content,
+                    }
+                    for h in facts
+                ),
+                *(
+                    {
+                        "kind": "message",
+                        "id": str(h.message.id),
+                        "score": h.similarity,
+                        "text": h.message.content,
+                    }
+                    for h in messages.hits
+                ),
+            ]
+        )
 
     # ------------------------------------------------------------------ messages
 

@@ -50,12 +50,22 @@ def span_options(fn: Any) -> Any:
     return click.option("--device", help="only this device (`api`: the memory API)")(fn)
 
 
+class ListByDefault(click.Group):
+    """A group that runs its `list` command when none is named: `lobug agents` lists, as
+    `lobug agents --json` does (help stays `-h`)."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if not args or (args[0].startswith("-") and args[0] not in ctx.help_option_names):
+            args = ["list", *args]
+        return super().parse_args(ctx, args)
+
+
 # ---------------------------------------------------------------------- agents
 
 
-@click.group()
+@click.group(cls=ListByDefault)
 def agents() -> None:
-    """The agents (memory namespaces) with their counts."""
+    """The agents (memory namespaces) with their counts; `lobug agents` lists them."""
 
 
 @agents.command("list")
@@ -100,9 +110,9 @@ def delete_agent(memory: MemoryAccess, out: Output, agent: str, name: str, yes: 
 # ---------------------------------------------------------------------- messages
 
 
-@click.group()
+@click.group(cls=ListByDefault)
 def messages() -> None:
-    """The conversation log."""
+    """The conversation log; `lobug messages` lists it."""
 
 
 def in_span(message: Json, device: str | None, since: float | None, until: float | None) -> bool:
@@ -161,9 +171,9 @@ def forget_messages(
 # ---------------------------------------------------------------------- blocks, base memory
 
 
-@click.group()
+@click.group(cls=ListByDefault)
 def blocks() -> None:
-    """Memory blocks: labelled texts always in the prompt."""
+    """Memory blocks: labelled texts always in the prompt; `lobug blocks` lists them."""
 
 
 @blocks.command("list")

@@ -4,6 +4,7 @@ bars only on a terminal, and the exit codes (0 done, 1 not found or refused, 2 u
 from __future__ import annotations
 
 import json
+import math
 import re
 import sys
 from collections.abc import Iterator, Sequence
@@ -32,6 +33,18 @@ class ConfigurationError(click.ClickException):
 
     def format_message(self) -> str:
         return f"configuration error: {self.message}"
+
+
+def no_agent(name: str, where: str) -> str:
+    """The refusal for an agent never created, with the command that creates it."""
+    return f"no agent named {name!r} in {where} (create it with `lobug agents create {name}`)"
+
+
+def by_score(hits: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Search hits of every kind in one list, highest `score` first (a hit without one, a
+    fact ranked by a server, keeps its place before those with one); ties keep the search's
+    order."""
+    return sorted(hits, key=lambda hit: -math.inf if hit["score"] is None else -hit["score"])
 
 
 class Output:

@@ -12,12 +12,16 @@ from typing import Any
 import httpx
 
 from lobug.cli.access import Json
-from lobug.cli.output import Refused
+from lobug.cli.output import Refused, by_score
 from lobug.memory.search import SearchMode
 from lobug.store.models import DEFAULT_FACT_TYPE, FactFlags, FactQuery
 from lobug.web.roles import ADMIN_REQUIRED
 
+AGENT_NOT_FOUND = "agent_not_found"  # the API's code (api/errors.py)
 TIMEOUT_S = 60.0
+# Work the server does whole before it answers (a topic rebuild, a dream, an import) may take
+# minutes on a small model: waited for this long, not TIMEOUT_S.
+WORK_TIMEOUT = httpx.Timeout(TIMEOUT_S, read=3600.0)
 
 
 def iso(timestamp: float) -> str:
@@ -110,16 +114,23 @@ class RemoteAccess:
         facts = self.call("GET", f"/facts/{agent}", params={"q": text, "limit": limit})
         body = {"agent_name": agent, "query": text, "mode": mode, "limit": limit}
         messages = self.call("POST", "/messages/search", json=body)
-        return [
-            *(
-                {"kind": "fact", "id": f["id"], "score": None, "text": f["content"]}
-                for f in facts["facts"]
-            ),
-            *(
-                {"kind": "message", "id": m["id"], "score": m["similarity"], "text": m["content"]}
-                for m in messages
-            ),
-        ]
+        return by_score(
+            [
+                *(
+                    {"kind": "fact", "id": f["id"], "score": None, "text": f["content"]}
+                    for f in facts["facts"]
+                ),
+                *(
+                    {
+                        "kind": "message",
+                        "id": m["id"],
+                        "score": m["similarity"],
+                        "text": m["content"],
+                    }
+                    for m in messages
+                ),
+            ]
+        )
 
     # ------------------------------------------------------------------ messages
 
@@ -172,7 +183,9 @@ class RemoteAccess:
         return found
 
     def dream(self, agent: str, dry_run: bool) -> Json:
-        found: Json = self.call("POST", f"/dream/{agent}", params={"dry_run": dry_run})
+        found: Json = self.call(
+            "POST", f"/dream/{agent}", params={"dry_run": dry_run}, timeout=WORK_TIMEOUT
+        )
         return found
 
     def dreams(self, agent: str, limit: int) -> list[Json]:
@@ -188,7 +201,9 @@ class RemoteAccess:
         return found
 
     def rebuild_topics(self, agent: str) -> list[Json]:
-        found: list[Json] = self.call("POST", f"/agents/{agent}/topics/rebuild")
+        found: list[Json] = self.call(
+            "POST", f"/agents/{agent}/topics/rebuild", timeout=WORK_TIMEOUT
+        )
         return found
 
     def global_memory(self, agent: str) -> Json:
@@ -221,7 +236,9 @@ class RemoteAccess:
         params: dict[str, Any] = {"merge": merge}
         if as_agent:
             params["as"] = as_agent
-        found: Json = self.call("POST", "/import", params=params, json=document)
+        found: Json = self.call(
+            "POST", "/import", params=params, json=document, timeout=WORK_TIMEOUT
+        )
         return found
 
 
@@ -236,4 +253,6 @@ def error_text(answer: httpx.Response) -> str:
         return f"the server answered {answer.status_code}"
     if body["error"] == ADMIN_REQUIRED:
         text += " (pass an admin token with --token or LOBUG_TOKEN)"
+    if body["error"] == AGENT_NOT_FOUND:
+        text += " (create it with `lobug agents create NAME`)"
     return text

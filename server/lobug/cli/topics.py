@@ -43,5 +43,9 @@ def topics(memory: MemoryAccess, out: Output, agent: str, rebuild: bool, global_
     if global_:
         show_global(out, agent, memory.global_memory(agent))
         return
-    listed = memory.rebuild_topics(agent) if rebuild else memory.topics(agent)
+    if rebuild:  # minutes on a small model: a pulsing bar on a terminal meanwhile
+        with out.progress("grouping and naming topics"):
+            listed = memory.rebuild_topics(agent)
+    else:
+        listed = memory.topics(agent)
     out.table(rows_of(listed), TOPIC_COLUMNS, data=listed)
