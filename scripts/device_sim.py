@@ -1,3 +1,4 @@
+#!/usr/bin/env python3
 """Play the M5Stack's role against a running Lo-Bug server, over real HTTP.
 
 Sends what the firmware sends, byte for byte: the same headers (`Authorization: Bearer`,
@@ -6,10 +7,13 @@ Sends what the firmware sends, byte for byte: the same headers (`Authorization: 
 PCM of at most 5 s) and the same `/context/sensors` body. firmware/test/golden/ holds the bytes
 both sides are checked against.
 
-    python scripts/device_sim.py --text "Hello!"                  # works with any server
-    python scripts/device_sim.py --wav question.wav --stream --out replies/
-    python scripts/device_sim.py --say "What time is it?"         # needs piper (the server's)
-    python scripts/device_sim.py --sensors-every 5 --duration 60  # just be a device for a minute
+    scripts/device_sim.py --text "Hello!"                  # works with any server
+    scripts/device_sim.py --wav samples/question.wav --stream --out replies/
+    scripts/device_sim.py --say "What time is it?"         # needs piper (the server's)
+    scripts/device_sim.py --sensors-every 5 --duration 60  # just be a device for a minute
+
+Run by a Python without httpx (the system's `python3`), it runs itself again with the
+repository's `.venv/bin/python` (made by `make run`), where everything it needs is installed.
 
 Turns run in the order given. Prints what was heard, the action, the reply and timings; saves
 reply audio with --out. Exits 1 if any request failed.
@@ -36,7 +40,22 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import unquote
 
-import httpx
+VENV = Path(__file__).resolve().parents[1] / ".venv"
+
+
+def run_in_the_venv() -> None:
+    """Run as a program by a Python without httpx: run again with the repository's venv."""
+    if __name__ != "__main__" or importlib.util.find_spec("httpx") is not None:
+        return
+    python = VENV / "bin" / "python"
+    if python.exists() and Path(sys.prefix).resolve() != VENV.resolve():
+        os.execv(python, [str(python), __file__, *sys.argv[1:]])
+    sys.exit("device_sim.py needs httpx: run `make run` once (it makes .venv), then run it again")
+
+
+run_in_the_venv()
+
+import httpx  # noqa: E402  (after the venv check above)
 
 if TYPE_CHECKING:
     import numpy as np

@@ -18,6 +18,7 @@ from lobug.api import (
     device,
     dreams,
     facts,
+    learning,
     memory,
     openai_proxy,
     topics,
@@ -54,6 +55,7 @@ MEMORY_ROUTERS = (
     dreams.router,
     topics.router,
     transfer.router,
+    learning.router,
 )
 DEVICE_ROUTERS = (device.public, device.router, voice.router, openai_proxy.router)
 

@@ -61,12 +61,19 @@ class Services:
         return self.backends.embedder
 
     async def llm_reachable(self, max_age_s: float) -> bool:
-        """Whether the chat backend answers, probed at most every `max_age_s` seconds."""
+        """Whether the chat backend answers (`ChatBackend.is_available`), probed at most
+        every `max_age_s` seconds."""
         checked_at, reachable = self._reachable
         if time.monotonic() - checked_at > max_age_s:
             reachable = await asyncio.to_thread(self.chat.is_available)
             self._reachable = (time.monotonic(), reachable)
         return reachable
+
+    def ready(self, llm_reachable: bool) -> bool:
+        """Whether the models are loaded and at work: the chat backend answers
+        (`llm_reachable`: the embedded model loaded and its worker answering, a remote one
+        reachable with its model) and speech, where configured, has loaded."""
+        return llm_reachable and (self.speech.ready or not self.speech.wanted)
 
     def speech_status(self) -> dict[str, Any]:
         """Whether speech is ready (or loading, or why not) and its models."""

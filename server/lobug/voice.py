@@ -76,6 +76,11 @@ class Speech:
     def ready(self) -> bool:
         return self.stt is not None and self.tts is not None
 
+    @property
+    def wanted(self) -> bool:
+        """Whether speech models are configured: loaded, loading or failed to load."""
+        return self.ready or (self._load_stt is not None and self._load_tts is not None)
+
     def load(self) -> None:
         if self._load_stt is None or self._load_tts is None:
             return

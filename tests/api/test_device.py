@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import json
+import threading
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
@@ -11,7 +12,8 @@ from lobug.backends import Backends
 from lobug.config import ConfigError, Settings
 from lobug.store.errors import EmbeddingMismatch
 from lobug.store.sqlite.engine import SQLiteStore
-from tests.fakes import FakeChat, FakeEmbedder, unreachable
+from lobug.voice import Speech
+from tests.fakes import FakeChat, FakeEmbedder, FakeSTT, FakeTTS, unreachable
 from tests.polling import memory_work_done
 
 
@@ -37,6 +39,37 @@ def test_health_follows_the_contract_and_adds_details(client: TestClient) -> Non
     assert body["embedding"] == {"backend": "fake", "model": "fake-embed", "dimension": 64}
     assert body["db_path"].endswith("memory.db")
     assert body["ready"] is True and body["version"]
+    assert body["memory"]["learning_parked"] == 0
+
+
+def test_health_is_ready_only_while_the_models_are_loaded_and_answer(
+    client: TestClient, fake_chat: FakeChat
+) -> None:
+    """`ready` was a constant true, and `ollama` true with no model answering."""
+    svc = client.app.state.services  # type: ignore[attr-defined]
+    loaded = threading.Event()
+
+    def slow_stt() -> FakeSTT:
+        loaded.wait(10)
+        return FakeSTT()
+
+    svc.speech = svc.voice.speech = Speech(slow_stt, FakeTTS)
+    loading = threading.Thread(target=svc.speech.load)
+    loading.start()
+    try:
+        body = client.get("/health").json()
+        assert (body["ready"], body["speech"]["loading"], body["ollama"]) == (False, True, True)
+    finally:
+        loaded.set()
+        loading.join(10)
+    assert client.get("/health").json()["ready"] is True
+
+    fake_chat.fail_with = unreachable()
+    svc._reachable = (0.0, True)  # the probe's answer from before has expired
+    answer = client.get("/health")
+    body = answer.json()
+    assert answer.status_code == 200 and body["status"] == "ok"  # the device contract
+    assert (body["ollama"], body["llm"]["reachable"], body["ready"]) == (False, False, False)
 
 
 def test_chat_text_answers_and_logs_both_messages(
@@ -312,6 +345,7 @@ def test_health_counts_memory(client: TestClient, fake_chat: FakeChat) -> None:
         "summaries": 0,
         "pending_learning": 0,
         "learning_queue": 0,
+        "learning_parked": 0,
     }
 
 

@@ -20,6 +20,7 @@ from lobug.backends.remote import OpenAIChat
 from lobug.config import Settings
 from lobug.voice import WARM_UP_TEXT, Speech
 from tests.fakes import FakeChat, FakeEmbedder, FakeSTT, FakeTTS, unreachable
+from tests.polling import memory_work_done
 
 
 def say(client: TestClient, text: str, device: str = "default") -> tuple[int, dict[str, object]]:
@@ -129,9 +130,11 @@ def test_a_chat_backend_slower_than_the_timeout_is_a_503(
     chat.close()
 
 
-def test_garbage_from_extraction_never_breaks_a_turn(
+def test_garbage_from_extraction_never_breaks_a_turn_and_is_kept_for_a_retry(
     settings: Settings, caplog: pytest.LogCaptureFixture
 ) -> None:
+    """Garbage was read as "no facts" and its queue row deleted; now only a reply that says
+    it found nothing (readable, if malformed: `{"fact": 7}` is no fact) leaves the queue."""
     outputs = iter(["{not json", '{"facts": [{"fact": 7}]}', "\x00\xff]]", '{"facts": "x"}'])
 
     def responder(messages: Sequence[ChatMessage], schema: JsonSchema | None) -> str:
@@ -142,8 +145,16 @@ def test_garbage_from_extraction_never_breaks_a_turn(
     with TestClient(create_app(settings, Backends(chat, FakeEmbedder()))) as client:
         for i in range(4):
             assert say(client, f"I like tea number {i}")[0] == 200
-        assert client.get("/health").json()["memory"]["facts"] >= 0
-    assert sum("memory: +" in r.getMessage() for r in caplog.records) == 4
+            memory_work_done(client)
+        memory = client.get("/health").json()["memory"]
+        assert (memory["facts"], memory["learning_queue"], memory["learning_parked"]) == (0, 3, 0)
+        store = services(client).store  # type: ignore[attr-defined]
+        waiting = store.queued_exchanges(10, float("inf"))
+        said = [q.user.content for q in waiting]
+        assert said == ["I like tea number 0", "I like tea number 2", "I like tea number 3"]
+        assert all(q.attempts == 1 for q in waiting)
+    lines = [r.getMessage() for r in caplog.records if "memory: +" in r.getMessage()]
+    assert len(lines) == 4 and sum("extract_facts" in line for line in lines) == 3
 
 
 def test_a_failing_extraction_is_logged_and_kept_for_a_retry(

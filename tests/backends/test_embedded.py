@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import threading
 import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -19,6 +20,7 @@ from lobug.backends.embedded import (
     STREAM_AHEAD_PIECES,
     EmbeddedChat,
     LocalEmbedder,
+    WorkerProbe,
     bundled_chat_model,
 )
 
@@ -180,6 +182,54 @@ def test_the_embedded_model_opens_no_port_and_refuses_strangers(chat: EmbeddedCh
     assert socket_path.parent.stat().st_mode & 0o077 == 0  # a folder only we can enter
     transport = httpx.HTTPTransport(uds=str(socket_path))
     with httpx.Client(transport=transport, base_url="http://llama") as stranger:
-        for path in ("/v1/models", "/slots", "/props"):
+        for path in ("/v1/models", "/slots", "/props", "/metrics"):
             assert stranger.get(path).status_code == 401
         assert stranger.post("/v1/chat/completions", json={"messages": []}).status_code == 401
+
+
+def test_the_model_is_available_while_its_worker_answers_even_mid_generation(
+    chat: EmbeddedChat,
+) -> None:
+    assert chat.is_available()
+    long_story: list[ChatMessage] = [{"role": "user", "content": "Tell a very long story."}]
+    with ThreadPoolExecutor(1) as pool:
+        writing = pool.submit(chat.complete, long_story, max_tokens=96, background=True)
+        started = time.monotonic()
+        assert chat.is_available()  # answered between two decoding steps
+        assert time.monotonic() - started < 1.0
+        writing.result(timeout=120)
+
+
+def test_a_closed_model_is_not_available() -> None:
+    closing = EmbeddedChat(n_ctx=512, slots=1)
+    assert closing.is_available()
+    closing.close()
+    assert not closing.is_available()
+
+
+def test_a_worker_that_never_answers_is_down_and_asked_once_until_it_does() -> None:
+    release = threading.Event()
+    calls: list[int] = []
+
+    def stuck_worker() -> str:
+        calls.append(1)
+        release.wait(10)
+        return "# HELP llamacpp:requests_processing"
+
+    probe = WorkerProbe(stuck_worker)
+    started = time.monotonic()
+    assert not probe.answers(0.2)
+    assert not probe.answers(0.2)  # the first question is still out: not asked again
+    assert len(calls) == 1 and time.monotonic() - started < 2
+    release.set()
+    assert probe.answers(2.0)
+    asked = len(calls)
+    assert probe.answers(2.0) and len(calls) == asked + 1  # a new question each time again
+
+
+def test_a_worker_answering_an_error_is_down() -> None:
+    def failing() -> str:
+        raise RuntimeError("worker gone")
+
+    assert not WorkerProbe(failing).answers(1.0)
+    assert not WorkerProbe(lambda: '{"error": {"code": 501}}').answers(1.0)

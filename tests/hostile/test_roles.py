@@ -228,6 +228,7 @@ ROUTES: dict[tuple[str, str], tuple[Access, Build]] = {
     ("GET", "/chat/turns/{turn_id}"): (Access.READ, lambda s: {"path": "/chat/turns/1"}),
     ("GET", "/v1/models"): (Access.READ, lambda s: {}),
     ("GET", "/memory/agents"): (Access.READ, lambda s: {}),
+    ("GET", "/memory/learning"): (Access.READ, lambda s: {}),
     ("GET", "/memory/agents/{agent_name}"): (Access.READ, lambda s: {"path": A.format("agents")}),
     ("GET", "/memory/messages/{agent_name}"): (
         Access.READ,
@@ -338,6 +339,7 @@ ROUTES: dict[tuple[str, str], tuple[Access, Build]] = {
         Access.CHANGE,
         lambda s: {"path": f"/memory/agents/{AGENT}/topics/rebuild"},
     ),
+    ("POST", "/memory/learning/retry"): (Access.CHANGE, lambda s: {"json": {}}),
     ("POST", "/memory/import"): (
         Access.CHANGE,
         lambda s: {"json": s.document(), "params": {"as": f"imported-{s.n()}"}},

@@ -160,7 +160,7 @@ def test_work_interrupted_by_a_crash_is_resumed_by_the_next_process(
     reopened.close()
 
 
-def test_failed_extraction_is_retried_then_dropped_with_a_log_line(
+def test_failed_extraction_is_retried_then_parked_with_its_error_never_dropped(
     store: SQLiteStore,
     fake_chat: FakeChat,
     new_work: Callable[[], MemoryWork],
@@ -174,8 +174,56 @@ def test_failed_extraction_is_retried_then_dropped_with_a_log_line(
         assert store.queued_exchanges(10, float("inf"))[0].attempts == attempt
     with caplog.at_level(logging.WARNING, logger="lobug.memory.work_queue"):
         assert work.resume() == 1
-    assert store.count_queued_exchanges() == 0
-    assert "giving up" in caplog.text
+    assert "parked message" in caplog.text and "lobug learning retry" in caplog.text
+    assert (store.count_queued_exchanges(), store.count_parked_exchanges()) == (0, 1)
+    [parked] = store.parked_exchanges(10)
+    assert (parked.user.content, parked.attempts) == ("My name is Alex", MAX_ATTEMPTS)
+    assert parked.error == "fake backend is down"
+    assert work.resume() == 0  # no pass takes it again
+    assert len(fake_chat.extraction_requests()) == MAX_ATTEMPTS
+
+
+def test_unreadable_extraction_output_is_parked_then_learned_from_by_a_retry(
+    store: SQLiteStore, fake_chat: FakeChat, new_work: Callable[[], MemoryWork]
+) -> None:
+    """Output in which no list of facts can be read was taken for "no facts": the exchange
+    left the queue and its fact was lost."""
+    answered(store, "My name is Alex", "Nice to meet you, Alex.")
+    work = new_work()
+    fake_chat.enqueue(*["Sure! The user is called Alex."] * MAX_ATTEMPTS)
+    for _ in range(MAX_ATTEMPTS):
+        assert work.resume() == 1
+    [parked] = store.parked_exchanges(10)
+    assert parked.error.startswith("unreadable fact-extraction output")
+    assert "Alex" not in parked.error  # no word of the model's output is kept
+    assert store.facts("lobug") == []
+
+    fake_chat.enqueue(facts_reply("The user's name is Alex"))
+    handed = work.retry_parked()
+    assert len(handed) == 1
+    handed[0].result(timeout=10)
+    assert [f.content for f in store.facts("lobug")] == ["The user's name is Alex"]
+    assert (store.count_queued_exchanges(), store.count_parked_exchanges()) == (0, 0)
+
+
+def test_a_retry_failing_again_stays_parked_with_the_new_error(
+    store: SQLiteStore, fake_chat: FakeChat, new_work: Callable[[], MemoryWork]
+) -> None:
+    answered(store, "I like tea", "Tea it is.")
+    kept = answered(store, "I like jam", "Jam it is.")
+    work = new_work()
+    fake_chat.fail_with = unreachable()
+    for _ in range(MAX_ATTEMPTS):
+        work.resume()
+    assert store.count_parked_exchanges() == 2
+    fake_chat.fail_with = None
+    fake_chat.enqueue("not json at all")
+    [retried] = work.retry_parked([kept.assistant.id])  # only the one asked for
+    retried.result(timeout=10)
+    parked = {p.assistant.id: p for p in store.parked_exchanges(10)}
+    assert len(parked) == 2 and parked[kept.assistant.id].attempts == MAX_ATTEMPTS + 1
+    assert parked[kept.assistant.id].error.startswith("unreadable fact-extraction output")
+    assert work.retry_parked([]) == []
 
 
 def test_a_retry_after_the_model_is_back_learns_the_fact(

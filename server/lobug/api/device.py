@@ -123,13 +123,17 @@ SaidText = Annotated[str, Depends(said_text)]
 
 @public.get("/health")
 async def health(svc: ServicesDep) -> dict[str, Any]:
+    """The device contract's fields (`ollama`: whether the chat backend answers, whatever
+    it is), and what a person or a program checks: `ready` once the models are loaded and
+    at work (`Services.ready`), the memory's counts with the learning queue and the exchanges
+    parked there (`memory.learning_parked`)."""
     reachable = await svc.llm_reachable(HEALTH_PROBE_TTL_S)
     return {
         "status": "ok",
         "ollama": reachable,
         "timestamp": time.time(),
         "version": __version__,
-        "ready": True,
+        "ready": svc.ready(reachable),
         "llm": {"backend": svc.chat.name, "model": svc.chat.model, "reachable": reachable},
         "embedding": {
             "backend": svc.embedder.name,
@@ -153,6 +157,7 @@ def memory_counts(svc: Services) -> dict[str, int]:
         "summaries": svc.store.count_summaries(agent),
         "pending_learning": svc.memory_work.pending,
         "learning_queue": svc.store.count_queued_exchanges(),
+        "learning_parked": svc.store.count_parked_exchanges(),
     }
 
 

@@ -14,7 +14,7 @@ import tempfile
 import threading
 import weakref
 from collections import deque
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -64,6 +64,10 @@ ANTI_LOOP_SAMPLING: dict[str, float] = {
     "dry_allowed_length": 2,
 }
 
+
+# How long `is_available` waits for llama.cpp's worker to answer (it answers between two
+# decoding steps, in milliseconds, while it generates).
+WORKER_PROBE_TIMEOUT_S = 2.0
 
 # How far generation may run ahead of a stream's reader (`Handoff`), in text pieces.
 STREAM_AHEAD_PIECES = 4
@@ -152,7 +156,8 @@ class EmbeddedChat(ChatBackend):
         close_the_side_door(params, socket_dir)
         self.model = path.name
         self.context_tokens = n_ctx
-        self._server = xllamacpp.Server(params)
+        self._server = xllamacpp.Server(params)  # the model is loaded, or this raised
+        self._worker_probe = WorkerProbe(self._server.handle_metrics)
         self._lock = PriorityLock()
         self.sampling = dict(ANTI_LOOP_SAMPLING if sampling is None else sampling)
         self.streamed_pieces = 0  # text pieces generated for streams, handed out or not
@@ -240,7 +245,12 @@ class EmbeddedChat(ChatBackend):
             closed.set()
 
     def is_available(self) -> bool:
-        return True
+        """The model is loaded (or the constructor raised) and not closed, and llama.cpp's
+        worker answers: a metrics request goes through the same task queue as every
+        completion and is answered by the worker's loop between two decoding steps, so a
+        worker that died or hangs leaves it unanswered (`WorkerProbe`). Never raises, never
+        waits more than `WORKER_PROBE_TIMEOUT_S`."""
+        return self._worker_probe.answers(WORKER_PROBE_TIMEOUT_S)
 
     @staticmethod
     def _body(
@@ -249,7 +259,49 @@ class EmbeddedChat(ChatBackend):
         return {"messages": list(messages), "max_tokens": max_tokens, "temperature": temperature}
 
     def close(self) -> None:
+        self._worker_probe.close()
         self._remove_socket_dir()
+
+
+class WorkerProbe:
+    """Whether a call into llama.cpp's worker (`ask`: an answer starting with `#`, the
+    Prometheus text of its metrics) comes back within a timeout. The call runs in a daemon
+    thread: one that never returns (a dead or stuck worker) is not waited for again, and
+    while it is outstanding no other is started: the worker is reported down until it
+    returns."""
+
+    def __init__(self, ask: Callable[[], Any]) -> None:
+        self._ask = ask
+        self._closed = False
+        self._lock = threading.Lock()
+        self._pending: threading.Thread | None = None
+        self._answer: Any = None
+
+    def answers(self, timeout_s: float) -> bool:
+        with self._lock:
+            if self._closed:
+                return False
+            if self._pending is None or not self._pending.is_alive():
+                self._answer = None
+                self._pending = threading.Thread(target=self._call, name="llama-probe", daemon=True)
+                self._pending.start()
+            pending = self._pending
+        pending.join(timeout_s)
+        return (
+            not pending.is_alive()
+            and isinstance(self._answer, str)
+            and self._answer.startswith("#")
+        )
+
+    def _call(self) -> None:
+        try:
+            self._answer = self._ask()
+        except Exception as exc:  # reported as down; the caller never sees it raise
+            self._answer = exc
+
+    def close(self) -> None:
+        with self._lock:
+            self._closed = True
 
 
 def close_the_side_door(params: Any, private_dir: Path) -> None:
@@ -260,7 +312,8 @@ def close_the_side_door(params: Any, private_dir: Path) -> None:
     params.api_keys = [secrets.token_urlsafe(32)]
     params.endpoint_slots = False
     params.endpoint_props = False
-    params.endpoint_metrics = False
+    # On for `WorkerProbe` (called in-process); over the socket it asks for the key as well.
+    params.endpoint_metrics = True
 
 
 def log_timings(call: str, result: Any) -> None:

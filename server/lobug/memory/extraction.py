@@ -31,19 +31,44 @@ STOPWORDS = FUNCTION_WORDS | frozenset(
 )
 
 
+class UnreadableOutput(ValueError):
+    """A fact-extraction reply in which no list of facts can be read: the exchange's memory
+    work failed (retried, then parked by the work queue), it did not find "no facts"."""
+
+
 def parse_fact_payload(raw: str) -> list[dict[str, Any]]:
     """The list of fact objects in a model reply; [] when there is none to be found.
 
     Chatter around the JSON is tolerated, and a reply cut off by the token limit still yields
     the objects completed before the cut."""
+    return fact_payload(raw) or []
+
+
+def read_fact_payload(raw: str) -> list[dict[str, Any]]:
+    """`parse_fact_payload`, raising UnreadableOutput when the reply holds no payload at all
+    (not JSON, the wrong shape, or cut before its first fact), so that [] always means the
+    model found nothing. The error names no word of the reply."""
+    found = fact_payload(raw)
+    if found is None:
+        raise UnreadableOutput(f"unreadable fact-extraction output ({len(raw)} characters)")
+    return found
+
+
+def fact_payload(raw: str) -> list[dict[str, Any]] | None:
+    """The fact objects of a reply, or None when it holds no payload: a JSON list, an
+    object with a `facts` list (or a lone `fact`; `{}` is none), or the whole objects of a
+    list cut short. A readable list keeps only its objects (validation weighs them)."""
     data = _whole_json(raw)
     if isinstance(data, dict):
-        data = data.get("facts", [data] if "fact" in data else [])
+        data = data.get("facts", [data] if "fact" in data else [] if not data else None)
     elif data is None:
-        data = _complete_objects(raw)
+        data = _complete_objects(raw) or ([] if _EMPTY_LIST.search(raw) else None)
     if not isinstance(data, list):
-        return []
+        return None
     return [item for item in data if isinstance(item, dict)]
+
+
+_EMPTY_LIST = re.compile(r"\[\s*\]")
 
 
 def _whole_json(raw: str) -> Any:

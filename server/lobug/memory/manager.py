@@ -18,7 +18,7 @@ from lobug.config import MemoryConfig
 from lobug.memory import commitments, episodes, prompts
 from lobug.memory.context import MemoryContext, within
 from lobug.memory.disclosure import known_names, self_disclosures, sentence_openers
-from lobug.memory.extraction import merge_facts, parse_fact_payload, validate_facts
+from lobug.memory.extraction import merge_facts, read_fact_payload, validate_facts
 from lobug.memory.quality import (
     MAX_BASE_MEMORY_CHARS,
     MAX_SUMMARY_CHARS,
@@ -270,7 +270,7 @@ class MemoryManager:
         )
         said_at = local_time(user.created_at, self.zone)
         facts = validate_facts(
-            parse_fact_payload(raw),
+            read_fact_payload(raw),  # unreadable: raised, the work queue retries it
             user_text=user.content,
             source_message_ids=(user.id, assistant.id),
             max_facts=self.config.max_facts_per_exchange,

@@ -5,8 +5,10 @@ The reply and its row in the store's `learning_queue` table are written in one t
 request hands the exchange to `MemoryWork.submit`, which runs the memory work (facts, then the
 cascades) on the queue's one thread and removes the row; `resume` runs what a crash left
 behind, or what failed, from the maintenance thread, on that same thread. Fact extraction that
-fails (model down, garbage output) is retried on later passes, up to `MAX_ATTEMPTS`, then
-dropped with a log line.
+fails (model down, or output in which no list of facts can be read) is retried on later
+passes, `MAX_ATTEMPTS` times in all, then *parked* with its last error: no pass takes it
+again, `/health`, the dashboard and `lobug stats` count it, and `retry_parked` (`lobug
+learning retry`) runs it again. Nothing is dropped.
 
 A message posted alone (memory API, `MemoryEngine`) waits in the queue as a lone row; unless an
 answer makes it an exchange first, `resume` learns from it on its own once it is
@@ -20,7 +22,7 @@ import logging
 import math
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import CancelledError, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 
@@ -32,10 +34,14 @@ log = logging.getLogger(__name__)
 
 MAX_ATTEMPTS = 3
 RESUME_BATCH = 50
+# Parked exchanges handed back to the memory work by one retry, oldest first.
+RETRY_BATCH = 1000
 # A row is resumed only once it is this old, so an exchange stored a moment ago, whose
 # response has not gone out yet (so it is not submitted yet), is never run twice.
 RESUME_AFTER_S = 60.0
 CLOSE_WAIT_S = 30.0
+# The last error of a failed exchange, as kept with its row.
+MAX_ERROR_CHARS = 300
 # How long the hand-over after a streamed response waits for the stream to store its reply
 # (a client that hung up mid-step: the step in progress finishes first).
 STREAM_END_WAIT_S = 60.0
@@ -146,6 +152,18 @@ class MemoryWork:
                 done += 1
         return done
 
+    def retry_parked(self, ids: Sequence[int] | None = None) -> list[Future[ExchangeReport | None]]:
+        """Hand the parked exchanges (those whose reply has an id of `ids`, when given) to
+        the memory work again, oldest first, at most `RETRY_BATCH`: each one learned from
+        leaves the queue, each failing again stays parked with its new error. One future
+        per exchange handed over (none for one already at work)."""
+        handed = []
+        for parked in self.store.parked_exchanges(RETRY_BATCH, ids):
+            future = self.submit(Exchange(parked.user, parked.assistant))
+            if future is not None:
+                handed.append(future)
+        return handed
+
     def flush(self) -> int:
         """Wait for the work submitted so far, then run everything still queued, lone
         messages included, now; return how many exchanges this call ran."""
@@ -190,15 +208,20 @@ class MemoryWork:
             report.distilled,
             sorted(report.errors),
         )
-        if "extract_facts" not in report.errors:
+        error = report.errors.get("extract_facts")
+        if error is None:
             self.store.dequeue_exchange(assistant.id)
             return report
-        attempts = self.store.count_failed_attempt(assistant.id)
+        attempts = self.store.count_failed_attempt(assistant.id, error[:MAX_ERROR_CHARS])
         if attempts >= MAX_ATTEMPTS:
             log.warning(
-                "memory: giving up on message %d after %d failed attempts", assistant.id, attempts
+                "memory: parked message %d after %d failed attempts (%s); "
+                "`lobug learning retry` runs it again",
+                assistant.id,
+                attempts,
+                error[:MAX_ERROR_CHARS],
             )
-            self.store.dequeue_exchange(assistant.id)
+            self.store.park_exchange(assistant.id)
         return report
 
 

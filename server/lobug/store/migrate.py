@@ -57,7 +57,7 @@ TABLES: tuple[tuple[str, str, str], ...] = (
     (
         "learning_queue",
         "assistant_message_id",
-        "assistant_message_id, user_message_id, attempts, queued_at",
+        "assistant_message_id, user_message_id, attempts, queued_at, parked_at, last_error",
     ),
     ("embedding_backlog", "message_id", "message_id"),
     (

@@ -90,6 +90,19 @@ class QueuedExchange:
 
 
 @dataclass(frozen=True)
+class ParkedExchange:
+    """An exchange whose fact extraction failed `attempts` times (the model's output could
+    not be read, or the model was down): it waits, out of the automatic retries, until a
+    person retries it (`lobug learning retry`); `error` says what went wrong last."""
+
+    user: Message
+    assistant: Message
+    attempts: int
+    error: str
+    parked_at: float
+
+
+@dataclass(frozen=True)
 class QueuedMessage:
     """A message logged for learning: `user` is set when it answered a user message that was
     waiting alone, so the two are now one exchange; otherwise it waits alone."""

@@ -33,6 +33,7 @@ from lobug.store.models import (
     MemoryBlock,
     Message,
     NewFact,
+    ParkedExchange,
     QueuedExchange,
     QueuedMessage,
     ScoredFact,
@@ -125,9 +126,17 @@ class WorkQueueStore(Protocol):
 
     def count_queued_exchanges(self) -> int: ...
 
+    def count_parked_exchanges(self) -> int: ...
+
     def dequeue_exchange(self, assistant_message_id: int) -> None: ...
 
-    def count_failed_attempt(self, assistant_message_id: int) -> int: ...
+    def count_failed_attempt(self, assistant_message_id: int, error: str = "") -> int: ...
+
+    def park_exchange(self, assistant_message_id: int) -> None: ...
+
+    def parked_exchanges(
+        self, limit: int, ids: Sequence[int] | None = None
+    ) -> list[ParkedExchange]: ...
 
     def messages_to_embed(self, limit: int) -> list[Message]: ...
 

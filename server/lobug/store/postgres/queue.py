@@ -18,7 +18,7 @@ _CLAIM_SQL = """
 WITH claimed AS (
     SELECT assistant_message_id FROM learning_queue
     WHERE queued_at < %(before)s AND assistant_message_id > %(after)s
-      AND (claimed_until IS NULL OR claimed_until < %(now)s)
+      AND (claimed_until IS NULL OR claimed_until < %(now)s) AND parked_at IS NULL
     ORDER BY assistant_message_id LIMIT %(limit)s
     FOR UPDATE SKIP LOCKED
 )
@@ -39,8 +39,9 @@ class PostgresWorkQueue(SqlWorkQueue, PostgresDatabase):
     def queued_exchanges(
         self, limit: int, queued_before: float, after_id: int = 0
     ) -> list[QueuedExchange]:
-        """Exchanges no process holds, oldest first, from the one whose reply comes after
-        message `after_id`, each claimed for this process (see `sql/queue.py`)."""
+        """Exchanges no process holds and none parked, oldest first, from the one whose
+        reply comes after message `after_id`, each claimed for this process (see
+        `sql/queue.py`)."""
         now = self._clock()
         params = {
             "before": queued_before,

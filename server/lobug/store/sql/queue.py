@@ -11,14 +11,18 @@ claimed before its memory work runs: the process that stored the reply holds it 
 start, others claim rows as they read them (`queued_exchanges`), so two processes never run
 the same exchange. A claim lasts `CLAIM_LEASE_S`; a failed attempt gives it back at once, and a
 process that died leaves it to be claimed again when the lease runs out. A lone message that
-a process has claimed no longer pairs with the reply that follows it."""
+a process has claimed no longer pairs with the reply that follows it.
+
+An exchange whose memory work failed too often is *parked* (`parked_at`, with its
+`last_error`): no pass takes it again (`queued_exchanges` skips it) until a person retries it
+(`parked_exchanges`, then the memory work as usual); it is never dropped."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
-from lobug.store.models import Message, QueuedMessage, Vector
+from lobug.store.models import Message, ParkedExchange, QueuedMessage, Vector
 from lobug.store.sql import rows
 from lobug.store.sql.dialect import marks
 from lobug.store.sql.log import SqlLog
@@ -129,7 +133,11 @@ class SqlWorkQueue(SqlLog):
         return rows.message(agent, row) if row else None
 
     def count_queued_exchanges(self) -> int:
-        return self._count("SELECT COUNT(*) AS n FROM learning_queue")
+        """Exchanges waiting for their memory work; parked ones are not counted."""
+        return self._count("SELECT COUNT(*) AS n FROM learning_queue WHERE parked_at IS NULL")
+
+    def count_parked_exchanges(self) -> int:
+        return self._count("SELECT COUNT(*) AS n FROM learning_queue WHERE parked_at IS NOT NULL")
 
     def dequeue_exchange(self, assistant_message_id: int) -> None:
         with self._transaction() as conn:
@@ -138,17 +146,55 @@ class SqlWorkQueue(SqlLog):
                 (assistant_message_id,),
             )
 
-    def count_failed_attempt(self, assistant_message_id: int) -> int:
-        """Record one more failed attempt at the exchange's memory work and give up any
-        claim (the next pass of any process retries it); return the total."""
+    def count_failed_attempt(self, assistant_message_id: int, error: str = "") -> int:
+        """Record one more failed attempt at the exchange's memory work and why (`error`),
+        and give up any claim (the next pass of any process retries it); return the total."""
         release = ", claimed_until = NULL" if self._claims_exchanges else ""
         with self._transaction() as conn:
             row = conn.execute(
-                f"UPDATE learning_queue SET attempts = attempts + 1{release} "
+                f"UPDATE learning_queue SET attempts = attempts + 1, last_error = ?{release} "
                 "WHERE assistant_message_id = ? RETURNING attempts",
-                (assistant_message_id,),
+                (error, assistant_message_id),
             ).fetchone()
         return int(row["attempts"]) if row else 0
+
+    def park_exchange(self, assistant_message_id: int) -> None:
+        """Take the exchange out of the passes' retries until a person retries it."""
+        release = ", claimed_until = NULL" if self._claims_exchanges else ""
+        with self._transaction() as conn:
+            conn.execute(
+                f"UPDATE learning_queue SET parked_at = ?{release} WHERE assistant_message_id = ?",
+                (self._clock(), assistant_message_id),
+            )
+
+    def parked_exchanges(
+        self, limit: int, ids: Sequence[int] | None = None
+    ) -> list[ParkedExchange]:
+        """The parked exchanges (those of `ids` alone when given), oldest first."""
+        if ids is not None and not ids:
+            return []
+        chosen = f" AND q.assistant_message_id IN ({marks(ids)})" if ids else ""
+        found = self._query(
+            "SELECT q.attempts, q.last_error, q.parked_at, a.name AS agent, "
+            f"{rows.message_columns('u', 'user_')}, {rows.message_columns('l', 'reply_')} "
+            "FROM learning_queue q "
+            "JOIN conversation_log u ON u.id = q.user_message_id "
+            "JOIN conversation_log l ON l.id = q.assistant_message_id "
+            "JOIN agents a ON a.id = l.agent_id "
+            f"WHERE q.parked_at IS NOT NULL{chosen} "
+            "ORDER BY q.assistant_message_id LIMIT ?",
+            (*(ids or ()), limit),
+        )
+        return [
+            ParkedExchange(
+                rows.message(row["agent"], row, "user_"),
+                rows.message(row["agent"], row, "reply_"),
+                int(row["attempts"]),
+                row["last_error"] or "",
+                float(row["parked_at"]),
+            )
+            for row in found
+        ]
 
     def messages_to_embed(self, limit: int) -> list[Message]:
         """Messages of the embedding backlog (stored while the embedder failed), oldest first."""

@@ -17,8 +17,8 @@ class SQLiteWorkQueue(SqlWorkQueue, SQLiteDatabase):
     def queued_exchanges(
         self, limit: int, queued_before: float, after_id: int = 0
     ) -> list[QueuedExchange]:
-        """Exchanges still waiting for their memory work, oldest first, from the one whose
-        reply comes after message `after_id`."""
+        """Exchanges still waiting for their memory work (not parked), oldest first, from
+        the one whose reply comes after message `after_id`."""
         found = self._query(
             "SELECT q.attempts, a.name AS agent, "
             f"{rows.message_columns('u', 'user_')}, {rows.message_columns('l', 'reply_')} "
@@ -26,7 +26,7 @@ class SQLiteWorkQueue(SqlWorkQueue, SQLiteDatabase):
             "JOIN conversation_log u ON u.id = q.user_message_id "
             "JOIN conversation_log l ON l.id = q.assistant_message_id "
             "JOIN agents a ON a.id = l.agent_id "
-            "WHERE q.queued_at < ? AND q.assistant_message_id > ? "
+            "WHERE q.queued_at < ? AND q.assistant_message_id > ? AND q.parked_at IS NULL "
             "ORDER BY q.assistant_message_id LIMIT ?",
             (queued_before, after_id, limit),
         )

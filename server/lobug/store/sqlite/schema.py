@@ -43,6 +43,20 @@ def richer_facts(time_type: str) -> tuple[str, ...]:
     return tuple(statement.format(time=time_type) for statement in RICHER_FACTS)
 
 
+# Parked learning, SQLite's migration 10 and PostgreSQL's 5 alike: an exchange whose memory
+# work failed too often leaves the passes' retries (`parked_at`) instead of being dropped,
+# with what went wrong last (`last_error`), until a person retries it (`sql/queue.py`).
+PARKED_LEARNING = (
+    "ALTER TABLE learning_queue ADD COLUMN parked_at {time}",
+    "ALTER TABLE learning_queue ADD COLUMN last_error TEXT",
+)
+
+
+def parked_learning(time_type: str) -> tuple[str, ...]:
+    """`PARKED_LEARNING` with the engine's type of a time."""
+    return tuple(statement.format(time=time_type) for statement in PARKED_LEARNING)
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(
         1,
@@ -356,4 +370,5 @@ MIGRATIONS: tuple[Migration, ...] = (
             "CREATE INDEX topic_members_by_time ON topic_members(topic_id, at)",
         ),
     ),
+    Migration(10, "parked_learning", parked_learning("REAL")),
 )

@@ -1,0 +1,56 @@
+"""The learning queue (`memory/work_queue.py`): `GET /learning` counts the exchanges waiting
+for their memory work and those parked after failing, and lists the oldest parked ones;
+`POST /learning/retry` (admin-only) hands the parked exchanges (or those of `ids`) to the
+memory work again and answers how many, at once: `GET /learning` then shows those still
+parked (one failing again stays parked with its new error).
+
+Mounted with the memory API (`/memory` on the device server, the root on `lobug
+memory-server`)."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Annotated
+
+from fastapi import APIRouter, Query
+from pydantic import Field
+
+from lobug.api.deps import ADMIN_RESPONSES, AdminOnly
+from lobug.api.shapes import StrictBody
+from lobug.memory.limits import MAX_ID
+from lobug.memory.work_queue import RETRY_BATCH
+from lobug.read_model.learning import LearningOut, RetriedOut, learning_out
+from lobug.web.deps import MemoryDep
+
+MAX_LISTED = 1000
+
+router = APIRouter()  # reads: open to device tokens
+admin = APIRouter(dependencies=[AdminOnly], responses=ADMIN_RESPONSES)
+
+
+class RetryIn(StrictBody):
+    """Without `ids`, every parked exchange (the oldest `RETRY_BATCH`)."""
+
+    ids: list[Annotated[int, Field(ge=1, le=MAX_ID)]] | None = Field(
+        default=None, max_length=RETRY_BATCH, description="reply message ids of parked exchanges"
+    )
+
+
+@router.get("/learning")
+async def learning(
+    svc: MemoryDep, limit: Annotated[int, Query(ge=0, le=MAX_LISTED)] = 50
+) -> LearningOut:
+    """How many exchanges wait for their memory work, how many are parked, and the oldest
+    `limit` parked ones."""
+    return await asyncio.to_thread(learning_out, svc.store, limit)
+
+
+@admin.post("/learning/retry")
+async def retry_learning(svc: MemoryDep, body: RetryIn | None = None) -> RetriedOut:
+    """Hand the parked exchanges (all, or those of `ids`) to the memory work again."""
+    ids = body.ids if body is not None else None
+    handed = await asyncio.to_thread(svc.memory_work.retry_parked, ids)
+    return RetriedOut(retrying=len(handed))
+
+
+router.include_router(admin)
