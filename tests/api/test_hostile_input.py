@@ -144,8 +144,10 @@ def test_n_of_one_is_accepted(client: TestClient) -> None:
 
 
 def test_a_trailing_slash_is_not_redirected_to_the_host_header(client: TestClient) -> None:
-    response = client.get("/health/", headers={"Host": "evil.example"}, follow_redirects=False)
+    response = client.get("/health/", headers={"Host": "localhost"}, follow_redirects=False)
     assert response.status_code == 404 and "location" not in response.headers
+    foreign = client.get("/health/", headers={"Host": "evil.example"}, follow_redirects=False)
+    assert foreign.status_code == 421 and "location" not in foreign.headers  # never served
 
 
 def prompt_tokens(messages: list[dict[str, str]]) -> int:

@@ -471,7 +471,7 @@ def test_an_upload_closed_before_its_end_is_dropped_quietly(
         url = urlparse(server.url)
         with socket.create_connection((url.hostname, url.port)) as device:
             device.sendall(
-                b"POST /chat/audio/stream HTTP/1.1\r\nHost: lobug\r\nContent-Type: audio/wav"
+                b"POST /chat/audio/stream HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: audio/wav"
                 b"\r\nTransfer-Encoding: chunked\r\n\r\n"
             )
             for piece in (wav[:44], wav[44:3244]):
