@@ -16,7 +16,7 @@ from lobug.memory.spoken_requests import PHRASINGS, Correction, ForgetLast, Forg
 from lobug.store.models import FactQuery, NewFact
 from lobug.store.sqlite.engine import SQLiteStore
 from tests.api.test_voice import speech_wav, upload
-from tests.fakes import FakeChat, FakeEmbedder, FakeSTT, FakeTTS
+from tests.fakes import FakeChat, FakeEmbedder, FakeSTT, FakeTTS, unreachable
 from tests.polling import memory_work_done
 
 DEVICE_TOKEN = "device-token-1-Xq9"
@@ -77,6 +77,30 @@ def test_forget_a_topic_purges_its_facts_and_messages_and_keeps_the_rest(
     assert not any("sister" in text.lower() for text in logged(client) + current_facts(client))
     assert "The user likes green tea" in current_facts(client)
     assert say(client, "forget everything about the moon") == "I had nothing saved about the moon."
+
+
+def test_with_the_embedder_down_a_forget_says_it_could_not_check_and_changes_nothing(
+    client: TestClient, fake_embedder: FakeEmbedder
+) -> None:
+    """It said "I had nothing saved about the moon" without having looked."""
+    remember(client, fake_embedder, "The user's sister lives in Lisbon")
+    remember(client, fake_embedder, "The user went to the Moon festival")  # found by meaning
+    say(client, "I watched the moon rise")
+    fake_embedder.fail_with = unreachable()
+    before = logged(client), current_facts(client)
+    reply = say(client, "forget everything about the lunar landing")
+    assert reply == (
+        "I couldn't check what I have saved about the lunar landing just now, so I haven't "
+        "forgotten anything. Please ask me again in a moment."
+    )
+    corrected = say(client, "That's wrong, my brother's name is Tom")
+    assert corrected.startswith("I couldn't check what I have saved about your brother")
+    assert "so I haven't changed anything" in corrected
+    assert (logged(client), current_facts(client)) == before
+    # A topic its facts name is still found by its words, embedder or not.
+    reply = say(client, "Forget what I told you about my sister")
+    assert reply == "Okay, I forgot what you told me about your sister."
+    assert not any("sister" in fact for fact in current_facts(client))
 
 
 def test_a_correction_replaces_the_one_fact_about_its_subject(

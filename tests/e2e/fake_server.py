@@ -9,7 +9,9 @@ at the fake model server below. FAKE_EMBED_DELAY_S makes the fake embedder spend
 seconds on every text (a slow embedding model on a large import).
 
 The fake chat learns one fact per exchange, the user's message itself: one fact per exchange
-shows that each exchange's memory work ran once.
+shows that each exchange's memory work ran once. While the file FAKE_GARBLED_FILE names
+exists, its fact-extraction replies hold no JSON (a model whose output cannot be read); while
+the file FAKE_EMBED_DOWN_FILE names exists, the fake embedder fails (an embedder down).
 
 `python -m tests.e2e.fake_server model PORT` is a fake OpenAI-compatible model server
 (`/v1/models`, `/v1/chat/completions`, streamed or not): it answers `MODEL_REPLY` in pieces.
@@ -31,7 +33,7 @@ from typing import Any
 
 from lobug.app import create_app, create_memory_app
 from lobug.backends import Backends, build_chat
-from lobug.backends.base import ChatBackend, ChatMessage, JsonSchema, Vector
+from lobug.backends.base import BackendUnavailable, ChatBackend, ChatMessage, JsonSchema, Vector
 from lobug.config import Settings
 from lobug.serving import serve
 from tests.e2e.server import ServerProcess, free_port, wait_until_healthy
@@ -43,21 +45,32 @@ CUT_CLOSE = "cut-by-close"
 CUT_CHUNKED = "cut-chunked"
 
 
+def switched_on(variable: str) -> bool:
+    """Whether the file the environment variable names exists (a switch a test flips)."""
+    path = os.environ.get(variable)
+    return bool(path) and Path(str(path)).exists()
+
+
 def learn_what_was_said(messages: Sequence[ChatMessage], schema: JsonSchema | None) -> str:
     if schema is None:
         return "Okay."
+    if switched_on("FAKE_GARBLED_FILE"):
+        return "Sure! I will remember that."
     said = messages[-1]["content"].split("User:")[-1].split("\n")[0].strip()
     return json.dumps({"facts": [{"fact": said, "type": "trait"}]})
 
 
 class SlowEmbedder(FakeEmbedder):
-    """The fake embedder, `delay_s` seconds a text (not interruptible, as a model is not)."""
+    """The fake embedder, `delay_s` seconds a text (not interruptible, as a model is not),
+    failing while FAKE_EMBED_DOWN_FILE exists."""
 
-    def __init__(self, delay_s: float) -> None:
+    def __init__(self, delay_s: float = 0.0) -> None:
         super().__init__()
         self.delay_s = delay_s
 
     def embed_batch(self, texts: Sequence[str]) -> list[Vector]:
+        if switched_on("FAKE_EMBED_DOWN_FILE"):
+            raise BackendUnavailable("the fake embedder is down")
         time.sleep(self.delay_s * len(texts))
         return super().embed_batch(texts)
 
@@ -72,8 +85,7 @@ def main(command: str, port: int) -> None:
     if command == "model":
         serve_model(port)
         return
-    delay_s = float(os.environ.get("FAKE_EMBED_DELAY_S") or 0)
-    embedder = SlowEmbedder(delay_s) if delay_s else FakeEmbedder()
+    embedder = SlowEmbedder(float(os.environ.get("FAKE_EMBED_DELAY_S") or 0))
     if command == "memory-server":
         settings = Settings.from_memory_env(os.environ).with_overrides(port=port)
         app = create_memory_app(settings, Backends(chat_for(settings), embedder))

@@ -165,6 +165,17 @@ def test_turn_timings_and_the_log_reach_the_overview(client: TestClient) -> None
     assert page.count("<svg") == 2
 
 
+def test_the_overview_shows_the_exchanges_parked_after_failing(client: TestClient) -> None:
+    assert re.search(r'<li><span class="big">0</span> exchanges parked', client.get("/ui").text)
+    store = client.app.state.services.store  # type: ignore[attr-defined]
+    asked = store.append_message("lobug", "desk", "user", "I keep bees")
+    reply = store.append_reply_for_memory_work("lobug", "desk", "Nice.", asked)
+    store.park_exchange(reply.id)
+    page = client.get("/ui").text
+    assert '<li class="bad"><span class="big">1</span> exchanges parked' in page
+    assert "lobug learning retry" in page
+
+
 def test_sign_in_goes_back_only_to_dashboard_pages() -> None:
     assert safe_next("/ui/facts?type=event") == "/ui/facts?type=event"
     for elsewhere in (None, "", "https://example.com/ui", "//example.com", "/memory/agents"):

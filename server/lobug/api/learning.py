@@ -22,7 +22,7 @@ from lobug.memory.work_queue import RETRY_BATCH
 from lobug.read_model.learning import LearningOut, RetriedOut, learning_out
 from lobug.web.deps import MemoryDep
 
-MAX_LISTED = 1000
+MAX_LISTED = RETRY_BATCH  # a retry of `--agent` lists them all
 
 router = APIRouter()  # reads: open to device tokens
 admin = APIRouter(dependencies=[AdminOnly], responses=ADMIN_RESPONSES)
@@ -50,7 +50,8 @@ async def retry_learning(svc: MemoryDep, body: RetryIn | None = None) -> Retried
     """Hand the parked exchanges (all, or those of `ids`) to the memory work again."""
     ids = body.ids if body is not None else None
     handed = await asyncio.to_thread(svc.memory_work.retry_parked, ids)
-    return RetriedOut(retrying=len(handed))
+    parked = await asyncio.to_thread(svc.store.count_parked_exchanges)
+    return RetriedOut(retrying=len(handed), waited=False, parked=parked)
 
 
 router.include_router(admin)

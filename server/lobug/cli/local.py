@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Iterator, Sequence
+from concurrent.futures import wait
 from typing import Any
 
 from lobug.backends.base import Embedder, Vector
@@ -21,13 +22,15 @@ from lobug.memory.curation import Curation
 from lobug.memory.dream import Dreamer
 from lobug.memory.search import SearchMode
 from lobug.memory.topics import TopicBuilder
+from lobug.memory.work_queue import MemoryWork
 from lobug.names import AGENT_NAME_RULE, is_agent_name
 from lobug.read_model import dreams
 from lobug.read_model import memory as shapes
 from lobug.read_model import topics as topic_shapes
 from lobug.read_model.common import agent_out, message_out
 from lobug.read_model.facts import added_out, fact_detail, fact_fields
-from lobug.services import CurationServices
+from lobug.read_model.learning import RetriedOut, learning_out
+from lobug.services import CurationServices, memory_manager
 from lobug.store.engines import open_database
 from lobug.store.errors import EmbeddingMismatch
 from lobug.store.models import CLI, Agent, FactFlags, FactQuery
@@ -298,8 +301,29 @@ class LocalAccess:
             "embedding_model": self.svc.embedder.model,
             "chat_model": chat_model(self.svc.settings),
             "learning_queue": self.store.count_queued_exchanges(),
+            "learning_parked": self.store.count_parked_exchanges(),
             "agents": self.agents(),
         }
+
+    def learning(self, limit: int) -> Json:
+        return learning_out(self.store, limit).model_dump()
+
+    def retry_learning(self, ids: list[int] | None) -> Json:
+        """The parked exchanges learned from here, with the configured models (the chat
+        model loaded for it), one at a time; answered once they are done."""
+        from lobug.backends import Backends, build_chat
+
+        chat = build_chat(self.svc.settings)
+        backends = Backends(chat, self.svc.embedder)
+        work = MemoryWork(self.store, memory_manager(self.svc.settings, self.store, backends))
+        try:
+            handed = work.retry_parked(ids)
+            wait(handed)
+        finally:
+            work.close()
+            chat.close()
+        parked = self.store.count_parked_exchanges()
+        return RetriedOut(retrying=len(handed), waited=True, parked=parked).model_dump()
 
     def export(self, agent: str | None) -> Iterator[bytes]:
         agents = (

@@ -270,11 +270,13 @@ def audit(memory: MemoryAccess, out: Output, agent: str, limit: int) -> None:
 @click.command()
 @memory_command
 def stats(memory: MemoryAccess, out: Output, agent: str) -> None:
-    """Counts per agent, the database's size, the memory-work queue and the models."""
+    """Counts per agent, the database's size, the memory-work queue (with the exchanges
+    parked after failing: `lobug learning`) and the models."""
     found = memory.stats()
     if out.as_json:
         out.json(found)
         return
-    out.record(found, ["database", "size_bytes", "embedding_model", "chat_model", "learning_queue"])
+    keys = ["database", "size_bytes", "embedding_model", "chat_model", "learning_queue"]
+    out.record(found, [*keys, "learning_parked"])
     click.echo()
     out.table(found["agents"], AGENT_COLUMNS)

@@ -214,15 +214,25 @@ class RemoteAccess:
 
     def stats(self) -> Json:
         health = self.call("GET", "/health", raw=True)
+        learning = self.learning(0)  # the device server's and the memory server's alike
         embedding = health.get("embedding", {}).get("model") or health.get("embedding_model")
         return {
             "database": health.get("db_path") or health.get("database_path"),
             "size_bytes": None,
             "embedding_model": embedding,
             "chat_model": health.get("llm", {}).get("model"),
-            "learning_queue": health.get("memory", {}).get("learning_queue"),
+            "learning_queue": learning["queued"],
+            "learning_parked": learning["parked"],
             "agents": self.agents(),
         }
+
+    def learning(self, limit: int) -> Json:
+        found: Json = self.call("GET", "/learning", params={"limit": limit})
+        return found
+
+    def retry_learning(self, ids: list[int] | None) -> Json:
+        found: Json = self.call("POST", "/learning/retry", json={"ids": ids})
+        return found
 
     def export(self, agent: str | None) -> Iterator[bytes]:
         path = self.prefix + (f"/export/{agent}" if agent else "/export")

@@ -38,6 +38,11 @@ TOPIC_MIN_SIMILARITY = 0.6
 TOPIC_CANDIDATES = 50
 
 
+class TopicLookupFailed(Exception):
+    """The facts about a topic could not be looked up (its meaning could not be embedded or
+    searched): nobody can tell whether memory holds any."""
+
+
 def content_stems(text: str) -> set[str]:
     """The words of `text` that carry meaning, crudely stemmed ("sister's", "sisters" and
     "sister" are one), for telling whether a text names a topic."""
@@ -138,7 +143,8 @@ class Curation:
 
     def facts_about(self, agent: str, topic: str) -> list[Fact]:
         """Current facts about `topic`: naming every content word of it, or (when none does)
-        close to it in meaning."""
+        close to it in meaning. Raises TopicLookupFailed when that second look fails (the
+        embedder down): [] always means none was found."""
         words = content_stems(topic)
         named = [
             fact
@@ -149,9 +155,9 @@ class Curation:
             return named
         try:
             vector = self.embedder.embed(topic)
-        except Exception:
-            return []
-        hits = self.store.search_facts(agent, vector, TOPIC_CANDIDATES)
+            hits = self.store.search_facts(agent, vector, TOPIC_CANDIDATES)
+        except Exception as exc:
+            raise TopicLookupFailed(topic) from exc
         return [hit.fact for hit in hits if hit.similarity >= TOPIC_MIN_SIMILARITY]
 
     def messages_about(self, agent: str, topic: str) -> list[int]:

@@ -4,14 +4,16 @@ answered with a short confirmation, without asking the model.
 
 Neither the request nor its answer enters the conversation log or the working memory: nothing
 is learned from them, and a topic to forget is not written down again. Changes are audited
-as `voice`.
+as `voice`. When what memory holds about the topic cannot be looked up (the embedder down),
+nothing is changed and the answer says it could not check, never that nothing was saved.
 """
 
 from __future__ import annotations
 
+import logging
 import re
 
-from lobug.memory.curation import Curation
+from lobug.memory.curation import Curation, TopicLookupFailed
 from lobug.memory.spoken_requests import Correction, ForgetLast, ForgetTopic, MemoryRequest
 from lobug.store.models import VOICE
 from lobug.text import sentence_case, third_person
@@ -20,6 +22,17 @@ from lobug.text import sentence_case, third_person
 LAST_TURN_WINDOW = 20
 MAX_LISTED = 3
 _SECOND_PERSON = {"my": "your", "mine": "yours", "me": "you", "myself": "yourself", "i": "you"}
+
+log = logging.getLogger(__name__)
+
+
+def could_not_check(about: str, undone: str) -> str:
+    """The answer when the facts about `about` could not be looked up."""
+    log.warning("the facts about a spoken topic could not be looked up", exc_info=True)
+    return (
+        f"I couldn't check what I have saved about {about} just now, so {undone}. "
+        "Please ask me again in a moment."
+    )
 
 
 def carry_out(curation: Curation, agent: str, device_id: str, request: MemoryRequest) -> str:
@@ -43,13 +56,17 @@ def forget_last_turn(curation: Curation, agent: str, device_id: str) -> str:
 
 
 def forget_topic(curation: Curation, agent: str, topic: str) -> str:
-    """Purge the facts and messages about `topic`."""
-    facts = curation.facts_about(agent, topic)
+    """Purge the facts and messages about `topic`; nothing when the facts about it cannot
+    be looked up."""
+    about = second_person(topic)
+    try:
+        facts = curation.facts_about(agent, topic)
+    except TopicLookupFailed:
+        return could_not_check(about, "I haven't forgotten anything")
     messages = curation.messages_about(agent, topic)
     for fact in facts:
         curation.forget_fact(agent, fact.id, purge=True, actor=VOICE)
     curation.forget_messages(agent, messages, actor=VOICE)
-    about = second_person(topic)
     if not facts and not messages:
         return f"I had nothing saved about {about}."
     return f"Okay, I forgot what you told me about {about}."
@@ -60,7 +77,10 @@ def correct(curation: Curation, agent: str, request: Correction) -> str:
     none; ask which when there are several."""
     content = sentence_case(third_person(request.statement.rstrip(".!")))
     said = second_person(request.statement.rstrip(".!"))
-    candidates = curation.facts_about(agent, request.subject)
+    try:
+        candidates = curation.facts_about(agent, request.subject)
+    except TopicLookupFailed:
+        return could_not_check(second_person(request.subject), "I haven't changed anything")
     if not candidates:
         curation.add_fact(agent, content, "identity", actor=VOICE)
         return f"Thanks, I'll remember that {said}."

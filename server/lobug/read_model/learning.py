@@ -34,6 +34,11 @@ class LearningOut(BaseModel):
 
 class RetriedOut(BaseModel):
     retrying: int = Field(description="parked exchanges handed to the memory work again")
+    waited: bool = Field(
+        description="whether the retries had ended when this was answered (the server "
+        "answers at once: `GET /learning` shows those still parked)"
+    )
+    parked: int = Field(description="exchanges parked when this was answered")
 
 
 def parked_out(parked: ParkedExchange) -> ParkedOut:

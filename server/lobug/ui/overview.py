@@ -1,7 +1,8 @@
 """The dashboard's first page: health of the models and speech, the chosen agent's counts,
-the learning queue, the database's size, each device with its last message, and two charts of
-the last 30 days: memory growth (messages and facts stored) and reply latency (from the log's
-timestamps). On the device server, the stage timings of the last turns (`Server-Timing`)."""
+the learning queue (with the exchanges parked after failing), the database's size, each
+device with its last message, and two charts of the last 30 days: memory growth (messages and
+facts stored) and reply latency (from the log's timestamps). On the device server, the stage
+timings of the last turns (`Server-Timing`)."""
 
 from __future__ import annotations
 
@@ -37,6 +38,7 @@ class Check:
 @dataclass(frozen=True)
 class Activity:
     queued: int
+    parked: int  # exchanges whose learning failed MAX_ATTEMPTS times, kept for a retry
     db_bytes: int
     devices: list[tuple[str, float]]  # (device, its last message), newest first
     growth: Markup
@@ -116,6 +118,7 @@ def activity(svc: MemoryServices, agent: str | None) -> Activity:
     growth, latency = charts(svc, agent)
     return Activity(
         queued=svc.store.count_queued_exchanges(),
+        parked=svc.store.count_parked_exchanges(),
         db_bytes=database_bytes(svc.settings.db_path),
         devices=last_seen(svc, agent) if agent else [],
         growth=growth,
