@@ -1,7 +1,8 @@
 """Honest learning and forgetting on real server processes (fake models, issue 28, item 5): an
 extraction whose output cannot be read is retried across restarts, then parked where
 `/health`, the dashboard and `lobug stats` show it, and learned from by `lobug learning
-retry`; a spoken forget whose lookup failed says it could not check."""
+retry`; a spoken forget whose lookup failed says it could not check; and `/health` on the
+real embedded model, `ready` only once speech has loaded."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ import pytest
 from lobug.memory.work_queue import MAX_ATTEMPTS
 from tests.cli.run import ok
 from tests.e2e.fake_server import start
-from tests.e2e.server import ServerProcess, wait_for_learning
+from tests.e2e.server import ServerProcess, start_server, wait_for_learning
 
 pytestmark = pytest.mark.e2e
 
@@ -98,3 +99,23 @@ def test_a_spoken_forget_with_the_embedder_down_says_it_could_not_check(tmp_path
             assert wait_for_learning(device)["facts"] == 0
     finally:
         server.stop()
+
+
+@pytest.mark.models
+def test_on_the_embedded_model_health_is_ready_once_speech_has_loaded(tmp_path: Path) -> None:
+    """`ready` was true from the first answer, speech loading or not."""
+    server = start_server(tmp_path / "memory.db", tmp_path / "server.log")
+    seen: list[tuple[bool, bool, bool]] = []
+    try:
+
+        def speech_ready() -> bool:
+            body = httpx.get(f"{server.url}/health", timeout=10).json()
+            assert body["llm"]["backend"] == "embedded"
+            seen.append((body["ready"], body["speech"]["ready"], body["ollama"]))
+            return bool(body["speech"]["ready"])
+
+        until(speech_ready, timeout_s=180)
+    finally:
+        server.stop()
+    assert all(ready == speech for ready, speech, _ in seen)  # the model answers throughout
+    assert all(answers for *_, answers in seen) and seen[-1] == (True, True, True)
