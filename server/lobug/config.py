@@ -51,8 +51,8 @@ class MemoryConfig:
     timezone: str = ""
     # A dream retires low-value facts beyond this many current facts per agent.
     max_facts: int = 5000
-    # Facts learned from a conversation less sure than this are not stored (a model's
-    # `confidence`; 0.5 when it gives none, 0.4 for the user's own statements kept without it).
+    # Facts learned from a conversation less sure than this are not stored (their confidence
+    # says where they came from: `memory/confidence.py`).
     min_fact_confidence: float = 0.3
     # Directories of skills (`<name>/SKILL.md`), searched in this order (`memory/skills.py`).
     skills_dirs: tuple[Path, ...] = ()

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 from lobug.backends.base import Embedder
 from lobug.config import MemoryConfig
+from lobug.memory import confidence
 from lobug.memory.search import Explained, MemorySearch, MessageSearch, SearchMode
 from lobug.store.errors import BlockNotFound
 from lobug.store.models import (
@@ -111,7 +112,12 @@ class Curation:
     ) -> AddedFact:
         """A fact a person wrote (origin `manual`): embedded, and a near duplicate of a
         current fact becomes its new version."""
-        fact = NewFact(content.strip(), _fact_type(fact_type), confidence=1.0, origin=MANUAL)
+        fact = NewFact(
+            content.strip(),
+            _fact_type(fact_type),
+            confidence=confidence.of_person(actor),
+            origin=MANUAL,
+        )
         return self.store.add_fact_superseding_duplicate(
             agent,
             fact,
@@ -127,7 +133,7 @@ class Curation:
             content.strip(),
             old.fact_type,
             time_span=old.time_span,
-            confidence=1.0,
+            confidence=confidence.of_person(actor),
             origin=MANUAL,
             due_at=old.due_at,
         )

@@ -15,7 +15,8 @@ import re
 from collections.abc import Collection, Iterable
 from datetime import datetime
 
-from lobug.memory.when import due_time
+from lobug.memory import confidence
+from lobug.memory.when import DUE_RULES, RULES, due_time
 from lobug.store.models import NewFact
 from lobug.text import FUNCTION_WORDS, sentence_case, third_person
 
@@ -30,32 +31,105 @@ _REQUEST_START = re.compile(
 )
 
 
-# A statement's type, by its first-person verb; anything else says who the user is.
-_DISCLOSED_TYPES = (
+# A statement's type (seed 001), by its words; the first rule that holds wins: who the user
+# is ("my name is", "I was born"), a commitment ("I'll call Anna"), a constraint ("I can't eat
+# nuts"), a habit, which is a trait ("I swim every Saturday"), an event (a plan with a time to
+# come, "On Friday I'm hiking", or something done at a time said, "I went to Paris last
+# year"), a preference ("I love jazz"), a trait (skills, fears, "I'm learning the piano");
+# else identity.
+_RULES = (
+    ("identity", r"i was born|i'm called|i am called|my name is|my birthday"),
     (
         "commitment",
-        r"i'll|i will|i promised?|i'm going to|i am going to|i have to|i need to|i must|"
-        r"i plan to|i intend to|i'm supposed to",
+        r"i'll|i will|i promised?|i have promised|i'm going to|i am going to|i have to|"
+        r"i need to|i must(?! not)|i plan to|i intend to|i'm supposed to|i am supposed to|"
+        r"i agreed to|i've agreed to|i owe|i mean to",
     ),
     (
         "constraint",
-        r"i can't|i cannot|i can not|i'm allergic|i am allergic|i don't eat|i do not eat|"
-        r"i never|i'm not allowed|i am not allowed|my budget",
+        r"i can't(?! stand)|i cannot|i can not|i must not|i mustn't|i'm allergic|i am allergic|"
+        r"allergic to|i don't eat|i do not eat|i never eat|i never drink|i'm not allowed|"
+        r"i am not allowed|my budget|vegetarian|vegan|gluten|lactose|intolerant|i'm diabetic|"
+        r"i am diabetic",
     ),
-    ("preference", r"i (?:really )?(?:like|love|hate|prefer|enjoy|dislike)|my favou?rite"),
+    (
+        "habit",
+        r"every|each (?:day|morning|evening|night|week|weekend|month|year)|usually|always|often|"
+        r"sometimes|rarely|normally|regularly|daily|weekly|most days|"
+        r"on (?:mondays|tuesdays|wednesdays|thursdays|fridays|saturdays|sundays|weekends)|"
+        r"(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday) (?:to|through|till)",
+    ),
+    ("event", None),
+    (
+        "preference",
+        r"i (?:really |also |just )?(?:like|love|hate|prefer|enjoy|dislike|adore)|"
+        r"i (?:do not|don't|dont|didn't|did not) (?:really )?(?:like|love|enjoy)|"
+        r"i can't stand|my favou?rite|i'm (?:a )?(?:big |huge )?fan of|i'm into",
+    ),
+    (
+        "trait",
+        r"i speak|i can (?:speak|play|cook|swim|drive|code|sing|dance)|i know how to|"
+        r"i(?:'m| am) (?:learning|good at|bad at|afraid|scared|terrified|nervous|shy|"
+        r"an introvert|an extrovert|a night owl|an early bird)|i play the",
+    ),
 )
-_DISCLOSED = tuple(
-    (kind, re.compile(rf"\b(?:{verbs})\b", re.IGNORECASE)) for kind, verbs in _DISCLOSED_TYPES
+_KINDS = tuple(
+    (kind, re.compile(rf"\b(?:{words})\b", re.IGNORECASE) if words else None)
+    for kind, words in _RULES
 )
+_GOING_TO_A_PLACE = re.compile(
+    r"\b(?:[Ii]'m|[Ii] am|[Ww]e're|[Ww]e are) going to (?:[A-Z]|the |a )"
+)
+_PAST = re.compile(
+    r"\b(?:i|we)\s+(?:(?:just|already|also|recently|finally|once)\s+)?"
+    r"(?:was|were|went|had|did|met|saw|got|came|left|made|took|bought|ran|won|lost|found|"
+    r"gave|spent|ate|drank|flew|wrote|began|became|grew|heard|held|paid|sold|sent|told|"
+    r"(?!(?:need|feed|bleed|breed|speed|proceed|succeed|exceed|embed|shed|wed)\b)"
+    r"[a-z]{2,}ed)\b",
+    re.IGNORECASE,
+)
+_PAST_TIME = tuple(pattern for pattern, _ in RULES)
+DATED_TYPES = ("commitment", "event")
+
+
+def stated_type(sentence: str) -> str | None:
+    """The type the rule above finds in `sentence`, or None when none of its words are
+    there (nothing tells it from identity)."""
+    for kind, words in _KINDS:
+        if kind == "commitment" and _GOING_TO_A_PLACE.search(sentence):
+            continue  # "we are going to Norway in June": a plan, not a promise
+        if kind == "event" and _is_event(sentence):
+            return kind
+        if words is not None and words.search(sentence):
+            return "trait" if kind == "habit" else kind
+    return None
 
 
 def disclosed_type(sentence: str) -> str:
-    """What a first-person statement is: a commitment ("I'll call Anna"), a constraint ("I
-    can't eat nuts"), a preference ("I love jazz"), else identity."""
-    for kind, verbs in _DISCLOSED:
-        if verbs.search(sentence):
-            return kind
-    return "identity"
+    """What a statement is (see `stated_type`), identity when nothing tells otherwise."""
+    return stated_type(sentence) or "identity"
+
+
+def is_past(sentence: str) -> bool:
+    """Whether `sentence` tells of something done ("I went", "we visited")."""
+    return _PAST.search(sentence) is not None
+
+
+def _is_event(sentence: str) -> bool:
+    """A plan with a time to come, or something done at a time said."""
+    lowered = " ".join(sentence.lower().split())
+    if is_past(sentence):
+        return any(pattern.search(lowered) for pattern in _PAST_TIME)
+    return any(pattern.search(lowered) for pattern, _ in DUE_RULES)
+
+
+def due_of_statement(sentence: str, kind: str, said_at: datetime | None) -> float | None:
+    """When a commitment or a planned event in `sentence` is due, as of `said_at` (when it
+    was said, in the user's time zone); None for other types, for what was done already, and
+    when it names no time to come."""
+    if kind not in DATED_TYPES or said_at is None or is_past(sentence):
+        return None
+    return due_time(sentence, said_at)
 
 
 def self_disclosures(
@@ -65,18 +139,24 @@ def self_disclosures(
     said_at: datetime | None = None,
 ) -> list[NewFact]:
     """The user's statements about themselves, and about the people named in `known`, as
-    facts; a commitment's due time is read as of `said_at`."""
+    facts typed by `disclosed_type`, with the confidence `memory/confidence.py` gives them; a
+    commitment's or plan's due time is read as of `said_at`."""
     facts = []
     for match in _SENTENCE.finditer(user_text):
         sentence = " ".join(match.group().split())
         about_user = _is_statement_about_user(sentence)
         if about_user or _is_statement_about(sentence, known):
             content = sentence_case(third_person(sentence.rstrip(".!")))
-            kind = disclosed_type(sentence) if about_user else "trait"
-            due = due_time(sentence, said_at) if kind == "commitment" and said_at else None
+            kind = disclosed_type(sentence)
+            due = due_of_statement(sentence, kind, said_at)
             facts.append(
                 NewFact(
-                    content, kind, confidence=0.4, source_message_ids=source_message_ids, due_at=due
+                    content,
+                    kind,
+                    time_span="future" if due is not None else None,
+                    confidence=confidence.of_statement(sentence, about_user=about_user),
+                    source_message_ids=source_message_ids,
+                    due_at=due,
                 )
             )
     return facts

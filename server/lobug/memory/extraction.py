@@ -9,16 +9,26 @@ and facts about the assistant itself are dropped too.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from collections.abc import Iterable, Sequence
+from collections.abc import Set as AbstractSet
 from datetime import datetime
 from typing import Any
 
-from lobug.memory.disclosure import informative_sentences, names_someone
+from lobug.memory import confidence
+from lobug.memory.disclosure import (
+    DATED_TYPES,
+    due_of_statement,
+    informative_sentences,
+    is_past,
+    names_someone,
+    stated_type,
+)
 from lobug.memory.when import due_time
 from lobug.quality import text_problem
-from lobug.store.models import TIME_SPANS, NewFact, fact_type_of
+from lobug.store.models import FACT_TYPES, LEGACY_FACT_TYPES, TIME_SPANS, NewFact, fact_type_of
 from lobug.text import FUNCTION_WORDS, sentence_case, third_person, word_tokens
 
 MAX_FACT_CHARS = 300
@@ -122,7 +132,7 @@ def common_prefix_length(a: str, b: str) -> int:
     return min(len(a), len(b))
 
 
-def occurs_in(word: str, source_words: set[str]) -> bool:
+def occurs_in(word: str, source_words: AbstractSet[str]) -> bool:
     return word in source_words or any(same_word(word, other) for other in source_words)
 
 
@@ -177,8 +187,9 @@ def validate_facts(
 ) -> list[NewFact]:
     """Well-formed facts grounded in the user's statements (`informative_sentences` of
     `user_text`), de-duplicated, at most `max_facts`; claims that fail `claim_problem` are
-    dropped. A commitment's due time is read as of `said_at` (when the user spoke, in their
-    time zone)."""
+    dropped. Each is typed by `fact_type`, given the confidence `memory/confidence.py` gives
+    a grounded extraction, and, a commitment or a plan, the due time its `due` field or
+    sentence names, read as of `said_at` (when the user spoke, in their time zone)."""
     kept: list[NewFact] = []
     seen: set[str] = set()
     statements = informative_sentences(user_text)
@@ -186,7 +197,7 @@ def validate_facts(
         claim = item.get("fact", item.get("content"))
         if not isinstance(claim, str) or claim_problem(claim, language) is not None:
             continue
-        fact = _to_fact(item, source_message_ids, said_at)
+        fact = _to_fact(item, source_message_ids, said_at, statements)
         if fact is None:
             continue
         key = " ".join(content_words(fact.content))
@@ -200,19 +211,51 @@ def validate_facts(
 
 
 def merge_facts(first: list[NewFact], second: list[NewFact], limit: int) -> list[NewFact]:
-    """`first`, then the facts of `second` with other content words, at most `limit`."""
+    """`first`, then the facts of `second` with other content words, at most `limit`. A fact
+    of `first` that `second` holds too (the model's and the user's own statement agree)
+    takes the higher confidence of the two."""
     merged = list(first)
-    seen = {frozenset(content_words(f.content)) for f in first}
+    seen = {frozenset(content_words(f.content)): i for i, f in enumerate(first)}
     for fact in second:
         key = frozenset(content_words(fact.content))
         if key not in seen:
-            seen.add(key)
+            seen[key] = len(merged)
             merged.append(fact)
+        elif fact.confidence > merged[seen[key]].confidence:
+            merged[seen[key]] = dataclasses.replace(merged[seen[key]], confidence=fact.confidence)
     return merged[:limit]
 
 
+def source_sentence(fact: str, statements: Sequence[str]) -> str:
+    """The user's statement a fact was most likely made from: the one sharing most of its
+    content words ("" when there is none)."""
+    words = content_words(fact)
+
+    def shared(statement: str) -> int:
+        said = set(content_words(statement))
+        return sum(1 for word in words if occurs_in(word, said))
+
+    return max(statements, key=shared, default="")
+
+
+def fact_type(model_type: Any, said: str) -> str:
+    """A fact's type: what the user's own sentence says by the rule of
+    `disclosure.stated_type`; where the rule finds nothing, the model's type when it is one
+    of seed 001's (or an old one, mapped), else identity. A small model's type is no evidence
+    (it copies its prompt's example), so the rule goes first."""
+    stated = stated_type(said)
+    if stated is not None:
+        return stated
+    if model_type in FACT_TYPES or model_type in LEGACY_FACT_TYPES:
+        return fact_type_of(model_type)
+    return "identity"
+
+
 def _to_fact(
-    item: dict[str, Any], source_message_ids: tuple[int, ...], said_at: datetime | None
+    item: dict[str, Any],
+    source_message_ids: tuple[int, ...],
+    said_at: datetime | None,
+    statements: Sequence[str] = (),
 ) -> NewFact | None:
     content = item.get("fact", item.get("content"))
     if not isinstance(content, str):
@@ -220,29 +263,32 @@ def _to_fact(
     content = sentence_case(third_person(" ".join(content.split())))
     if not content or len(content) > MAX_FACT_CHARS:
         return None
-    fact_type = fact_type_of(item.get("type"))
+    said = source_sentence(content, statements) or content
+    kind = fact_type(item.get("type"), said)
     span = item.get("time_span")
+    due = due_of(item.get("due"), said, said_at) if kind in DATED_TYPES else None
     return NewFact(
         content=content,
-        fact_type=fact_type,
+        fact_type=kind,
         subject=_optional_text(item.get("subject")),
         relation=_optional_text(item.get("relation")),
         object=_optional_text(item.get("object")),
-        time_span=span if span in TIME_SPANS else None,
-        confidence=_confidence(item.get("confidence")),
+        time_span=span if span in TIME_SPANS else ("future" if due is not None else None),
+        confidence=confidence.of_extraction(said, item.get("confidence")),
         source_message_ids=source_message_ids,
-        due_at=due_of(item.get("due"), content, said_at) if fact_type == "commitment" else None,
+        due_at=due,
     )
 
 
-def due_of(due: Any, content: str, said_at: datetime | None) -> float | None:
-    """When a commitment is due: the time its `due` field names, else one its sentence
-    names; None when neither names one (or the time it was said is not known)."""
-    if said_at is None:
+def due_of(due: Any, said: str, said_at: datetime | None) -> float | None:
+    """When a commitment or a plan is due: the time its `due` field names, else one its
+    sentence names; None when neither names one, when the sentence tells of something done
+    already, or when the time it was said is not known."""
+    if said_at is None or is_past(said):
         return None
     if isinstance(due, str) and (at := due_time(due, said_at)) is not None:
         return at
-    return due_time(content, said_at)
+    return due_of_statement(said, "event", said_at)
 
 
 def _optional_text(value: Any) -> str | None:
@@ -250,9 +296,3 @@ def _optional_text(value: Any) -> str | None:
         return None
     value = " ".join(value.split())[:MAX_FACT_CHARS]
     return value or None
-
-
-def _confidence(value: Any) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return 0.5
-    return min(1.0, max(0.0, float(value)))
