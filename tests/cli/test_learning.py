@@ -82,7 +82,7 @@ def test_stats_list_and_retry_on_the_local_file(settings: Settings, local_file: 
         ["learning_queue", "0"],
         ["learning_parked", "2"],
     ]
-    listed = run("learning", "list")
+    listed = run("learning")  # lists, as `lobug learning list` does
     first = listed.output.splitlines()[0]
     assert first == (
         "0 exchanges waiting to be learned from, 2 parked after 3 failed attempts "

@@ -1,14 +1,16 @@
-"""`lobug learning`: the learning queue (`memory/work_queue.py`). `list` counts the exchanges
-waiting for their memory work and shows those parked after failing (the model's output could
-not be read, or the model was down, `MAX_ATTEMPTS` times); `retry [ID...]` runs the parked
-ones (or those ids) again: on the local file here, with the configured models, waiting for
-them; on a server (`--url`, an admin token) by its memory work, answered at once."""
+"""`lobug learning`: the learning queue (`memory/work_queue.py`). `list` (or `lobug learning`
+alone) counts the exchanges waiting for their memory work and shows those parked after
+failing (the model's output could not be read, or the model was down, `MAX_ATTEMPTS` times);
+`retry [ID...]` runs the parked ones (or those ids) again: on the local file here, with the
+configured models, waiting for them; on a server (`--url`, an admin token) by its memory
+work, answered at once."""
 
 from __future__ import annotations
 
 import click
 
 from lobug.cli.access import MemoryAccess, whole_memory_command
+from lobug.cli.memory import ListByDefault
 from lobug.cli.output import Output
 from lobug.memory.work_queue import RETRY_BATCH
 
@@ -22,9 +24,10 @@ PARKED_COLUMNS = [
 ]
 
 
-@click.group()
+@click.group(cls=ListByDefault)
 def learning() -> None:
-    """What the memory still has to learn from, and what it failed to."""
+    """What the memory still has to learn from, and what it failed to; `lobug learning`
+    lists it."""
 
 
 @learning.command("list")
