@@ -23,9 +23,10 @@ import re
 import sys
 import tempfile
 import time
+from collections import Counter
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import httpx
@@ -35,8 +36,6 @@ sys.path[:0] = [str(ROOT), str(ROOT / "server"), str(ROOT / "scripts")]
 
 from lobug.memory.extraction import same_word  # noqa: E402
 from lobug.memory.quality import (  # noqa: E402
-    EXTRACTIVE_BASE_MEMORY,
-    EXTRACTIVE_SUMMARY,
     MAX_BASE_MEMORY_CHARS,
     MAX_SUMMARY_CHARS,
     output_problem,
@@ -110,6 +109,12 @@ class Report:
     invalid_summaries: list[str]
     base_memory: str
     seconds: float
+    # How many facts got each type, and each confidence; unsupported sentences left out of
+    # the summaries and the base memory.
+    types: dict[str, int] = field(default_factory=dict)
+    confidences: dict[float, int] = field(default_factory=dict)
+    dropped_sentences: int = 0
+    base_made_by: str | None = None
 
 
 def main() -> None:
@@ -221,15 +226,17 @@ def judge(
     try:
         log = list(reversed(store.agent_messages("lobug", 10_000)))
         replies = [m for m in log if m.role == "assistant"]
-        facts = [f.content for f in store.facts("lobug")]
+        stored = store.facts("lobug")
+        facts = [f.content for f in stored]
         summaries = store.summaries("lobug")
         base = store.base_memory("lobug")
+        versions = store.base_memory_history("lobug")
         gold = [keys for _, fact_keys in script for keys in fact_keys]
         matched = [f for f in facts if any(matches(f, keys) for keys in gold)]
         invalid = [
             s.content
             for s in summaries
-            if not s.content.startswith(EXTRACTIVE_SUMMARY)
+            if s.made_by != "extractive"
             and output_problem(
                 s.content,
                 span_words(log, s.source_from_id, s.source_to_id),
@@ -246,10 +253,16 @@ def judge(
             wrong_facts=[f for f in facts if f not in matched],
             missed=[keys for keys in gold if not any(matches(f, keys) for f in facts)],
             summaries=len(summaries),
-            extractive=sum(s.content.startswith(EXTRACTIVE_SUMMARY) for s in summaries),
-            invalid_summaries=invalid + base_problems(base),
+            extractive=sum(s.made_by == "extractive" for s in summaries),
+            invalid_summaries=invalid
+            + base_problems(base, versions[0].made_by if versions else None),
             base_memory=base,
             seconds=seconds,
+            types=dict(Counter(f.fact_type for f in stored).most_common()),
+            confidences=dict(sorted(Counter(f.confidence for f in stored).items())),
+            dropped_sentences=sum(s.dropped_sentences for s in summaries)
+            + sum(v.dropped_sentences for v in versions),
+            base_made_by=versions[0].made_by if versions else None,
         )
     finally:
         store.close()
@@ -268,8 +281,8 @@ def span_words(log: Sequence[Message], first: int, last: int) -> list[str]:
     return [m.content for m in log if first <= m.id <= last and m.role == "user"]
 
 
-def base_problems(base: str) -> list[str]:
-    if not base or base.startswith(EXTRACTIVE_BASE_MEMORY):
+def base_problems(base: str, made_by: str | None) -> list[str]:
+    if not base or made_by == "extractive":
         return []
     problem = text_problem(base, "en") or (
         "too long" if len(base) > MAX_BASE_MEMORY_CHARS else None
@@ -293,7 +306,11 @@ def print_report(model: str, report: Report) -> None:
         f"{len(report.bad_replies)} (goal 0); guard stepped in: {report.guarded or 'never'}"
     )
     print(f"facts: precision {report.precision:.2f} (goal 0.95), recall {report.recall:.2f}")
-    print(f"summaries stored: {report.summaries} ({report.extractive} extractive)")
+    print(f"facts by type: {report.types}; by confidence: {report.confidences}")
+    print(
+        f"summaries stored: {report.summaries} ({report.extractive} extractive); "
+        f"unsupported sentences left out of summaries and base memory: {report.dropped_sentences}"
+    )
     print(f"invalid summaries or base memory: {len(report.invalid_summaries)} (goal 0)")
     for label, items in (
         ("bad reply", report.bad_replies),
@@ -303,7 +320,7 @@ def print_report(model: str, report: Report) -> None:
     ):
         for item in items:
             print(f"  {label}: {item[:160]!r}")
-    print(f"base memory:\n{report.base_memory}")
+    print(f"base memory (made by {report.base_made_by}):\n{report.base_memory}")
 
 
 if __name__ == "__main__":

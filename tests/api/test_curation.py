@@ -283,13 +283,21 @@ def test_a_forget_needs_a_valid_bounded_span(
 
 def test_base_memory_is_written_by_hand_and_keeps_every_version(lobug: TestClient) -> None:
     empty = ok(lobug.get("/memory/base-memory/lobug"))
-    assert empty == {"content": "", "updated_at": None, "written_by": None, "stale": False}
+    assert empty == {
+        "content": "",
+        "updated_at": None,
+        "written_by": None,
+        "stale": False,
+        "made_by": None,
+        "dropped_sentences": 0,
+    }
     ok(lobug.put("/memory/base-memory/lobug", json={"content": "first"}))
     written = ok(lobug.put("/memory/base-memory/lobug", json={"content": "second"}))
-    assert (written["content"], written["written_by"], written["stale"]) == (
+    assert (written["content"], written["written_by"], written["stale"], written["made_by"]) == (
         "second",
         "manual",
         False,
+        "person",
     )
     assert written["updated_at"].endswith("Z")
     history = ok(lobug.get("/memory/base-memory/lobug/history"))

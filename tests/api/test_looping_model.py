@@ -13,7 +13,6 @@ import pytest
 from lobug.app import create_app
 from lobug.backends import Backends
 from lobug.config import MemoryConfig, Settings
-from lobug.memory.quality import EXTRACTIVE_SUMMARY
 from lobug.quality import is_learnable, text_problem
 from lobug.reply_guard import FALLBACK_REPLY
 from lobug.services import Services
@@ -69,8 +68,9 @@ def test_a_looping_model_is_never_spoken_stored_or_learned_from(
     assert len(log) == 2 * (len(SAID) * 2 + 1)
     replies = [m for m in log if m.role == "assistant"]
     assert all(m.content == FALLBACK_REPLY and not is_learnable(m.metadata) for m in replies)
-    summaries = [s.content for s in store.summaries("lobug")]
-    assert summaries and all(s.startswith(EXTRACTIVE_SUMMARY) for s in summaries)
+    episodes = store.summaries("lobug")
+    assert episodes and all(s.made_by == "extractive" for s in episodes)
+    summaries = [s.content for s in episodes]
     for text in [*summaries, store.base_memory("lobug")]:
         assert "oo" not in text.lower().split() and text_problem(text, "en") is None
     facts = sorted(f.content.rstrip(".") for f in store.facts("lobug"))

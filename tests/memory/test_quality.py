@@ -6,8 +6,6 @@ from __future__ import annotations
 from lobug.config import MemoryConfig
 from lobug.memory.manager import MemoryManager
 from lobug.memory.quality import (
-    EXTRACTIVE_BASE_MEMORY,
-    EXTRACTIVE_SUMMARY,
     extractive_summary,
     output_problem,
     salient_words,
@@ -58,13 +56,12 @@ def log(store: SQLiteStore, texts: list[str]) -> list[Message]:
     return messages
 
 
-def test_the_extractive_summary_is_the_users_statements_marked() -> None:
+def test_the_extractive_summary_is_the_users_statements_and_no_note() -> None:
     messages = [
         Message(n, "lobug", "desk", "user", text, 0.0, False) for n, text in enumerate(SAID)
     ]
     summary = extractive_summary(messages)
-    assert summary.startswith(EXTRACTIVE_SUMMARY)
-    assert "The user lives in Lisbon with the user's partner Joana." in summary
+    assert summary.startswith("The user lives in Lisbon with the user's partner Joana.")
     assert "nurse" in summary and "Porto" in summary
 
 
@@ -81,7 +78,7 @@ def test_a_looping_summary_is_retried_at_temperature_zero_with_a_stricter_prompt
     chat.enqueue('{"facts": []}', LOOP, GOOD)
     report = summarizing(store, chat).process_exchange("lobug", *messages[-2:])
     assert report.summarized and not report.errors
-    assert [s.content for s in store.summaries("lobug")] == [GOOD]
+    assert [(s.content, s.made_by) for s in store.summaries("lobug")] == [(GOOD, "model")]
     retry = chat.requests[-1][0]
     assert "Write in English only." in retry[0]["content"]
 
@@ -92,7 +89,9 @@ def test_a_summary_refused_twice_is_built_without_the_model(store: SQLiteStore) 
     report = summarizing(store, chat).process_exchange("lobug", *messages[-2:])
     assert report.summarized
     (summary,) = store.summaries("lobug")
-    assert summary.content.startswith(EXTRACTIVE_SUMMARY) and "oo" not in summary.content
+    assert summary.made_by == "extractive"  # a field: the text is the user's words alone
+    assert summary.content.startswith("The user lives in Lisbon") and "oo" not in summary.content
+    assert "Extractive" not in summary.content and "failed" not in summary.content
 
 
 def test_a_base_memory_refused_twice_lists_facts_and_summaries(store: SQLiteStore) -> None:
@@ -105,7 +104,9 @@ def test_a_base_memory_refused_twice_lists_facts_and_summaries(store: SQLiteStor
     report = memory.process_exchange("lobug", *log(store, ["hi there"]))
     assert report.distilled
     base = store.base_memory("lobug")
-    assert base.startswith(EXTRACTIVE_BASE_MEMORY) and "Joana" in base and "oo" not in base
+    assert base.startswith("- ") and "Joana" in base and "oo" not in base
+    assert "without the model" not in base
+    assert store.base_memory_history("lobug")[0].made_by == "extractive"
 
 
 def test_a_summary_that_chats_instead_of_reporting_is_refused() -> None:

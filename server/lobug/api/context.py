@@ -26,7 +26,7 @@ from lobug.memory.assembly import (
 from lobug.memory.limits import MAX_CONTENT_CHARS
 from lobug.memory.search import SearchMode
 from lobug.read_model.common import MessageOut, iso_or_none
-from lobug.read_model.memory import BlockOut, block_out
+from lobug.read_model.memory import BlockOut, MadeOut, block_out
 from lobug.services import MemoryServices
 from lobug.store.models import MemoryBlock, Summary
 from lobug.web.deps import MemoryDep
@@ -56,8 +56,9 @@ class ContextFactOut(BaseModel):
     due_at: str | None = None
 
 
-class SummaryOut(BaseModel):
-    """An episode: a summary and when its first and last message were said."""
+class SummaryOut(MadeOut):
+    """An episode: a summary, when its first and last message were said, and how its text
+    was made."""
 
     id: str
     content: str
@@ -93,6 +94,8 @@ def episode_out(summary: Summary) -> SummaryOut:
         content=summary.content,
         started_at=iso_or_none(summary.started_at),
         ended_at=iso_or_none(summary.ended_at),
+        made_by=summary.made_by,
+        dropped_sentences=summary.dropped_sentences,
     )
 
 

@@ -28,6 +28,7 @@ from lobug.read_model.memory import (
     AuditEntryOut,
     BaseMemoryOut,
     ForgottenOut,
+    MadeOut,
     audit_out,
     base_memory_out,
     counts_out,
@@ -72,14 +73,14 @@ class ForgetIn(StrictBody):
         return self
 
 
-class BaseMemoryVersionOut(BaseModel):
+class BaseMemoryVersionOut(MadeOut):
     id: str
     content: str
     written_by: str
     created_at: str
 
 
-class SummaryOut(BaseModel):
+class SummaryOut(MadeOut):
     id: str
     content: str
     source_from_id: str
@@ -113,6 +114,8 @@ def version_out(version: BaseMemoryVersion) -> BaseMemoryVersionOut:
         content=version.content,
         written_by=version.written_by,
         created_at=iso(version.created_at),
+        made_by=version.made_by,
+        dropped_sentences=version.dropped_sentences,
     )
 
 
@@ -126,6 +129,8 @@ def summary_out(summary: Summary) -> SummaryOut:
         incorporated=summary.incorporated,
         started_at=iso_or_none(summary.started_at),
         ended_at=iso_or_none(summary.ended_at),
+        made_by=summary.made_by,
+        dropped_sentences=summary.dropped_sentences,
     )
 
 

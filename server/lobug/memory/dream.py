@@ -12,13 +12,16 @@
    then confidence, then oldest first; pinned facts and facts scored `HIGH_SCORE` or more
    never.
 4. **Base memory rewritten** by the chat model (background priority) from the facts and
-   episodes, when anything changed since the last dream.
+   episodes, when anything changed since the last dream; checked as the cascade's is
+   (`quality.checked_output`): the sentences the facts, episodes and current document do not
+   support are left out and counted (in the diary and with the new version).
 5. **Topics rebuilt** (`memory/topics.py`) from the facts that stay and the episodes, when
    the dreamer has a topic builder (the services give it one).
 
 Nothing is deleted: a retired fact is invalidated (and leaves the vector index), each change
 is in the audit log under actor `dream`, and the dream's diary (Markdown, naming facts by id
-so a purge leaves no text in it) is stored with it; `undo` restores the facts and the base
+so a purge leaves no text in it, and no text of the model's, so nothing in it is invented)
+is stored with it; `undo` restores the facts and the base
 memory. A dry run plans and writes nothing. Blocking: call from worker threads.
 """
 
@@ -39,9 +42,10 @@ from lobug.backends.base import ChatBackend, Vector
 from lobug.memory import prompts
 from lobug.memory.curation import content_stems
 from lobug.memory.manager import DISTILL_MAX_TOKENS
+from lobug.memory.quality import MAX_BASE_MEMORY_CHARS, checked_output
 from lobug.memory.topics import TopicBuilder
 from lobug.memory.when import DAY_PARTS, MONTHS, NUMBERS, WEEKDAYS
-from lobug.store.models import Dream, DreamChange, Fact, Summary, Topic
+from lobug.store.models import Derived, Dream, DreamChange, Fact, Summary, Topic
 from lobug.store.protocol import DreamingStore
 from lobug.text import FUNCTION_WORDS, words_of
 
@@ -277,6 +281,21 @@ def change_line(change: DreamChange) -> str:
 TOPICS_NOTE = "\n## Topics\n\nRebuilt from the facts that stay and the episodes.\n"
 
 
+def base_memory_note(base: Derived | None) -> str:
+    """What the diary adds about the rewritten base memory: left as it was, or how many of
+    the model's sentences were left out for want of support."""
+    if base is None:
+        return (
+            "\nThe model gave no new base memory that passed its checks: it was left as it was.\n"
+        )
+    if not base.dropped_sentences:
+        return "\nEvery sentence of the new base memory is supported by the facts and episodes.\n"
+    return (
+        f"\n{base.dropped_sentences} sentences of the model's base memory that the facts and "
+        "episodes do not support were left out.\n"
+    )
+
+
 class Dreamer:
     """Runs dreams for a store with a chat model (background priority; None: plans only, for
     dry runs where no model is loaded), and rebuilds topics with `topics` when given."""
@@ -288,11 +307,14 @@ class Dreamer:
         *,
         max_facts: int,
         topics: TopicBuilder | None = None,
+        language: str | None = None,
     ) -> None:
         self.store = store
         self.chat = chat
         self.max_facts = max_facts
         self.topics = topics
+        # The conversation's language (the base memory is checked in it): the topics'.
+        self.language = language or (topics.language if topics is not None else "en")
 
     def plan(self, agent: str, *, rewrite: bool) -> DreamPlan:
         facts, vectors = self.store.current_fact_vectors(agent)
@@ -321,26 +343,34 @@ class Dreamer:
             return DreamResult(plan)
         base = self.rewritten_base_memory(agent, plan) if plan.rewrite_base_memory else None
         diary = plan.diary
-        if plan.rewrite_base_memory and base is None:
-            diary += "\nThe model gave no new base memory: it was left as it was.\n"
+        if plan.rewrite_base_memory:
+            diary += base_memory_note(base)
         if self.topics is not None:
             diary += TOPICS_NOTE
-        stored = self.store.apply_dream(agent, plan.changes, base, diary, started_at=started)
+        stored = self.store.apply_dream(
+            agent,
+            plan.changes,
+            None if base is None else base.content,
+            diary,
+            started_at=started,
+            made_by=None if base is None else base.made_by,
+            dropped_sentences=0 if base is None else base.dropped_sentences,
+        )
         log.info("dream %d of %s: %d facts retired", stored.id, agent, len(stored.changes))
         topics = tuple(self.topics.rebuild(agent)) if self.topics is not None else ()
         timings = {"dream": (time.time() - started) * 1000}
         return DreamResult(plan, stored, timings_ms=timings, topics=topics)
 
-    def rewritten_base_memory(self, agent: str, plan: DreamPlan) -> str | None:
-        """The base memory written again from the facts that stay and the newest episodes;
-        None (left as it is) when the model fails or returns nothing."""
+    def rewritten_base_memory(self, agent: str, plan: DreamPlan) -> Derived | None:
+        """The base memory written again from the facts that stay and the newest episodes,
+        less the sentences they (and the current document) do not support; None (left as it
+        is) when the model fails, returns nothing, or its text fails its checks."""
         retired = {c.fact_id for c in plan.changes}
         facts = self.store.recent_facts(agent, REWRITE_FACTS + len(retired))
         kept = [f for f in facts if f.id not in retired][:REWRITE_FACTS]
         episodes: list[Summary] = self.store.summaries(agent)[-REWRITE_EPISODES:]
-        messages = prompts.distill_base_memory_messages(
-            self.store.base_memory(agent), episodes, kept
-        )
+        current = self.store.base_memory(agent)
+        messages = prompts.distill_base_memory_messages(current, episodes, kept)
         if self.chat is None:
             return None
         try:
@@ -352,7 +382,18 @@ class Dreamer:
                 "dream: rewriting the base memory failed; it is left as it was", exc_info=True
             )
             return None
-        return text or None
+        sources = [current, *(e.content for e in episodes), *(f.content for f in kept)]
+        derived, problem = checked_output(
+            text, sources, language=self.language, max_chars=MAX_BASE_MEMORY_CHARS
+        )
+        if derived is None:
+            log.warning("dream: the model's base memory was refused (%s); left as it was", problem)
+        elif derived.dropped_sentences:
+            log.info(
+                "dream: %d sentences of the base memory its sources do not support were dropped",
+                derived.dropped_sentences,
+            )
+        return derived
 
     def undo(self, agent: str, dream_id: int, *, actor: str) -> Dream:
         return self.store.undo_dream(agent, dream_id, actor=actor)

@@ -22,10 +22,10 @@ from lobug.memory.extraction import merge_facts, read_fact_payload, validate_fac
 from lobug.memory.quality import (
     MAX_BASE_MEMORY_CHARS,
     MAX_SUMMARY_CHARS,
+    checked_output,
     extractive_base_memory,
     extractive_summary,
     learnable,
-    output_problem,
     user_words,
 )
 from lobug.memory.search import MemorySearch
@@ -34,6 +34,8 @@ from lobug.quality import is_learnable, language_rule, text_problem
 from lobug.store.errors import SourcesForgotten
 from lobug.store.models import (
     API_SOURCE,
+    MADE_BY_EXTRACTIVE,
+    Derived,
     Fact,
     Message,
     NewFact,
@@ -329,7 +331,14 @@ class MemoryManager:
             max_chars=MAX_SUMMARY_CHARS,
             fallback=lambda: extractive_summary(to_summarize),
         )
-        self.store.add_summary(agent, summary, to_summarize, vector=self._embedding(summary))
+        self.store.add_summary(
+            agent,
+            summary.content,
+            to_summarize,
+            vector=self._embedding(summary.content),
+            made_by=summary.made_by,
+            dropped_sentences=summary.dropped_sentences,
+        )
         report.summarized = True
 
     def _embedding(self, text: str) -> Vector | None:
@@ -387,7 +396,11 @@ class MemoryManager:
             fallback=lambda: extractive_base_memory(base, to_distill, facts),
         )
         self.store.distill_base_memory(
-            agent, document, [s for s in to_distill if not s.incorporated]
+            agent,
+            document.content,
+            [s for s in to_distill if not s.incorporated],
+            made_by=document.made_by,
+            dropped_sentences=document.dropped_sentences,
         )
         return to_distill
 
@@ -399,21 +412,27 @@ class MemoryManager:
         sources: Sequence[str],
         max_chars: int,
         fallback: Callable[[], str],
-    ) -> str:
-        """The model's text when it passes `output_problem`; else a second answer at
-        temperature 0 with a stricter prompt; else `fallback()` (built without the model)."""
-        text = self._ask(messages, max_tokens, temperature=0.3)
-        problem = output_problem(text, sources, language=self.language, max_chars=max_chars)
-        if problem is None:
-            return text
-        log.info("cascade output refused (%s); asking again at temperature 0", problem)
-        log.debug("refused cascade output: %r", text)
-        text = self._ask(with_rule(messages, self._stricter_rule()), max_tokens, temperature=0.0)
-        problem = output_problem(text, sources, language=self.language, max_chars=max_chars)
-        if problem is None:
-            return text
-        log.warning("cascade output refused twice (%s); stored an extractive one", problem)
-        return fallback()
+    ) -> Derived:
+        """The model's text when it passes `checked_output` (its sentences that `sources` do
+        not support dropped and counted); else a second answer at temperature 0 with a
+        stricter prompt; else `fallback()` (built without the model, `made_by` extractive)."""
+        rules = (messages, 0.3), (with_rule(messages, self._stricter_rule()), 0.0)
+        for attempt, (asked, temperature) in enumerate(rules):
+            text = self._ask(asked, max_tokens, temperature=temperature)
+            derived, problem = checked_output(
+                text, sources, language=self.language, max_chars=max_chars
+            )
+            if derived is not None:
+                if derived.dropped_sentences:
+                    log.info(
+                        "cascade output: %d sentences its sources do not support were dropped",
+                        derived.dropped_sentences,
+                    )
+                return derived
+            log.info("cascade output refused (%s)%s", problem, "" if attempt else "; asking again")
+            log.debug("refused cascade output: %r", text)
+        log.warning("cascade output refused twice; stored an extractive one")
+        return Derived(fallback(), MADE_BY_EXTRACTIVE)
 
     def _stricter_rule(self) -> str:
         rule = "Use the names and facts of the text. Short plain sentences; never repeat."

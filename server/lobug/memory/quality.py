@@ -1,11 +1,15 @@
-"""Summaries and base memory are checked before they are stored, and built without the model
-when the model's fail.
+"""Summaries, base memory and topic summaries are checked before they are stored, and built
+without the model when the model's fail.
 
 A small model can answer a summary request with a loop ("Oo, oo, oo, ...") or text in another
 language; stored, it would reach the base memory and every prompt after. A cascade output is
 valid when it is not degenerate, is in the conversation's language, is within length and
-mentions some of its sources' salient words (the names and words said most). The fallback is
-extractive: the user's own statements and the facts, marked as built without the model.
+mentions some of its sources' salient words (the names and words said most). Then each of its
+sentences must be supported by the sources it was written from (`supported`): its names and
+numbers, and most of its other words, occur in them; the others are dropped and counted (a
+small model adds "their family's love for pets" to what was said). The fallback is
+extractive: the user's own statements and the facts. How a text was made is a field stored
+with it (`Derived.made_by`), never a note inside it.
 """
 
 from __future__ import annotations
@@ -14,10 +18,12 @@ import re
 from collections import Counter
 from collections.abc import Sequence
 
+from lobug.claims import bare, is_detail
 from lobug.memory.disclosure import self_disclosures
-from lobug.memory.extraction import content_words, occurs_in
+from lobug.memory.extraction import MIN_GROUNDED_SHARE, content_words, occurs_in
 from lobug.quality import is_learnable, text_problem
-from lobug.store.models import Fact, Message, Summary
+from lobug.store.models import MADE_BY_MODEL, Derived, Fact, Message, Summary
+from lobug.text import word_tokens
 
 MIN_OUTPUT_CHARS = 20
 MAX_SUMMARY_CHARS = 1600  # SUMMARY_MAX_TOKENS of text, and some slack
@@ -26,8 +32,14 @@ SALIENT_WORDS = 12
 MIN_SALIENT_MENTIONS = 2
 MAX_EXTRACTIVE_STATEMENTS = 8
 MAX_QUOTED_CHARS = 160
-EXTRACTIVE_SUMMARY = "Extractive summary (the user's own words; the model's summary failed):"
-EXTRACTIVE_BASE_MEMORY = "Key facts (listed without the model; its document failed its checks):"
+# Words that report speech and claim nothing of their own ("The user mentioned a dog").
+REPORTING_WORDS = frozenset(
+    """said says mentioned mentions told tells talked talks shared shares discussed discusses
+    asked asks explained explains stated states expressed expresses described describes added
+    adds noted""".split()
+)
+# Who a report is about and who it was with: never a detail of the person's own.
+FRAME_WORDS = frozenset("user users user's assistant lo bug lobug lo-bug".split())
 
 
 # A summary reports what was said: no questions, no one speaking, no transcript lines.
@@ -64,6 +76,110 @@ def output_problem(
     return None
 
 
+_BULLET = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s+")
+# A line's label ("User Profile: ...", "Name: ..."): framing, not a claim.
+_LABEL = re.compile(r"[^:.!?]{1,40}:\s+")  # matched where the bullet ends
+MAX_LABEL_WORDS = 4
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+MAX_HEADING_WORDS = 5
+
+
+def supported(text: str, sources: Sequence[str]) -> Derived:
+    """`text` with only the sentences `sources` support (`is_supported`), line by line (a
+    bullet keeps its mark; a heading stays when something stays under it), and how many
+    sentences were dropped; `made_by` model."""
+    said = frozenset(w for source in sources for w in (*words_said(source), *content_words(source)))
+    lines: list[tuple[str, bool]] = []  # (line, is a heading)
+    dropped = 0
+    for line in text.splitlines():
+        if not line.strip() or _is_heading(line):
+            lines.append((line, True))
+            continue
+        prefix, body = _framing(line)
+        sentences = [part for part in _SENTENCE_END.split(body.strip()) if part]
+        kept = [part for part in sentences if is_supported(part, said)]
+        dropped += len(sentences) - len(kept)
+        if kept:
+            lines.append((prefix + " ".join(kept), False))
+    return Derived("\n".join(_with_their_headings(lines)).strip(), MADE_BY_MODEL, dropped)
+
+
+def _framing(line: str) -> tuple[str, str]:
+    """A line's bullet mark and label (kept as they are), and the rest."""
+    mark = _BULLET.match(line)
+    start = mark.end() if mark else 0
+    label = _LABEL.match(line, start)
+    if label and len(label.group().split()) <= MAX_LABEL_WORDS:
+        start = label.end()
+    return line[:start], line[start:]
+
+
+def words_said(text: str) -> list[str]:
+    return [bare(token) for token in word_tokens(text)]
+
+
+def is_supported(sentence: str, said: frozenset[str]) -> bool:
+    """Whether a sentence's names and numbers (`claims.is_detail`) all occur in `said` (the
+    sources' words), and `MIN_GROUNDED_SHARE` of its other content words (other endings of a
+    word count; words that report speech, and the user's and the assistant's names, do not).
+    A sentence of function words claims nothing and stays."""
+    tokens = word_tokens(sentence)
+    details = [bare(token) for position, token in enumerate(tokens) if is_detail(token, position)]
+    if not all(detail in FRAME_WORDS or occurs_in(detail, said) for detail in details):
+        return False
+    words = [bare(w) for w in content_words(sentence) if w not in REPORTING_WORDS | FRAME_WORDS]
+    if not words:
+        return True
+    return sum(1 for w in words if occurs_in(w, said)) / len(words) >= MIN_GROUNDED_SHARE
+
+
+def _is_heading(line: str) -> bool:
+    stripped = line.strip()
+    if stripped.startswith("#"):
+        return True
+    bare_line = stripped.strip("*_ ")
+    return bare_line.endswith(":") and len(bare_line.split()) <= MAX_HEADING_WORDS
+
+
+def _with_their_headings(lines: Sequence[tuple[str, bool]]) -> list[str]:
+    """The lines, less each heading with no kept line under it, and blank lines only between
+    kept ones."""
+    out: list[str] = []
+    for position, (line, heading) in enumerate(lines):
+        if not line.strip():
+            if out and out[-1].strip():
+                out.append("")
+        elif not heading or _holds_content(lines[position + 1 :]):
+            out.append(line)
+    return out
+
+
+def _holds_content(rest: Sequence[tuple[str, bool]]) -> bool:
+    """Whether a kept line comes before the next heading."""
+    for line, heading in rest:
+        if not heading:
+            return True
+        if line.strip():
+            return False
+    return False
+
+
+def checked_output(
+    text: str, sources: Sequence[str], *, language: str, max_chars: int
+) -> tuple[Derived | None, str | None]:
+    """The model's `text` as it may be stored (its unsupported sentences dropped and
+    counted), or None and why not (`output_problem`, before or after the drop)."""
+    problem = output_problem(text, sources, language=language, max_chars=max_chars)
+    if problem is not None:
+        return None, problem
+    kept = supported(text, sources)
+    if kept.dropped_sentences:
+        problem = output_problem(kept.content, sources, language=language, max_chars=max_chars)
+        if problem is not None:
+            return None, f"{kept.dropped_sentences} sentences unsupported, the rest {problem}"
+    return kept, None
+
+
 def learnable(messages: Sequence[Message]) -> list[Message]:
     """The messages whose words may be summarized: not the fallback said for a refused reply."""
     return [m for m in messages if m.role == "user" or is_learnable(m.metadata)]
@@ -81,16 +197,13 @@ def extractive_summary(messages: Sequence[Message]) -> str:
     ]
     if not statements:
         statements = [f'The user said "{_clipped(text)}"' for text in user_words(messages)]
-    lines = [_sentence(s) for s in statements[:MAX_EXTRACTIVE_STATEMENTS]]
-    return " ".join([EXTRACTIVE_SUMMARY, *lines])
+    return " ".join(_sentence(s) for s in statements[:MAX_EXTRACTIVE_STATEMENTS])
 
 
 def extractive_base_memory(base: str, summaries: Sequence[Summary], facts: Sequence[Fact]) -> str:
     """The current document's lines, then the facts and summaries as bullets, within length."""
-    lines = [line for line in base.splitlines() if line.strip()] or [EXTRACTIVE_BASE_MEMORY]
-    items = [fact.content for fact in facts] + [
-        summary.content.removeprefix(EXTRACTIVE_SUMMARY).strip() for summary in summaries
-    ]
+    lines = [line for line in base.splitlines() if line.strip()]
+    items = [fact.content for fact in facts] + [summary.content for summary in summaries]
     used = sum(len(line) + 1 for line in lines)
     known = "\n".join(lines)
     sentences = (_sentence(part) for item in items for part in re.split(r"(?<=[.!?])\s+", item))

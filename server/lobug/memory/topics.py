@@ -10,10 +10,12 @@ else starts a new one. Groups of fewer than `MIN_MEMBERS` are no topic; the `MAX
 largest are kept, largest first (among equals, the one whose first member came first).
 
 **Text**: the chat model (background priority, so a device's reply never waits) is asked
-once per topic for JSON; each field is checked by `memory/quality.py`. A name that fails is
-replaced by the topic's most said words, a summary by its first notes (`written_by`
-`extractive`); questions and actions that fail are left out, and when the model gives no
-list of next actions they are the topic's commitments. A topic with exactly the members of
+once per topic for JSON; each field is checked by `memory/quality.py`, the summary's
+sentences each against the topic's notes (those the notes do not support are left out and
+counted, `dropped_sentences`). A name that fails is replaced by the topic's most said words, a
+summary by its first notes (`written_by` `extractive`: a field, never a note in the text);
+questions and actions that fail are left out, and when the model gives no list of next
+actions they are the topic's commitments. A topic with exactly the members of
 one already stored keeps that one's text without asking again.
 
 Blocking (model, store): call from worker threads.
@@ -33,13 +35,19 @@ from lobug.backends.base import ChatBackend, Vector
 from lobug.memory import prompts
 from lobug.memory.quality import (
     MAX_TOPIC_SUMMARY_CHARS,
+    checked_output,
     extractive_topic_summary,
     fallback_topic_name,
-    output_problem,
     topic_items,
     topic_name_problem,
 )
-from lobug.store.models import Topic, TopicDraft, TopicMember
+from lobug.store.models import (
+    MADE_BY_EXTRACTIVE,
+    MADE_BY_MODEL,
+    Topic,
+    TopicDraft,
+    TopicMember,
+)
 from lobug.store.protocol import TopicSource
 
 log = logging.getLogger(__name__)
@@ -52,8 +60,8 @@ MODEL_NOTES = 12
 TOPIC_MAX_TOKENS = 400
 # Fact types whose facts are a topic's next actions when the model's are not there.
 ACTION_TYPES = ("commitment",)
-MODEL = "model"
-EXTRACTIVE = "extractive"
+MODEL = MADE_BY_MODEL
+EXTRACTIVE = MADE_BY_EXTRACTIVE
 
 
 @dataclass(frozen=True)
@@ -143,21 +151,23 @@ def described(notes: Sequence[Note], answer: dict[str, Any] | None, language: st
     name = str(answer.get("name", "")).strip()
     summary = " ".join(str(answer.get("summary", "")).split())
     name_ok = topic_name_problem(name, texts, language=language) is None
-    summary_ok = (
-        output_problem(summary, texts, language=language, max_chars=MAX_TOPIC_SUMMARY_CHARS) is None
+    checked, _ = checked_output(
+        summary, texts, language=language, max_chars=MAX_TOPIC_SUMMARY_CHARS
     )
+    summary_ok = checked is not None
     actions = topic_items(strings(answer.get("next_actions")), language=language, question=False)
     if not isinstance(answer.get("next_actions"), list):
         actions = tuple(n.text for n in notes if n.fact_type in ACTION_TYPES)
     return TopicDraft(
         name=name if name_ok else fallback_topic_name(texts),
-        summary=summary if summary_ok else extractive_topic_summary(texts),
+        summary=checked.content if checked is not None else extractive_topic_summary(texts),
         open_questions=topic_items(
             strings(answer.get("open_questions")), language=language, question=True
         ),
         next_actions=actions,
         members=tuple(note.member for note in notes),
         written_by=MODEL if name_ok and summary_ok else EXTRACTIVE,
+        dropped_sentences=checked.dropped_sentences if checked is not None else 0,
     )
 
 
@@ -169,6 +179,7 @@ def kept_text(old: Topic, notes: Sequence[Note]) -> TopicDraft:
         old.next_actions,
         tuple(note.member for note in notes),
         old.written_by,
+        old.dropped_sentences,
     )
 
 

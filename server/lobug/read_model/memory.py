@@ -30,7 +30,23 @@ class BlockOut(BaseModel):
     updated_at: str
 
 
-class BaseMemoryOut(BaseModel):
+class MadeOut(BaseModel):
+    """How a derived text was made: fields beside the text, never notes inside it."""
+
+    made_by: str | None = Field(
+        default=None,
+        description="`model`: written by the chat model; `extractive`: built without it from "
+        "the sources' own words (the model's text failed its checks); `person`: written by "
+        "hand; null: not recorded (older or imported)",
+    )
+    dropped_sentences: int = Field(
+        default=0,
+        description="sentences of the model's text that the facts and messages it was made "
+        "from did not support, left out",
+    )
+
+
+class BaseMemoryOut(MadeOut):
     content: str
     updated_at: str | None
     written_by: str | None = Field(description="who wrote the current version")
@@ -90,6 +106,8 @@ def base_memory_out(store: SummaryStore, agent: str) -> BaseMemoryOut:
         updated_at=iso_or_none(newest.created_at if newest else None),
         written_by=newest.written_by if newest else None,
         stale=store.base_memory_is_stale(agent),
+        made_by=newest.made_by if newest else None,
+        dropped_sentences=newest.dropped_sentences if newest else 0,
     )
 
 

@@ -26,6 +26,9 @@ class TopicOut(BaseModel):
     fact_ids: list[str]
     episode_ids: list[str]
     written_by: str
+    dropped_sentences: int = Field(
+        default=0, description="sentences of the model's summary its notes did not support"
+    )
     built_at: str
     last_active_at: str | None = Field(description="when its newest member was learned or ended")
 
@@ -56,6 +59,7 @@ def topic_out(topic: Topic) -> TopicOut:
         fact_ids=[str(i) for i in topic.member_ids("fact")],
         episode_ids=[str(i) for i in topic.member_ids("episode")],
         written_by=topic.written_by,
+        dropped_sentences=topic.dropped_sentences,
         built_at=iso(topic.built_at),
         last_active_at=None if newest is None else iso(newest),
     )

@@ -40,10 +40,14 @@ TABLES: tuple[tuple[str, str, str], ...] = (
         "summaries",
         "id",
         "id, agent_id, content, source_from_id, source_to_id, created_at, incorporated, "
-        "started_at, ended_at",
+        "started_at, ended_at, made_by, dropped_sentences",
     ),
     ("base_memory", "agent_id", "agent_id, content, updated_at, stale"),
-    ("base_memory_versions", "id", "id, agent_id, content, written_by, created_at"),
+    (
+        "base_memory_versions",
+        "id",
+        "id, agent_id, content, written_by, created_at, made_by, dropped_sentences",
+    ),
     (
         "memory_blocks",
         "id",
@@ -76,7 +80,7 @@ TABLES: tuple[tuple[str, str, str], ...] = (
         "topics",
         "id",
         "id, agent_id, position, name, summary, open_questions, next_actions, written_by, "
-        "built_at, size, last_active_at",
+        "built_at, size, last_active_at, dropped_sentences",
     ),
     ("topic_members", "topic_id, kind, member_id", "topic_id, kind, member_id, at"),
     ("fact_vectors", "fact_id", "fact_id, agent_id, embedding"),

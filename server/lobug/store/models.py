@@ -37,6 +37,24 @@ def fact_type_of(value: Any) -> str:
 # How long a fact holds, coarsely (seed 001); None: not said.
 TIME_SPANS = ("short_term", "medium_term", "current", "long_term", "future")
 
+# How a derived text (an episode's summary, the base memory, a topic's text) was made: by the
+# chat model; without it, from the sources' own words, when the model's text failed its checks
+# (`extractive`); or by a person. Stored beside the text, never written into it.
+MADE_BY_MODEL = "model"
+MADE_BY_EXTRACTIVE = "extractive"
+MADE_BY_PERSON = "person"
+MADE_BY = (MADE_BY_MODEL, MADE_BY_EXTRACTIVE, MADE_BY_PERSON)
+
+
+@dataclass(frozen=True)
+class Derived:
+    """A derived text as it is stored: its content, how it was made, and how many of the
+    model's sentences its sources did not support and were left out (`memory/quality.py`)."""
+
+    content: str
+    made_by: str
+    dropped_sentences: int = 0
+
 
 # The conversation log's device column for messages that came from no device: the memory API
 # (and `learning()`) and the OpenAI-compatible proxy. No device may call itself one of these.
@@ -155,7 +173,7 @@ class NewFact:
     confidence: float = 0.5
     source_message_ids: tuple[int, ...] = ()
     origin: str | None = None
-    # A commitment's due time (Unix seconds): the start of the time it names.
+    # A commitment's or a planned event's due time (Unix seconds): the start of the time it names.
     due_at: float | None = None
 
 
@@ -229,6 +247,10 @@ class Summary:
     # The episode: when its first and last message were said (None: none of them is left).
     started_at: float | None = None
     ended_at: float | None = None
+    # How its text was made (`MADE_BY`; None: not recorded, e.g. imported) and how many
+    # unsupported sentences were left out of it.
+    made_by: str | None = None
+    dropped_sentences: int = 0
 
 
 @dataclass(frozen=True)
@@ -272,10 +294,16 @@ class FactFlags:
 
 @dataclass(frozen=True)
 class BaseMemoryVersion:
+    """A version of the base memory: who wrote it (`written_by`: an actor, `cascade`,
+    `dream`, `manual`, ...), how its text was made (`made_by`, see `MADE_BY`; None: not
+    recorded) and how many unsupported sentences were left out of it."""
+
     id: int
     content: str
     written_by: str
     created_at: float
+    made_by: str | None = None
+    dropped_sentences: int = 0
 
 
 @dataclass(frozen=True)
@@ -389,6 +417,8 @@ class TopicDraft:
     next_actions: tuple[str, ...]
     members: tuple[TopicMember, ...]
     written_by: str
+    # The model's summary sentences its notes did not support, left out.
+    dropped_sentences: int = 0
 
 
 @dataclass(frozen=True)
@@ -407,6 +437,7 @@ class Topic:
     members: tuple[TopicMember, ...]
     written_by: str
     built_at: float
+    dropped_sentences: int = 0
 
     def member_ids(self, kind: str) -> tuple[int, ...]:
         return tuple(m.id for m in self.members if m.kind == kind)

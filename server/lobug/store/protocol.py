@@ -179,6 +179,8 @@ class SummaryStore(Protocol):
         messages: Sequence[Message],
         *,
         vector: Vector | None = None,
+        made_by: str | None = None,
+        dropped_sentences: int = 0,
     ) -> Summary: ...
 
     def unincorporated_summaries(self, agent: str) -> list[Summary]: ...
@@ -190,7 +192,13 @@ class SummaryStore(Protocol):
     def base_memory(self, agent: str) -> str: ...
 
     def distill_base_memory(
-        self, agent: str, content: str, incorporated: Sequence[Summary]
+        self,
+        agent: str,
+        content: str,
+        incorporated: Sequence[Summary],
+        *,
+        made_by: str | None = None,
+        dropped_sentences: int = 0,
     ) -> None: ...
 
     def summaries(self, agent: str) -> list[Summary]: ...
@@ -233,6 +241,8 @@ class DreamStore(Protocol):
         diary: str,
         *,
         started_at: float,
+        made_by: str | None = None,
+        dropped_sentences: int = 0,
     ) -> Dream: ...
 
     def dreams(self, agent: str, limit: int = 20) -> list[Dream]: ...

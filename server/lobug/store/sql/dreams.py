@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from lobug.store import errors
-from lobug.store.models import DREAM, Dream, DreamChange, Fact, Vector
+from lobug.store.models import DREAM, Derived, Dream, DreamChange, Fact, Vector
 from lobug.store.sql import audit, rows
 from lobug.store.sql.dialect import marks
 from lobug.store.sql.episodes import SqlEpisodes
@@ -59,9 +59,12 @@ class SqlDreams(SqlEpisodes, SqlFacts):
         diary: str,
         *,
         started_at: float,
+        made_by: str | None = None,
+        dropped_sentences: int = 0,
     ) -> Dream:
         """Retire the facts `changes` name (those still current), write `base_memory` when
-        given, and store the dream with its diary: one transaction, each change audited."""
+        given (made as `made_by` says, `dropped_sentences` left out of it), and store the
+        dream with its diary: one transaction, each change audited."""
         self._require_vectors()
         agent_id = self.agent_id(agent)
         with self._writing():
@@ -78,7 +81,8 @@ class SqlDreams(SqlEpisodes, SqlFacts):
                 ).fetchone()["id"]
                 applied = self._retire(conn, agent_id, dream_id, changes, now)
                 if base_memory is not None:
-                    self._write_base_memory(conn, agent_id, base_memory, DREAM)
+                    document = Derived(base_memory, made_by or "", dropped_sentences)
+                    self._write_base_memory(conn, agent_id, document, DREAM)
                 replaced = (
                     (before["content"] if before else "") if base_memory is not None else None
                 )
@@ -168,7 +172,8 @@ class SqlDreams(SqlEpisodes, SqlFacts):
                 now = self._clock()
                 restored = self._restore(conn, agent_id, dream, now, actor)
                 if dream.base_memory_before is not None:
-                    self._write_base_memory(conn, agent_id, dream.base_memory_before, actor)
+                    before = self._version_before(conn, agent_id, dream)
+                    self._write_base_memory(conn, agent_id, before, actor)
                 conn.execute("UPDATE dreams SET undone_at = ? WHERE id = ?", (now, dream_id))
             if restored:
                 vectors = self._vector_matrix([embedding for _, embedding in restored])
@@ -176,6 +181,19 @@ class SqlDreams(SqlEpisodes, SqlFacts):
                     agent_id, added=[(i, v) for (i, _), v in zip(restored, vectors, strict=True)]
                 )
         return self.dream(agent, dream_id)
+
+    @staticmethod
+    def _version_before(conn: Any, agent_id: int, dream: Dream) -> Derived:
+        """The base memory the dream replaced, made as its version said (None: unknown)."""
+        content = dream.base_memory_before or ""
+        found = conn.execute(
+            "SELECT made_by, dropped_sentences FROM base_memory_versions WHERE agent_id = ? "
+            "AND created_at <= ? AND content = ? ORDER BY id DESC LIMIT 1",
+            (agent_id, dream.finished_at, content),
+        ).fetchone()
+        if found is None:
+            return Derived(content, "")
+        return Derived(content, found["made_by"] or "", int(found["dropped_sentences"]))
 
     @staticmethod
     def _restore(

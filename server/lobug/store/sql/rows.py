@@ -52,7 +52,8 @@ BLOCK_COLUMNS = (
 )
 BLOCK_CHANGE_COLUMNS = "id, block_id, old_value, new_value, changed_by, changed_at"
 SUMMARY_COLUMNS = (
-    "id, content, source_from_id, source_to_id, created_at, incorporated, started_at, ended_at"
+    "id, content, source_from_id, source_to_id, created_at, incorporated, started_at, ended_at, "
+    "made_by, dropped_sentences"
 )
 FACT_COLUMNS = (
     "f.id, a.name AS agent, f.content, f.fact_type, f.subject, f.relation, f.object, "
@@ -61,7 +62,7 @@ FACT_COLUMNS = (
     "f.purged_at, f.due_at"
 )
 AUDIT_COLUMNS = "id, agent_id, at, actor, action, target, target_ids, before, after, detail"
-BASE_MEMORY_VERSION_COLUMNS = "id, content, written_by, created_at"
+BASE_MEMORY_VERSION_COLUMNS = "id, content, written_by, created_at, made_by, dropped_sentences"
 FACTS_JOIN_AGENTS = "facts f JOIN agents a ON a.id = f.agent_id"
 
 
@@ -239,6 +240,8 @@ def summary(agent_name: str, row: Any) -> Summary:
         incorporated=bool(row["incorporated"]),
         started_at=time_or_none(row["started_at"]),
         ended_at=time_or_none(row["ended_at"]),
+        made_by=row["made_by"],
+        dropped_sentences=int(row["dropped_sentences"]),
     )
 
 
@@ -263,6 +266,8 @@ def base_memory_version(row: Any) -> BaseMemoryVersion:
         content=row["content"],
         written_by=row["written_by"],
         created_at=time_or_none(row["created_at"]),
+        made_by=row["made_by"],
+        dropped_sentences=int(row["dropped_sentences"]),
     )
 
 
@@ -288,7 +293,10 @@ def dream(agent: str, row: Any) -> Dream:
 
 
 # A topic's columns, read by `topic` (both engines).
-TOPIC_COLUMNS = "id, position, name, summary, open_questions, next_actions, written_by, built_at"
+TOPIC_COLUMNS = (
+    "id, position, name, summary, open_questions, next_actions, written_by, built_at, "
+    "dropped_sentences"
+)
 
 
 def topic(agent: str, row: Any, members: Sequence[TopicMember]) -> Topic:
@@ -304,6 +312,7 @@ def topic(agent: str, row: Any, members: Sequence[TopicMember]) -> Topic:
         members=tuple(members),
         written_by=row["written_by"],
         built_at=time_or_none(row["built_at"]),
+        dropped_sentences=int(row["dropped_sentences"]),
     )
 
 

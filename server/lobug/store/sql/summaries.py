@@ -10,7 +10,15 @@ from collections.abc import Sequence
 from typing import Any
 
 from lobug.store.errors import SourcesForgotten, StoreError
-from lobug.store.models import CASCADE, BaseMemoryVersion, Message, Summary, Vector
+from lobug.store.models import (
+    CASCADE,
+    MADE_BY_PERSON,
+    BaseMemoryVersion,
+    Derived,
+    Message,
+    Summary,
+    Vector,
+)
 from lobug.store.sql import audit, rows
 from lobug.store.sql.audit import SqlAudit
 from lobug.store.sql.dialect import marks
@@ -46,10 +54,13 @@ class SqlSummaries(SqlAudit):
         messages: Sequence[Message],
         *,
         vector: Vector | None = None,
+        made_by: str | None = None,
+        dropped_sentences: int = 0,
     ) -> Summary:
         """Store a summary (an episode: its span of time is that of its messages; SQLite's
         trigger fills it from the log's rows between the first and the last), with its
-        embedding when given, and mark the messages it covers as summarized, atomically."""
+        embedding when given and how its text was made, and mark the messages it covers as
+        summarized, atomically."""
         if not messages:
             raise StoreError("a summary must cover at least one message")
         agent_id = self.agent_id(agent)
@@ -60,8 +71,12 @@ class SqlSummaries(SqlAudit):
             summary_id = int(
                 conn.execute(
                     "INSERT INTO summaries(agent_id, content, source_from_id, source_to_id, "
-                    "created_at, started_at, ended_at) VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id",
-                    (agent_id, content, first, last, now, *_span(messages)),
+                    "created_at, started_at, ended_at, made_by, dropped_sentences) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
+                    (
+                        *(agent_id, content, first, last, now, *_span(messages)),
+                        *(made_by, dropped_sentences),
+                    ),
                 ).fetchone()["id"]
             )
             if vector is not None:
@@ -125,25 +140,35 @@ class SqlSummaries(SqlAudit):
         return [rows.base_memory_version(row) for row in found]
 
     def write_base_memory(self, agent: str, content: str, *, actor: str) -> None:
-        """Replace the base memory by hand (a new version)."""
+        """Replace the base memory by hand (a new version, `made_by` person)."""
         agent_id = self.agent_id(agent)
         with self._transaction() as conn:
-            self._write_base_memory(conn, agent_id, content, actor)
+            self._write_base_memory(conn, agent_id, Derived(content, MADE_BY_PERSON), actor)
 
     def distill_base_memory(
-        self, agent: str, content: str, incorporated: Sequence[Summary]
+        self,
+        agent: str,
+        content: str,
+        incorporated: Sequence[Summary],
+        *,
+        made_by: str | None = None,
+        dropped_sentences: int = 0,
     ) -> None:
-        """Replace the base memory and mark the summaries it absorbed, atomically."""
+        """Replace the base memory (and say how it was made) and mark the summaries it
+        absorbed, atomically."""
         agent_id = self.agent_id(agent)
+        document = Derived(content, made_by or "", dropped_sentences)
         with self._transaction() as conn:
             _require_rows(conn, "summaries", [s.id for s in incorporated])
-            self._write_base_memory(conn, agent_id, content, CASCADE)
+            self._write_base_memory(conn, agent_id, document, CASCADE)
             conn.executemany(
                 "UPDATE summaries SET incorporated = 1 WHERE id = ? AND agent_id = ?",
                 [(s.id, agent_id) for s in incorporated],
             )
 
-    def _write_base_memory(self, conn: Any, agent_id: int, content: str, actor: str) -> None:
+    def _write_base_memory(self, conn: Any, agent_id: int, document: Derived, actor: str) -> None:
+        """A new version of the base memory (`document.made_by` "": not recorded)."""
+        content = document.content
         now = self._clock()
         before = conn.execute(
             f"SELECT content FROM base_memory WHERE agent_id = ?{self.dialect.lock_rows()}",
@@ -156,9 +181,9 @@ class SqlSummaries(SqlAudit):
             (agent_id, content, now),
         )
         version = conn.execute(
-            "INSERT INTO base_memory_versions(agent_id, content, written_by, created_at) "
-            "VALUES (?, ?, ?, ?) RETURNING id",
-            (agent_id, content, actor, now),
+            "INSERT INTO base_memory_versions(agent_id, content, written_by, created_at, "
+            "made_by, dropped_sentences) VALUES (?, ?, ?, ?, ?, ?) RETURNING id",
+            (agent_id, content, actor, now, document.made_by or None, document.dropped_sentences),
         ).fetchone()
         audit.record(
             conn,

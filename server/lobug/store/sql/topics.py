@@ -72,8 +72,8 @@ class SqlTopics(SqlEpisodes):
     ) -> None:
         topic_id = conn.execute(
             "INSERT INTO topics(agent_id, position, name, summary, open_questions, "
-            "next_actions, written_by, built_at, size, last_active_at) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
+            "next_actions, written_by, built_at, size, last_active_at, dropped_sentences) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
             (
                 agent_id,
                 position,
@@ -85,6 +85,7 @@ class SqlTopics(SqlEpisodes):
                 now,
                 len(draft.members),
                 max((m.at for m in draft.members), default=now),
+                draft.dropped_sentences,
             ),
         ).fetchone()["id"]
         conn.executemany(

@@ -57,6 +57,51 @@ def parked_learning(time_type: str) -> tuple[str, ...]:
     return tuple(statement.format(time=time_type) for statement in PARKED_LEARNING)
 
 
+# How derived text was made, SQLite's migration 11 and PostgreSQL's 6 alike: an episode's
+# summary and each base memory version say whether the chat model wrote it, it was built
+# without the model from the sources' words (`extractive`) or a person wrote it (`made_by`,
+# `models.MADE_BY`), and how many of the model's sentences its sources did not support were
+# left out (`dropped_sentences`; topics too). Older versions wrote the first two as notes
+# inside the text, which a person saw as content: taken out here (`made_by` says it now).
+OLD_EXTRACTIVE_SUMMARY = "Extractive summary (the user's own words; the model's summary failed):"
+OLD_EXTRACTIVE_BASE = "Key facts (listed without the model; its document failed its checks):"
+
+
+def _starts_with(column: str, note: str) -> str:
+    quoted = note.replace("'", "''")
+    return f"SUBSTR({column}, 1, {len(note)}) = '{quoted}'"
+
+
+def _without(column: str, note: str) -> str:
+    """`column` less the note it starts with and the one space or line break after it."""
+    return f"SUBSTR({column}, {len(note) + 2})"
+
+
+DERIVED_TEXT = (
+    "ALTER TABLE summaries ADD COLUMN made_by TEXT",
+    "ALTER TABLE summaries ADD COLUMN dropped_sentences INTEGER NOT NULL DEFAULT 0",
+    "ALTER TABLE base_memory_versions ADD COLUMN made_by TEXT",
+    "ALTER TABLE base_memory_versions ADD COLUMN dropped_sentences INTEGER NOT NULL DEFAULT 0",
+    "ALTER TABLE topics ADD COLUMN dropped_sentences INTEGER NOT NULL DEFAULT 0",
+    f"UPDATE summaries SET made_by = 'extractive', "
+    f"content = {_without('content', OLD_EXTRACTIVE_SUMMARY)} "
+    f"WHERE {_starts_with('content', OLD_EXTRACTIVE_SUMMARY)}",
+    "UPDATE summaries SET made_by = 'model' WHERE made_by IS NULL",
+    f"UPDATE base_memory_versions SET made_by = 'extractive', "
+    f"content = {_without('content', OLD_EXTRACTIVE_BASE)} "
+    f"WHERE {_starts_with('content', OLD_EXTRACTIVE_BASE)}",
+    "UPDATE base_memory_versions SET made_by = CASE WHEN written_by IN ('cascade', 'dream') "
+    "THEN 'model' ELSE 'person' END WHERE made_by IS NULL",
+    f"UPDATE base_memory SET content = {_without('content', OLD_EXTRACTIVE_BASE)} "
+    f"WHERE {_starts_with('content', OLD_EXTRACTIVE_BASE)}",
+    f"UPDATE dreams SET base_memory_before = {_without('base_memory_before', OLD_EXTRACTIVE_BASE)} "
+    f"WHERE {_starts_with('base_memory_before', OLD_EXTRACTIVE_BASE)}",
+    "UPDATE topics SET summary = REPLACE(summary, '{note} ', '')".format(
+        note=OLD_EXTRACTIVE_SUMMARY.replace("'", "''")
+    ),
+)
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(
         1,
@@ -371,4 +416,5 @@ MIGRATIONS: tuple[Migration, ...] = (
         ),
     ),
     Migration(10, "parked_learning", parked_learning("REAL")),
+    Migration(11, "derived_text", DERIVED_TEXT),
 )
