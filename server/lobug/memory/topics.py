@@ -207,7 +207,13 @@ class TopicBuilder:
             if old is not None:
                 drafts.append(kept_text(old, group))
             else:
-                drafts.append(described(group, self.answer(group), self.language))
+                draft = described(group, self.answer(group), self.language)
+                if draft.dropped_sentences:
+                    log.info(
+                        "a topic summary: %d sentences its notes do not support were dropped",
+                        draft.dropped_sentences,
+                    )
+                drafts.append(draft)
         return drafts
 
     def answer(self, notes: Sequence[Note]) -> dict[str, Any] | None:
