@@ -16,7 +16,13 @@ from lobug.backends.base import ChatMessage, JsonSchema
 from lobug.config import MemoryConfig
 from lobug.memory.dream import Dreamer
 from lobug.memory.manager import MemoryManager
-from lobug.memory.quality import checked_output, is_supported, supported, words_said
+from lobug.memory.quality import (
+    WordIndex,
+    checked_output,
+    is_supported,
+    supported,
+    words_said,
+)
 from lobug.memory.topics import TopicBuilder
 from lobug.read_model.topics import topic_out
 from lobug.store.models import NewFact
@@ -37,8 +43,8 @@ def fake_embedder() -> FakeEmbedder:
     return FakeEmbedder(dim=512)
 
 
-def said() -> frozenset[str]:
-    return frozenset(w for text in SAID for w in words_said(text))
+def said() -> WordIndex:
+    return WordIndex(w for text in SAID for w in words_said(text))
 
 
 @pytest.mark.parametrize(

@@ -16,11 +16,17 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 from lobug.claims import bare, is_detail
 from lobug.memory.disclosure import self_disclosures
-from lobug.memory.extraction import MIN_GROUNDED_SHARE, content_words, occurs_in
+from lobug.memory.extraction import (
+    MIN_GROUNDED_SHARE,
+    MIN_STEM_CHARS,
+    content_words,
+    occurs_in,
+    same_word,
+)
 from lobug.quality import is_learnable, text_problem
 from lobug.store.models import MADE_BY_MODEL, Derived, Fact, Message, Summary
 from lobug.text import word_tokens
@@ -88,7 +94,7 @@ def supported(text: str, sources: Sequence[str]) -> Derived:
     """`text` with only the sentences `sources` support (`is_supported`), line by line (a
     bullet keeps its mark; a heading stays when something stays under it), and how many
     sentences were dropped; `made_by` model."""
-    said = frozenset(w for source in sources for w in (*words_said(source), *content_words(source)))
+    said = WordIndex(w for source in sources for w in (*words_said(source), *content_words(source)))
     lines: list[tuple[str, bool]] = []  # (line, is a heading)
     dropped = 0
     for line in text.splitlines():
@@ -114,23 +120,40 @@ def _framing(line: str) -> tuple[str, str]:
     return line[:start], line[start:]
 
 
+class WordIndex:
+    """The words of the sources, and by their first `MIN_STEM_CHARS` letters, so that a word
+    said with another ending ("works" for "work") is found without reading every word."""
+
+    def __init__(self, words: Iterable[str]) -> None:
+        self.words = frozenset(words)
+        self.by_stem: dict[str, list[str]] = {}
+        for word in self.words:
+            self.by_stem.setdefault(word[:MIN_STEM_CHARS], []).append(word)
+
+    def holds(self, word: str) -> bool:
+        """Whether `word`, or the same word with another ending (`same_word`), was said."""
+        if word in self.words:
+            return True
+        return any(same_word(word, other) for other in self.by_stem.get(word[:MIN_STEM_CHARS], ()))
+
+
 def words_said(text: str) -> list[str]:
     return [bare(token) for token in word_tokens(text)]
 
 
-def is_supported(sentence: str, said: frozenset[str]) -> bool:
+def is_supported(sentence: str, said: WordIndex) -> bool:
     """Whether a sentence's names and numbers (`claims.is_detail`) all occur in `said` (the
     sources' words), and `MIN_GROUNDED_SHARE` of its other content words (other endings of a
     word count; words that report speech, and the user's and the assistant's names, do not).
     A sentence of function words claims nothing and stays."""
     tokens = word_tokens(sentence)
     details = [bare(token) for position, token in enumerate(tokens) if is_detail(token, position)]
-    if not all(detail in FRAME_WORDS or occurs_in(detail, said) for detail in details):
+    if not all(detail in FRAME_WORDS or said.holds(detail) for detail in details):
         return False
     words = [bare(w) for w in content_words(sentence) if w not in REPORTING_WORDS | FRAME_WORDS]
     if not words:
         return True
-    return sum(1 for w in words if occurs_in(w, said)) / len(words) >= MIN_GROUNDED_SHARE
+    return sum(1 for w in words if said.holds(w)) / len(words) >= MIN_GROUNDED_SHARE
 
 
 def _is_heading(line: str) -> bool:
