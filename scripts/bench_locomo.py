@@ -109,7 +109,7 @@ def evaluate(data: list[dict[str, Any]], db: Path) -> None:
     per_category: dict[str, defaultdict[int, Scores]] = {m: defaultdict(Scores) for m in MODES}
     # No nightly dream: it would share the CPU with the searches being timed.
     settings = Settings(db_path=db, speech_enabled=False, dream_at="")
-    with TestClient(create_memory_app(settings)) as client:
+    with TestClient(create_memory_app(settings), base_url="http://localhost") as client:
         for client_log in ("httpx", "httpx2"):  # the test client's line per request
             logging.getLogger(client_log).setLevel(logging.WARNING)
         started = time.perf_counter()
