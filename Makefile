@@ -54,6 +54,7 @@ bench: $(STAMP)
 	$(BIN)/python scripts/bench_voice.py
 	$(BIN)/python scripts/bench_locomo.py
 	$(BIN)/python scripts/bench_turns.py
+	$(BIN)/python scripts/bench_person_first.py
 	$(BIN)/python scripts/bench_auth.py
 	$(BIN)/python scripts/bench_quality.py --model looping
 	$(BIN)/python scripts/bench_quality.py

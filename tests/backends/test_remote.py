@@ -11,8 +11,10 @@ import base64
 import json
 import socket
 import threading
+import time
 from collections import deque
 from collections.abc import Callable, Generator, Iterator
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -76,6 +78,10 @@ class _Handler(BaseHTTPRequestHandler):
         self._answer()
 
     def _answer(self) -> None:
+        with self.server.fake.answering():
+            self._write_answer()
+
+    def _write_answer(self) -> None:
         length = int(self.headers.get("Content-Length") or 0)
         raw = self.rfile.read(length) if length else b""
         body = json.loads(raw) if raw else None
@@ -101,8 +107,14 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("Transfer-Encoding", "chunked")
         self.end_headers()
         for chunk in reply.chunks:
-            self.wfile.write(f"{len(chunk):x}\r\n".encode() + chunk + b"\r\n")
-            self.wfile.flush()
+            time.sleep(self.server.fake.chunk_delay_s)
+            try:
+                self.wfile.write(f"{len(chunk):x}\r\n".encode() + chunk + b"\r\n")
+                self.wfile.flush()
+            except OSError:  # the client closed the stream: a model server stops generating
+                self.server.fake.streams_closed_early += 1
+                self.close_connection = True
+                return
         if reply.cut == "chunked":
             self.close_connection = True
             return
@@ -140,6 +152,10 @@ class FakeServer:
         self.failures: dict[str, deque[Reply]] = {}
         self.chat_replies: deque[list[str]] = deque()
         self.cut: str | None = None  # the next streams are cut so (`Reply.cut`)
+        self.chunk_delay_s = 0.0  # a model writing its reply at this pace
+        self.streams_closed_early = 0  # streams the client closed before their end
+        self.one_at_a_time = False  # answer like a model server with one slot
+        self._answering = threading.Lock()
         self._lock = threading.Lock()
         self._httpd = _HTTPServer(self)
         self._thread = threading.Thread(
@@ -159,6 +175,9 @@ class FakeServer:
         self._httpd.shutdown()
         self._httpd.server_close()
         self._thread.join()
+
+    def answering(self) -> AbstractContextManager[object]:
+        return self._answering if self.one_at_a_time else nullcontext()
 
     def say(self, *pieces: str) -> None:
         """Script the next chat reply (streamed in these pieces, or joined when not streaming)."""

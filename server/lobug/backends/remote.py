@@ -3,7 +3,9 @@ OpenAI-compatible server such as vLLM, llama.cpp server or OpenAI (official `ope
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Generator, Iterator, Sequence
+from contextlib import closing, nullcontext
+from functools import partial
 from typing import TYPE_CHECKING, Any, cast
 
 import httpx
@@ -20,11 +22,11 @@ from lobug.backends.base import (
     normalise,
     raise_if_abandoned,
 )
+from lobug.backends.sharing import Attempt, ModelTurns, gives_way, until_a_person_comes
 
 if TYPE_CHECKING:
     import ollama
     import openai
-    from openai.types.chat import ChatCompletionMessageParam
 
 # Dimensions of common embedding models, so the store can be checked before the first call.
 KNOWN_EMBED_DIMS = {
@@ -98,6 +100,9 @@ def ollama_has_model(host: str, model: str) -> bool:
 
 
 class OllamaChat(ChatBackend):
+    """Ollama's chat. A background call gives way to a person's (`until_a_person_comes`):
+    Ollama answers one request at a time unless OLLAMA_NUM_PARALLEL says otherwise."""
+
     name = "ollama"
     supports_json_schema = True
 
@@ -105,6 +110,7 @@ class OllamaChat(ChatBackend):
         self.host = host
         self.model = model
         self._client = ollama_client(host, _timeout(timeout_s, connect_timeout_s))
+        self._turns = ModelTurns()
 
     def complete(
         self,
@@ -117,13 +123,20 @@ class OllamaChat(ChatBackend):
         abandoned: AbandonCheck | None = None,
     ) -> str:
         raise_if_abandoned(abandoned)
+        options = {"num_predict": max_tokens, "temperature": temperature}
+        if background:
+
+            def run(_text: str, _tokens: int) -> Attempt:
+                raise_if_abandoned(abandoned)
+                pieces = self._pieces(messages, options, json_schema)
+                return until_a_person_comes(pieces, self._turns)
+
+            return gives_way(self._turns, run, resumable=False, max_tokens=max_tokens)
         try:
-            response = self._client.chat(
-                model=self.model,
-                messages=list(messages),
-                format=json_schema,
-                options={"num_predict": max_tokens, "temperature": temperature},
-            )
+            with self._turns.person():
+                response = self._client.chat(
+                    model=self.model, messages=list(messages), format=json_schema, options=options
+                )
         except _ollama_errors() as exc:
             raise _ollama_failure(exc, self.host) from exc
         return response.message.content or ""
@@ -137,18 +150,31 @@ class OllamaChat(ChatBackend):
         abandoned: AbandonCheck | None = None,
     ) -> Iterator[str]:
         raise_if_abandoned(abandoned)
+        with self._turns.person():
+            options = {"num_predict": max_tokens, "temperature": temperature}
+            yield from self._pieces(messages, options, None)
+
+    def _pieces(
+        self,
+        messages: Sequence[ChatMessage],
+        options: dict[str, Any],
+        json_schema: JsonSchema | None,
+    ) -> Generator[str, None, None]:
         cut = StreamCut(f"Ollama at {self.host} {CUT_STREAM}")
         started = finished = False
         try:
-            for part in self._client.chat(
+            parts = self._client.chat(
                 model=self.model,
                 messages=list(messages),
                 stream=True,
-                options={"num_predict": max_tokens, "temperature": temperature},
-            ):
-                started, finished = True, finished or bool(part.done)
-                if part.message.content:
-                    yield part.message.content
+                format=json_schema,
+                options=options,
+            )
+            with closing(cast("Generator[Any, None, None]", parts)):  # closed: Ollama stops
+                for part in parts:
+                    started, finished = True, finished or bool(part.done)
+                    if part.message.content:
+                        yield part.message.content
         except _OLLAMA_ERRORS as exc:
             raise (cut if started else _ollama_failure(exc, self.host)) from exc
         except _ollama_errors() as exc:
@@ -247,6 +273,11 @@ def rejects_structured_output(exc: Exception) -> bool:
 
 
 class OpenAIChat(ChatBackend):
+    """An OpenAI-compatible server's chat. On a server of one's own (`base_url` given:
+    llama.cpp's server, vLLM, LM Studio... may answer one request at a time) a background
+    call gives way to a person's (`until_a_person_comes`); OpenAI's own serves both at once,
+    and a call stopped there would only be paid for twice."""
+
     name = "openai"
     supports_json_schema = True
 
@@ -263,6 +294,8 @@ class OpenAIChat(ChatBackend):
         self.base_url = base_url or "https://api.openai.com/v1"
         self._client = openai_client(base_url, api_key, timeout_s, connect_timeout_s)
         self._probe = openai_client(base_url, api_key, PROBE_TIMEOUT_S, PROBE_TIMEOUT_S)
+        self._turns = ModelTurns()
+        self.background_gives_way = base_url is not None
 
     def complete(
         self,
@@ -275,8 +308,21 @@ class OpenAIChat(ChatBackend):
         abandoned: AbandonCheck | None = None,
     ) -> str:
         raise_if_abandoned(abandoned)
-        import openai
+        # The request, asked again after a server refused structured output (without it).
+        ask = partial(self._request, messages, max_tokens, temperature, json_schema)
+        if background and self.background_gives_way:
+            run = partial(self._background_try, ask, abandoned)
+            return gives_way(self._turns, run, resumable=False, max_tokens=max_tokens)
+        with nullcontext() if background else self._turns.person():
+            return self._answer(ask, abandoned)
 
+    def _request(
+        self,
+        messages: Sequence[ChatMessage],
+        max_tokens: int,
+        temperature: float,
+        json_schema: JsonSchema | None,
+    ) -> dict[str, Any]:
         request: dict[str, Any] = {
             "model": self.model,
             "messages": list(messages),
@@ -288,6 +334,12 @@ class OpenAIChat(ChatBackend):
                 "type": "json_schema",
                 "json_schema": {"name": "output", "schema": json_schema},
             }
+        return request
+
+    def _answer(self, ask: Callable[[], dict[str, Any]], abandoned: AbandonCheck | None) -> str:
+        import openai
+
+        request = ask()
         try:
             response = self._client.chat.completions.create(**request)
         except openai.BadRequestError as exc:
@@ -295,18 +347,33 @@ class OpenAIChat(ChatBackend):
                 raise _openai_failure(exc, self.base_url) from exc
             # Some compatible servers reject structured output; ask once more without it.
             self.supports_json_schema = False
-            return self.complete(
-                messages,
-                max_tokens=max_tokens,
-                temperature=temperature,
-                background=background,
-                abandoned=abandoned,
-            )
+            raise_if_abandoned(abandoned)
+            return self._answer(ask, abandoned)
         except _openai_errors() as exc:
             raise _openai_failure(exc, self.base_url) from exc
         if not response.choices:
             raise BackendError(f"{self.base_url} returned no choices")
         return response.choices[0].message.content or ""
+
+    def _background_try(
+        self, ask: Callable[[], dict[str, Any]], abandoned: AbandonCheck | None, *_: object
+    ) -> Attempt:
+        """One streamed try of a background call (`gives_way` passes the text so far, not
+        used: a remote call starts again)."""
+        import openai
+
+        raise_if_abandoned(abandoned)
+        request = ask()
+        try:
+            return until_a_person_comes(self._pieces({**request, "stream": True}), self._turns)
+        except BackendError as exc:
+            refused = exc.__cause__
+            if "response_format" not in request or not (
+                isinstance(refused, openai.BadRequestError) and rejects_structured_output(refused)
+            ):
+                raise
+        self.supports_json_schema = False  # as in `_answer`: once more without it
+        return self._background_try(ask, abandoned)
 
     def stream(
         self,
@@ -317,16 +384,22 @@ class OpenAIChat(ChatBackend):
         abandoned: AbandonCheck | None = None,
     ) -> Iterator[str]:
         raise_if_abandoned(abandoned)
+        with self._turns.person():
+            yield from self._pieces(
+                {
+                    "model": self.model,
+                    "messages": list(messages),
+                    "max_tokens": max_tokens,
+                    "temperature": temperature,
+                    "stream": True,
+                }
+            )
+
+    def _pieces(self, request: dict[str, Any]) -> Generator[str, None, None]:
         import openai
 
         try:
-            chunks = self._client.chat.completions.create(
-                model=self.model,
-                messages=cast("list[ChatCompletionMessageParam]", list(messages)),
-                max_tokens=max_tokens,
-                temperature=temperature,
-                stream=True,
-            )
+            chunks = self._client.chat.completions.create(**request)
         except _openai_errors() as exc:
             raise _openai_failure(exc, self.base_url) from exc
         cut = StreamCut(f"OpenAI-compatible server at {self.base_url} {CUT_STREAM}")

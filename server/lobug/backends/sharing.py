@@ -15,8 +15,8 @@ import math
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Generator, Iterator
+from contextlib import closing, contextmanager
 from dataclasses import dataclass
 
 # How long the model must have been free of a person's calls before background work starts
@@ -115,3 +115,17 @@ def gives_way(
             text, tokens = text + attempt.text, tokens + attempt.tokens
             if tokens >= max_tokens:
                 return text
+
+
+def until_a_person_comes(pieces: Generator[str, None, None], turns: ModelTurns) -> Attempt:
+    """One try of a background call, streamed: its text once the stream is finished, or so
+    far when a person's call arrives: the stream is closed then, and closing the connection
+    stops the generation on Ollama, llama.cpp's server and vLLM, so the person's request
+    does not wait behind it on a server that answers one request at a time."""
+    text = []
+    with closing(pieces):
+        for piece in pieces:
+            text.append(piece)
+            if turns.person_waiting():
+                return Attempt("".join(text), finished=False, tokens=len(text))
+    return Attempt("".join(text), finished=True, tokens=len(text))
