@@ -63,7 +63,7 @@ def test_facts_search_blocks_and_base_memory_on_a_server(
     ok("blocks", "set", "human", "Alex", env=env)
     ok("blocks", "set", "human", "Alex B.", env=env)
     assert ok("blocks", "get", "human", env=env).out == "Alex B.\n"
-    ok("blocks", "set", "pin", "1234", env=env)
+    ok("blocks", "set", "pin", "zebra-quartz-pin", env=env)
     assert ok("blocks", "delete", "pin", "--purge", env=env).out == "block pin purged\n"
     editor = tmp_path / "editor.py"
     editor.write_text("import sys\nopen(sys.argv[1], 'w').write('Keeps bees. Sister Ana.')\n")
@@ -74,7 +74,7 @@ def test_facts_search_blocks_and_base_memory_on_a_server(
     actions = [(e["action"], e["target"]) for e in reversed(audit["entries"])]
     assert actions[:3] == [("create", "fact"), ("create", "fact"), ("flag", "fact")]
     assert ("write", "base_memory") in actions and ("purge", "fact") in actions
-    assert ("purge", "block") in actions and "1234" not in json.dumps(audit)
+    assert ("purge", "block") in actions and "zebra-quartz" not in json.dumps(audit)
 
     assert ok("topics", "--rebuild", "--json", env=env).json() == []  # no two notes alike
     assert ok("topics", "--global", env=env).out.startswith("Pinned facts of lobug:\n(none)")
