@@ -120,11 +120,15 @@ def route_table() -> set[tuple[str, str]]:
 
 
 def settled(http: httpx.Client) -> None:
-    """Wait until the memory work the calls queued (learning) is done."""
+    """Wait until the memory work the calls queued (learning) is done: a turn hands its
+    exchange over once its response is sent, so no work is seen in flight for 0.3 s."""
     deadline = time.monotonic() + 60
-    while http.get("/health").json()["memory"]["pending_learning"]:
+    quiet_since = time.monotonic()
+    while time.monotonic() - quiet_since < 0.3:
+        if http.get("/health").json()["memory"]["pending_learning"]:
+            quiet_since = time.monotonic()
         assert time.monotonic() < deadline, "learning did not finish"
-        time.sleep(0.1)
+        time.sleep(0.05)
 
 
 def memory_of(http: httpx.Client) -> dict[str, Any]:
@@ -139,13 +143,23 @@ def memory_of(http: httpx.Client) -> dict[str, Any]:
 
 def conversed_only(before: dict[str, Any], after: dict[str, Any]) -> None:
     """`after` differs from `before` only by conversation: messages, their summaries, facts
-    learned from them (never a person's own), audit entries, new agents with nothing else."""
+    learned from them (never a person's own), audit entries, new agents with nothing else; a
+    base memory marked stale (something it came from was forgotten) is written again by the
+    next conversation's memory work."""
     kept = {"messages", "summaries", "facts", "audit"}
     was = {a["name"]: a for a in before["agents"]}
     for agent in after["agents"]:
         old = was.get(agent["name"], {"facts": [], "blocks": [], "topics": []})
+        rewritten = set()
+        if old.get("base_memory", {}).get("stale"):
+            rewritten = {"base_memory", "base_memory_versions"}
+            versions = agent["base_memory_versions"]
+            assert versions[: len(old["base_memory_versions"])] == old["base_memory_versions"]
+            assert all(
+                v["written_by"] == "cascade" for v in versions[len(old["base_memory_versions"]) :]
+            )
         for key, value in agent.items():
-            if key not in kept and key in old:
+            if key not in kept | rewritten and key in old:
                 assert value == old[key], (agent["name"], key)
         old_facts = {f["id"]: f for f in old["facts"]}
         for fact in agent["facts"]:
