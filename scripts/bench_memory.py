@@ -459,7 +459,7 @@ def raw_completion(chat: EmbeddedChat, messages: list[ChatMessage]) -> dict[str,
 
     Reaches into EmbeddedChat's private server: a benchmark-only shortcut."""
     body = {"messages": messages, "max_tokens": CHAT_MAX_TOKENS, "temperature": 0.0}
-    with chat._lock.hold(background=False):
+    with chat._turns.person():
         result: dict[str, Any] = chat._server.handle_chat_completions(body)
     return result
 
