@@ -2,18 +2,23 @@
 default embedded model, while nothing else runs, while background memory work runs, and with
 several devices talking at once, printed side by side in one run.
 
-Phases, on one database with ~600 facts (POST /memory/facts):
+Phases, on one database with ~600 facts (POST /memory/facts), each with fresh devices
+talking --turns turns (so that their histories grow alike), each begun once the memory work
+before it is done:
   idle        one device sends a turn, then pauses 2 s (its own memory work runs between turns);
               this is also the "one device" of the devices comparison
-  background  the same device while a topic rebuild (POST /memory/agents/{agent}/topics/rebuild)
-              and a dream (POST /memory/dream/{agent}) run over those facts, until both are done
+  background  another device, while a topic rebuild (POST /memory/agents/{agent}/topics/rebuild)
+              and a dream (POST /memory/dream/{agent}) run over those facts (started with its
+              first turn; the table says whether they were still running at its last)
   4 devices   four devices at once, each sending a turn, then pausing 2 s
-Each phase starts once the memory work of the one before is done. Goals: p95 in the
-background phase at most 2x idle p95; p95 with four devices at most 3x one device's.
+`retried`: turns whose reply the reply guard asked for twice (two model calls: the slow ones).
+Goals: p95 in the background phase at most 2x idle p95; p95 with four devices at most 3x one
+device's.
 
     .venv/bin/python scripts/bench_person_first.py
     .venv/bin/python scripts/bench_person_first.py --server-code /work/before   # a baseline:
         the server process runs that checkout's server/ folder (this script stays the same)
+    .venv/bin/python scripts/bench_person_first.py --threads 1   # cores busy with other work
 """
 
 from __future__ import annotations
@@ -24,7 +29,6 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -77,12 +81,14 @@ def fact(i: int) -> str:
 class Phase:
     name: str
     seconds: list[float] = field(default_factory=list)
+    retried: int = 0  # turns whose reply the reply guard asked for again (two model calls)
     lock: threading.Lock = field(default_factory=threading.Lock)
     note: str = ""
 
-    def add(self, seconds: float) -> None:
+    def add(self, seconds: float, retried: bool) -> None:
         with self.lock:
             self.seconds.append(seconds)
+            self.retried += retried
 
     def p50(self) -> float:
         return statistics.median(self.seconds)
@@ -92,24 +98,29 @@ class Phase:
         return ordered[max(0, round(0.95 * len(ordered)) - 1)]
 
 
-def say(http: httpx.Client, device: str, text: str) -> float:
+def say(http: httpx.Client, device: str, text: str) -> tuple[float, bool]:
+    """A turn's seconds, and whether the reply guard asked the model twice."""
     started = time.perf_counter()
     answered = http.post("/chat/text", json={"text": text}, headers={"X-Device-Id": device})
     answered.raise_for_status()
-    return time.perf_counter() - started
+    return time.perf_counter() - started, "llm_retry" in answered.headers.get("server-timing", "")
 
 
-def talk(
-    url: str, device: str, phase: Phase, turns: int, pause: float, go_on: Callable[[int], bool]
-) -> None:
-    """One device: a turn, a pause, as long as `go_on(turns so far)`, at least `turns`."""
-    with httpx.Client(base_url=url, timeout=TIMEOUT_S) as http:
-        done = 0
-        while done < turns or go_on(done):
-            text = TURNS[(done + sum(map(ord, device))) % len(TURNS)]
-            phase.add(say(http, device, f"{text} ({device}, turn {done + 1})"))
-            done += 1
-            time.sleep(pause)
+def talk(url: str, devices: list[str], phase: Phase, turns: int, pause: float) -> None:
+    """`devices` at once, each a fresh conversation: a turn, a pause, `turns` times."""
+
+    def one(device: str) -> None:
+        with httpx.Client(base_url=url, timeout=TIMEOUT_S) as http:
+            for turn in range(turns):
+                text = TURNS[(turn + sum(map(ord, device))) % len(TURNS)]
+                phase.add(*say(http, device, f"{text} ({device}, turn {turn + 1})"))
+                time.sleep(pause)
+
+    talkers = [threading.Thread(target=one, args=(device,)) for device in devices]
+    for talker in talkers:
+        talker.start()
+    for talker in talkers:
+        talker.join()
 
 
 def seed(http: httpx.Client, facts: int) -> float:
@@ -140,36 +151,27 @@ def background_work(url: str, finished: dict[str, float]) -> list[threading.Thre
 
 
 def run(server: ServerProcess, args: argparse.Namespace) -> list[Phase]:
+    """The phases, each with fresh devices talking `args.turns` turns (so their histories
+    grow alike), each started once the memory work before it is done."""
     with httpx.Client(base_url=server.url, timeout=TIMEOUT_S) as http:
         print(f"seeded {args.facts} facts in {seed(http, args.facts):.0f} s", flush=True)
         say(http, "warm-up", "Hello there.")
         wait_for_learning(http, TIMEOUT_S)
         idle = Phase("idle (one device)")
-        talk(server.url, "kitchen", idle, args.turns, args.pause, lambda _: False)
+        talk(server.url, ["alone"], idle, args.turns, args.pause)
         wait_for_learning(http, TIMEOUT_S)
         busy = Phase("topic rebuild + dream")
         finished: dict[str, float] = {}
         jobs = background_work(server.url, finished)
-        limit = args.turns * 4
-        talk(server.url, "kitchen", busy, args.turns,
-             args.pause, lambda n: n < limit and any(j.is_alive() for j in jobs))  # fmt: skip
+        talk(server.url, ["during-work"], busy, args.turns, args.pause)
+        running = [name for name in ("topic rebuild", "dream") if name not in finished]
         for job in jobs:
             job.join()
         busy.note = ", ".join(f"{name} took {s:.0f} s" for name, s in finished.items())
+        busy.note += f"; at the last turn still running: {', '.join(running) or 'none'}"
         wait_for_learning(http, TIMEOUT_S)
         four = Phase("4 devices at once")
-        devices = [f"device-{n}" for n in range(1, 5)]
-        talkers = [
-            threading.Thread(
-                target=talk,
-                args=(server.url, d, four, args.turns // 2, args.pause, lambda _: False),
-            )
-            for d in devices
-        ]
-        for talker in talkers:
-            talker.start()
-        for talker in talkers:
-            talker.join()
+        talk(server.url, [f"four-{n}" for n in range(1, 5)], four, args.turns, args.pause)
         wait_for_learning(http, TIMEOUT_S)
     return [idle, busy, four]
 
@@ -177,11 +179,11 @@ def run(server: ServerProcess, args: argparse.Namespace) -> list[Phase]:
 def report(label: str, phases: list[Phase]) -> None:
     idle, busy, four = phases
     print(f"\n/chat/text reply time, {label} (seconds)")
-    print(f"{'phase':<24} {'turns':>5} {'p50':>6} {'p95':>6} {'max':>6}")
+    print(f"{'phase':<24} {'turns':>5} {'p50':>6} {'p95':>6} {'max':>6} {'retried':>7}")
     for phase in phases:
         print(
             f"{phase.name:<24} {len(phase.seconds):5d} {phase.p50():6.2f} {phase.p95():6.2f} "
-            f"{max(phase.seconds):6.2f}  {phase.note}"
+            f"{max(phase.seconds):6.2f} {phase.retried:7d}  {phase.note}"
         )
     print(
         f"background p95 / idle p95: {busy.p95() / idle.p95():.1f}x (goal <= 2); "
@@ -196,13 +198,22 @@ def main() -> None:
     parser.add_argument("--turns", type=int, default=16, help="turns of one device per phase")
     parser.add_argument("--pause", type=float, default=2.0, help="seconds between a device's turns")
     parser.add_argument("--server-code", type=Path, help="run another checkout's server/ folder")
+    parser.add_argument(
+        "--threads",
+        type=int,
+        help="LOBUG_LLM_THREADS for the server (1 where other programs keep the cores busy: "
+        "llama.cpp's threads wait for each other, and a reply can take minutes)",
+    )
     parser.add_argument("--keep", type=Path, help="a folder to keep the database and log in")
     args = parser.parse_args()
     env = {"LOBUG_SPEECH": "0"}
     label = "this checkout"
+    if args.threads:
+        env["LOBUG_LLM_THREADS"] = str(args.threads)
+        label += f", {args.threads} model thread(s)"
     if args.server_code:
         env["PYTHONPATH"] = str(args.server_code.resolve() / "server")
-        label = f"server code of {args.server_code}"
+        label = label.replace("this checkout", f"server code of {args.server_code}")
     with tempfile.TemporaryDirectory() as scratch:
         folder = args.keep or Path(scratch)
         folder.mkdir(parents=True, exist_ok=True)

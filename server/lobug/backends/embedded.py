@@ -55,9 +55,9 @@ def bundled_chat_model() -> Path:
 # its place (cache_ram_mib) and put back when its device speaks again. About 90 MB a slot.
 PARALLEL_SLOTS = 4
 CACHE_REUSE_TOKENS = 256
-# llama.cpp reads a prompt in batches of this many tokens (as fast as bigger ones on CPU):
+# llama.cpp reads a prompt in batches of this many tokens (as fast as 512 on CPU, measured):
 # a background call reading a long prompt is stopped for a person between two batches.
-PROMPT_BATCH_TOKENS = 128
+PROMPT_BATCH_TOKENS = 64
 # Decoding that resists the repetition loops of small models ("Oo, oo, oo, ..."), for free
 # text only: penalties would bend the JSON of fact extraction. Chosen by measurement on
 # SmolLM2-135M (issue 18; CHANGELOG and README give the figures).

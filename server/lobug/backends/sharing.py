@@ -11,6 +11,7 @@ once the person's calls are done: nothing it was asked is lost (`gives_way`).
 
 from __future__ import annotations
 
+import logging
 import math
 import threading
 import time
@@ -24,6 +25,8 @@ from dataclasses import dataclass
 # second try, the next turn's prompt read ahead), and a background call started between them
 # would only be stopped again.
 QUIET_S = 0.5
+
+log = logging.getLogger(__name__)
 
 
 class ModelTurns:
@@ -111,6 +114,7 @@ def gives_way(
             turns.stops += not attempt.finished
         if attempt.finished:
             return text + attempt.text
+        log.debug("a background model call gave way to a person after %d tokens", attempt.tokens)
         if resumable:
             text, tokens = text + attempt.text, tokens + attempt.tokens
             if tokens >= max_tokens:
