@@ -31,6 +31,7 @@ from lobug.memory.context import MemoryContext
 from lobug.memory.curation import Curation
 from lobug.memory.manager import MemoryManager
 from lobug.memory.recall import answer_from_facts, asked_words
+from lobug.memory.reminders import DueReminders, NoReminders
 from lobug.memory.spoken_curation import carry_out
 from lobug.memory.spoken_requests import recognise_memory_request
 from lobug.memory.work_queue import Exchange
@@ -180,15 +181,16 @@ class Assistant:
         spoken: SpokenLimit | None,
     ) -> tuple[PreparedTurn, Iterator[str]]:
         prepared = self._prepare(state, text, agency, spoken)
+        prepared.rings_in_stream = True
         if prepared.answer is not None:
-            return prepared, iter([prepared.answer])
+            return prepared, ringing(iter([prepared.answer]), prepared.reminders)
         stream = self.chat.stream(
             prepared.messages,
             max_tokens=self._reply_tokens(spoken),
             temperature=self.settings.llm_temperature,
             abandoned=abandoned,
         )
-        return prepared, stream
+        return prepared, ringing(stream, prepared.reminders)
 
     def _reply_tokens(self, spoken: SpokenLimit | None) -> int:
         limit = self.settings.llm_max_tokens
@@ -201,7 +203,9 @@ class Assistant:
         clock = Stopwatch(timings)
         request = recognise_memory_request(text)
         if request is not None:
-            answer = carry_out(self.curation, state.agent, state.device_id, request)
+            answer = carry_out(
+                self.curation, state.agent, state.device_id, request, self.memory.now()
+            )
             clock.lap("memory_request")
             return PreparedTurn(self.store, state, None, [], timings, clock, answer=answer)
         user_message = self.store.append_message(state.agent, state.device_id, "user", text)
@@ -214,8 +218,9 @@ class Assistant:
         timings.update({f"retrieve_{k}": v for k, v in context.timings_ms.items()})
         clock.lap("retrieve")
         recalled = answer_from_facts(text, context.facts)  # a fact's own words, no model
+        due = DueReminders(self.store, state.agent, state.device_id, self.memory.clock)
         return PreparedTurn(
-            self.store, state, user_message, messages, timings, clock, recalled, spoken
+            self.store, state, user_message, messages, timings, clock, recalled, spoken, due
         )
 
     def _prompt(
@@ -285,6 +290,9 @@ class PreparedTurn:
     clock: Stopwatch
     answer: str | None = None  # a memory request's or a recalled fact's: no model asked
     spoken: SpokenLimit | None = None  # a voice turn: only this much of the answer is said
+    # Due reminders, said after the answer (`conclude`), or as the stream's last piece.
+    reminders: DueReminders = field(default_factory=NoReminders)
+    rings_in_stream: bool = False
 
     @property
     def about_them(self) -> bool:
@@ -294,13 +302,15 @@ class PreparedTurn:
     @property
     def known(self) -> frozenset[str]:
         """The words of the turn's prompt: what a reply may name about the person."""
-        return known_words(m["content"] for m in self.messages)
+        return known_words([*(m["content"] for m in self.messages), self.reminders.words()])
 
     def conclude(self, decision: Decision) -> Turn:
         """Store the answer (with its memory work queued when it is a `respond`) and add it
         to the device's working memory; a memory request's answer is neither."""
         if self.spoken is not None and decision.action == "respond":
             decision = replace(decision, text=self.spoken.cut(decision.text))
+        if decision.action == "respond" and not self.rings_in_stream:
+            decision = replace(decision, text=then(decision.text, self.reminders.claim()))
         state = self.state
         assistant_message = None
         metadata = guard_metadata(decision)
@@ -425,6 +435,25 @@ class StreamingTurn(AbstractContextManager["StreamingTurn"]):
         if self.action == "respond" and not text:
             return Decision("ignore", "")
         return Decision(self.action, text)
+
+
+def then(answer: str, reminders: str) -> str:
+    """The answer with the due reminders said after it."""
+    return f"{answer} {reminders}".strip() if reminders else answer
+
+
+def ringing(stream: Iterator[str], reminders: DueReminders) -> Iterator[str]:
+    """`stream`, then the due reminders as its last piece once it has ended (not claimed
+    when the stream is stopped first: they ring at a later turn)."""
+    try:
+        yield from stream
+    finally:
+        close = getattr(stream, "close", None)
+        if close is not None:
+            close()
+    said = reminders.claim()
+    if said:
+        yield " " + said
 
 
 def read_action_prefix(stream: Iterator[str]) -> tuple[Action, str]:

@@ -83,3 +83,16 @@ def _third_person_verb(verb: str) -> str:
 
 def sentence_case(text: str) -> str:
     return text[:1].upper() + text[1:]
+
+
+_SECOND_PERSON = {"my": "your", "mine": "yours", "me": "you", "myself": "yourself", "i": "you"}
+
+
+def second_person(text: str) -> str:
+    """`text` as said back to its speaker: "my sister" -> "your sister"."""
+    return re.sub(
+        r"\b(my|mine|me|myself|i)\b",
+        lambda m: _SECOND_PERSON[m.group(1).lower()],
+        text[:1].lower() + text[1:],
+        flags=re.IGNORECASE,
+    )

@@ -7,10 +7,13 @@ from hypothesis import strategies as st
 from lobug.memory.spoken_requests import (
     MAX_TOPIC_CHARS,
     PHRASINGS,
+    CancelReminder,
     Correction,
     ForgetLast,
     ForgetTopic,
+    ListReminders,
     MemoryRequest,
+    SetReminder,
     recognise_memory_request,
 )
 
@@ -22,7 +25,14 @@ def test_every_documented_phrasing_is_recognised(said: str, means: MemoryRequest
 
 def test_the_phrasings_cover_every_kind() -> None:
     kinds = {type(phrasing.means) for phrasing in PHRASINGS}
-    assert kinds == {ForgetLast, ForgetTopic, Correction}
+    assert kinds == {
+        ForgetLast,
+        ForgetTopic,
+        Correction,
+        SetReminder,
+        ListReminders,
+        CancelReminder,
+    }
 
 
 @pytest.mark.parametrize(

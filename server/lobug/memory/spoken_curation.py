@@ -11,17 +11,25 @@ nothing is changed and the answer says it could not check, never that nothing wa
 from __future__ import annotations
 
 import logging
-import re
+from datetime import datetime
 
+from lobug.memory import reminders
 from lobug.memory.curation import Curation, TopicLookupFailed
-from lobug.memory.spoken_requests import Correction, ForgetLast, ForgetTopic, MemoryRequest
+from lobug.memory.spoken_requests import (
+    CancelReminder,
+    Correction,
+    ForgetLast,
+    ForgetTopic,
+    ListReminders,
+    MemoryRequest,
+    SetReminder,
+)
 from lobug.store.models import VOICE
-from lobug.text import sentence_case, third_person
+from lobug.text import second_person, sentence_case, third_person
 
 # How far back "forget that" looks for the person's last message on this device.
 LAST_TURN_WINDOW = 20
 MAX_LISTED = 3
-_SECOND_PERSON = {"my": "your", "mine": "yours", "me": "you", "myself": "yourself", "i": "you"}
 
 log = logging.getLogger(__name__)
 
@@ -35,13 +43,47 @@ def could_not_check(about: str, undone: str) -> str:
     )
 
 
-def carry_out(curation: Curation, agent: str, device_id: str, request: MemoryRequest) -> str:
-    """Do what was asked; the sentence to say back."""
+def carry_out(
+    curation: Curation, agent: str, device_id: str, request: MemoryRequest, now: datetime
+) -> str:
+    """Do what was asked (`now`: the time where the user lives); the sentence to say back."""
     if isinstance(request, ForgetLast):
         return forget_last_turn(curation, agent, device_id)
     if isinstance(request, ForgetTopic):
         return forget_topic(curation, agent, request.topic)
+    if isinstance(request, SetReminder):
+        return set_reminder(curation, agent, device_id, request, now)
+    if isinstance(request, ListReminders):
+        return reminders.listed(curation.store.waiting_reminders(agent), now)
+    if isinstance(request, CancelReminder):
+        return cancel_reminders(curation, agent, request.about)
     return correct(curation, agent, request)
+
+
+def set_reminder(
+    curation: Curation, agent: str, device_id: str, request: SetReminder, now: datetime
+) -> str:
+    """Store the reminder; say back when it will ring (the time chosen for "at six")."""
+    ring = reminders.ring_time(request.when, now)
+    about = second_person(reminders.to_phrase(request.what))
+    if ring is None:
+        return f"I can only remind you {about} at a time still to come, within a year."
+    curation.store.add_reminder(agent, device_id, request.what, ring.at.timestamp(), actor=VOICE)
+    return f"Okay, I'll remind you {about} {ring.said}."
+
+
+def cancel_reminders(curation: Curation, agent: str, about: str | None) -> str:
+    """Cancel the waiting reminders about `about` (all when None); say which."""
+    waiting = curation.store.waiting_reminders(agent)
+    chosen = reminders.about(waiting, about)
+    if not chosen:
+        topic = "" if about is None else f" about {second_person(about)}"
+        return f"You have no reminders{topic}."
+    cancelled = curation.store.cancel_reminders(agent, [r.id for r in chosen], actor=VOICE)
+    if len(cancelled) == 1:
+        about = second_person(reminders.to_phrase(cancelled[0].what))
+        return f"Okay, I cancelled the reminder {about}."
+    return f"Okay, I cancelled {len(cancelled)} reminders."
 
 
 def forget_last_turn(curation: Curation, agent: str, device_id: str) -> str:
@@ -91,14 +133,4 @@ def correct(curation: Curation, agent: str, request: Correction) -> str:
     return (
         f"I have {len(candidates)} notes about {second_person(request.subject)}: {listed}. "
         "Which one is wrong?"
-    )
-
-
-def second_person(text: str) -> str:
-    """`text` as said back to its speaker: "my sister" -> "your sister"."""
-    return re.sub(
-        r"\b(my|mine|me|myself|i)\b",
-        lambda m: _SECOND_PERSON[m.group(1).lower()],
-        text[:1].lower() + text[1:],
-        flags=re.IGNORECASE,
     )

@@ -40,6 +40,7 @@ import re
 from dataclasses import dataclass
 from typing import NamedTuple
 
+from lobug.memory.reminders import is_time_phrase
 from lobug.text import sentence_case
 
 MAX_REQUEST_CHARS = 200
@@ -71,7 +72,27 @@ class Correction:
     statement: str  # the corrected fact as said, as a sentence: "My sister's name is Ana."
 
 
-MemoryRequest = ForgetLast | ForgetTopic | Correction
+@dataclass(frozen=True)
+class SetReminder:
+    """Ring `what` ("call Anna", as said) at the time `when` names ("at six", `reminders`)."""
+
+    what: str
+    when: str
+
+
+@dataclass(frozen=True)
+class ListReminders:
+    """Say the reminders still waiting."""
+
+
+@dataclass(frozen=True)
+class CancelReminder:
+    """Cancel the waiting reminders about `about` (every word of it), or all of them (None)."""
+
+    about: str | None
+
+
+MemoryRequest = ForgetLast | ForgetTopic | Correction | SetReminder | ListReminders | CancelReminder
 
 
 class Phrasing(NamedTuple):
@@ -112,6 +133,20 @@ PHRASINGS: tuple[Phrasing, ...] = (
         "You got that wrong, my dog is called Rex",
         Correction("my dog", "Rex", "My dog is called Rex."),
     ),
+    Phrasing("Remind me to call Anna at six", SetReminder("call Anna", "at six")),
+    Phrasing("Remind me at 7 pm to take my pills", SetReminder("take my pills", "at 7 pm")),
+    Phrasing(
+        "Remind me in 20 minutes to check the oven", SetReminder("check the oven", "in 20 minutes")
+    ),
+    Phrasing(
+        "Please remind me about the dentist tomorrow at 9",
+        SetReminder("about the dentist", "tomorrow at 9"),
+    ),
+    Phrasing("What reminders do I have?", ListReminders()),
+    Phrasing("What are my reminders?", ListReminders()),
+    Phrasing("Cancel the reminder about Anna", CancelReminder("Anna")),
+    Phrasing("Cancel my reminder to call Anna", CancelReminder("call Anna")),
+    Phrasing("Cancel all my reminders", CancelReminder(None)),
     Phrasing(
         "Correction: my birthday is on the 3rd of May",
         Correction("my birthday", "on the 3rd of May", "My birthday is on the 3rd of May."),
@@ -168,6 +203,17 @@ _CORRECTION = re.compile(
     """,
     re.IGNORECASE | re.VERBOSE,
 )
+_REMIND = re.compile(r"remind\s+me\s+(?P<rest>.+)", re.IGNORECASE)
+_LIST_REMINDERS = re.compile(
+    r"(?:what|which)\s+reminders\s+do\s+i\s+have|what\s+are\s+my\s+reminders"
+    r"|(?:list|show|tell\s+me)\s+my\s+reminders|do\s+i\s+have\s+any\s+reminders",
+    re.IGNORECASE,
+)
+_CANCEL_REMINDER = re.compile(
+    r"(?:cancel|delete|remove)\s+(?:all\s+(?:of\s+)?)?(?:the\s+|my\s+|that\s+)?reminders?"
+    r"(?:\s+(?:about|to|for|of)\s+(?P<about>.+))?",
+    re.IGNORECASE,
+)
 # "forget about it" brushes a subject off; "forget about me" is too broad to act on from voice.
 _PRONOUNS = frozenset(
     "it that this those these them him her me us myself everything anything all any of stuff "
@@ -186,21 +232,30 @@ _SECOND_STATEMENT = re.compile(r"\b(?:is|are|was|were|i'm|im)\b", re.IGNORECASE)
 
 def recognise_memory_request(text: str) -> MemoryRequest | None:
     """The memory request `text` is, or None for an ordinary turn."""
+    question = _request_part(text, question=True)
+    if question is not None and _LIST_REMINDERS.fullmatch(question):
+        return ListReminders()
     request = _request_part(text)
     if request is None:
         return None
-    return _forget_last(request) or _forget_topic(request) or _correction(request)
+    return (
+        _forget_last(request)
+        or _reminder(request)
+        or _forget_topic(request)
+        or _correction(request)
+    )
 
 
-def _request_part(text: str) -> str | None:
-    """What was asked without politeness and wake words, or None if it was a plain question."""
+def _request_part(text: str, *, question: bool = False) -> str | None:
+    """What was asked without politeness and wake words, or None if it was a plain question
+    (unless `question`: a question is what is looked for)."""
     said = " ".join(text.replace("’", "'").replace("‘", "'").split())
     if len(said) > MAX_REQUEST_CHARS:
         return None
     asked = said.endswith("?")
     said = _LEADING_FILLER.sub("", said.rstrip("?"))
     polite = _POLITE_ASK.match(said)
-    if asked and not polite:
+    if asked and not polite and not question:
         return None
     if polite:
         said = said[polite.end() :]
@@ -217,6 +272,34 @@ def _without_trailing_filler(said: str) -> str:
 
 def _forget_last(request: str) -> ForgetLast | None:
     return ForgetLast() if _FORGET_LAST.fullmatch(request) else None
+
+
+def _reminder(request: str) -> SetReminder | CancelReminder | None:
+    cancel = _CANCEL_REMINDER.fullmatch(request)
+    if cancel is not None:
+        about = cancel["about"]
+        return CancelReminder(about) if about is None or _is_topic(about) else None
+    match = _REMIND.fullmatch(request)
+    if match is None:
+        return None
+    rest = match["rest"]
+    # "remind me at six to call Anna": the time first, then "to ..."
+    for split in re.finditer(r"\s+to\s+", rest):
+        when, what = rest[: split.start()], rest[split.end() :]
+        if is_time_phrase(when) and _is_reminded_of(what):
+            return SetReminder(what, when)
+    # "remind me to call Anna at six": the shortest time phrase that ends it
+    starts = [m.start() for m in re.finditer(r"\s(?=(?:in|at|on|today|tonight|tomorrow)\b)", rest)]
+    for start in starts:
+        what, when = rest[:start], rest[start + 1 :]
+        what = re.sub(r"^to\s+", "", what, flags=re.IGNORECASE)
+        if is_time_phrase(when) and _is_reminded_of(what):
+            return SetReminder(what, when)
+    return None
+
+
+def _is_reminded_of(what: str) -> bool:
+    return 0 < len(what) <= MAX_VALUE_CHARS and len(what.split()) <= MAX_VALUE_WORDS
 
 
 def _forget_topic(request: str) -> ForgetTopic | None:

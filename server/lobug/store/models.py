@@ -315,6 +315,23 @@ class AgentCounts:
 
 
 @dataclass(frozen=True)
+class Reminder:
+    """Something a person asked to be reminded of ("remind me to call Anna at six"): `what`
+    in their own words ("call Anna"), rung at `ring_at` once (`said_at`, on `said_on`), or
+    cancelled before."""
+
+    id: int
+    agent: str
+    device_id: str
+    what: str
+    ring_at: float
+    created_at: float
+    said_at: float | None = None
+    said_on: str | None = None
+    cancelled_at: float | None = None
+
+
+@dataclass(frozen=True)
 class AuditEntry:
     id: int
     agent_id: int | None

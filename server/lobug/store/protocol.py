@@ -36,6 +36,7 @@ from lobug.store.models import (
     ParkedExchange,
     QueuedExchange,
     QueuedMessage,
+    Reminder,
     ScoredFact,
     ScoredMessage,
     Summary,
@@ -293,6 +294,18 @@ class BlockStore(Protocol):
     def block_history(self, agent: str, label: str) -> list[BlockChange]: ...
 
 
+class ReminderStore(Protocol):
+    def add_reminder(
+        self, agent: str, device_id: str, what: str, ring_at: float, *, actor: str
+    ) -> Reminder: ...
+
+    def waiting_reminders(self, agent: str) -> list[Reminder]: ...
+
+    def ring_due_reminders(self, agent: str, device_id: str, now: float) -> list[Reminder]: ...
+
+    def cancel_reminders(self, agent: str, ids: list[int], *, actor: str) -> list[Reminder]: ...
+
+
 class SearchStore(Protocol):
     """Nearest vectors (cosine) and keyword matches (BM25), best first."""
 
@@ -445,6 +458,7 @@ class Store(
     DreamStore,
     TopicStore,
     BlockStore,
+    ReminderStore,
     SearchStore,
     CurationStore,
     ActivityStore,

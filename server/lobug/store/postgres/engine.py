@@ -17,6 +17,7 @@ from lobug.store.postgres.vectors import EF_SEARCH, PostgresVectors
 from lobug.store.sql.blocks import SqlBlocks
 from lobug.store.sql.dreams import SqlDreams
 from lobug.store.sql.importing import SqlImport
+from lobug.store.sql.reminders import SqlReminders
 
 
 class PostgresStore(
@@ -26,6 +27,7 @@ class PostgresStore(
     SqlDreams,
     PostgresTopics,
     SqlBlocks,
+    SqlReminders,
     PostgresFullText,
     PostgresExclusive,
     PostgresActivity,

@@ -30,6 +30,7 @@ from lobug.store.models import (
     FactHit,
     MemoryBlock,
     Message,
+    Reminder,
     Summary,
     Topic,
     TopicMember,
@@ -202,6 +203,26 @@ def fact(row: Any) -> Fact:
 def fact_hit(row: Any) -> FactHit:
     """A fact hit from the columns `id, score, created_at, user_score`."""
     return FactHit(row["id"], float(row["score"]), row["created_at"], row["user_score"])
+
+
+REMINDER_COLUMNS = (
+    "r.id, a.name AS agent, r.device_id, r.what, r.ring_at, r.created_at, r.said_at, "
+    "r.said_on, r.cancelled_at"
+)
+
+
+def reminder(row: Any) -> Reminder:
+    return Reminder(
+        id=int(row["id"]),
+        agent=str(row["agent"]),
+        device_id=str(row["device_id"]),
+        what=str(row["what"]),
+        ring_at=float(time_or_none(row["ring_at"])),
+        created_at=float(time_or_none(row["created_at"])),
+        said_at=time_or_none(row["said_at"]),
+        said_on=row["said_on"],
+        cancelled_at=time_or_none(row["cancelled_at"]),
+    )
 
 
 def block(row: Any) -> MemoryBlock:

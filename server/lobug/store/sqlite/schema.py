@@ -102,6 +102,32 @@ DERIVED_TEXT = (
 )
 
 
+# Reminders, SQLite's migration 12 and PostgreSQL's 7 alike: what a person asked to be reminded
+# of and when, rung once (`said_at`, on the device `said_on`) or cancelled (`sql/reminders.py`).
+REMINDERS = (
+    """CREATE TABLE reminders (
+        id {id},
+        agent_id {agent_ref} NOT NULL REFERENCES agents(id),
+        device_id TEXT NOT NULL,
+        what TEXT NOT NULL,
+        ring_at {time} NOT NULL,
+        created_at {time} NOT NULL,
+        said_at {time},
+        said_on TEXT,
+        cancelled_at {time}
+    )""",
+    "CREATE INDEX reminders_waiting ON reminders(agent_id, ring_at) "
+    "WHERE said_at IS NULL AND cancelled_at IS NULL",
+)
+
+
+def reminders(id_type: str, agent_ref: str, time_type: str) -> tuple[str, ...]:
+    """`REMINDERS` with the engine's types of an id, a reference to one and a time."""
+    return tuple(
+        statement.format(id=id_type, agent_ref=agent_ref, time=time_type) for statement in REMINDERS
+    )
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(
         1,
@@ -417,4 +443,5 @@ MIGRATIONS: tuple[Migration, ...] = (
     ),
     Migration(10, "parked_learning", parked_learning("REAL")),
     Migration(11, "derived_text", DERIVED_TEXT),
+    Migration(12, "reminders", reminders("INTEGER PRIMARY KEY AUTOINCREMENT", "INTEGER", "REAL")),
 )
