@@ -35,6 +35,7 @@ ID_FIELDS = {
     "blocks": ("id",),
     "audit": ("id", "target_ids"),
     "topics": ("id", "fact_ids", "episode_ids"),
+    "reminders": ("id",),
 }
 
 
@@ -61,7 +62,8 @@ def open_engine(
 
 def remember_things(store: Store, embedder: FakeEmbedder, agent: str = "lobug") -> None:
     """Some of everything: a log from a device and the memory API, a summary, facts with a
-    correction, a pin and a purged one, base memory, a block with history."""
+    correction, a pin and a purged one, base memory, a block with history, reminders waiting,
+    rung and cancelled."""
     store.ensure_agent(agent, {"room": "kitchen"})
     said = store.append_message(agent, "kitchen", "user", "My sister is called Ana")
     answered = store.append_message(agent, "kitchen", "assistant", "Nice name | really")
@@ -83,6 +85,11 @@ def remember_things(store: Store, embedder: FakeEmbedder, agent: str = "lobug") 
     gone = store.add_fact(agent, NewFact("The user hates rain", "preference"), embedder.embed("x"))
     store.forget_fact(agent, gone.id, actor=CLI, purge=True)
     store.write_base_memory(agent, "The user has a sister.\nLikes tea.", actor=CLI)
+    store.add_reminder(agent, "kitchen", "call Anna", 2_000_000_000.0, actor=CLI)
+    rung = store.add_reminder(agent, "kitchen", "water the plants", 100.0, actor=CLI)
+    store.ring_due_reminders(agent, "hall", 150.0)
+    dropped = store.add_reminder(agent, "kitchen", "buy milk", 2_000_000_100.0, actor=CLI)
+    store.cancel_reminders(agent, [dropped.id, rung.id], actor=CLI)
     store.create_block(agent, "human", "Alex", description="who")
     store.update_block(agent, "human", "Alex B.", changed_by=CLI)
     members = (TopicMember("fact", corrected.id, 5.0), TopicMember("episode", episode.id, 6.0))
@@ -125,9 +132,12 @@ def renumbered(kind: str, name: str, record: Any, value: Any, ranks: Any) -> Any
         "source_message_ids": "messages",
         "fact_ids": "facts",
         "episode_ids": "summaries",
-        "target_ids": {"fact": "facts", "messages": "messages", "block": "blocks"}.get(
-            record.get("target", ""), "base_memory_versions"
-        ),
+        "target_ids": {
+            "fact": "facts",
+            "messages": "messages",
+            "block": "blocks",
+            "reminder": "reminders",
+        }.get(record.get("target", ""), "base_memory_versions"),
     }.get(name, kind)
     if isinstance(value, list):
         return [ranks[target].get(v) for v in value]
@@ -176,6 +186,7 @@ def test_round_trip_keeps_everything_but_ids_and_a_second_import_adds_nothing(
     again = import_document(target, embedder, document, merge=False)
 
     assert first[0].added["facts"] == 3 and first[0].added["messages"] == 3
+    assert first[0].added["reminders"] == 3  # waiting, rung and cancelled alike
     assert again[0].total == 0
     back = exported(target, embedder)
     lobug_back = next(a for a in back["agents"] if a["name"] == "lobug")
@@ -201,7 +212,7 @@ def test_the_schema_file_is_the_generated_schema() -> None:
 @pytest.mark.parametrize(
     ("change", "path"),
     [
-        (lambda d: d.update(version=4), "$.version"),
+        (lambda d: d.update(version=5), "$.version"),
         (lambda d: d.pop("agents"), "$.agents"),
         (lambda d: d["agents"][0].update(name="a/b"), "$.agents[0].name"),
         (lambda d: d["agents"][0]["facts"][1].update(type="gossip"), "$.agents[0].facts[1].type"),

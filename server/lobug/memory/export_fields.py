@@ -150,6 +150,16 @@ FIELDS: dict[str, Spec] = {
         "fact_ids": "integers",
         "episode_ids": "integers",
     },
+    "reminders": {
+        "id": "integer",
+        "device_id": "device",
+        "what": "fact",
+        "ring_at": "time",
+        "created_at": "time",
+        "said_at": "time?",
+        "said_on": "device?",
+        "cancelled_at": "time?",
+    },
 }
 AGENT_FIELDS: Spec = {
     "name": "agent",

@@ -18,14 +18,24 @@ Record = dict[str, Any]
 
 FORMAT = "lobug-export"
 # Version 2: facts of the six types of seed 001, `time_span` a coarse enum, `due_at`.
-# Version 3: the agent's topics. Versions 1 and 2 are still read (`memory/transfer.py`
-# upgrades a version-1 document's facts; a version-2 one has no topics).
-VERSION = 3
+# Version 3: the agent's topics. Version 4: its reminders. Versions 1 to 3 are still read
+# (`memory/transfer.py` upgrades a version-1 document's facts; a version-2 one has no topics,
+# a version-3 one no reminders).
+VERSION = 4
 
 # The kinds of record of one agent, in the order a document holds them: a later kind may
-# refer to the ids of an earlier one (facts to messages, summaries to messages, topics to
-# facts and summaries).
-KINDS = ("messages", "summaries", "facts", "base_memory_versions", "blocks", "audit", "topics")
+# refer to the ids of an earlier one (facts to messages, summaries to messages, audit entries
+# to facts, blocks and reminders, topics to facts and summaries).
+KINDS = (
+    "messages",
+    "summaries",
+    "facts",
+    "base_memory_versions",
+    "blocks",
+    "reminders",
+    "audit",
+    "topics",
+)
 
 # The fields that say what a record is; ids and references to ids are left out, because they
 # differ from one database to another.
@@ -38,6 +48,7 @@ KEY_FIELDS: Mapping[str, Sequence[str]] = {
     "block_history": ("label", "new_value", "changed_at"),
     "audit": ("at", "actor", "action", "target", "before", "after"),
     "topics": ("name", "built_at"),
+    "reminders": ("device_id", "what", "ring_at", "created_at"),
 }
 
 

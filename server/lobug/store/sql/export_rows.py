@@ -42,6 +42,10 @@ SOURCES: dict[str, tuple[str, str]] = {
         "size, last_active_at",
         "topics",
     ),
+    "reminders": (
+        "id, device_id, what, ring_at, created_at, said_at, said_on, cancelled_at",
+        "reminders",
+    ),
 }
 BOOLEANS = ("summarized", "incorporated", "pinned", "read_only")
 JSON_FIELDS = (

@@ -28,6 +28,7 @@ AUDIT_TARGETS = {
     "messages": "messages",
     "block": "blocks",
     "base_memory": "base_memory_versions",
+    "reminder": "reminders",
 }
 # An episode's span of time: when the first and the last of its messages were said (what
 # SQLite's trigger writes too).
@@ -324,6 +325,26 @@ class ImportWriter:
                     [(topic_id, kind, ids[i]) for i in old_ids if i in ids],
                 )
 
+    def reminder(self, record: Record) -> None:
+        if self.known("reminders", record):
+            return
+        self.inserted(
+            "reminders",
+            record,
+            "INSERT INTO reminders(agent_id, device_id, what, ring_at, created_at, said_at, "
+            "said_on, cancelled_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                self.agent_id,
+                record["device_id"],
+                record["what"],
+                record["ring_at"],
+                record["created_at"],
+                record["said_at"],
+                record["said_on"],
+                record["cancelled_at"],
+            ),
+        )
+
 
 class SqlImport(SqlExportRows, SqlFacts):
     def import_agents(
@@ -420,6 +441,8 @@ class SqlImport(SqlExportRows, SqlFacts):
             writer.base_memory(agent.base_memory, agent.base_memory_stale, newest)
         for record in agent.of("blocks"):
             writer.block(record)
+        for record in agent.of("reminders"):
+            writer.reminder(record)
         for record in agent.of("audit"):
             writer.audit_entry(record)
         writer.topics(agent.of("topics"))

@@ -133,6 +133,7 @@ def time_or_none(at: Any) -> Any:
 RECORD_TIMES = (
     *("created_at", "updated_at", "valid_from", "invalidated_at", "forgotten_at"),
     *("purged_at", "due_at", "at", "changed_at", "built_at", "last_active_at"),
+    *("ring_at", "said_at", "cancelled_at"),
 )
 
 
