@@ -22,7 +22,7 @@ FLOORS: dict[str, tuple[str, ...]] = {  # top to bottom
     "services": ("services", "maintenance", "engine", "engine_tools"),
     "turns": (
         *("assistant", "voice", "conversation", "reply_guard", "proxy"),
-        *("decision", "devices", "listening", "spoken", "turn_timings"),
+        *("decision", "devices", "listening", "spoken", "turn_timings", "device_tools"),
     ),
     "domain": ("memory",),
     "store": ("store",),

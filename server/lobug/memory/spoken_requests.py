@@ -232,10 +232,10 @@ _SECOND_STATEMENT = re.compile(r"\b(?:is|are|was|were|i'm|im)\b", re.IGNORECASE)
 
 def recognise_memory_request(text: str) -> MemoryRequest | None:
     """The memory request `text` is, or None for an ordinary turn."""
-    question = _request_part(text, question=True)
+    question = request_part(text, question=True)
     if question is not None and _LIST_REMINDERS.fullmatch(question):
         return ListReminders()
-    request = _request_part(text)
+    request = request_part(text)
     if request is None:
         return None
     return (
@@ -246,7 +246,7 @@ def recognise_memory_request(text: str) -> MemoryRequest | None:
     )
 
 
-def _request_part(text: str, *, question: bool = False) -> str | None:
+def request_part(text: str, *, question: bool = False) -> str | None:
     """What was asked without politeness and wake words, or None if it was a plain question
     (unless `question`: a question is what is looked for)."""
     said = " ".join(text.replace("’", "'").replace("‘", "'").split())

@@ -1,0 +1,209 @@
+"""Device tools by spoken rules (issue 30, item 5): a device that offers tools over MCP (the
+xiaozhi firmware: `self.audio_speaker.set_volume`, `self.screen.set_brightness`,
+`self.get_device_status`; its emulator names them `set_volume`, ...) is set by what the person
+says, without asking the model, which on the small embedded model cannot call tools:
+
+- "volume 30", "set the volume to 30 percent", "turn the brightness to 80", "max volume":
+  the setting's tool is called with that value (`ToolCall`);
+- "louder", "turn it up", "volume up", "quieter", "softer", "turn it down", "brighter",
+  "dimmer", "mute": a step from the current value (`Nudge`), which the device's status tool
+  tells (`settle`); "mute" is volume 0.
+
+A setting is offered when a tool's name ends with `set_<setting>` and its input schema has an
+integer property named after the setting (0 to 100 unless the schema says otherwise). Only
+whole requests count, as for spoken memory requests (`memory/spoken_requests.py`); a request
+for a setting the device does not offer is an ordinary turn.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from lobug.memory.spoken_requests import request_part
+
+SETTINGS = ("volume", "brightness")
+STEP = 10
+STATUS_TOOL = "get_device_status"
+_NOUN = r"(?P<setting>volume|brightness)"
+_VALUE = r"(?P<value>\d{1,3})(?:\s*(?:%|percent))?"
+_FULL = r"(?:max(?:imum)?|full)"
+# "set the volume to 30", "volume 30", "max volume", "volume to full" (lower case)
+_ABSOLUTE = tuple(
+    re.compile(pattern)
+    for pattern in (
+        rf"(?:set|turn|put|change)\s+(?:the\s+)?{_NOUN}\s+(?:to|at)\s+(?:{_VALUE}|{_FULL})",
+        rf"{_NOUN}\s+(?:to\s+|at\s+)?(?:{_VALUE}|{_FULL})",
+        rf"{_FULL}\s+{_NOUN}",
+    )
+)
+_NUDGES: tuple[tuple[re.Pattern[str], str, int], ...] = (
+    (re.compile(r"mute|mute\s+yourself|volume\s+(?:to\s+)?(?:zero|off)"), "volume", -1000),
+    (
+        re.compile(
+            r"(?:a\s+(?:bit|little)\s+|much\s+)?louder(?:\s+please)?|(?:turn|speak)\s+(?:it\s+)?up"
+            r"|(?:turn\s+)?(?:the\s+)?volume\s+up|turn\s+up\s+the\s+volume"
+        ),
+        "volume",
+        STEP,
+    ),
+    (
+        re.compile(
+            r"(?:a\s+(?:bit|little)\s+)?(?:quieter|softer)|turn\s+(?:it\s+)?down|not\s+so\s+loud"
+            r"|(?:turn\s+)?(?:the\s+)?volume\s+down|turn\s+down\s+the\s+volume|too\s+loud"
+        ),
+        "volume",
+        -STEP,
+    ),
+    (
+        re.compile(
+            r"(?:a\s+(?:bit|little)\s+)?brighter|(?:turn\s+)?(?:the\s+)?brightness\s+up"
+            r"|turn\s+up\s+the\s+brightness"
+        ),
+        "brightness",
+        STEP,
+    ),
+    (
+        re.compile(
+            r"(?:a\s+(?:bit|little)\s+)?(?:dimmer|darker)|dim\s+the\s+screen"
+            r"|(?:turn\s+)?(?:the\s+)?brightness\s+down|turn\s+down\s+the\s+brightness"
+        ),
+        "brightness",
+        -STEP,
+    ),
+)
+
+
+@dataclass(frozen=True)
+class Setting:
+    """A setting the device offers: the tool that sets it and the range it takes."""
+
+    name: str
+    tool: str
+    low: int = 0
+    high: int = 100
+
+    def clamped(self, value: int) -> int:
+        return min(max(value, self.low), self.high)
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """Call `tool` with `arguments`; `said` is the answer once it worked."""
+
+    tool: str
+    arguments: dict[str, Any]
+    said: str
+
+
+@dataclass(frozen=True)
+class Nudge:
+    """Move `setting` by `step` from its current value, which `status_tool` tells."""
+
+    setting: Setting
+    step: int
+    status_tool: str | None
+
+
+def offered_settings(tools: Sequence[Mapping[str, Any]]) -> dict[str, Setting]:
+    """The settings among the device's MCP tools (`tools/list` entries), by name."""
+    found: dict[str, Setting] = {}
+    for tool in tools:
+        name = tool.get("name")
+        schema = tool.get("inputSchema")
+        if not isinstance(name, str) or not isinstance(schema, Mapping):
+            continue
+        properties = schema.get("properties")
+        for setting in SETTINGS:
+            spec = properties.get(setting) if isinstance(properties, Mapping) else None
+            if name.endswith(f"set_{setting}") and isinstance(spec, Mapping) and _is_integer(spec):
+                low, high = _bounds(spec)
+                found[setting] = Setting(setting, name, low, high)
+    return found
+
+
+def device_command(text: str, tools: Sequence[Mapping[str, Any]]) -> ToolCall | Nudge | None:
+    """What `text` asks of the device's settings, or None for an ordinary turn (or a setting
+    the device does not offer)."""
+    said = request_part(text)
+    if said is None:
+        return None
+    said = said.lower()
+    settings = offered_settings(tools)
+    absolute = next((m for m in (p.fullmatch(said) for p in _ABSOLUTE) if m is not None), None)
+    if absolute is not None:
+        setting = settings.get(absolute["setting"])
+        if setting is None:
+            return None
+        value = absolute.groupdict().get("value")
+        return set_to(setting, setting.high if value is None else int(value))
+    for pattern, name, step in _NUDGES:
+        if pattern.fullmatch(said) and name in settings:
+            if step <= -1000:
+                return set_to(settings[name], settings[name].low)
+            return Nudge(settings[name], step, status_tool(tools))
+    return None
+
+
+def set_to(setting: Setting, value: int) -> ToolCall:
+    chosen = setting.clamped(value)
+    return ToolCall(setting.tool, {setting.name: chosen}, f"{setting.name.title()} {chosen}.")
+
+
+def settle(nudge: Nudge, status: Any) -> ToolCall | None:
+    """The call a `Nudge` makes, from the device's status (the status tool's result, its
+    JSON text, or None when it has none): None when the current value cannot be read."""
+    current = _find_number(_parsed(status), nudge.setting.name)
+    if current is None:
+        return None
+    return set_to(nudge.setting, current + nudge.step)
+
+
+def status_tool(tools: Sequence[Mapping[str, Any]]) -> str | None:
+    names = [t.get("name") for t in tools]
+    return next((n for n in names if isinstance(n, str) and n.endswith(STATUS_TOOL)), None)
+
+
+def _is_integer(spec: Mapping[str, Any]) -> bool:
+    return spec.get("type") in ("integer", "number")
+
+
+def _bounds(spec: Mapping[str, Any]) -> tuple[int, int]:
+    low, high = spec.get("minimum", 0), spec.get("maximum", 100)
+    if not isinstance(low, int | float) or not isinstance(high, int | float) or low >= high:
+        return 0, 100
+    return int(low), int(high)
+
+
+def _parsed(status: Any) -> Any:
+    """An MCP tool result's content read as JSON where it is text."""
+    if isinstance(status, Mapping) and isinstance(status.get("content"), list):
+        texts = [c.get("text") for c in status["content"] if isinstance(c, Mapping)]
+        return [_parsed(t) for t in texts if isinstance(t, str)]
+    if isinstance(status, str):
+        try:
+            return json.loads(status)
+        except ValueError:
+            return None
+    return status
+
+
+def _find_number(value: Any, key: str) -> int | None:
+    """The first number under `key` anywhere in `value` (depth first)."""
+    if isinstance(value, Mapping):
+        found = value.get(key)
+        if isinstance(found, int | float) and not isinstance(found, bool):
+            return int(found)
+        children: Any = value.values()
+    elif isinstance(value, list):
+        children = value
+    else:
+        return None
+    for child in children:
+        number = _find_number(child, key)
+        if number is not None:
+            return number
+    return None
