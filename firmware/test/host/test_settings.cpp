@@ -95,3 +95,25 @@ TEST(settings_device_headers) {
   CHECK_EQ(headers[1].second, std::string("core2"));
   CHECK(device_headers("", "").empty());  // an old-style, unauthenticated device
 }
+
+TEST(settings_ota_url_selects_the_websocket_mode) {
+  DeviceSettings s;
+  std::string error;
+  CHECK(apply_setting(s, SettingKey::OtaUrl, "http://192.168.1.50:8321/xiaozhi/ota/", &error));
+  CHECK_EQ(s.ota_url, std::string("http://192.168.1.50:8321/xiaozhi/ota/"));
+  CHECK(!apply_setting(s, SettingKey::OtaUrl, "https://api.example/xiaozhi/ota/", &error));
+  CHECK(error.find("http://") != std::string::npos);
+  CHECK(!apply_setting(s, SettingKey::OtaUrl, "ws://host/xiaozhi/v1/", &error));
+  CHECK(!apply_setting(s, SettingKey::OtaUrl, "192.168.1.50/xiaozhi/ota/", &error));
+  CHECK_EQ(s.ota_url, std::string("http://192.168.1.50:8321/xiaozhi/ota/"));
+  CHECK(apply_setting(s, SettingKey::OtaUrl, "", &error));  // unset: the HTTP contract again
+  CHECK(s.ota_url.empty());
+  // With an OTA address the server comes from it: server_host is not needed.
+  s.wifi_ssid = "home";
+  s.ota_url = "http://10.0.0.2:8321/xiaozhi/ota/";
+  CHECK_EQ(missing_settings(s), std::string(""));
+  Command c = parse_command("set ota_url http://10.0.0.2:8321/xiaozhi/ota/");
+  CHECK(c.kind == CommandKind::Set && c.key == SettingKey::OtaUrl);
+  CHECK(describe_settings(s).find("ota_url = http://10.0.0.2:8321/xiaozhi/ota/") !=
+        std::string::npos);
+}

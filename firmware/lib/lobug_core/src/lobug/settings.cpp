@@ -2,6 +2,8 @@
 
 #include <cstdlib>
 
+#include "lobug/xiaozhi.h"
+
 namespace lobug {
 namespace {
 
@@ -49,6 +51,7 @@ const char* setting_name(SettingKey key) {
     case SettingKey::ServerPort: return "server_port";
     case SettingKey::DeviceId: return "device_id";
     case SettingKey::Token: return "token";
+    case SettingKey::OtaUrl: return "ota_url";
   }
   return "?";
 }
@@ -121,6 +124,14 @@ bool apply_setting(DeviceSettings& s, SettingKey key, std::string_view value, st
       }
       s.token = std::string(value);
       return true;
+    case SettingKey::OtaUrl:
+      if (!value.empty() && (value.size() > 200 || xiaozhi::parse_url(value).scheme != "http" ||
+                             !xiaozhi::parse_url(value).valid)) {
+        *error = "ota_url must be an http:// URL, e.g. http://192.168.1.50:8321/xiaozhi/ota/";
+        return false;
+      }
+      s.ota_url = std::string(value);
+      return true;
   }
   return false;
 }
@@ -133,13 +144,14 @@ std::string setting_value(const DeviceSettings& s, SettingKey key) {
     case SettingKey::ServerPort: return std::to_string(s.server_port);
     case SettingKey::DeviceId: return s.device_id;
     case SettingKey::Token: return s.token;
+    case SettingKey::OtaUrl: return s.ota_url;
   }
   return {};
 }
 
 std::string missing_settings(const DeviceSettings& s) {
   if (s.wifi_ssid.empty()) return "wifi_ssid";
-  if (s.server_host.empty()) return "server_host";
+  if (s.server_host.empty() && s.ota_url.empty()) return "server_host";
   return {};
 }
 
@@ -194,7 +206,8 @@ const char* help_text() {
          "  show                      list settings (secrets masked)\n"
          "  status                    connection state and the latest sensor reading\n"
          "  set <name> <value>        names: wifi_ssid wifi_password server_host server_port\n"
-         "                                   device_id token\n"
+         "                                   device_id token ota_url\n"
+         "                          ota_url set: xiaozhi WebSocket mode (a -ws build)\n"
          "  unset <name>              back to the build-time default\n"
          "  reset                     forget every stored setting\n"
          "Changes apply at once; new WiFi settings reconnect, no reboot needed.\n";

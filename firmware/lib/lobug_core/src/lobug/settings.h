@@ -16,13 +16,17 @@ struct DeviceSettings {
   uint16_t server_port = 8321;
   std::string device_id;
   std::string token;
+  // Set: the xiaozhi WebSocket mode (a -ws build), whose OTA answer gives the WebSocket address.
+  // Empty: the HTTP device contract, as before.
+  std::string ota_url;
 };
 
-enum class SettingKey { WifiSsid, WifiPassword, ServerHost, ServerPort, DeviceId, Token };
+enum class SettingKey { WifiSsid, WifiPassword, ServerHost, ServerPort, DeviceId, Token, OtaUrl };
 
 constexpr SettingKey kAllSettingKeys[] = {SettingKey::WifiSsid,   SettingKey::WifiPassword,
                                           SettingKey::ServerHost, SettingKey::ServerPort,
-                                          SettingKey::DeviceId,   SettingKey::Token};
+                                          SettingKey::DeviceId,   SettingKey::Token,
+                                          SettingKey::OtaUrl};
 
 // The name used over serial and as the NVS key (NVS keys are at most 15 characters).
 const char* setting_name(SettingKey key);

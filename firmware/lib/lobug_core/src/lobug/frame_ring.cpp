@@ -1,0 +1,31 @@
+#include "lobug/frame_ring.h"
+
+namespace lobug {
+
+int16_t* FrameRing::claim() {
+  if (claimed_ - sent_ >= slots_) {  // the ring is full: make room
+    if (sent_ == completed_) return nullptr;  // every slot is in the mic
+    ++sent_;
+    ++dropped_;
+  }
+  return slot(claimed_++);
+}
+
+void FrameRing::complete() {
+  if (completed_ < claimed_) ++completed_;
+}
+
+const int16_t* FrameRing::take() {
+  if (sent_ == completed_) return nullptr;
+  return slot(sent_++);
+}
+
+void FrameRing::keep_newest(size_t keep) {
+  if (unsent() > keep) sent_ = completed_ - keep;
+}
+
+const int16_t* FrameRing::newest() const {
+  return completed_ == 0 ? nullptr : slot(completed_ - 1);
+}
+
+}  // namespace lobug
