@@ -25,6 +25,33 @@
 #define LOBUG_DEVICE_TOKEN ""
 #endif
 
+// The xiaozhi WebSocket mode (Opus both ways, the server's endpointing, barge-in). 1: compiled
+// in (the -ws envs, which add the WebSocket and Opus libraries); the mode is on when ota_url is
+// set (here or over serial). 0, or ota_url empty: the HTTP device contract, as before.
+#ifndef LOBUG_WEBSOCKET
+#define LOBUG_WEBSOCKET 0
+#endif
+#ifndef LOBUG_OTA_URL
+#define LOBUG_OTA_URL ""
+#endif
+// 0: auto (the server's endpointing ends a turn), 1: manual (the person ends it with a touch),
+// 2: realtime (the mic stays open while the reply plays; needs a board that can do both).
+#ifndef LOBUG_WS_LISTEN_MODE
+#define LOBUG_WS_LISTEN_MODE 0
+#endif
+// 1: after a reply, listen again at once (a conversation); 0: back to the voice trigger.
+#ifndef LOBUG_WS_CONTINUE
+#define LOBUG_WS_CONTINUE 0
+#endif
+// Opus frame of the mic stream (the xiaozhi firmware's OPUS_FRAME_DURATION_MS).
+#ifndef LOBUG_OPUS_FRAME_MS
+#define LOBUG_OPUS_FRAME_MS 60
+#endif
+// 0-10; the ESP32-S3 encodes 60 ms of 16 kHz speech in real time at low complexity.
+#ifndef LOBUG_OPUS_COMPLEXITY
+#define LOBUG_OPUS_COMPLEXITY 3
+#endif
+
 // 1: play /chat/audio/stream as it arrives; 0: /chat/audio, whole reply.
 #ifndef LOBUG_STREAM_REPLY
 #define LOBUG_STREAM_REPLY 0

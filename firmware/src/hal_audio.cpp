@@ -74,6 +74,46 @@ size_t MicInput::stop() {
   return samples;
 }
 
+void MicStream::start(lobug::FrameRing& ring, uint32_t sample_rate) {
+  M5.Speaker.end();
+  M5.Mic.begin();
+  ring_ = &ring;
+  sample_rate_ = sample_rate;
+  in_flight_ = 0;
+  ring.reset();
+  while (in_flight_ < 2 && queue_next()) {
+  }
+}
+
+bool MicStream::queue_next() {
+  int16_t* slot = ring_->claim();
+  if (slot == nullptr || !M5.Mic.record(slot, ring_->frame_samples(), sample_rate_)) return false;
+  ++in_flight_;
+  return true;
+}
+
+size_t MicStream::pump() {
+  if (ring_ == nullptr) return 0;
+  size_t still_in_driver = M5.Mic.isRecording();
+  size_t finished = 0;
+  while (in_flight_ > still_in_driver) {
+    --in_flight_;
+    ring_->complete();
+    ++finished;
+  }
+  while (in_flight_ < 2 && queue_next()) {
+  }
+  return finished;
+}
+
+void MicStream::stop() {
+  if (ring_ == nullptr) return;
+  while (M5.Mic.isRecording()) delay(1);
+  M5.Mic.end();
+  ring_ = nullptr;
+  in_flight_ = 0;
+}
+
 bool SpeakerBlocks::allocate(size_t block_samples) {
   block_samples_ = block_samples;
   for (auto& block : blocks_) {
@@ -90,6 +130,11 @@ int16_t* SpeakerBlocks::acquire() {
     delay(2);
   }
   return blocks_[next_++ % 3];
+}
+
+void SpeakerBlocks::drop() {
+  M5.Speaker.stop();
+  level_ = 0;
 }
 
 void SpeakerBlocks::submit(int16_t* block, size_t samples, const lobug::WavFormat& format) {

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <functional>
 
+#include "lobug/frame_ring.h"
 #include "lobug/recorder.h"
 #include "lobug/wav.h"
 #include "lobug/wav_stream.h"
@@ -35,6 +36,24 @@ class MicInput {
   size_t in_flight_ = 0;
 };
 
+// Feeds a lobug::FrameRing from M5.Mic for a stream with no end of its own (the WebSocket
+// mode), two frames queued in the driver like MicInput.
+class MicStream {
+ public:
+  void start(lobug::FrameRing& ring, uint32_t sample_rate);
+  // Non-blocking: the number of frames the driver finished since the last call.
+  size_t pump();
+  void stop();  // waits for the driver to let go of the buffers
+  bool running() const { return ring_ != nullptr; }
+
+ private:
+  bool queue_next();
+
+  lobug::FrameRing* ring_ = nullptr;
+  uint32_t sample_rate_ = 16000;
+  size_t in_flight_ = 0;
+};
+
 // Streamed playback: three rotating blocks, at most two queued in M5.Speaker at a time, so the
 // block being filled is never one the speaker is still reading.
 class SpeakerBlocks : public lobug::PcmBlockSink {
@@ -42,6 +61,7 @@ class SpeakerBlocks : public lobug::PcmBlockSink {
   bool allocate(size_t block_samples);
   size_t block_samples() const { return block_samples_; }
   int16_t* acquire() override;
+  void drop();  // stop at once, whatever is queued (a barge-in)
   void submit(int16_t* block, size_t samples, const lobug::WavFormat& format) override;
   uint16_t level() const { return level_; }
 

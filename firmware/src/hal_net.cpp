@@ -11,6 +11,7 @@
 #include "lobug/backoff.h"
 #include "lobug/chunked.h"
 #include "lobug/wire.h"
+#include "lobug/xiaozhi.h"
 
 namespace hal {
 namespace {
@@ -164,6 +165,10 @@ HttpExchange::HttpExchange(const lobug::DeviceSettings& settings, const char* pa
 
 HttpExchange::~HttpExchange() { http_->end(); }
 
+void HttpExchange::add_header(const char* name, const std::string& value) {
+  http_->addHeader(name, value.c_str());
+}
+
 HttpResult HttpExchange::get() {
   if (!wifi_connected()) return {0, lobug::NetError::NoWifi, ""};
   if (!began_) return {0, lobug::NetError::Connect, ""};
@@ -302,6 +307,25 @@ HttpResult get_turn_response(const lobug::DeviceSettings& settings, const std::s
     return result;
   }
   *response = doc["response"] | "";
+  return result;
+}
+
+HttpResult post_ota(const lobug::DeviceSettings& settings, const std::string& client_id,
+                    const std::string& body, std::string* answer) {
+  lobug::xiaozhi::Url url = lobug::xiaozhi::parse_url(settings.ota_url);
+  if (!url.valid || url.scheme != "http") return {0, lobug::NetError::Connect, "bad ota_url"};
+  lobug::DeviceSettings at_ota = settings;  // the OTA address may name another host or port
+  at_ota.server_host = url.host;
+  at_ota.server_port = url.port;
+  HttpExchange exchange(at_ota, url.path.c_str(), LOBUG_HEALTH_TIMEOUT_MS);
+  exchange.add_header("Device-Id", settings.device_id);
+  exchange.add_header("Client-Id", client_id);
+  HttpResult result = exchange.post("application/json",
+                                    reinterpret_cast<const uint8_t*>(body.data()), body.size());
+  if (result.status != 200 || result.error != lobug::NetError::None) return result;
+  StringSink text(8 * 1024);
+  result = exchange.read_body(text, LOBUG_HEALTH_TIMEOUT_MS, LOBUG_HTTP_TIMEOUT_MS);
+  *answer = text.text;
   return result;
 }
 

@@ -49,6 +49,7 @@ class HttpExchange : public ReplyBody {
   HttpExchange(const HttpExchange&) = delete;
   HttpExchange& operator=(const HttpExchange&) = delete;
 
+  void add_header(const char* name, const std::string& value);
   HttpResult get();
   HttpResult post(const char* content_type, const uint8_t* body, size_t size);
   std::string header(const char* name) override;
@@ -106,5 +107,10 @@ HttpResult post_json(const lobug::DeviceSettings& settings, const char* path,
 // GET /chat/turns/{turn}: the reply text of a streamed turn (known once its audio has ended).
 HttpResult get_turn_response(const lobug::DeviceSettings& settings, const std::string& turn,
                              std::string* response);
+
+// POST <ota_url> (the xiaozhi OTA request): the device's description in, the answer's text out
+// (up to 8 KB). `client_id` goes in the Client-Id header, the device id in Device-Id.
+HttpResult post_ota(const lobug::DeviceSettings& settings, const std::string& client_id,
+                    const std::string& body, std::string* answer);
 
 }  // namespace hal

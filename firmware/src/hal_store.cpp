@@ -19,6 +19,7 @@ lobug::DeviceSettings build_defaults() {
   s.server_port = LOBUG_SERVER_PORT;
   s.device_id = LOBUG_DEVICE_ID;
   s.token = LOBUG_DEVICE_TOKEN;
+  s.ota_url = LOBUG_OTA_URL;
   return s;
 }
 

@@ -23,6 +23,12 @@
 #include "lobug/wav.h"
 #include "lobug/wav_stream.h"
 #include "lobug/wire.h"
+#include "ws_voice.h"
+
+#if LOBUG_WEBSOCKET
+// libopus encodes on the loop task: it needs far more stack than Arduino's 8 KB default.
+SET_LOOP_TASK_STACK_SIZE(32 * 1024);
+#endif
 
 namespace {
 
@@ -63,6 +69,20 @@ struct Device {
 };
 
 Device device;
+
+// The xiaozhi WebSocket mode: compiled in (LOBUG_WEBSOCKET) and an OTA address set. Otherwise
+// the HTTP device contract, exactly as before.
+bool websocket_mode() { return LOBUG_WEBSOCKET && !device.settings.ota_url.empty(); }
+
+// What stops the device; a build without the WebSocket mode needs server_host even when an
+// ota_url is set.
+std::string missing_setting() {
+  std::string missing = lobug::missing_settings(device.settings);
+  if (missing.empty() && !LOBUG_WEBSOCKET && device.settings.server_host.empty()) {
+    missing = "server_host (this build has no WebSocket mode)";
+  }
+  return missing;
+}
 
 // ------------------------------------------------------------------------------ state and UI
 
@@ -112,14 +132,25 @@ std::string link_status_line() {
     case lobug::LinkState::WifiWaiting:
       return "No WiFi (" + s.wifi_ssid + "), retrying";
     case lobug::LinkState::ServerChecking:
+      if (websocket_mode()) return "Waiting for " + s.ota_url;
       return "Waiting for " + s.server_host + ":" + std::to_string(s.server_port);
     case lobug::LinkState::Ready:
+      if (websocket_mode()) return "Ready  " + hal::wifi_address() + "  (websocket)";
       return "Ready  " + hal::wifi_address() + (device.stream_reply ? "  (stream)" : "");
   }
   return "";
 }
 
 void check_health() {
+#if LOBUG_WEBSOCKET
+  if (websocket_mode()) {  // the OTA request is the WebSocket mode's health check
+    std::string problem;
+    bool ok = ws_voice::check_ota(device.settings, &problem);
+    device.link.on_health(millis(), ok, esp_random());
+    if (!ok) Serial.printf("ota: %s\n", problem.c_str());
+    return;
+  }
+#endif
   hal::HttpResult result = hal::get_health(device.settings);
   bool ok = result.problem() == lobug::Problem::None;
   device.link.on_health(millis(), ok, esp_random());
@@ -165,11 +196,16 @@ void sample_imu(uint32_t now) {
 
 void post_sensors_if_due(uint32_t now) {
   if (!lobug::reached(now, device.next_sensors_ms) || device.state != AppState::Idle) return;
+  if (device.settings.server_host.empty()) return;  // a WebSocket-only device: no Lo-Bug HTTP
   device.next_sensors_ms = now + LOBUG_SENSORS_EVERY_MS;
   device.last_sensors_json = lobug::sensors_json(device.motion.take_report(now));
   hal::HttpResult result = hal::post_json(device.settings, lobug::kPathSensors,
                                           device.last_sensors_json, kSensorsTimeoutMs);
-  if (result.problem() != lobug::Problem::None) show_problem(result, "sensors");
+  if (result.problem() == lobug::Problem::None) return;
+  // In the WebSocket mode the session is the link to the server: a sensors report that
+  // fails is only logged.
+  if (websocket_mode()) Serial.printf("sensors failed: status %d\n", result.status);
+  else show_problem(result, "sensors");
 }
 
 // ------------------------------------------------------------------------------ the reply
@@ -451,7 +487,7 @@ void apply_settings(const lobug::DeviceSettings& updated) {
   bool wifi_changed = updated.wifi_ssid != old.wifi_ssid ||
                       updated.wifi_password != old.wifi_password;
   bool server_changed = updated.server_host != old.server_host ||
-                        updated.server_port != old.server_port;
+                        updated.server_port != old.server_port || updated.ota_url != old.ota_url;
   device.settings = updated;
   if (wifi_changed) device.link.restart();
   else if (server_changed) device.link.recheck_server(millis());
@@ -463,6 +499,9 @@ void print_status() {
                 device.stream_reply ? "stream" : "whole",
                 sends_while_recording() ? "while recording" : "whole");
   if (hal::wifi_connected()) Serial.printf("ip: %s\n", hal::wifi_address().c_str());
+#if LOBUG_WEBSOCKET
+  if (websocket_mode()) Serial.printf("%s\n", ws_voice::describe().c_str());
+#endif
   std::string sensors = lobug::sensors_json(device.motion.report(millis()));
   Serial.printf("sensors now: %s\n", sensors.c_str());
   Serial.printf("last posted: %s\n", device.last_sensors_json.c_str());
@@ -529,6 +568,27 @@ void configure_recording() {
   device.vad.min_level = LOBUG_VAD_MIN_LEVEL;
 }
 
+// ------------------------------------------------------------------------------ WebSocket mode
+
+#if LOBUG_WEBSOCKET
+// The xiaozhi WebSocket mode's loop: the link (WiFi, then the OTA request) as in HTTP mode,
+// then the session; the face follows the session's state.
+void run_websocket_mode(uint32_t now) {
+  if (device.link.ready()) {
+    post_sensors_if_due(now);
+    ws_voice::loop(now, push_to_talk_pressed());
+    bool turn_error_showing = device.state == AppState::Error && device.state_until_ms != 0;
+    AppState state = ws_voice::app_state();
+    if (!turn_error_showing && state != device.state) set_state(state);
+  } else {
+    ws_voice::disconnect();
+  }
+  end_transient_state(millis());
+  hal::show_face(lobug::face_for(device.state), ws_voice::level(), millis());
+  delay(2);
+}
+#endif
+
 }  // namespace
 
 void setup() {
@@ -540,7 +600,11 @@ void setup() {
   configure_recording();
   device.settings = hal::load_settings();
   Serial.print(lobug::help_text());
-  if (!allocate_buffers()) {
+  bool allocated = allocate_buffers();
+#if LOBUG_WEBSOCKET
+  allocated = allocated && ws_voice::allocate();
+#endif
+  if (!allocated) {
     hal::show_text("Out of memory: this firmware needs PSRAM");
     set_state(AppState::Error);
     Serial.println("error: could not allocate the audio buffers");
@@ -554,7 +618,7 @@ void loop() {
   uint32_t now = millis();
   handle_serial();
   if (device.recorder == nullptr) return;  // no memory: only the serial console works
-  std::string missing = lobug::missing_settings(device.settings);
+  std::string missing = missing_setting();
   if (!missing.empty()) {
     hal::show_status("Set " + missing + " over USB serial (type help)");
     delay(20);
@@ -562,6 +626,12 @@ void loop() {
   }
   service_link(now);
   sample_imu(now);
+#if LOBUG_WEBSOCKET
+  if (websocket_mode()) {
+    run_websocket_mode(now);
+    return;
+  }
+#endif
   if (device.link.ready()) {
     post_sensors_if_due(now);
     bool can_talk = device.state == AppState::Idle || device.state == AppState::Error;

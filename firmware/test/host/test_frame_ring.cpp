@@ -58,6 +58,9 @@ TEST(frame_ring_keeps_only_the_preroll_while_waiting) {
     ring.keep_newest(5);
   }
   CHECK_EQ(ring.newest()[0], int16_t(20));
+  CHECK_EQ(ring.recent(3)[0], int16_t(17));
+  CHECK_EQ(ring.recent(5)[0], int16_t(15));  // forgotten, but its slot still holds it
+  CHECK(ring.recent(6) == nullptr);          // 8 slots, 2 of them in the mic
   std::vector<int16_t> sent;
   while (const int16_t* frame = ring.take()) sent.push_back(frame[0]);
   CHECK_EQ(sent, (std::vector<int16_t>{16, 17, 18, 19, 20}));

@@ -354,3 +354,16 @@ TEST(session_ignores_garbage_and_unknown_messages) {
   }
   CHECK(session.state() == SessionState::Listening);
 }
+
+TEST(session_a_clock_read_before_the_last_event_is_not_a_timeout) {
+  FakeLink link;
+  Session session(link, SessionConfig{});
+  session.start(1000);
+  session.on_connected(1030);  // the socket ran after the loop read the clock
+  session.tick(1000, 0);
+  CHECK(session.state() == SessionState::Greeting);
+  session.on_text(1040, kHello);
+  session.begin_listening(1050);
+  session.tick(1045, 0);
+  CHECK(session.state() == SessionState::Listening);
+}

@@ -11,6 +11,9 @@
 uint32_t millis();
 void delay(uint32_t ms);
 uint32_t esp_random();  // esp_system.h, which Arduino.h includes on the ESP32
+// Arduino-ESP32 2.x: the loop task's stack size, set once at file scope.
+#define SET_LOOP_TASK_STACK_SIZE(sz) \
+  size_t getArduinoLoopTaskStackSize() { return sz; }
 
 class String {
  public:

@@ -5,8 +5,10 @@
 #include <HTTPClient.h>
 #include <M5Unified.h>
 #include <Preferences.h>
+#include <WebSocketsClient.h>
 #include <WiFi.h>
 #include <esp_heap_caps.h>
+#include <opus.h>
 
 #include "lobug/chunked.h"
 
@@ -351,7 +353,7 @@ bool Speaker_Class::begin() { return true; }
 void Speaker_Class::end() {}
 void Speaker_Class::setVolume(uint8_t) {}
 size_t Speaker_Class::isPlaying(uint8_t) const { return 0; }  // plays at once
-void Speaker_Class::stop() {}
+void Speaker_Class::stop() { ++fake::world().speaker_stops; }
 bool Speaker_Class::playRaw(const int16_t* raw_data, size_t array_len, uint32_t sample_rate,
                             bool, uint32_t, int, bool) {
   fake::World& world = fake::world();
@@ -474,3 +476,135 @@ DeserializationError deserializeJson(JsonDocument& doc, const std::string& input
     if (at < input.size() && input[at] == ',') ++at;
   }
 }
+
+// ---------------------------------------------------------------------------------- WebSockets
+
+void WebSocketsClient::begin(const char* host, uint16_t port, const char* url, const char*) {
+  fake::WsServer& server = fake::world().ws;
+  server.host = host;
+  server.port = port;
+  server.path = url;
+  begun_ = true;
+  connected_ = false;
+}
+
+void WebSocketsClient::setExtraHeaders(const char* extraHeaders) {
+  fake::world().ws.extra_headers = extraHeaders ? extraHeaders : "";
+}
+
+void WebSocketsClient::fire(WStype_t type, const std::string& payload) {
+  std::string copy = payload;  // the library hands out a writable buffer
+  if (event_) event_(type, reinterpret_cast<uint8_t*>(&copy[0]), copy.size());
+}
+
+void WebSocketsClient::loop() {
+  fake::World& world = fake::world();
+  fake::WsServer& server = world.ws;
+  if (!begun_) return;
+  if (!connected_) {
+    if (!world.wifi_up || !server.accepts) return;
+    connected_ = server.connected = true;
+    ++server.connects;
+    world.now_ms += 30;  // the handshake
+    fire(WStype_CONNECTED, server.path);
+    return;
+  }
+  if (server.drop || !server.connected) {
+    server.drop = false;
+    connected_ = server.connected = false;
+    server.to_device.clear();
+    fire(WStype_DISCONNECTED, "");
+    return;
+  }
+  while (connected_ && !server.to_device.empty()) {
+    fake::WsMessage message = server.to_device.front();
+    server.to_device.pop_front();
+    fire(message.binary ? WStype_BIN : WStype_TEXT, message.data);
+  }
+}
+
+namespace {
+
+bool deliver_to_server(bool connected, fake::WsMessage message) {
+  fake::World& world = fake::world();
+  if (!connected || !world.ws.connected) return false;
+  world.ws.received.push_back(message);
+  world.ws.received_ms.push_back(world.now_ms);
+  if (world.ws.on_message) world.ws.on_message(message);
+  return true;
+}
+
+}  // namespace
+
+bool WebSocketsClient::sendTXT(const char* payload) {
+  return deliver_to_server(connected_, {false, payload});
+}
+
+bool WebSocketsClient::sendBIN(const uint8_t* payload, size_t length) {
+  return deliver_to_server(connected_, {true, std::string(reinterpret_cast<const char*>(payload), length)});
+}
+
+void WebSocketsClient::disconnect() {
+  bool was = connected_;
+  connected_ = false;
+  begun_ = false;
+  fake::world().ws.connected = false;
+  if (was) fire(WStype_DISCONNECTED, "");
+}
+
+bool WebSocketsClient::isConnected() { return connected_; }
+
+// ---------------------------------------------------------------------------------- libopus
+
+struct OpusEncoder {
+  int channels;
+};
+struct OpusDecoder {
+  int channels;
+};
+
+OpusEncoder* opus_encoder_create(opus_int32 Fs, int channels, int, int* error) {
+  bool ok = (Fs == 8000 || Fs == 12000 || Fs == 16000 || Fs == 24000 || Fs == 48000) &&
+            (channels == 1 || channels == 2);
+  *error = ok ? OPUS_OK : OPUS_BAD_ARG;
+  return ok ? new OpusEncoder{channels} : nullptr;
+}
+
+int opus_encoder_ctl(OpusEncoder*, int, ...) { return OPUS_OK; }
+
+opus_int32 opus_encode(OpusEncoder* st, const opus_int16* pcm, int frame_size, unsigned char* data,
+                       opus_int32 max_data_bytes) {
+  if (st == nullptr || frame_size <= 0) return OPUS_BAD_ARG;
+  if (max_data_bytes < 5) return OPUS_BUFFER_TOO_SMALL;
+  uint64_t sum = 0;
+  for (int i = 0; i < frame_size; ++i) sum += uint64_t(std::abs(int(pcm[i])));
+  uint16_t level = uint16_t(sum / uint64_t(frame_size));
+  data[0] = 'L';
+  data[1] = uint8_t(level & 0xFF);
+  data[2] = uint8_t(level >> 8);
+  data[3] = uint8_t(frame_size & 0xFF);
+  data[4] = uint8_t(frame_size >> 8);
+  return 5;
+}
+
+void opus_encoder_destroy(OpusEncoder* st) { delete st; }
+
+OpusDecoder* opus_decoder_create(opus_int32 Fs, int channels, int* error) {
+  bool ok = (Fs == 8000 || Fs == 12000 || Fs == 16000 || Fs == 24000 || Fs == 48000) &&
+            (channels == 1 || channels == 2);
+  *error = ok ? OPUS_OK : OPUS_BAD_ARG;
+  return ok ? new OpusDecoder{channels} : nullptr;
+}
+
+int opus_decode(OpusDecoder* st, const unsigned char* data, opus_int32 len, opus_int16* pcm,
+                int frame_size, int) {
+  if (st == nullptr || data == nullptr || len < 1 || data[0] != 'P' || (len - 1) % 2 != 0) {
+    return OPUS_INVALID_PACKET;
+  }
+  int samples = (len - 1) / 2;
+  if (samples > frame_size) return OPUS_BUFFER_TOO_SMALL;
+  std::memcpy(pcm, data + 1, size_t(samples) * 2);
+  return samples;
+}
+
+void opus_decoder_destroy(OpusDecoder* st) { delete st; }

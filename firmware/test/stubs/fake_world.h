@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <map>
 #include <string>
@@ -29,6 +30,30 @@ struct Response {
   std::string body;  // as sent on the wire (chunked framing included when so declared)
 };
 
+// One WebSocket message either way.
+struct WsMessage {
+  bool binary = false;
+  std::string data;
+};
+
+// The WebSocket server the device's WebSocketsClient talks to. Tests script it: `on_message`
+// sees each message the device sends and may queue answers in `to_device`, which the device
+// receives from its next WebSocketsClient::loop().
+struct WsServer {
+  bool accepts = true;
+  std::string host;
+  uint16_t port = 0;
+  std::string path;
+  std::string extra_headers;  // as the device set them, "Name: value\r\n..."
+  int connects = 0;
+  bool connected = false;
+  bool drop = false;  // close the connection at the device's next loop()
+  std::vector<WsMessage> received;
+  std::vector<uint32_t> received_ms;
+  std::deque<WsMessage> to_device;
+  std::function<void(const WsMessage&)> on_message;
+};
+
 struct World {
   uint32_t now_ms = 0;
   bool wifi_up = false;
@@ -48,6 +73,9 @@ struct World {
   std::string serial_out;
   std::string serial_in;
   std::map<std::string, std::string> preferences;
+  WsServer ws;
+  // Speaker.stop() calls (a barge-in drops what is queued).
+  int speaker_stops = 0;
 };
 
 World& world();

@@ -24,8 +24,10 @@ void FrameRing::keep_newest(size_t keep) {
   if (unsent() > keep) sent_ = completed_ - keep;
 }
 
-const int16_t* FrameRing::newest() const {
-  return completed_ == 0 ? nullptr : slot(completed_ - 1);
+const int16_t* FrameRing::recent(size_t back) const {
+  // Slots not claimed again since: the newest `slots - in_mic` filled frames.
+  if (back >= completed_ || back >= slots_ - in_mic()) return nullptr;
+  return slot(completed_ - 1 - back);
 }
 
 }  // namespace lobug

@@ -30,8 +30,10 @@ class FrameRing {
   const int16_t* take();
   // Forgets unsent frames beyond the newest `keep` (the pre-roll while waiting for speech).
   void keep_newest(size_t keep);
-  // The newest filled frame (for the level meter and the voice trigger), or nullptr.
-  const int16_t* newest() const;
+  // A filled frame, `back` frames before the newest (0: the newest), while its slot still holds
+  // it; nullptr otherwise. For the level meter and the voice trigger.
+  const int16_t* recent(size_t back) const;
+  const int16_t* newest() const { return recent(0); }
 
   size_t frame_samples() const { return frame_samples_; }
   size_t in_mic() const { return claimed_ - completed_; }

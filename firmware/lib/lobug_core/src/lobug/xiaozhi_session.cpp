@@ -51,25 +51,26 @@ void Session::fail(uint32_t now, uint32_t random, const std::string& why) {
   reconnect_at_ms_ = now + backoff_.next_delay(random);
 }
 
+// Deadlines are compared with reached(): a `now` taken before the last event (the loop's
+// clock, read before the socket ran) is not a huge elapsed time.
 void Session::tick(uint32_t now, uint32_t random) {
-  uint32_t in_state = elapsed_ms(now, state_since_ms_);
-  uint32_t quiet = elapsed_ms(now, last_heard_ms_);
+  auto after = [now](uint32_t since, uint32_t span) { return reached(now, since + span); };
   switch (state_) {
     case SessionState::Disconnected:
       if (reconnect_pending_ && reached(now, reconnect_at_ms_)) start(now);
       break;
     case SessionState::Connecting:
-      if (in_state >= config_.connect_timeout_ms) fail(now, random, "connection timed out");
+      if (after(state_since_ms_, config_.connect_timeout_ms)) fail(now, random, "connection timed out");
       break;
     case SessionState::Greeting:
-      if (in_state >= config_.hello_timeout_ms) fail(now, random, "no hello from the server");
+      if (after(state_since_ms_, config_.hello_timeout_ms)) fail(now, random, "no hello from the server");
       break;
     case SessionState::Listening:
-      if (in_state >= config_.max_listen_ms) end_listening(now);
+      if (after(state_since_ms_, config_.max_listen_ms)) end_listening(now);
       break;
     case SessionState::Thinking:
     case SessionState::Speaking:
-      if (quiet >= config_.reply_timeout_ms) {
+      if (after(last_heard_ms_, config_.reply_timeout_ms)) {
         problem_ = "no reply from the server";
         if (state_ == SessionState::Speaking) ++playback_generation_;
         enter(SessionState::Idle, now);
