@@ -17,3 +17,7 @@
 // One of the server's LOBUG_DEVICE_TOKENS, sent as "Authorization: Bearer <token>".
 // Leave empty only for a server on a trusted network started with LOBUG_ALLOW_UNAUTHENTICATED=1.
 #define LOBUG_DEVICE_TOKEN ""
+
+// A -ws build only: the xiaozhi WebSocket mode, from this OTA address (Lo-Bug's is
+// /xiaozhi/ota/). Leave it out for the HTTP device contract. See README "WebSocket mode".
+// #define LOBUG_OTA_URL "http://192.168.1.50:8321/xiaozhi/ota/"
