@@ -37,3 +37,13 @@ TEST(device_records_uploads_and_plays_one_turn) {
   CHECK(drawn("It is noon."));
   CHECK(drawn("> what is the time"));
 }
+
+TEST(device_without_the_websocket_mode_ignores_an_ota_url) {
+  fake::reset();
+  fake::World& world = fake::world();
+  world.preferences["ota_url"] = "http://192.168.1.50:8321/xiaozhi/ota/";
+  world.routes["/health"] = {200, {}, "{\"status\":\"ok\"}"};
+  setup();
+  CHECK(run_until([&] { return !world.requests.empty(); }, 10000));
+  CHECK_EQ(world.requests.at(0).path, std::string("/health"));  // the HTTP contract, as before
+}

@@ -282,3 +282,36 @@ TEST(ws_device_reconnects_and_greets_again_after_a_dropped_connection) {
   loop();
   CHECK(serial_status().find("websocket: idle") != std::string::npos);
 }
+
+TEST(ws_device_reports_an_ota_answer_it_cannot_use_and_retries) {
+  Server server;
+  fake::reset();
+  fake::World& world = fake::world();
+  server.attach();
+  // No OTA route yet (404), then an answer with a wss:// address: neither opens a WebSocket.
+  setup();
+  CHECK(run_until([&] { return world.requests.size() >= 2; }, 20000));
+  CHECK(world.serial_out.find("ota: OTA request failed (status 404)") != std::string::npos);
+  world.routes["/xiaozhi/ota/"] = {200, {}, R"({"websocket":{"url":"wss://example.org/xiaozhi/v1/"}})"};
+  size_t before = world.requests.size();
+  CHECK(run_until([&] { return world.requests.size() > before; }, 40000));
+  loop();
+  CHECK(world.serial_out.find("wss:// is not supported") != std::string::npos);
+  CHECK_EQ(world.ws.connects, 0);
+  for (const fake::Request& request : world.requests) {
+    CHECK_EQ(request.path, std::string("/xiaozhi/ota/"));  // never the HTTP contract's /health
+  }
+}
+
+// Last: it leaves the device's settings changed.
+TEST(ws_build_without_ota_url_keeps_the_http_contract) {
+  fake::reset();
+  fake::World& world = fake::world();
+  world.preferences["ota_url"] = "";  // `unset` would restore the build's default: set it empty
+  world.routes["/health"] = {200, {}, "{\"status\":\"ok\"}"};
+  setup();
+  CHECK(run_until([&] { return !world.requests.empty(); }, 10000));
+  CHECK_EQ(world.requests.at(0).path, std::string("/health"));
+  run_until([] { return false; }, 2000);
+  CHECK_EQ(world.ws.connects, 0);
+}
