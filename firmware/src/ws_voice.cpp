@@ -172,7 +172,9 @@ void service_mic(uint32_t now) {
       const int16_t* frame = voice->ring->recent(back - 1);
       if (frame == nullptr) continue;
       uint16_t level = lobug::frame_level(frame, mic_frame_samples());
-      if (LOBUG_VOICE_TRIGGER && voice->trigger.on_frame(level) == lobug::VadState::Recording) {
+      // Manual mode is push-to-talk: only a touch starts (and ends) a turn.
+      bool trigger_starts = LOBUG_VOICE_TRIGGER && LOBUG_WS_LISTEN_MODE != 1;
+      if (trigger_starts && voice->trigger.on_frame(level) == lobug::VadState::Recording) {
         begin_turn(now);  // the pre-roll still in the ring goes out first
         break;
       }
