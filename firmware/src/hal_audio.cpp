@@ -149,6 +149,8 @@ void speaker_start() {
 
 bool speaker_busy() { return M5.Speaker.isPlaying(kChannel) != 0; }
 
+bool speaker_can_queue() { return M5.Speaker.isPlaying(kChannel) < 2; }
+
 void speaker_stop() {
   M5.Speaker.stop();
   M5.Speaker.end();

@@ -62,6 +62,9 @@ class SpeakerBlocks : public lobug::PcmBlockSink {
   size_t block_samples() const { return block_samples_; }
   int16_t* acquire() override;
   void drop();  // stop at once, whatever is queued (a barge-in)
+  // The next block without waiting. Safe when blocks are submitted only while
+  // speaker_can_queue() (at most one playing, one queued): the third is then free.
+  int16_t* take_free() { return blocks_[next_++ % 3]; }
   void submit(int16_t* block, size_t samples, const lobug::WavFormat& format) override;
   uint16_t level() const { return level_; }
 
@@ -74,6 +77,7 @@ class SpeakerBlocks : public lobug::PcmBlockSink {
 
 void speaker_start();
 bool speaker_busy();
+bool speaker_can_queue();  // at most one block playing: another can be queued behind it
 void speaker_stop();
 // Plays a complete 16-bit PCM buffer; `on_wait(level)` runs while it plays (mouth animation).
 void play_pcm(const int16_t* samples, size_t count, const lobug::WavFormat& format,

@@ -26,7 +26,9 @@ namespace xz = lobug::xiaozhi;
 constexpr uint32_t kMicRate = 16000;
 constexpr size_t kRingSlots = 16;            // about 1 s of 60 ms frames
 constexpr size_t kMaxPacket = 1500;          // an Opus packet of one frame fits easily
-constexpr size_t kReplyBlockSamples = 5760;  // 120 ms at 48 kHz: any packet the server sends
+// A speaker block holds several packets: 240 ms at 24 kHz, at least one 120 ms packet at 48 kHz.
+constexpr size_t kReplyBlockSamples = 5760;
+constexpr uint32_t kMaxPacketMs = 120;  // Opus's longest packet
 constexpr const char* kFirmwareVersion = "lobug-ws-1";
 
 size_t mic_frame_samples() { return kMicRate / 1000 * LOBUG_OPUS_FRAME_MS; }
@@ -62,6 +64,9 @@ struct Voice {
   hal::OpusReplyDecoder decoder;
   hal::SpeakerBlocks speaker;
   bool speaker_on = false;
+  int16_t* filling = nullptr;  // the speaker block being filled with decoded packets
+  size_t filled = 0;           // samples in it (all channels)
+  lobug::WavFormat filling_format{24000, 1, 16};
   bool start_pending = false;  // the OTA answer came: connect at the next loop
   uint32_t generation = 0;  // the session's playback generation last acted on
   std::string shown_heard;
@@ -79,6 +84,25 @@ void speaker_off() {
   voice->speaker_on = false;
 }
 
+// Queues the block being filled. Called when the speaker has room (at most one block playing),
+// when the block is full, and at the end of a reply: while a block plays, the packets that
+// arrive are gathered into the next one, so network jitter up to a block's length is absorbed
+// and the speaker is never handed 60 ms at a time.
+void submit_filling() {
+  if (voice->filling == nullptr || voice->filled == 0) return;
+  voice->speaker.submit(voice->filling, voice->filled, voice->filling_format);
+  voice->filling = nullptr;
+  voice->filled = 0;
+}
+
+void flush_playback(bool reply_over) {
+  if (voice->filling == nullptr) return;
+  size_t channels = voice->filling_format.channels;
+  size_t room = (kReplyBlockSamples - voice->filled) / channels;
+  bool full = room < voice->filling_format.sample_rate / 1000 * kMaxPacketMs;
+  if (reply_over || full || hal::speaker_can_queue()) submit_filling();
+}
+
 void play_packet(const uint8_t* opus, size_t size) {
   const xz::AudioParams& audio = voice->session->server_audio();
   if (!voice->decoder.begin(audio.sample_rate, audio.channels)) return;
@@ -87,18 +111,24 @@ void play_packet(const uint8_t* opus, size_t size) {
     hal::speaker_start();
     voice->speaker_on = true;
   }
-  int16_t* block = voice->speaker.acquire();
-  if (block == nullptr) return;
-  size_t samples = voice->decoder.decode(opus, size, block, kReplyBlockSamples / audio.channels);
-  if (samples == 0) return;  // a packet that does not decode is skipped
   lobug::WavFormat format{audio.sample_rate, static_cast<uint16_t>(audio.channels), 16};
-  voice->speaker.submit(block, samples * audio.channels, format);
+  if (voice->filling == nullptr) {
+    voice->filling = voice->speaker.take_free();
+    voice->filled = 0;
+    voice->filling_format = format;
+  }
+  size_t room = (kReplyBlockSamples - voice->filled) / audio.channels;
+  size_t samples = voice->decoder.decode(opus, size, voice->filling + voice->filled, room);
+  voice->filled += samples * audio.channels;  // a packet that does not decode adds nothing
+  flush_playback(false);
 }
 
 // A barge-in or the server's abort: what is queued stops now.
 void drop_playback_if_told() {
   if (voice->generation == voice->session->playback_generation()) return;
   voice->generation = voice->session->playback_generation();
+  voice->filling = nullptr;  // what was gathered is dropped too
+  voice->filled = 0;
   if (voice->speaker_on) voice->speaker.drop();
   speaker_off();
 }
@@ -254,6 +284,7 @@ void loop(uint32_t now, bool pressed) {
       session.end_listening(now);  // pressed again: that is all
     }
   }
+  flush_playback(session.state() != xz::SessionState::Speaking);
   if (voice->speaker_on && session.state() != xz::SessionState::Speaking && !hal::speaker_busy()) {
     speaker_off();  // the reply has played out
   }

@@ -303,6 +303,28 @@ TEST(ws_device_reports_an_ota_answer_it_cannot_use_and_retries) {
   }
 }
 
+TEST(ws_device_gathers_packets_into_blocks_while_the_speaker_plays) {
+  Server server;
+  boot_websocket(server);
+  fake::World& world = fake::world();
+  world.speaker_real_time = true;  // each block takes its time: packets arriving meanwhile gather
+  server.reply_frames = 12;         // 720 ms, sent at once (faster than real time)
+  server.reply();
+  CHECK(run_until([&] { return world.played.size() >= 12 * kReplyFrameSamples; }, 5000));
+  CHECK(world.played == reply_samples_played(12));
+  // The first packet starts at once; later ones are queued in blocks of several packets.
+  CHECK_EQ(world.played_blocks.at(0), kReplyFrameSamples);
+  CHECK(world.played_blocks.size() < 12);
+  size_t largest = 0;
+  for (size_t block : world.played_blocks) largest = block > largest ? block : largest;
+  CHECK(largest >= 3 * kReplyFrameSamples && largest <= 5760);
+  // Then back to listening for the voice trigger once it has played out.
+  CHECK(run_until([&] { return world.speaker_queue_end_ms.empty(); }, 2000));
+  run_until([] { return false; }, 200);
+  CHECK(serial_status().find("websocket: idle") != std::string::npos);
+  world.speaker_real_time = false;
+}
+
 // Last: it leaves the device's settings changed.
 TEST(ws_build_without_ota_url_keeps_the_http_contract) {
   fake::reset();

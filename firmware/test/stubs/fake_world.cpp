@@ -352,11 +352,38 @@ size_t Display_Device::drawString(const char* string, int32_t, int32_t) {
 bool Speaker_Class::begin() { return true; }
 void Speaker_Class::end() {}
 void Speaker_Class::setVolume(uint8_t) {}
-size_t Speaker_Class::isPlaying(uint8_t) const { return 0; }  // plays at once
-void Speaker_Class::stop() { ++fake::world().speaker_stops; }
+namespace {
+
+// Forgets the blocks that have finished playing by now.
+std::vector<uint32_t>& speaker_queue() {
+  fake::World& world = fake::world();
+  auto& queue = world.speaker_queue_end_ms;
+  while (!queue.empty() && queue.front() <= world.now_ms) queue.erase(queue.begin());
+  return queue;
+}
+
+}  // namespace
+
+size_t Speaker_Class::isPlaying(uint8_t) const {
+  return fake::world().speaker_real_time ? std::min<size_t>(speaker_queue().size(), 2) : 0;
+}
+void Speaker_Class::stop() {
+  ++fake::world().speaker_stops;
+  fake::world().speaker_queue_end_ms.clear();
+}
 bool Speaker_Class::playRaw(const int16_t* raw_data, size_t array_len, uint32_t sample_rate,
                             bool, uint32_t, int, bool) {
   fake::World& world = fake::world();
+  world.played_blocks.push_back(array_len);
+  if (world.speaker_real_time) {
+    auto& queue = speaker_queue();
+    if (queue.size() >= 2) {  // M5Unified waits for a free slot
+      world.now_ms = queue.front();
+      queue.erase(queue.begin());
+    }
+    uint32_t start = queue.empty() ? world.now_ms : queue.back();
+    queue.push_back(start + uint32_t(uint64_t(array_len) * 1000 / sample_rate));
+  }
   world.played.insert(world.played.end(), raw_data, raw_data + array_len);
   world.played_rate = sample_rate;
   return true;

@@ -76,6 +76,12 @@ struct World {
   WsServer ws;
   // Speaker.stop() calls (a barge-in drops what is queued).
   int speaker_stops = 0;
+  // Off: the speaker plays at once. On: each playRaw takes its real time on the fake clock,
+  // isPlaying() counts the blocks still playing or queued (at most 2, as in M5Unified), and a
+  // playRaw with both taken waits for the first to end.
+  bool speaker_real_time = false;
+  std::vector<uint32_t> speaker_queue_end_ms;
+  std::vector<size_t> played_blocks;  // the size of each playRaw, in samples
 };
 
 World& world();
