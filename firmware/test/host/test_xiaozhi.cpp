@@ -1,5 +1,7 @@
 // The xiaozhi WebSocket protocol's client side: messages as 78/xiaozhi-esp32 docs/websocket.md
 // writes them, the binary framing of versions 1-3, the OTA answer and URLs.
+#include <fstream>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -211,4 +213,37 @@ TEST(xiaozhi_client_id_is_a_stable_uuid_per_device) {
   CHECK_EQ(id.size(), size_t(36));
   CHECK(id[8] == '-' && id[13] == '-' && id[14] == '4' && id[18] == '-' && id[23] == '-');
   CHECK(id[19] == '8' || id[19] == '9' || id[19] == 'a' || id[19] == 'b');
+}
+
+namespace {
+
+std::string golden_file(const char* name) {
+  std::ifstream file(std::string(LOBUG_GOLDEN_DIR) + "/" + name, std::ios::binary);
+  if (!file) {
+    mini::fail(__FILE__, __LINE__, std::string("missing golden file ") + name);
+    return {};
+  }
+  return std::string(std::istreambuf_iterator<char>(file), {});
+}
+
+}  // namespace
+
+TEST(xiaozhi_messages_and_frames_match_the_golden_samples) {
+  std::string expected = golden_file("xiaozhi_client.txt");
+  std::string written = client_hello(3, AudioParams{}) + "\n" +
+                        listen_message("s-1", ListenState::Start, ListenMode::Auto) + "\n" +
+                        listen_message("s-1", ListenState::Stop, ListenMode::Auto) + "\n" +
+                        abort_message("s-1") + "\n";
+  CHECK_EQ(written, expected);
+  const uint8_t opus[] = {0xF8, 0x01, 0x02};
+  for (int version : {2, 3}) {
+    std::string name = "xiaozhi_frame_v" + std::to_string(version) + ".bin";
+    std::string golden = golden_file(name.c_str());
+    std::vector<uint8_t> frame;
+    CHECK(encode_audio_frame(version, opus, sizeof opus, 60, &frame));
+    CHECK_EQ(std::string(frame.begin(), frame.end()), golden);
+    AudioFrame read = decode_audio_frame(
+        version, reinterpret_cast<const uint8_t*>(golden.data()), golden.size());
+    CHECK(read.error == FrameError::None && read.size == 3 && read.payload[0] == 0xF8);
+  }
 }
