@@ -26,7 +26,7 @@ FLOORS: dict[str, tuple[str, ...]] = {  # top to bottom
     ),
     "domain": ("memory",),
     "store": ("store",),
-    "backends": ("backends",),
+    "backends": ("backends", "speakers"),  # speakers: recognition by voice
     "leaves": ("config", "names", "clock", "tokens", "text", "audio", "quality", "claims"),
     "client": ("client",),  # imports nothing of the server; its message helpers are anyone's
 }

@@ -1,0 +1,67 @@
+"""Who is speaking: the enrolled profile nearest to an utterance's embedding by cosine, or
+`guest` when none is near enough. Pure: no model, no store."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+import numpy as np
+
+from lobug.speakers.embedder import Embedding
+
+GUEST = "guest"
+SOURCE = "voice"
+# Cosine similarity at or above which a voice is taken for an enrolled person. Chosen from
+# scripts/bench_speakers.py on real recordings (see README "Recognition by voice"): the
+# threshold where false accepts and false rejects are equally frequent (the EER), rounded up.
+THRESHOLD = 0.40
+
+
+@dataclass(frozen=True)
+class VoiceProfile:
+    """A person's voice as an averaged, unit-length embedding (no audio is kept)."""
+
+    person: str
+    embedding: Embedding
+    utterances: int = 1
+
+
+@dataclass(frozen=True)
+class Speaker:
+    """Who spoke, how sure (cosine similarity, -1..1), from which source (`voice`)."""
+
+    name: str
+    score: float
+    source: str = SOURCE
+
+    @property
+    def is_guest(self) -> bool:
+        return self.name == GUEST
+
+    def as_tuple(self) -> tuple[str, float, str]:
+        return (self.name, self.score, self.source)
+
+
+def identify(
+    embedding: Embedding, profiles: Iterable[VoiceProfile], threshold: float = THRESHOLD
+) -> Speaker:
+    """The profile nearest to `embedding` if its similarity reaches `threshold`, else a guest
+    (with the best similarity seen, 0 when nobody is enrolled)."""
+    best: VoiceProfile | None = None
+    best_score = -1.0
+    for profile in profiles:
+        score = similarity(embedding, profile.embedding)
+        if score > best_score:
+            best, best_score = profile, score
+    if best is None:
+        return Speaker(GUEST, 0.0)
+    if best_score < threshold:
+        return Speaker(GUEST, round(best_score, 4))
+    return Speaker(best.person, round(best_score, 4))
+
+
+def similarity(a: Embedding, b: Embedding) -> float:
+    """Cosine similarity of two embeddings (unit vectors are not assumed)."""
+    denominator = float(np.linalg.norm(a) * np.linalg.norm(b))
+    return 0.0 if denominator == 0.0 else float(np.dot(a, b) / denominator)
