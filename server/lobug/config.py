@@ -116,6 +116,7 @@ class Settings:
     embed_dim: int | None = None
 
     speech_enabled: bool = True
+    speaker_recognition: bool = False
     stt_model: str | None = None
     # The conversation's language: speech recognition's, and the one replies, summaries and
     # facts must be in (`auto`: detected by speech recognition, replies not checked for it).
@@ -461,6 +462,7 @@ SETTINGS_ENV: dict[str, tuple[str, Parser]] = {
     "embed_model": ("LOBUG_EMBED_MODEL", _text),
     "embed_dim": ("LOBUG_EMBED_DIM", _integer),
     "speech_enabled": ("LOBUG_SPEECH", _flag),
+    "speaker_recognition": ("LOBUG_SPEAKER_RECOGNITION", _flag),
     "stt_model": ("LOBUG_STT_MODEL", _text),
     "language": ("LOBUG_LANGUAGE", _lowered),
     "tts_voice": ("LOBUG_TTS_VOICE", _path),

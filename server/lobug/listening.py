@@ -24,6 +24,8 @@ import numpy.typing as npt
 
 from lobug.audio import STT_RATE, AudioError, CorruptAudio, check_audio_size, parse_wav, resample
 from lobug.backends.base import SpeechToText, Transcript
+from lobug.speakers.identify import Speaker
+from lobug.speakers.live import SpeakerListener
 
 FRAME_SAMPLES = STT_RATE * 30 // 1000
 PAUSE_FRAMES = 8  # 240 ms of quiet ends a stretch of speech
@@ -100,6 +102,10 @@ class LiveRecording:
     def samples(self, stretch: Stretch) -> npt.NDArray[np.float32]:
         return self._samples[stretch.start : stretch.end]
 
+    def recorded(self) -> npt.NDArray[np.float32]:
+        """The 16 kHz samples decoded so far."""
+        return self._samples
+
     def heard(self, transcripts: list[Transcript]) -> Transcript:
         """The transcripts of the stretches, in order, as one."""
         texts = [t.text for t in transcripts if t.text]
@@ -167,6 +173,7 @@ def transcribe_stretch(stt: SpeechToText, recording: LiveRecording, stretch: Str
 class Heard:
     transcript: Transcript
     seconds: float  # of the recording
+    speaker: Speaker | None = None  # recognised by voice, when a listener was given
 
 
 # Have the model read a device's next prompt with the words heard so far ("": none yet).
@@ -181,10 +188,12 @@ async def hear_arriving(
     max_seconds: float,
     max_bytes: int,
     timings: dict[str, float],
+    listener: SpeakerListener | None = None,
 ) -> Heard:
     """Transcribe each stretch of speech as soon as it has ended, while the recording's
     `pieces` still arrive. `stt` in `timings` is what was left after the last piece.
-    Meanwhile the model reads the answer's prompt as far as it is known (`ReadAhead`).
+    Meanwhile the model reads the answer's prompt as far as it is known (`ReadAhead`), and a
+    `listener` embeds the voice (`speaker` in `timings`: what was left at the end).
     Raises AudioError (AudioTooLarge past `max_bytes`)."""
     live = LiveRecording(max_seconds)
     pending: list[asyncio.Task[Transcript]] = []
@@ -209,15 +218,38 @@ async def hear_arriving(
             pending += [transcribe(s, read_ahead.heard) for s in live.add(piece, elapsed)]
             if (partial := live.partial()) is not None:
                 guesses.append(transcribe(partial, read_ahead.guessed))
+            if listener is not None:
+                listener.hear(live.recorded())
         ended = time.perf_counter()
         read_ahead.stop()
         pending += [transcribe(s, read_ahead.heard) for s in live.finish()]
+        speaker = await _speaker(listener, live, ended, timings)
         transcripts = list(await asyncio.gather(*pending))
     finally:
-        for task in pending + guesses:
-            task.cancel()
+        _cancel(pending + guesses, listener)
     timings["stt"] = (time.perf_counter() - ended) * 1000
-    return Heard(live.heard(transcripts), live.seconds)
+    return Heard(live.heard(transcripts), live.seconds, speaker)
+
+
+def _cancel(tasks: list[asyncio.Task[Transcript]], listener: SpeakerListener | None) -> None:
+    for task in tasks:
+        task.cancel()
+    if listener is not None:
+        listener.cancel()
+
+
+async def _speaker(
+    listener: SpeakerListener | None,
+    live: LiveRecording,
+    ended: float,
+    timings: dict[str, float],
+) -> Speaker | None:
+    """Who spoke, while the last stretch is transcribed."""
+    if listener is None:
+        return None
+    speaker = await listener.finish(live.recorded())
+    timings["speaker"] = (time.perf_counter() - ended) * 1000
+    return speaker
 
 
 class ReadAhead:

@@ -27,6 +27,7 @@ from lobug.memory.dream import Dreamer
 from lobug.memory.manager import MemoryManager
 from lobug.memory.topics import TopicBuilder
 from lobug.memory.work_queue import CLOSE_WAIT_S, MemoryWork, reembed_messages
+from lobug.speakers.recognition import voice_recognition
 from lobug.store.engines import open_database, redacted
 from lobug.store.errors import EmbeddingMismatch
 from lobug.store.protocol import Store
@@ -239,7 +240,7 @@ def open_services(settings: Settings, backends: Backends | None = None) -> Servi
     memory = memory_manager(settings, store, backends)
     memory_work = MemoryWork(store, memory)
     assistant = Assistant(settings, store, memory, backends.chat, backends.embedder)
-    voice = Voice(settings, assistant, speech)
+    voice = Voice(settings, assistant, speech, voice_recognition(settings))
     log.info(
         "ready: chat=%s (%s), embeddings=%s (%s, %d dims), db=%s",
         backends.chat.name,

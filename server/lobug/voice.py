@@ -32,6 +32,8 @@ from lobug.config import Settings
 from lobug.decision import Action, ignore_reason
 from lobug.listening import Heard, hear_arriving
 from lobug.memory.work_queue import Exchange, StreamedExchange
+from lobug.speakers.identify import Speaker
+from lobug.speakers.recognition import VoiceRecognition
 from lobug.spoken import SpokenLimit, sentence_ends
 
 log = logging.getLogger(__name__)
@@ -152,10 +154,17 @@ class StreamedVoice:
 
 
 class Voice:
-    def __init__(self, settings: Settings, assistant: Assistant, speech: Speech) -> None:
+    def __init__(
+        self,
+        settings: Settings,
+        assistant: Assistant,
+        speech: Speech,
+        recognition: VoiceRecognition | None = None,
+    ) -> None:
         self.settings = settings
         self.assistant = assistant
         self.speech = speech
+        self.recognition = recognition  # who speaks, by voice (off: None)
         self.spoken = SpokenLimit(
             settings.voice_max_sentences,
             settings.voice_max_tokens,
@@ -234,11 +243,19 @@ class Voice:
             max_seconds=self.settings.max_audio_seconds,
             max_bytes=self.settings.max_audio_bytes,
             timings=timings,
+            listener=None if self.recognition is None else self.recognition.listener(),
         )
 
     def hear(self, audio: Audio, timings: dict[str, float]) -> Heard:
         """A whole recording heard."""
-        return Heard(self.transcribe(audio, timings), audio.seconds)
+        return Heard(self.transcribe(audio, timings), audio.seconds, self._speaker(audio))
+
+    def _speaker(self, audio: Audio) -> Speaker | None:
+        """Who spoke a whole recording (None without recognition or enough speech)."""
+        if self.recognition is None:
+            return None
+        listener = self.recognition.listener()
+        return listener.identify_whole(resample(audio.samples, audio.sample_rate, STT_RATE))
 
     def transcribe(self, audio: Audio, timings: dict[str, float]) -> Transcript:
         stt, _ = self.speech.require()
@@ -277,9 +294,24 @@ class Voice:
         seconds: float,
         timings: dict[str, float],
         abandoned: AbandonCheck | None = None,
+        speaker: Speaker | None = None,
     ) -> StreamedVoice:
         """Start the answer to what was heard in a recording of `seconds` (already
-        transcribed, e.g. while it was uploaded); the audio comes from `stream_audio`."""
+        transcribed, e.g. while it was uploaded); the audio comes from `stream_audio`. The
+        turn's summary names the `speaker` recognised by voice, if any."""
+        streamed = self._answer_streaming(device_id, transcript, seconds, timings, abandoned)
+        if speaker is not None:
+            self._note_speaker(streamed.turn_id, speaker)
+        return streamed
+
+    def _answer_streaming(
+        self,
+        device_id: str,
+        transcript: Transcript,
+        seconds: float,
+        timings: dict[str, float],
+        abandoned: AbandonCheck | None,
+    ) -> StreamedVoice:
         reason = _judged(transcript, seconds)
         turn_id = uuid.uuid4().hex
         if reason is not None:
@@ -359,6 +391,11 @@ class Voice:
             self._turns.move_to_end(turn_id)
             while len(self._turns) > RECENT_TURNS:
                 self._turns.popitem(last=False)
+
+    def _note_speaker(self, turn_id: str, speaker: Speaker) -> None:
+        with self._turns_lock:
+            if turn_id in self._turns:
+                self._turns[turn_id]["speaker"] = list(speaker.as_tuple())
 
     def turn_summary(self, turn_id: str) -> dict[str, object] | None:
         with self._turns_lock:

@@ -128,7 +128,13 @@ async def chat_audio_stream(
         heard = await hear_upload(request, svc, timings)
     async with watch_disconnect(request) as abandoned:
         streamed: StreamedVoice = await asyncio.to_thread(
-            svc.voice.answer_streaming, device, heard.transcript, heard.seconds, timings, abandoned
+            svc.voice.answer_streaming,
+            device,
+            heard.transcript,
+            heard.seconds,
+            timings,
+            abandoned,
+            heard.speaker,
         )
     headers = {
         "X-Lobug-Action": streamed.action,

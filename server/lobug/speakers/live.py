@@ -97,10 +97,14 @@ class SpeakerListener:
         """Who spoke (a guest when nobody enrolled is near), None without enough speech."""
         if self._running is not None:
             await self._running
-        embedding = await asyncio.to_thread(self._live.finish, samples)
+        return await asyncio.to_thread(self.identify_whole, samples)
+
+    def identify_whole(self, samples: Samples) -> Speaker | None:
+        """Who spoke a recording heard whole (blocking: call it from a worker thread)."""
+        embedding = self._live.finish(samples)
         if embedding is None:
             return None
-        return identify(embedding, await asyncio.to_thread(self._profiles), self._threshold)
+        return identify(embedding, self._profiles(), self._threshold)
 
     def cancel(self) -> None:
         if self._running is not None:
