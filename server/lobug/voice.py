@@ -381,7 +381,7 @@ class Voice:
         self, turn_id: str, transcription: str, action: str, response: str, *, done: bool
     ) -> None:
         with self._turns_lock:
-            self._turns[turn_id] = {
+            self._turns[turn_id] = self._turns.get(turn_id, {}) | {
                 "turn_id": turn_id,
                 "transcription": transcription,
                 "action": action,
