@@ -40,7 +40,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "server"))
 from lobug.audio import STT_RATE, parse_wav, resample, rms
 from lobug.speakers.embedder import Embedding, WeSpeakerEmbedder
 from lobug.speakers.identify import THRESHOLD, VoiceProfile, identify, similarity
-from lobug.speakers.live import LiveEmbedding
+from lobug.speakers.live import WINDOW_S, LiveEmbedding
 from lobug.speakers.profiles import MIN_RMS, averaged
 
 ASTERISK = Path("/usr/share/asterisk/sounds")
@@ -198,16 +198,18 @@ def guest_rate(tested: list[tuple[str, Embedding]], profiles: list[VoiceProfile]
     return float(np.mean(outcomes))
 
 
-def live_embed(embedder: WeSpeakerEmbedder) -> Embed:
+def live_embed(embedder: WeSpeakerEmbedder, window_frames: int) -> Embed:
     def embed(samples: Samples) -> Embedding:
-        result = LiveEmbedding(embedder).finish(samples)
+        result = LiveEmbedding(embedder, window_frames).finish(samples)
         assert result is not None
         return result
 
     return embed
 
 
-def timings(utterances: list[Utterance], embedder: WeSpeakerEmbedder) -> dict[str, list[float]]:
+def timings(
+    utterances: list[Utterance], embedder: WeSpeakerEmbedder, window_frames: int
+) -> dict[str, list[float]]:
     """Per 2-4 s utterance: ms to embed it whole, and ms left at its end when embedded live
     (the recording handed over every 100 ms as it would arrive)."""
     whole, left = [], []
@@ -215,7 +217,7 @@ def timings(utterances: list[Utterance], embedder: WeSpeakerEmbedder) -> dict[st
         started = time.perf_counter()
         embedder.embed(u.samples)
         whole.append((time.perf_counter() - started) * 1000)
-        live = LiveEmbedding(embedder)
+        live = LiveEmbedding(embedder, window_frames)
         for end in range(STT_RATE // 10, len(u.samples), STT_RATE // 10):
             live.advance(u.samples[:end])
         started = time.perf_counter()
@@ -244,6 +246,7 @@ def main() -> None:
     parser.add_argument("--enrol", type=int, default=3, help="utterances that enrol a person")
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--seed", type=int, default=31)
+    parser.add_argument("--window", type=float, default=WINDOW_S, help="live window, seconds")
     parser.add_argument("--klettres", action="store_true", help="add klettres-data's sets")
     args = parser.parse_args()
     if not ASTERISK.is_dir():
@@ -262,9 +265,11 @@ def main() -> None:
         seconds = statistics.median(u.seconds for u in utterances)
         print(f"{name}: {people} people, {len(utterances)} utterances, median {seconds:.1f} s")
         report("whole utterance", evaluate(utterances, embedder.embed, args.enrol))
-        report("live, 1 s windows", evaluate(utterances, live_embed(embedder), args.enrol))
+        live = live_embed(embedder, round(args.window * 100))
+        report(f"live, {args.window:g} s windows", evaluate(utterances, live, args.enrol))
     print(f"time per 2-4 s utterance, {args.threads} threads (ms):")
-    for kind, values in timings(corpora["asterisk (4 credited people)"], embedder).items():
+    asterisk = corpora["asterisk (4 credited people)"]
+    for kind, values in timings(asterisk, embedder, round(args.window * 100)).items():
         print(
             f"  {kind:<40} p50 {percentile(values, 50):6.1f}"
             f"  p95 {percentile(values, 95):6.1f}  (n={len(values)})"

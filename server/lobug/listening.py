@@ -15,6 +15,7 @@ body today), with `ReadAhead` having the model read the answer's prompt meanwhil
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from collections.abc import AsyncIterable, Callable
 from dataclasses import dataclass
@@ -26,6 +27,8 @@ from lobug.audio import STT_RATE, AudioError, CorruptAudio, check_audio_size, pa
 from lobug.backends.base import SpeechToText, Transcript
 from lobug.speakers.identify import Speaker
 from lobug.speakers.live import SpeakerListener
+
+log = logging.getLogger(__name__)
 
 FRAME_SAMPLES = STT_RATE * 30 // 1000
 PAUSE_FRAMES = 8  # 240 ms of quiet ends a stretch of speech
@@ -244,10 +247,15 @@ async def _speaker(
     ended: float,
     timings: dict[str, float],
 ) -> Speaker | None:
-    """Who spoke, while the last stretch is transcribed."""
+    """Who spoke, while the last stretch is transcribed (None when it cannot be told: a
+    failing speaker model never costs the turn)."""
     if listener is None:
         return None
-    speaker = await listener.finish(live.recorded())
+    try:
+        speaker = await listener.finish(live.recorded())
+    except Exception:
+        log.warning("speaker recognition failed", exc_info=True)
+        return None
     timings["speaker"] = (time.perf_counter() - ended) * 1000
     return speaker
 

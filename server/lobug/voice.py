@@ -254,8 +254,12 @@ class Voice:
         """Who spoke a whole recording (None without recognition or enough speech)."""
         if self.recognition is None:
             return None
-        listener = self.recognition.listener()
-        return listener.identify_whole(resample(audio.samples, audio.sample_rate, STT_RATE))
+        samples = resample(audio.samples, audio.sample_rate, STT_RATE)
+        try:
+            return self.recognition.listener().identify_whole(samples)
+        except Exception:  # a failing speaker model never costs the turn
+            log.warning("speaker recognition failed", exc_info=True)
+            return None
 
     def transcribe(self, audio: Audio, timings: dict[str, float]) -> Transcript:
         stt, _ = self.speech.require()

@@ -7,6 +7,7 @@ import asyncio
 from collections.abc import AsyncIterator
 
 import numpy as np
+import pytest
 
 from lobug.audio import STT_RATE, encode_wav
 from lobug.listening import Heard, hear_arriving
@@ -71,3 +72,18 @@ def test_nobody_enrolled_hears_a_guest_and_no_listener_hears_nobody() -> None:
     timings: dict[str, float] = {}
     assert hear(recording(300), None, timings).speaker is None
     assert "speaker" not in timings
+
+
+class BrokenEmbedder(SpectrumEmbedder):
+    def embed_features(self, features: np.ndarray) -> np.ndarray:
+        raise RuntimeError("the speaker model is broken")
+
+
+def test_a_failing_speaker_model_leaves_the_turn_heard_without_a_speaker(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    nobody: list[VoiceProfile] = []
+    timings: dict[str, float] = {}
+    heard = hear(recording(300), SpeakerListener(BrokenEmbedder(), lambda: nobody), timings)
+    assert heard.transcript.text == "who am I" and heard.speaker is None
+    assert "speaker recognition failed" in caplog.text

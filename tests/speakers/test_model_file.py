@@ -13,6 +13,7 @@ from lobug.speakers.embedder import WeSpeakerEmbedder
 from lobug.speakers.model_file import ModelMissing, model_bytes
 
 
+@pytest.mark.models
 def test_the_model_is_found_without_importing_its_package_and_checked() -> None:
     import sys
 

@@ -90,8 +90,10 @@ class SpeakerListener:
         self._running: asyncio.Task[None] | None = None
 
     def hear(self, samples: Samples) -> None:
-        if self._running is None or self._running.done():
-            self._running = asyncio.create_task(asyncio.to_thread(self._live.advance, samples))
+        running = self._running
+        if running is not None and (not running.done() or running.exception() is not None):
+            return  # still at work, or failed: `finish` raises what it raised
+        self._running = asyncio.create_task(asyncio.to_thread(self._live.advance, samples))
 
     async def finish(self, samples: Samples) -> Speaker | None:
         """Who spoke (a guest when nobody enrolled is near), None without enough speech."""
