@@ -55,3 +55,14 @@ def test_a_voice_turn_names_who_spoke(server: ServerProcess) -> None:
         assert "speaker;dur=" in response.headers["Server-Timing"]
         turn = client.get(f"/chat/turns/{response.headers['X-Lobug-Turn']}").json()
     assert turn["speaker"] == ["guest", 0.0, "voice"]
+
+
+def test_a_whole_upload_names_who_spoke_too(server: ServerProcess) -> None:
+    wav = encode_wav((voice("carlo-1") * 32767).astype(np.int16), STT_RATE)
+    files = {"audio": ("recording.wav", wav, "audio/wav")}
+    with httpx.Client(base_url=server.url, timeout=120) as client:
+        with client.stream("POST", "/chat/audio/stream", files=files) as response:
+            assert response.status_code == 200, response.read()
+            response.read()
+        turn = client.get(f"/chat/turns/{response.headers['X-Lobug-Turn']}").json()
+    assert turn["speaker"] == ["guest", 0.0, "voice"]
