@@ -66,3 +66,15 @@ class DreamUndone(StoreError):
 
 class TopicNotFound(StoreError):
     """The agent has no topic with this id (topics get new ids at every rebuild)."""
+
+
+class PersonNotFound(StoreError):
+    """The agent (household) has no person with this id or name."""
+
+
+class PersonExists(StoreError):
+    """The household already has a person of this name (names compare without case)."""
+
+
+class FactHasNoOwner(StoreError):
+    """A household fact with no owner cannot become private (no one to keep it)."""

@@ -9,6 +9,7 @@ import numpy as np
 import numpy.typing as npt
 
 from lobug.clock import Clock as Clock  # the store's modules take it from here
+from lobug.store.household import EVERYONE, Viewer
 
 Vector = npt.NDArray[np.float32]
 # What a fact is about (seed 001): who the user is, what they are like, what they like, what
@@ -96,6 +97,9 @@ class Message:
     summarized: bool
     metadata: dict[str, Any] | None = None
     agent_id: int = 0
+    person_id: int | None = None  # who said it, or whom it answered (None: a guest)
+    speaker_source: str | None = None  # `store/household.py`'s SPEAKER_SOURCES or `assistant`
+    speaker_confidence: float | None = None
 
 
 @dataclass(frozen=True)
@@ -175,6 +179,9 @@ class NewFact:
     origin: str | None = None
     # A commitment's or a planned event's due time (Unix seconds): the start of the time it names.
     due_at: float | None = None
+    owner_person_id: int | None = None  # None: the household's
+    scope: str = "household"
+    shareable: bool = False
 
 
 @dataclass(frozen=True)
@@ -199,6 +206,9 @@ class Fact:
     forgotten_at: float | None = None
     purged_at: float | None = None
     due_at: float | None = None
+    owner_person_id: int | None = None  # None: the household's (`store/household.py`)
+    scope: str = "household"
+    shareable: bool = False
 
     @property
     def is_current(self) -> bool:
@@ -272,6 +282,8 @@ class FactQuery:
     include_history: bool = False
     limit: int = 100
     offset: int = 0
+    viewer: Viewer = EVERYONE
+    owner_person_id: int | None = None  # only this person's own facts
 
 
 @dataclass(frozen=True)

@@ -12,6 +12,7 @@ from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
+from lobug.store.household import EVERYONE, Person, Speaker, Viewer
 from lobug.store.models import (
     EXTRACTION,
     AddedFact,
@@ -63,6 +64,7 @@ class ConversationLog(Protocol):
         content: str,
         *,
         metadata: dict[str, Any] | None = None,
+        speaker: Speaker | None = None,
     ) -> Message: ...
 
     def append_embedded_message(
@@ -74,6 +76,7 @@ class ConversationLog(Protocol):
         vector: Vector,
         *,
         metadata: dict[str, Any] | None = None,
+        speaker: Speaker | None = None,
     ) -> Message: ...
 
     def append_message_to_embed(
@@ -84,6 +87,7 @@ class ConversationLog(Protocol):
         content: str,
         *,
         metadata: dict[str, Any] | None = None,
+        speaker: Speaker | None = None,
     ) -> Message: ...
 
     def recent_messages(self, agent: str, device_id: str, limit: int) -> list[Message]: ...
@@ -119,6 +123,7 @@ class WorkQueueStore(Protocol):
         vector: Vector | None,
         *,
         metadata: dict[str, Any] | None = None,
+        speaker: Speaker | None = None,
     ) -> QueuedMessage: ...
 
     def queued_exchanges(
@@ -309,15 +314,23 @@ class ReminderStore(Protocol):
 class SearchStore(Protocol):
     """Nearest vectors (cosine) and keyword matches (BM25), best first."""
 
-    def search_facts(self, agent: str, query: Vector, k: int) -> list[ScoredFact]: ...
+    def search_facts(
+        self, agent: str, query: Vector, k: int, viewer: Viewer = EVERYONE
+    ) -> list[ScoredFact]: ...
 
     def search_messages(self, agent: str, query: Vector, k: int) -> list[ScoredMessage]: ...
 
-    def keyword_facts(self, agent: str, query: str, k: int) -> list[tuple[Fact, float]]: ...
+    def keyword_facts(
+        self, agent: str, query: str, k: int, viewer: Viewer = EVERYONE
+    ) -> list[tuple[Fact, float]]: ...
 
-    def nearest_fact_hits(self, agent: str, query: Vector, k: int) -> list[FactHit]: ...
+    def nearest_fact_hits(
+        self, agent: str, query: Vector, k: int, viewer: Viewer = EVERYONE
+    ) -> list[FactHit]: ...
 
-    def keyword_fact_hits(self, agent: str, query: str, k: int) -> list[FactHit]: ...
+    def keyword_fact_hits(
+        self, agent: str, query: str, k: int, viewer: Viewer = EVERYONE
+    ) -> list[FactHit]: ...
 
     def keyword_messages(self, agent: str, query: str, k: int) -> list[tuple[Message, float]]: ...
 
@@ -336,9 +349,9 @@ class CurationStore(Protocol):
 
     def list_facts(self, agent: str, query: FactQuery) -> tuple[list[Fact], int]: ...
 
-    def facts_by_ids(self, ids: Sequence[int]) -> dict[int, Fact]: ...
+    def facts_by_ids(self, ids: Sequence[int], viewer: Viewer = EVERYONE) -> dict[int, Fact]: ...
 
-    def pinned_facts(self, agent: str) -> list[Fact]: ...
+    def pinned_facts(self, agent: str, viewer: Viewer = EVERYONE) -> list[Fact]: ...
 
     def fact_versions(self, agent: str, fact_id: int) -> list[Fact]: ...
 
@@ -425,6 +438,34 @@ class TransferStore(Protocol):
     def backup(self, target: Path) -> str: ...
 
 
+class PeopleStore(Protocol):
+    """A household's people (`memory/people.py`); every change audited."""
+
+    def add_person(self, agent: str, name: str, *, actor: str) -> Person: ...
+
+    def people(self, agent: str) -> list[Person]: ...
+
+    def person(self, agent: str, person_id: int) -> Person: ...
+
+    def find_person(self, agent: str, name: str) -> Person | None: ...
+
+    def set_device_person(
+        self, agent: str, device_id: str, person_id: int | None, *, actor: str
+    ) -> None: ...
+
+    def device_person(self, agent: str, device_id: str) -> int | None: ...
+
+    def person_facts(self, agent: str, person_id: int) -> list[Fact]: ...
+
+    def set_fact_scope(
+        self, agent: str, fact_id: int, scope: str, *, shareable: bool, actor: str
+    ) -> Fact: ...
+
+    def forget_person_memory(self, agent: str, person_id: int, *, actor: str) -> dict[str, int]: ...
+
+    def delete_person(self, agent: str, person_id: int, *, actor: str) -> dict[str, int]: ...
+
+
 # What a part of the domain asks for when it needs more than one of the protocols above.
 
 
@@ -465,6 +506,7 @@ class Store(
     EmbeddingBinding,
     Exclusive,
     TransferStore,
+    PeopleStore,
     Protocol,
 ):
     """Everything the domain uses. Thread-safe: every method may be called from any thread."""

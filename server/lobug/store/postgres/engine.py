@@ -17,6 +17,7 @@ from lobug.store.postgres.vectors import EF_SEARCH, PostgresVectors
 from lobug.store.sql.blocks import SqlBlocks
 from lobug.store.sql.dreams import SqlDreams
 from lobug.store.sql.importing import SqlImport
+from lobug.store.sql.people import SqlPeople
 from lobug.store.sql.reminders import SqlReminders
 
 
@@ -24,6 +25,7 @@ class PostgresStore(
     PostgresWorkQueue,
     PostgresVectors,
     PostgresForgetting,
+    SqlPeople,
     SqlDreams,
     PostgresTopics,
     SqlBlocks,

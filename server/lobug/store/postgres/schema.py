@@ -17,6 +17,8 @@ a commitment's `due_at`), with the same statements. Version 4 is SQLite's migrat
 topics. Version 5 is SQLite's migration 10: parked learning, with the same statements.
 Version 6 is SQLite's migration 11: how derived text was made, with the same statements.
 Version 7 is SQLite's migration 12: reminders, with the same statements.
+Version 8 is SQLite's migration 13: a household (people, who said each message, whose each
+fact is), with the same statements.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from __future__ import annotations
 from lobug.store.sqlite.schema import (
     DERIVED_TEXT,
     Migration,
+    household,
     parked_learning,
     reminders,
     richer_facts,
@@ -225,4 +228,5 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(5, "parked_learning", parked_learning(TIME)),
     Migration(6, "derived_text", DERIVED_TEXT),
     Migration(7, "reminders", reminders(ID, "BIGINT", TIME)),
+    Migration(8, "household", household(ID, TIME, "BYTEA")),
 )

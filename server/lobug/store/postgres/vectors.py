@@ -21,10 +21,12 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from lobug.store.errors import EmbeddingMismatch
+from lobug.store.household import EVERYONE, Viewer
 from lobug.store.models import FactHit, ScoredFact, ScoredMessage, Vector
 from lobug.store.postgres.database import as_vector
 from lobug.store.postgres.facts import PostgresFacts
 from lobug.store.sql import rows
+from lobug.store.sql.visibility import nearest_to_read, visible_facts
 
 EmbedBatch = Callable[[list[str]], list[Vector]]
 EF_SEARCH = 200  # recall@5 1.000 at 100k and 1M bench vectors, 0.98 at 1M with 100 (README)
@@ -214,21 +216,26 @@ class PostgresVectors(PostgresFacts):
                 hits = conn.execute(exact, (q, agent_id, q, k)).fetchall()
         return list(hits)
 
-    def search_facts(self, agent: str, query: Vector, k: int) -> list[ScoredFact]:
-        """Current facts nearest to `query` (cosine), best first."""
-        hits = self._nearest("fact_vectors", "fact_id", agent, query, k)
-        facts = self.facts_by_ids([hit["id"] for hit in hits])
+    def search_facts(
+        self, agent: str, query: Vector, k: int, viewer: Viewer = EVERYONE
+    ) -> list[ScoredFact]:
+        """Current facts `viewer` may see nearest to `query` (cosine), best first."""
+        hits = self._nearest("fact_vectors", "fact_id", agent, query, nearest_to_read(viewer, k))
+        facts = self.facts_by_ids([hit["id"] for hit in hits], viewer)
         scored = [(hit["id"], _similarity(hit["distance"])) for hit in hits]
-        return [ScoredFact(facts[i], s) for i, s in scored if i in facts and s is not None]
+        return [ScoredFact(facts[i], s) for i, s in scored if i in facts and s is not None][:k]
 
-    def nearest_fact_hits(self, agent: str, query: Vector, k: int) -> list[FactHit]:
+    def nearest_fact_hits(
+        self, agent: str, query: Vector, k: int, viewer: Viewer = EVERYONE
+    ) -> list[FactHit]:
         """`search_facts` without the facts' rows."""
-        hits = self._nearest("fact_vectors", "fact_id", agent, query, k)
+        hits = self._nearest("fact_vectors", "fact_id", agent, query, nearest_to_read(viewer, k))
         if not hits:
             return []
+        visible, shown = visible_facts(viewer, mark="%s")
         found = self._query(
-            "SELECT id, created_at, user_score FROM facts WHERE id = ANY(%s)",
-            ([hit["id"] for hit in hits],),
+            f"SELECT id, created_at, user_score FROM facts f WHERE id = ANY(%s){visible}",
+            ([hit["id"] for hit in hits], *shown),
         )
         by_id = {row["id"]: row for row in found}
         scored = [(hit["id"], _similarity(hit["distance"])) for hit in hits]
@@ -236,7 +243,7 @@ class PostgresVectors(PostgresFacts):
             FactHit(i, s, by_id[i]["created_at"], by_id[i]["user_score"])
             for i, s in scored
             if i in by_id and s is not None
-        ]
+        ][:k]
 
     def search_messages(self, agent: str, query: Vector, k: int) -> list[ScoredMessage]:
         """The agent's embedded messages nearest to `query` (cosine), best first."""

@@ -7,11 +7,13 @@ from collections.abc import Sequence
 from typing import Any
 
 from lobug.store import errors
+from lobug.store.household import EVERYONE, Viewer
 from lobug.store.models import Fact, FactFlags, FactQuery, NewFact, Vector
 from lobug.store.sql import audit, rows
 from lobug.store.sql.dialect import marks
 from lobug.store.sql.facts import SqlFacts
 from lobug.store.sql.topics import drop_topics_holding
+from lobug.store.sql.visibility import visible_facts
 
 # Every version linked to a fact through `superseded_by`, in either direction.
 CHAIN_SQL = """
@@ -35,7 +37,11 @@ def _query_condition(query: FactQuery) -> tuple[str, list[Any]]:
     if query.pinned is not None:
         condition += " AND f.pinned = ?"
         params.append(int(query.pinned))
-    return condition, params
+    if query.owner_person_id is not None:
+        condition += " AND f.owner_person_id = ?"
+        params.append(query.owner_person_id)
+    visible, shown = visible_facts(query.viewer)
+    return condition + visible, params + shown
 
 
 class SqlFactEdits(SqlFacts):
@@ -54,12 +60,13 @@ class SqlFactEdits(SqlFacts):
         )
         return [rows.fact(row) for row in found], total
 
-    def pinned_facts(self, agent: str) -> list[Fact]:
-        """The agent's current pinned facts, newest first."""
+    def pinned_facts(self, agent: str, viewer: Viewer = EVERYONE) -> list[Fact]:
+        """The agent's current pinned facts `viewer` may see, newest first."""
+        visible, shown = visible_facts(viewer)
         found = self._query(
             f"SELECT {rows.FACT_COLUMNS} FROM {rows.FACTS_JOIN_AGENTS} WHERE f.agent_id = ? "
-            "AND f.pinned = 1 AND f.invalidated_at IS NULL ORDER BY f.id DESC",
-            (self.agent_id(agent),),
+            f"AND f.pinned = 1 AND f.invalidated_at IS NULL{visible} ORDER BY f.id DESC",
+            (self.agent_id(agent), *shown),
         )
         return [rows.fact(row) for row in found]
 
@@ -72,8 +79,8 @@ class SqlFactEdits(SqlFacts):
     def correct_fact(
         self, agent: str, fact_id: int, fact: NewFact, vector: Vector, *, actor: str
     ) -> Fact:
-        """Store `fact` as the new version of the current fact `fact_id` (its pin and score
-        carry over); FactNotCurrent when that fact was superseded or forgotten."""
+        """Store `fact` as the new version of the current fact `fact_id` (its pin, score,
+        owner and scope carry over); FactNotCurrent when that fact was superseded or forgotten."""
         self._require_vectors()
         agent_id = self.agent_id(agent)
         with self._writing():
@@ -82,8 +89,16 @@ class SqlFactEdits(SqlFacts):
                 now = self._clock()
                 new_id = self._insert_fact(conn, agent_id, fact, vector, now)
                 conn.execute(
-                    "UPDATE facts SET pinned = ?, user_score = ? WHERE id = ?",
-                    (int(old.pinned), old.user_score, new_id),
+                    "UPDATE facts SET pinned = ?, user_score = ?, owner_person_id = ?, "
+                    "scope = ?, shareable = ? WHERE id = ?",
+                    (
+                        int(old.pinned),
+                        old.user_score,
+                        old.owner_person_id,
+                        old.scope,
+                        int(old.shareable),
+                        new_id,
+                    ),
                 )
                 self._supersede(conn, [fact_id], new_id, now)
                 audit.record(

@@ -13,10 +13,12 @@ from collections.abc import Sequence
 from typing import Any
 
 from lobug.store import errors
+from lobug.store.household import EVERYONE, Viewer
 from lobug.store.models import EXTRACTION, AddedFact, Fact, NewFact, Vector
 from lobug.store.sql import audit, rows
 from lobug.store.sql.audit import SqlAudit
 from lobug.store.sql.dialect import like_pattern, marks
+from lobug.store.sql.visibility import visible_facts
 
 
 class SqlFacts(SqlAudit):
@@ -57,7 +59,9 @@ class SqlFacts(SqlAudit):
             with self._transaction() as conn:
                 self._lock_fact_writers(conn, agent_id)
                 self._check_sources_remain(conn, fact.source_message_ids)
-                superseded = self._near_duplicates(conn, agent_id, vector, duplicate_distance)
+                superseded = self._same_owner(
+                    conn, fact, self._near_duplicates(conn, agent_id, vector, duplicate_distance)
+                )
                 now = self._clock()
                 fact_id = self._insert_fact(conn, agent_id, fact, vector, now)
                 self._supersede(conn, superseded, fact_id, now)
@@ -119,8 +123,9 @@ class SqlFacts(SqlAudit):
     ) -> int:
         row = conn.execute(
             "INSERT INTO facts(agent_id, content, fact_type, subject, relation, object, "
-            "time_span, confidence, source_message_ids, created_at, valid_from, origin, due_at) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
+            "time_span, confidence, source_message_ids, created_at, valid_from, origin, due_at, "
+            "owner_person_id, scope, shareable) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
             (
                 agent_id,
                 fact.content,
@@ -135,6 +140,9 @@ class SqlFacts(SqlAudit):
                 now,
                 fact.origin,
                 fact.due_at,
+                fact.owner_person_id,
+                fact.scope,
+                int(fact.shareable),
             ),
         ).fetchone()
         fact_id = int(row["id"])
@@ -143,6 +151,22 @@ class SqlFacts(SqlAudit):
             (fact_id, agent_id, self._vector_value(vector)),
         )
         return fact_id
+
+    @staticmethod
+    def _same_owner(conn: Any, fact: NewFact, near: Sequence[int]) -> tuple[int, ...]:
+        """The near duplicates that are the same person's in the same scope: one person's
+        fact never replaces another's, nor a private one a household one."""
+        if not near:
+            return ()
+        found = conn.execute(
+            f"SELECT id, owner_person_id, scope FROM facts WHERE id IN ({marks(near)})",
+            list(near),
+        ).fetchall()
+        return tuple(
+            row["id"]
+            for row in found
+            if row["owner_person_id"] == fact.owner_person_id and row["scope"] == fact.scope
+        )
 
     @staticmethod
     def _supersede(conn: Any, old_ids: Sequence[int], new_id: int, now: float) -> None:
@@ -192,13 +216,15 @@ class SqlFacts(SqlAudit):
         )
         return [rows.fact(row) for row in found]
 
-    def facts_by_ids(self, ids: Sequence[int]) -> dict[int, Fact]:
+    def facts_by_ids(self, ids: Sequence[int], viewer: Viewer = EVERYONE) -> dict[int, Fact]:
+        """The facts among `ids` that `viewer` may see."""
         if not ids:
             return {}
+        visible, shown = visible_facts(viewer)
         found = self._query(
             f"SELECT {rows.FACT_COLUMNS} FROM {rows.FACTS_JOIN_AGENTS} "
-            f"WHERE f.id IN ({marks(ids)})",
-            list(ids),
+            f"WHERE f.id IN ({marks(ids)}){visible}",
+            [*ids, *shown],
         )
         return {row["id"]: rows.fact(row) for row in found}
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from lobug.store.household import ASSISTANT, GUEST, Speaker
 from lobug.store.models import Agent, Message, Vector
 from lobug.store.sql import rows
 from lobug.store.sql.database import SqlDatabase
@@ -42,11 +43,15 @@ class SqlLog(SqlDatabase):
         content: str,
         *,
         metadata: dict[str, Any] | None = None,
+        speaker: Speaker | None = None,
     ) -> Message:
-        """Log a message (found by keyword search only)."""
+        """Log a message (found by keyword search only), said by `speaker` (None: a guest's,
+        or the assistant's)."""
         agent_id = self.agent_id(agent)
         with self._transaction() as conn:
-            return self._insert_message(conn, agent, agent_id, device_id, role, content, metadata)
+            return self._insert_message(
+                conn, agent, agent_id, device_id, role, content, metadata, speaker
+            )
 
     def append_embedded_message(
         self,
@@ -57,13 +62,14 @@ class SqlLog(SqlDatabase):
         vector: Vector,
         *,
         metadata: dict[str, Any] | None = None,
+        speaker: Speaker | None = None,
     ) -> Message:
         """Log a message with its vector, so that `search_messages` finds it too."""
         agent_id = self.agent_id(agent)
         with self._writing():  # a forget in between must not leave the vector in the index
             with self._transaction() as conn:
                 message = self._insert_message(
-                    conn, agent, agent_id, device_id, role, content, metadata
+                    conn, agent, agent_id, device_id, role, content, metadata, speaker
                 )
                 self._insert_vector(conn, message, vector)
             self._index_message_vectors([(message, vector)])
@@ -77,13 +83,14 @@ class SqlLog(SqlDatabase):
         content: str,
         *,
         metadata: dict[str, Any] | None = None,
+        speaker: Speaker | None = None,
     ) -> Message:
         """Log a message meant to have a vector that could not be made now: it waits in the
         embedding backlog (`messages_to_embed`)."""
         agent_id = self.agent_id(agent)
         with self._transaction() as conn:
             message = self._insert_message(
-                conn, agent, agent_id, device_id, role, content, metadata
+                conn, agent, agent_id, device_id, role, content, metadata, speaker
             )
             self._insert_vector(conn, message, None)
         return message
@@ -97,15 +104,41 @@ class SqlLog(SqlDatabase):
         role: str,
         content: str,
         metadata: dict[str, Any] | None,
+        speaker: Speaker | None = None,
     ) -> Message:
         """The INSERT, inside the caller's transaction (`agent_id` looked up before it)."""
         now = self._clock()
+        person, source, confidence = provenance(role, speaker)
         row = conn.execute(
             "INSERT INTO conversation_log(agent_id, device_id, role, content, created_at, "
-            "metadata) VALUES (?, ?, ?, ?, ?, ?) RETURNING id",
-            (agent_id, device_id, role, content, now, rows.json_or_none(metadata)),
+            "metadata, person_id, speaker_source, speaker_confidence) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
+            (
+                agent_id,
+                device_id,
+                role,
+                content,
+                now,
+                rows.json_or_none(metadata),
+                person,
+                source,
+                confidence,
+            ),
         ).fetchone()
-        return Message(row["id"], agent, device_id, role, content, now, False, metadata, agent_id)
+        return Message(
+            row["id"],
+            agent,
+            device_id,
+            role,
+            content,
+            now,
+            False,
+            metadata,
+            agent_id,
+            person,
+            source,
+            confidence,
+        )
 
     def _insert_vector(self, conn: Any, message: Message, vector: Vector | None) -> None:
         """The message's vector, or (None: it could not be made now) its backlog row."""
@@ -165,3 +198,23 @@ class SqlLog(SqlDatabase):
             "SELECT COUNT(*) AS n FROM conversation_log WHERE agent_id = ?",
             (self.agent_id(agent),),
         )
+
+
+def provenance(role: str, speaker: Speaker | None) -> tuple[int | None, str, float | None]:
+    """(person, source, confidence) stored with a message: the speaker's; for the
+    assistant's words `assistant` (with the person it answered, when `speaker` names one);
+    a user message said by no one known is a guest's, with no confidence."""
+    if role != "user":
+        return (
+            (speaker.person_id if speaker else None),
+            (ASSISTANT if role == "assistant" else role),
+            None,
+        )
+    if speaker is None:
+        return None, GUEST, None
+    return speaker.person_id, speaker.source, speaker.confidence
+
+
+def answered(user: Message) -> Speaker:
+    """The assistant's reply to `user`: its row names the person it answered."""
+    return Speaker(user.person_id, ASSISTANT, 1.0)

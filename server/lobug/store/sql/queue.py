@@ -22,10 +22,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
+from lobug.store.household import Speaker
 from lobug.store.models import Message, ParkedExchange, QueuedMessage, Vector
 from lobug.store.sql import rows
 from lobug.store.sql.dialect import marks
-from lobug.store.sql.log import SqlLog
+from lobug.store.sql.log import SqlLog, answered
 
 CLAIM_LEASE_S = 600.0
 
@@ -60,7 +61,7 @@ class SqlWorkQueue(SqlLog):
         agent_id = self.agent_id(agent)
         with self._transaction() as conn:
             reply = self._insert_message(
-                conn, agent, agent_id, device_id, "assistant", content, metadata
+                conn, agent, agent_id, device_id, "assistant", content, metadata, answered(user)
             )
             if self._claims_exchanges:
                 conn.execute(
@@ -81,6 +82,7 @@ class SqlWorkQueue(SqlLog):
         vector: Vector | None,
         *,
         metadata: dict[str, Any] | None = None,
+        speaker: Speaker | None = None,
     ) -> QueuedMessage:
         """Log a message (with its vector; None: into the embedding backlog) and queue it for
         learning in one transaction, unclaimed (the maintenance pass of any process learns
@@ -93,7 +95,7 @@ class SqlWorkQueue(SqlLog):
                 self._lock_lone_messages(conn, agent_id)
                 waiting = self._lone_user_message(conn, agent, agent_id, device_id)
                 message = self._insert_message(
-                    conn, agent, agent_id, device_id, role, content, metadata
+                    conn, agent, agent_id, device_id, role, content, metadata, speaker
                 )
                 self._insert_vector(conn, message, vector)
                 user = waiting if role == "assistant" else None

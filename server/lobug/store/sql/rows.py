@@ -45,6 +45,9 @@ _MESSAGE_COLUMNS = (
     "summarized",
     "metadata",
     "agent_id",
+    "person_id",
+    "speaker_source",
+    "speaker_confidence",
 )
 
 AGENT_COLUMNS = "id, name, created_at, metadata"
@@ -60,7 +63,7 @@ FACT_COLUMNS = (
     "f.id, a.name AS agent, f.content, f.fact_type, f.subject, f.relation, f.object, "
     "f.time_span, f.confidence, f.user_score, f.source_message_ids, f.created_at, "
     "f.valid_from, f.invalidated_at, f.superseded_by, f.origin, f.pinned, f.forgotten_at, "
-    "f.purged_at, f.due_at"
+    "f.purged_at, f.due_at, f.owner_person_id, f.scope, f.shareable"
 )
 AUDIT_COLUMNS = "id, agent_id, at, actor, action, target, target_ids, before, after, detail"
 BASE_MEMORY_VERSION_COLUMNS = "id, content, written_by, created_at, made_by, dropped_sentences"
@@ -165,6 +168,9 @@ def message(agent_name: str, row: Any, prefix: str = "") -> Message:
         summarized=bool(row[f"{prefix}summarized"]),
         metadata=_dict_or_none(row[f"{prefix}metadata"]),
         agent_id=row[f"{prefix}agent_id"],
+        person_id=row[f"{prefix}person_id"],
+        speaker_source=row[f"{prefix}speaker_source"],
+        speaker_confidence=row[f"{prefix}speaker_confidence"],
     )
 
 
@@ -198,6 +204,9 @@ def fact(row: Any) -> Fact:
         forgotten_at=time_or_none(row["forgotten_at"]),
         purged_at=time_or_none(row["purged_at"]),
         due_at=time_or_none(row["due_at"]),
+        owner_person_id=row["owner_person_id"],
+        scope=row["scope"],
+        shareable=bool(row["shareable"]),
     )
 
 

@@ -11,6 +11,7 @@ from lobug.store.models import Clock
 from lobug.store.sql.blocks import SqlBlocks
 from lobug.store.sql.dreams import SqlDreams
 from lobug.store.sql.importing import SqlImport
+from lobug.store.sql.people import SqlPeople
 from lobug.store.sql.reminders import SqlReminders
 from lobug.store.sqlite.activity import SQLiteActivity
 from lobug.store.sqlite.backup import FileHold, SQLiteBackup, hold_shared
@@ -26,6 +27,7 @@ class SQLiteStore(
     SQLiteWorkQueue,
     SQLiteVectors,
     SQLiteForgetting,
+    SqlPeople,
     SqlDreams,
     SQLiteTopics,
     SqlBlocks,

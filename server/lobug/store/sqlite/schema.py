@@ -128,6 +128,59 @@ def reminders(id_type: str, agent_ref: str, time_type: str) -> tuple[str, ...]:
     )
 
 
+# A household, SQLite's migration 13 and PostgreSQL's 8 alike (`memory/people.py`). An agent
+# has people; a device may have a default person; `voice_profiles` holds the embeddings a voice
+# recognizer enrols (no audio). Every message records who said it: `person_id` (the person of
+# the exchange: on an assistant row, the person it answered; NULL: a guest),
+# `speaker_source` (`voice`, `claim`, `device_default`, `guest`, or `assistant`) and
+# `speaker_confidence`. Rows written before there were people are a guest's (user rows) or
+# the assistant's, with no confidence: no person existed to have said them. Every fact has an
+# owner (`owner_person_id`, NULL: the household), a `scope` (`private`: its owner's alone;
+# `household`: every person's) and `shareable` (a household fact a guest may hear). Facts
+# written before are the household's, not shareable: an install without people sees them all
+# as today, and a guest never hears what was said before people existed.
+def household(id_type: str, time_type: str, blob_type: str) -> tuple[str, ...]:
+    """The household migration with the engine's types of an id, a time and a blob."""
+    return (
+        f"""CREATE TABLE people (
+            id {id_type},
+            agent_id {_ref("agents")},
+            name TEXT NOT NULL,
+            name_key TEXT NOT NULL,
+            created_at {time_type} NOT NULL,
+            UNIQUE (agent_id, name_key)
+        )""",
+        f"""CREATE TABLE device_people (
+            agent_id {_ref("agents")},
+            device_id TEXT NOT NULL,
+            person_id {_ref("people")} ON DELETE CASCADE,
+            PRIMARY KEY (agent_id, device_id)
+        )""",
+        f"""CREATE TABLE voice_profiles (
+            id {id_type},
+            person_id {_ref("people")} ON DELETE CASCADE,
+            embedding {blob_type} NOT NULL,
+            model TEXT NOT NULL,
+            created_at {time_type} NOT NULL
+        )""",
+        "CREATE INDEX voice_profiles_by_person ON voice_profiles(person_id)",
+        "ALTER TABLE conversation_log ADD COLUMN person_id BIGINT REFERENCES people(id)",
+        "ALTER TABLE conversation_log ADD COLUMN speaker_source TEXT",
+        f"ALTER TABLE conversation_log ADD COLUMN speaker_confidence {time_type}",
+        "UPDATE conversation_log SET speaker_source = "
+        "CASE role WHEN 'user' THEN 'guest' ELSE role END",
+        "CREATE INDEX conversation_log_by_person ON conversation_log(agent_id, person_id, id)",
+        "ALTER TABLE facts ADD COLUMN owner_person_id BIGINT REFERENCES people(id)",
+        "ALTER TABLE facts ADD COLUMN scope TEXT NOT NULL DEFAULT 'household'",
+        "ALTER TABLE facts ADD COLUMN shareable SMALLINT NOT NULL DEFAULT 0",
+        "CREATE INDEX facts_by_owner ON facts(agent_id, owner_person_id, id)",
+    )
+
+
+def _ref(table: str) -> str:
+    return f"BIGINT NOT NULL REFERENCES {table}(id)"
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(
         1,
@@ -444,4 +497,5 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(10, "parked_learning", parked_learning("REAL")),
     Migration(11, "derived_text", DERIVED_TEXT),
     Migration(12, "reminders", reminders("INTEGER PRIMARY KEY AUTOINCREMENT", "INTEGER", "REAL")),
+    Migration(13, "household", household("INTEGER PRIMARY KEY AUTOINCREMENT", "REAL", "BLOB")),
 )

@@ -11,9 +11,11 @@ from typing import Any
 import numpy as np
 
 from lobug.store.errors import EmbeddingMismatch
+from lobug.store.household import EVERYONE, Viewer
 from lobug.store.models import FactHit, ScoredFact, ScoredMessage, Vector
 from lobug.store.sql import rows
 from lobug.store.sql.dialect import marks
+from lobug.store.sql.visibility import nearest_to_read, visible_facts
 from lobug.store.sqlite.database import vector_blob
 from lobug.store.sqlite.facts import SQLiteFacts
 from lobug.store.sqlite.vector_index import VectorIndex, unit_rows
@@ -138,26 +140,32 @@ class SQLiteVectors(SQLiteFacts):
             index.add_many(agents, ids, vectors)
         return index
 
-    def search_facts(self, agent: str, query: Vector, k: int) -> list[ScoredFact]:
-        """Current facts nearest to `query` (cosine), best first, via the in-memory index."""
-        hits = self._require_index().search(self.agent_id(agent), query, k)
-        return self._scored(hits)
+    def search_facts(
+        self, agent: str, query: Vector, k: int, viewer: Viewer = EVERYONE
+    ) -> list[ScoredFact]:
+        """Current facts `viewer` may see nearest to `query` (cosine), best first, via the
+        in-memory index."""
+        hits = self._require_index().search(self.agent_id(agent), query, nearest_to_read(viewer, k))
+        return self._scored(hits, viewer)[:k]
 
-    def nearest_fact_hits(self, agent: str, query: Vector, k: int) -> list[FactHit]:
+    def nearest_fact_hits(
+        self, agent: str, query: Vector, k: int, viewer: Viewer = EVERYONE
+    ) -> list[FactHit]:
         """`search_facts` without the facts' rows."""
-        hits = self._require_index().search(self.agent_id(agent), query, k)
+        hits = self._require_index().search(self.agent_id(agent), query, nearest_to_read(viewer, k))
         if not hits:
             return []
+        visible, shown = visible_facts(viewer)
         found = self._query(
-            f"SELECT id, created_at, user_score FROM facts WHERE id IN ({marks(hits)})",
-            [fact_id for fact_id, _ in hits],
+            f"SELECT id, created_at, user_score FROM facts f WHERE id IN ({marks(hits)}){visible}",
+            [*(fact_id for fact_id, _ in hits), *shown],
         )
         by_id = {row["id"]: row for row in found}
         return [
             FactHit(i, score, by_id[i]["created_at"], by_id[i]["user_score"])
             for i, score in hits
             if i in by_id
-        ]
+        ][:k]
 
     def search_facts_sqlite(self, agent: str, query: Vector, k: int) -> list[ScoredFact]:
         """The same search done by sqlite-vec's vec0 scan (the store of record)."""
@@ -168,8 +176,10 @@ class SQLiteVectors(SQLiteFacts):
         )
         return self._scored([(int(r["fact_id"]), 1.0 - float(r["distance"])) for r in found])
 
-    def _scored(self, hits: Sequence[tuple[int, float]]) -> list[ScoredFact]:
-        facts = self.facts_by_ids([fact_id for fact_id, _ in hits])
+    def _scored(
+        self, hits: Sequence[tuple[int, float]], viewer: Viewer = EVERYONE
+    ) -> list[ScoredFact]:
+        facts = self.facts_by_ids([fact_id for fact_id, _ in hits], viewer)
         return [ScoredFact(facts[i], score) for i, score in hits if i in facts]
 
     def search_messages(self, agent: str, query: Vector, k: int) -> list[ScoredMessage]:

@@ -1,0 +1,66 @@
+"""A household's stored things (`memory/people.py` holds its rules): people, who said a
+message, and who is looking at the facts (`Viewer`, the one argument every fact query that
+serves a person takes)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+# Where "who is speaking" came from, best first (`memory/people.py`), and the assistant's own.
+SPEAKER_SOURCES = ("voice", "claim", "device_default", "guest")
+ASSISTANT = "assistant"
+GUEST = "guest"
+# A fact's scope: its owner's alone, or every person's in the household.
+PRIVATE = "private"
+HOUSEHOLD = "household"
+SCOPES = (PRIVATE, HOUSEHOLD)
+
+
+@dataclass(frozen=True)
+class Person:
+    id: int
+    agent: str
+    name: str
+    created_at: float
+    devices: tuple[str, ...] = ()
+    voice_profiles: int = 0
+
+
+@dataclass(frozen=True)
+class Speaker:
+    """Who said a message: a person (`person_id`) or a guest (None), how that was known
+    (`source`, one of `SPEAKER_SOURCES`) and how sure (0-1)."""
+
+    person_id: int | None
+    source: str
+    confidence: float
+
+    @property
+    def is_guest(self) -> bool:
+        return self.person_id is None
+
+
+GUEST_SPEAKER = Speaker(None, GUEST, 1.0)
+
+
+@dataclass(frozen=True)
+class Viewer:
+    """Whose eyes a fact query reads with: `everyone` (the household's curators, maintenance,
+    an install without people: every fact), a `person` (the household's facts and their
+    own private ones) or a `guest` (household facts marked shareable)."""
+
+    kind: Literal["everyone", "person", "guest"]
+    person_id: int | None = None
+
+    @staticmethod
+    def person(person_id: int) -> Viewer:
+        return Viewer("person", person_id)
+
+    @property
+    def sees_everything(self) -> bool:
+        return self.kind == "everyone"
+
+
+EVERYONE = Viewer("everyone")
+GUEST_VIEWER = Viewer("guest")
