@@ -42,6 +42,7 @@ from lobug.reply_guard import (
     guard_metadata,
 )
 from lobug.spoken import SpokenLimit
+from lobug.store.household import EVERYONE, Speaker, Viewer
 from lobug.store.models import Message
 from lobug.store.protocol import MessageIntake, Store
 
@@ -119,6 +120,7 @@ class Assistant:
         agency: bool = False,
         abandoned: AbandonCheck | None = None,
         spoken: SpokenLimit | None = None,
+        voice: Speaker | None = None,
     ) -> Turn:
         """Persist the user's message, answer it with memory, persist the answer (only as
         much of it as `spoken` lets be said, for a voice turn).
@@ -126,7 +128,7 @@ class Assistant:
         Raises BackendError when the chat model fails, and Abandoned when the client stopped
         waiting before the model started on it; either way the user's message stays stored."""
         with self.devices.turn(device_id) as state:
-            prepared = self._prepare(state, text, agency, spoken)
+            prepared = self._prepare(state, text, agency, spoken, voice)
             if prepared.answer is not None:
                 return prepared.conclude(Decision("respond", prepared.answer))
             raw = self.chat.complete(
@@ -160,13 +162,19 @@ class Assistant:
         agency: bool = False,
         abandoned: AbandonCheck | None = None,
         spoken: SpokenLimit | None = None,
+        voice: Speaker | None = None,
     ) -> StreamingTurn:
         """Like `reply`, but the answer arrives in pieces as the model generates it.
 
         The action is known when this returns (an [IGNORE]/[REACT] prefix is read first); the
         caller consumes `pieces` and then closes the turn (`close()` or a `with` block)."""
         start = partial(
-            self._start_stream, text=text, agency=agency, abandoned=abandoned, spoken=spoken
+            self._start_stream,
+            text=text,
+            agency=agency,
+            abandoned=abandoned,
+            spoken=spoken,
+            voice=voice,
         )
         regenerate = partial(self._careful_reply, abandoned=abandoned)
         return StreamingTurn(self.devices.turn(device_id), start, self.guard, regenerate)
@@ -179,8 +187,9 @@ class Assistant:
         agency: bool,
         abandoned: AbandonCheck | None,
         spoken: SpokenLimit | None,
+        voice: Speaker | None = None,
     ) -> tuple[PreparedTurn, Iterator[str]]:
-        prepared = self._prepare(state, text, agency, spoken)
+        prepared = self._prepare(state, text, agency, spoken, voice)
         prepared.rings_in_stream = True
         if prepared.answer is not None:
             return prepared, ringing(iter([prepared.answer]), prepared.reminders)
@@ -197,23 +206,31 @@ class Assistant:
         return limit if spoken is None else min(limit, spoken.max_tokens)
 
     def _prepare(
-        self, state: DeviceState, text: str, agency: bool, spoken: SpokenLimit | None = None
+        self,
+        state: DeviceState,
+        text: str,
+        agency: bool,
+        spoken: SpokenLimit | None = None,
+        voice: Speaker | None = None,
     ) -> PreparedTurn:
+        """`voice`: a recognised voice, given in (`memory/people.py`)."""
         timings: dict[str, float] = {}
         clock = Stopwatch(timings)
-        request = recognise_memory_request(text)
-        if request is not None:
-            answer = carry_out(
-                self.curation, state.agent, state.device_id, request, self.memory.now()
-            )
+        household = self.memory.household
+        speaker = household.speaker(state.agent, state.device_id, text, voice)
+        answer = self._memory_request(state, speaker, text)
+        if answer is not None:
             clock.lap("memory_request")
             return PreparedTurn(self.store, state, None, [], timings, clock, answer=answer)
-        user_message = self.store.append_message(state.agent, state.device_id, "user", text)
+        user_message = self.store.append_message(
+            state.agent, state.device_id, "user", text, speaker=speaker
+        )
         state.remember("user", text)
         clock.lap("persist_user")
 
+        viewer = household.viewer(state.agent, speaker)
         messages, context = self._prompt(
-            state.agent, text, state.sensors, state.shown(), agency, spoken
+            state.agent, text, state.sensors, state.shown(), agency, spoken, viewer
         )
         timings.update({f"retrieve_{k}": v for k, v in context.timings_ms.items()})
         clock.lap("retrieve")
@@ -223,6 +240,19 @@ class Assistant:
             self.store, state, user_message, messages, timings, clock, recalled, spoken, due
         )
 
+    def _memory_request(self, state: DeviceState, speaker: Speaker, text: str) -> str | None:
+        """A memory request said to the device carried out, and its answer; else None."""
+        forget_me = self.memory.household.forget_me_turn(
+            state.agent, state.device_id, speaker, text
+        )
+        if forget_me is not None:
+            self.rewarm(state.agent)
+            return forget_me
+        request = recognise_memory_request(text)
+        if request is None:
+            return None
+        return carry_out(self.curation, state.agent, state.device_id, request, self.memory.now())
+
     def _prompt(
         self,
         agent: str,
@@ -231,6 +261,7 @@ class Assistant:
         history: list[ChatMessage],
         agency: bool,
         spoken: SpokenLimit | None,
+        viewer: Viewer = EVERYONE,
     ) -> tuple[list[ChatMessage], MemoryContext]:
         """The turn's messages, with memory for `query` from the one assembler (a voice
         turn's notes fitted to their budget), and that memory."""
@@ -238,6 +269,7 @@ class Assistant:
             max_tokens=None if spoken is None else spoken.notes_tokens,
             fitted=TURN_SECTIONS,
             history=history,
+            viewer=viewer,
         )
         context = assemble(self.memory, agent, query, request).context
         messages = turn_messages(
@@ -273,7 +305,8 @@ class Assistant:
         if heard:
             history.append({"role": "user", "content": heard})
         sensors = state.sensors if heard else None
-        messages, _ = self._prompt(state.agent, heard, sensors, history, agency, spoken)
+        viewer = self.memory.household.viewer_at(state.agent, state.device_id, heard)
+        messages, _ = self._prompt(state.agent, heard, sensors, history, agency, spoken, viewer)
         self.chat.prefill(messages)
 
 

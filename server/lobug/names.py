@@ -44,3 +44,27 @@ def agent_name(name: object) -> str:
         raise InvalidAgentName(f"{name!r}: {AGENT_NAME_RULE}")
     assert isinstance(name, str)
     return name
+
+
+# A person of a household (`memory/people.py`): a first name or a few words of one, in any
+# script ("Jordan", "Mary Ann", "O'Neil", "José"); said back by the device and matched in
+# what is said ("it's Jordan"), so no digits or symbols.
+PERSON_NAME = re.compile(r"[^\W\d_]+(?:[ '\-.][^\W\d_]+)*")
+PERSON_NAME_MAX = 40
+PERSON_NAME_RULE = (
+    "A person's name is 1-40 letters, words joined by one space, apostrophe, hyphen or dot"
+)
+
+
+class InvalidPersonName(ValueError):
+    """A name that breaks `PERSON_NAME_RULE` (the API answers it 422 `invalid_person`)."""
+
+
+def person_name(name: object) -> str:
+    """`name` with its outer spaces trimmed when it is a valid person's name; raises
+    InvalidPersonName otherwise."""
+    if isinstance(name, str):
+        trimmed = name.strip()
+        if len(trimmed) <= PERSON_NAME_MAX and PERSON_NAME.fullmatch(trimmed):
+            return trimmed
+    raise InvalidPersonName(f"{name!r}: {PERSON_NAME_RULE}")

@@ -42,6 +42,7 @@ from lobug.memory.context import MemoryContext, within
 from lobug.memory.global_memory import active_topic_lines
 from lobug.memory.manager import MemoryManager
 from lobug.memory.search import SearchMode
+from lobug.store.household import EVERYONE, Viewer
 from lobug.store.models import ScoredMessage, Vector
 from lobug.tokens import ITEM_OVERHEAD_TOKENS, estimate_tokens
 
@@ -112,6 +113,7 @@ class ContextRequest:
     topics: bool = False
     fitted: tuple[str, ...] = SECTIONS
     history: Sequence[ChatMessage] = ()
+    viewer: Viewer = EVERYONE  # whose eyes memory is read with (`memory/people.py`)
 
 
 def assemble(
@@ -119,11 +121,14 @@ def assemble(
 ) -> BudgetedContext:
     """Everything memory holds for `query` that `request` asks for (see the module). Never
     raises for a failing embedder or store: those cost memories, not the answer."""
+    viewer = request.viewer
     if query.strip():
-        gathered = memory.retrieve_context(agent, query)
+        gathered = memory.retrieve_context(agent, query, viewer)
     else:  # nothing asked yet (a prompt read ahead): only what every turn gets
-        gathered = memory.standing_context(agent)
-    found = relevant_messages(memory, agent, query, request.message_limit, gathered.query_vector)
+        gathered = memory.standing_context(agent, viewer)
+    found = relevant_messages(
+        memory, agent, query, request.message_limit, gathered.query_vector, viewer
+    )
     dated = {hit.message.id for hit in gathered.messages}
     gathered = dataclasses.replace(
         gathered,
@@ -131,7 +136,7 @@ def assemble(
             shortened(hit)
             for hit in [*gathered.messages, *(h for h in found.hits if h.message.id not in dated)]
         ),
-        topics=active_topics(memory, agent) if request.topics else (),
+        topics=active_topics(memory, agent) if request.topics and viewer.reads_summaries else (),
     ).without_history(request.history)
     if request.max_tokens is None:
         return BudgetedContext(gathered, 0, (), prompt_of(gathered), found.mode)
@@ -167,12 +172,17 @@ def active_topics(memory: MemoryManager, agent: str) -> tuple[str, ...]:
 
 
 def relevant_messages(
-    memory: MemoryManager, agent: str, query: str, limit: int, vector: Vector | None
+    memory: MemoryManager,
+    agent: str,
+    query: str,
+    limit: int,
+    vector: Vector | None,
+    viewer: Viewer = EVERYONE,
 ) -> search.MessageSearch:
     """Hybrid message search for `query`, with its `vector` when it was embedded already."""
     if limit == 0 or not query.strip():
         return search.MessageSearch([], "hybrid")
-    return memory.searcher.messages(agent, query, limit, vector=vector)
+    return memory.searcher.messages(agent, query, limit, vector=vector, viewer=viewer)
 
 
 def shortened(hit: ScoredMessage) -> ScoredMessage:

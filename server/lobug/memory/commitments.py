@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from datetime import tzinfo
 
 from lobug.clock import local_time
+from lobug.store.household import EVERYONE, Viewer
 from lobug.store.models import Fact, FactQuery, ScoredFact
 from lobug.store.protocol import CurationStore
 
@@ -38,12 +39,18 @@ def asks_about_commitments(text: str) -> bool:
 
 
 def with_commitments(
-    store: CurationStore, agent: str, query: str, hits: Sequence[ScoredFact]
+    store: CurationStore,
+    agent: str,
+    query: str,
+    hits: Sequence[ScoredFact],
+    viewer: Viewer = EVERYONE,
 ) -> tuple[ScoredFact, ...]:
-    """`hits`, after the agent's current commitments when `query` asks about them."""
+    """`hits`, after the current commitments `viewer` may see when `query` asks about them."""
     if not asks_about_commitments(query):
         return tuple(hits)
-    found, _ = store.list_facts(agent, FactQuery(fact_type=COMMITMENT, limit=READ_COMMITMENTS))
+    found, _ = store.list_facts(
+        agent, FactQuery(fact_type=COMMITMENT, limit=READ_COMMITMENTS, viewer=viewer)
+    )
     chosen = sorted(found, key=lambda f: (f.due_at is None, f.due_at or 0.0, -f.id))
     promised = [ScoredFact(fact, 1.0) for fact in chosen[:MAX_COMMITMENTS]]
     ids = {hit.fact.id for hit in promised}

@@ -19,6 +19,7 @@ from lobug.memory import commitments, episodes, prompts
 from lobug.memory.context import MemoryContext, within
 from lobug.memory.disclosure import known_names, self_disclosures, sentence_openers
 from lobug.memory.extraction import merge_facts, read_fact_payload, validate_facts
+from lobug.memory.people import Household, attributed
 from lobug.memory.quality import (
     MAX_BASE_MEMORY_CHARS,
     MAX_SUMMARY_CHARS,
@@ -32,6 +33,7 @@ from lobug.memory.search import MemorySearch
 from lobug.memory.skills import SkillLibrary, load_skills
 from lobug.quality import is_learnable, language_rule, text_problem
 from lobug.store.errors import SourcesForgotten
+from lobug.store.household import EVERYONE, Viewer
 from lobug.store.models import (
     API_SOURCE,
     MADE_BY_EXTRACTIVE,
@@ -97,6 +99,7 @@ class MemoryManager:
         self.language = language
         self.skills = SkillLibrary(load_skills(config.skills_dirs), embedder.embed_batch)
         self.searcher = MemorySearch(store, embedder, config, clock)
+        self.household = Household(store, clock)
 
     def now(self) -> datetime:
         """The time now where the user lives (`LOBUG_TIMEZONE`)."""
@@ -104,20 +107,23 @@ class MemoryManager:
 
     # ------------------------------------------------------------------ before the LLM
 
-    def retrieve_context(self, agent: str, query: str) -> MemoryContext:
+    def retrieve_context(self, agent: str, query: str, viewer: Viewer = EVERYONE) -> MemoryContext:
         """Base memory plus the facts and episodes most similar to `query`, and the episodes
-        and messages of a time it names. Never raises: a failing embedder or store costs the
-        relevant memories, not the answer."""
+        and messages of a time it names, as far as `viewer` may see them (`memory/people.py`).
+        Never raises: a failing embedder or store costs the relevant memories, not the answer."""
         timings: dict[str, float] = {}
         vector = self._embed_query(query, timings)
         facts: tuple[ScoredFact, ...] = ()
         try:
-            facts = self._relevant_facts(agent, query, vector, timings)
+            facts = self._relevant_facts(agent, query, vector, timings, viewer)
         except Exception:
             log.warning("memory retrieval failed; answering without relevant facts", exc_info=True)
         recalled = self._recall(agent, query, vector, timings)
+        if not viewer.reads_summaries:
+            heard = tuple(m for m in recalled.messages if viewer.hears(m.message.person_id))
+            recalled = episodes.Recalled((), heard, recalled.window)
         return dataclasses.replace(
-            self.standing_context(agent),
+            self.standing_context(agent, viewer),
             facts=tuple(hit for hit in facts if not hit.fact.pinned),
             timings_ms=timings,
             summaries=recalled.episodes,
@@ -126,18 +132,20 @@ class MemoryManager:
             query_vector=vector,
         )
 
-    def standing_context(self, agent: str) -> MemoryContext:
-        """What memory puts in every turn's prompt whatever is asked: base memory, pinned
-        facts, memory blocks and the skills' catalog. Never raises."""
+    def standing_context(self, agent: str, viewer: Viewer = EVERYONE) -> MemoryContext:
+        """What memory puts in every turn's prompt whatever is asked: base memory (for a
+        viewer who `reads_summaries`), the pinned facts `viewer` may see, memory blocks and
+        the skills' catalog. Never raises."""
+        base = ""
         try:
-            base = self.store.base_memory(agent)
+            if viewer.reads_summaries:
+                base = self.store.base_memory(agent)
         except Exception:
             log.warning("reading base memory failed", exc_info=True)
-            base = ""
         return MemoryContext(
             base_memory=base,
             blocks=self._blocks(agent) + self.skills.catalog(),
-            pinned=self._pinned(agent),
+            pinned=self._pinned(agent, viewer),
             zone=self.zone,
         )
 
@@ -172,10 +180,10 @@ class MemoryManager:
         finally:
             timings["episodes"] = (time.perf_counter() - started) * 1000
 
-    def _pinned(self, agent: str) -> tuple[str, ...]:
-        """The pinned facts that fit their budget, newest first."""
+    def _pinned(self, agent: str, viewer: Viewer) -> tuple[str, ...]:
+        """The pinned facts `viewer` may see that fit their budget, newest first."""
         try:
-            facts = self.store.pinned_facts(agent)
+            facts = self.store.pinned_facts(agent, viewer)
         except Exception:
             log.warning("reading pinned facts failed", exc_info=True)
             return ()
@@ -200,7 +208,12 @@ class MemoryManager:
         return tuple((b.label, within(b.value, share)) for b in blocks if b.value.strip())
 
     def _relevant_facts(
-        self, agent: str, query: str, vector: Vector | None, timings: dict[str, float]
+        self,
+        agent: str,
+        query: str,
+        vector: Vector | None,
+        timings: dict[str, float],
+        viewer: Viewer,
     ) -> tuple[ScoredFact, ...]:
         if not query.strip() or self.config.retrieval_top_k == 0:
             return ()
@@ -212,9 +225,10 @@ class MemoryManager:
             mode="hybrid" if vector is not None else "keyword",  # not embedded: words alone
             vector=vector,
             min_similarity=self.config.retrieval_min_similarity,
+            viewer=viewer,
         )
         timings["knn"] = (time.perf_counter() - started) * 1000
-        return commitments.with_commitments(self.store, agent, query, hits)
+        return commitments.with_commitments(self.store, agent, query, hits, viewer)
 
     # ------------------------------------------------------------------ after the LLM
 
@@ -289,6 +303,7 @@ class MemoryManager:
                 self.config.max_facts_per_exchange,
             )
         facts = [f for f in facts if f.confidence >= self.config.min_fact_confidence]
+        facts = attributed(facts, user, bool(self.store.people(agent)))
         if not facts:
             return
         origin = origin_of(user.device_id)

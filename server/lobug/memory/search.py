@@ -32,6 +32,7 @@ from typing import Literal
 from lobug.backends.base import Embedder, Vector
 from lobug.clock import Clock
 from lobug.config import MemoryConfig
+from lobug.store.household import EVERYONE, Viewer
 from lobug.store.models import (
     Fact,
     FactHit,
@@ -245,16 +246,17 @@ def fact_candidates(
     *,
     min_similarity: float,
     now: float,
+    viewer: Viewer = EVERYONE,
 ) -> FactCandidates:
     """Vector hits above the similarity floor and keyword hits (a fact naming the same person
     or place is relevant however its vector scores), with every signal of each."""
     n = fusion_pool_size(k)
     by_vector = [
         hit
-        for hit in (store.nearest_fact_hits(agent, vector, n) if vector is not None else [])
+        for hit in (store.nearest_fact_hits(agent, vector, n, viewer) if vector is not None else [])
         if hit.score >= min_similarity
     ]
-    by_words = store.keyword_fact_hits(agent, query, n)
+    by_words = store.keyword_fact_hits(agent, query, n, viewer)
     hits = {h.id: h for h in [*by_vector, *by_words]}
     known = {h.id: h.score for h in by_vector}
     return FactCandidates(
@@ -279,17 +281,25 @@ class FactMatch:
 
 
 def winners(
-    store: Store, found: FactCandidates, weights: SearchWeights, k: int
+    store: Store,
+    found: FactCandidates,
+    weights: SearchWeights,
+    k: int,
+    viewer: Viewer = EVERYONE,
 ) -> list[tuple[Fact, float]]:
     """The best `k` candidates fused, best first, each with its score: only their rows are
-    read (a fact forgotten meanwhile is left out)."""
+    read (a fact forgotten meanwhile, or one `viewer` may not see, is left out)."""
     fused = fuse(found.signals(weights), k)
-    facts = store.facts_by_ids([i for i, _ in fused])
+    facts = store.facts_by_ids([i for i, _ in fused], viewer)
     return [(facts[i], score) for i, score in fused if i in facts]
 
 
 def explained(
-    store: Store, found: FactCandidates, weights: SearchWeights, k: int
+    store: Store,
+    found: FactCandidates,
+    weights: SearchWeights,
+    k: int,
+    viewer: Viewer = EVERYONE,
 ) -> list[FactMatch]:
     """The candidates fused as `search_facts` fuses them, each with its parts."""
     return [
@@ -301,7 +311,7 @@ def explained(
             found.recency[fact.id],
             found.user.get(fact.id),
         )
-        for fact, score in winners(store, found, weights, k)
+        for fact, score in winners(store, found, weights, k, viewer)
     ]
 
 
@@ -315,12 +325,16 @@ def search_facts(
     min_similarity: float,
     weights: SearchWeights,
     now: float,
+    viewer: Viewer = EVERYONE,
 ) -> list[ScoredFact]:
-    """Current facts for a prompt, best first: the candidates' signals fused."""
-    found = fact_candidates(store, agent, query, vector, k, min_similarity=min_similarity, now=now)
+    """Current facts `viewer` may see for a prompt, best first: the candidates' signals
+    fused."""
+    found = fact_candidates(
+        store, agent, query, vector, k, min_similarity=min_similarity, now=now, viewer=viewer
+    )
     return [
         ScoredFact(fact, found.cosine.get(fact.id, 0.0))
-        for fact, _ in winners(store, found, weights, k)
+        for fact, _ in winners(store, found, weights, k, viewer)
     ]
 
 
@@ -394,6 +408,7 @@ class MemorySearch:
         mode: SearchMode = "hybrid",
         vector: Vector | None = None,
         min_similarity: float = 0.0,
+        viewer: Viewer = EVERYONE,
     ) -> list[ScoredFact]:
         """Current facts for `query`, best first: by meaning and words (`hybrid`), by meaning
         alone (`vector`: words weigh nothing) or by words alone (`keyword`). `vector` is the
@@ -415,15 +430,16 @@ class MemorySearch:
             min_similarity=min_similarity,
             weights=weights,
             now=self.clock(),
+            viewer=viewer,
         )
 
-    def explained(self, agent: str, query: str, k: int) -> Explained:
+    def explained(self, agent: str, query: str, k: int, viewer: Viewer = EVERYONE) -> Explained:
         """What hybrid `facts` finds for `query`, with the parts of each score."""
         vector = self.query_vector(query)
         found = fact_candidates(
-            self.store, agent, query, vector, k, min_similarity=0.0, now=self.clock()
+            self.store, agent, query, vector, k, min_similarity=0.0, now=self.clock(), viewer=viewer
         )
-        matches = explained(self.store, found, self.weights, k)
+        matches = explained(self.store, found, self.weights, k, viewer)
         return Explained(matches, vector is not None, self.weights)
 
     def messages(
@@ -434,10 +450,12 @@ class MemorySearch:
         *,
         mode: SearchMode = "hybrid",
         vector: Vector | None = None,
+        viewer: Viewer = EVERYONE,
     ) -> MessageSearch:
-        """The agent's messages for `query`, best first, by `mode` (keywords alone when the
-        query cannot be embedded); `vector` is the query's when it was embedded already."""
-        return search_messages(
+        """The agent's messages for `query` that `viewer` may hear again, best first, by
+        `mode` (keywords alone when the query cannot be embedded); `vector` is the query's
+        when it was embedded already."""
+        found = search_messages(
             self.store,
             self.embedder.embed if vector is None else lambda _: vector,
             agent,
@@ -447,6 +465,10 @@ class MemorySearch:
             now=self.clock(),
             mode=mode,
         )
+        if viewer.sees_everything:
+            return found
+        heard = [hit for hit in found.hits if viewer.hears(hit.message.person_id)]
+        return MessageSearch(heard, found.mode)
 
     def episodes(
         self, agent: str, query: str, vector: Vector | None, k: int, *, min_similarity: float

@@ -52,6 +52,21 @@ class Viewer:
 
     kind: Literal["everyone", "person", "guest"]
     person_id: int | None = None
+    alone: bool = False  # the household's only person: reads what every message made
+
+    def hears(self, person_id: int | None) -> bool:
+        """Whether a message said by (or answering) `person_id` may be recalled to this
+        viewer: everyone's to everyone; a person's own; a guest's none. The working memory of
+        a device is not recalled: who stands at it heard it."""
+        if self.sees_everything or self.alone:
+            return True
+        return self.kind == "person" and person_id == self.person_id
+
+    @property
+    def reads_summaries(self) -> bool:
+        """Episodes, base memory and topics are made from every person's words: only read
+        where that is no one else's (no people, or a household of one)."""
+        return self.sees_everything or self.alone
 
     @staticmethod
     def person(person_id: int) -> Viewer:

@@ -1,0 +1,264 @@
+"""A household (issue 31): who is speaking, whose a new fact is, and what each may see.
+
+Who is speaking, best source first: a recognised voice (given in by the voice path, from a
+`SpeakerRecognizer` backend; none is wired yet); a claim in the conversation ("it's Jordan",
+"I'm Jordan", "Jordan here", "this is my friend Sam"), which holds on that device for
+`CLAIM_HOLDS_S` after the turn that last used it; the device's default person (or the only
+person of a household of one); else a guest. Every turn asks `Household.speaker` once and
+stores its answer with the message; the viewer that reads memory for the turn follows from it.
+
+What each may see (`viewer`): a household without people reads everything as before; a
+person reads the household's facts and their own private ones, and (only in a household of
+one) the episodes and base memory distilled from every message; a guest reads household facts
+marked shareable. The store applies the rule (`store/sql/visibility.py`)."""
+
+from __future__ import annotations
+
+import re
+import threading
+import time
+from dataclasses import dataclass, replace
+
+from lobug.clock import Clock
+from lobug.names import person_name
+from lobug.store.household import (
+    EVERYONE,
+    GUEST,
+    GUEST_SPEAKER,
+    GUEST_VIEWER,
+    HOUSEHOLD,
+    PRIVATE,
+    Person,
+    Speaker,
+    Viewer,
+)
+from lobug.store.models import VOICE, Message, NewFact
+from lobug.store.protocol import PeopleStore
+
+# How sure each source is, when it does not say itself (a voice recognizer does).
+CLAIM_CONFIDENCE = 0.8
+DEVICE_DEFAULT_CONFIDENCE = 0.5
+# A claim ("it's Jordan") holds on its device this long after the last turn it named.
+CLAIM_HOLDS_S = 300.0
+
+_OPENERS = r"(?:(?:hi|hey|hello|ok|okay|oh|so|well)[,!.]?\s+)*(?:lo-?bug[,!.]?\s+)?"
+_NAME = r"(?P<name>[^\W\d_]+(?:[ '\-][^\W\d_]+)?)"
+_SELF = re.compile(
+    rf"^{_OPENERS}(?:it'?s|it is|i'?m|i am|my name is|this is)\s+{_NAME}(?=$|[\s,.!?])",
+    re.IGNORECASE,
+)
+_HERE = re.compile(rf"^{_OPENERS}{_NAME}\s+here(?=$|[\s,.!?])", re.IGNORECASE)
+_INTRODUCED = re.compile(
+    rf"^{_OPENERS}(?:this is|it'?s|i'?m|i am)\s+(?:my|your|a|our)\s+"
+    rf"(?:friend|guest|neighbou?r|colleague|visitor|cousin)\s+{_NAME}(?=$|[\s,.!?])",
+    re.IGNORECASE,
+)
+# "we", "our", "us" said of the home: a household fact, not the speaker's own.
+_HOUSEHOLD_WORDS = re.compile(r"\b(?:we|we're|we've|our|ours|us|everyone|everybody)\b", re.I)
+
+
+@dataclass(frozen=True)
+class Claim:
+    """A claim heard: the person it names (None: a guest, "my friend Sam")."""
+
+    person_id: int | None
+
+
+def claim_in(text: str, people: list[Person]) -> Claim | None:
+    """The claim that opens `text`, if any: a known person's name after "it's", "I'm",
+    "this is", ...; or a guest introduced as such ("this is my friend Sam"). "I'm tired"
+    names no one known and claims nothing."""
+    spoken = text.strip()
+    introduced = _INTRODUCED.match(spoken)
+    if introduced:
+        known = _named(introduced.group("name"), people)
+        return Claim(known.id if known else None)
+    for pattern in (_SELF, _HERE):
+        found = pattern.match(spoken)
+        if found:
+            known = _named(found.group("name"), people)
+            if known is not None:
+                return Claim(known.id)
+    return None
+
+
+def _named(said: str, people: list[Person]) -> Person | None:
+    """The person whose name is `said` or starts it ("Jordan" in "Jordan please")."""
+    words = said.casefold().split()
+    for person in people:
+        name = person.name.casefold().split()
+        if words[: len(name)] == name:
+            return person
+    return None
+
+
+def owned(fact: NewFact, speaker: Speaker, said: str) -> NewFact | None:
+    """`fact` as the speaker's (private) or the household's ("our wifi password", "we"),
+    or None when a guest of a household with people said it (not kept: a guest's life is
+    not the household's memory)."""
+    ours = bool(_HOUSEHOLD_WORDS.search(said)) and bool(_HOUSEHOLD_WORDS.search(fact.content))
+    if ours or _household_words_only(said):
+        return replace(fact, owner_person_id=speaker.person_id, scope=HOUSEHOLD)
+    if speaker.is_guest:
+        return None
+    return replace(fact, owner_person_id=speaker.person_id, scope=PRIVATE)
+
+
+_POLITE = r"(?:please|now|thanks|thank you)?[.!]?"
+_FORGET_ME = re.compile(
+    rf"^{_OPENERS}(?:(?:can|could|would|will) you\s+)?(?:please\s+)?"
+    r"(?:forget|erase|delete)\s+(?:me|everything (?:you know )?about me|all about me|"
+    rf"all (?:you know )?about me|everything of mine)[\s,]*{_POLITE}\??$",
+    re.IGNORECASE,
+)
+_CONFIRM = re.compile(
+    rf"^{_OPENERS}(?:yes|yeah|yep|confirm|do it|go ahead)"
+    rf"(?:[,.!]?\s*(?:please\s+)?(?:forget|erase|delete) (?:me|everything))?[\s,]*{_POLITE}$",
+    re.IGNORECASE,
+)
+# A "forget everything about me" waits this long for its confirmation on the same device.
+FORGET_ME_CONFIRM_S = 60.0
+
+
+def asks_to_forget_me(text: str) -> bool:
+    """ "Forget everything about me", "forget me", "please erase all you know about me"."""
+    return _FORGET_ME.match(text.strip()) is not None
+
+
+def confirms(text: str) -> bool:
+    """ "Yes", "yes, forget me", "confirm", "go ahead": a pending request's confirmation."""
+    return _CONFIRM.match(text.strip()) is not None
+
+
+def attributed(facts: list[NewFact], user: Message, has_people: bool) -> list[NewFact]:
+    """The facts learned from `user`'s words, each its speaker's or the household's (see
+    `owned`); a household without people keeps them all as the household's, as before."""
+    if not has_people:
+        return facts
+    speaker = Speaker(user.person_id, user.speaker_source or GUEST, 0.0)
+    kept = [owned(fact, speaker, user.content) for fact in facts]
+    return [fact for fact in kept if fact is not None]
+
+
+def _household_words_only(said: str) -> bool:
+    """A statement about the home in the plural ("we have a cat") with no "I"/"my"."""
+    first = re.search(r"\b(?:i|i'm|i've|my|mine|me)\b", said, re.I)
+    return first is None and bool(_HOUSEHOLD_WORDS.search(said))
+
+
+class Household:
+    """Who is speaking on each device, and what they may see. Thread-safe; blocking (the
+    store)."""
+
+    def __init__(self, store: PeopleStore, clock: Clock = time.time) -> None:
+        self.store = store
+        self.clock = clock
+        self._claims: dict[tuple[str, str], tuple[Speaker, float]] = {}
+        self._pending: dict[tuple[str, str], tuple[int, float]] = {}
+        self._lock = threading.Lock()
+
+    # ------------------------------------------------------------------ who is speaking
+
+    def speaker(
+        self, agent: str, device_id: str, text: str, voice: Speaker | None = None
+    ) -> Speaker:
+        """Who said `text` on `device_id`, best source first (see the module)."""
+        if voice is not None and voice.person_id is not None:
+            return voice
+        people = self.store.people(agent)
+        if not people:
+            return GUEST_SPEAKER
+        claim = claim_in(text, people)
+        if claim is not None:
+            return self._hold(agent, device_id, Speaker(claim.person_id, "claim", CLAIM_CONFIDENCE))
+        held = self._held(agent, device_id)
+        if held is not None:
+            return held
+        default = self._device_default(agent, device_id, people)
+        return default if default is not None else GUEST_SPEAKER
+
+    def _device_default(self, agent: str, device_id: str, people: list[Person]) -> Speaker | None:
+        person_id = self.store.device_person(agent, device_id)
+        if person_id is None and len(people) == 1:
+            person_id = people[0].id  # a household of one: its person, as before people
+        if person_id is None:
+            return None
+        return Speaker(person_id, "device_default", DEVICE_DEFAULT_CONFIDENCE)
+
+    def _hold(self, agent: str, device_id: str, speaker: Speaker) -> Speaker:
+        with self._lock:
+            self._claims[(agent, device_id)] = (speaker, self.clock())
+        return speaker
+
+    def _held(self, agent: str, device_id: str) -> Speaker | None:
+        with self._lock:
+            held = self._claims.get((agent, device_id))
+            if held is None or self.clock() - held[1] > CLAIM_HOLDS_S:
+                self._claims.pop((agent, device_id), None)
+                return None
+            self._claims[(agent, device_id)] = (held[0], self.clock())
+            return held[0]
+
+    def named(self, agent: str, name: str) -> Speaker:
+        """The speaker a program names (`/v1`'s `user`): a person of the household, or a
+        guest when the name is no one's (an install without people: a guest, who sees all)."""
+        found = self.store.find_person(agent, name) if _is_name(name) else None
+        return GUEST_SPEAKER if found is None else Speaker(found.id, "claim", 1.0)
+
+    def forget_me_turn(self, agent: str, device_id: str, speaker: Speaker, text: str) -> str | None:
+        """The answer to a "forget everything about me" turn, or its confirmation one turn
+        later on the same device by the same person (then everything about them is purged,
+        `PeopleStore.forget_person_memory`); None for any other turn, which also drops a
+        request left unconfirmed."""
+        key = (agent, device_id)
+        with self._lock:
+            pending = self._pending.pop(key, None)
+        if asks_to_forget_me(text):
+            if speaker.person_id is None:
+                return "I don't know who you are, so I have nothing of yours to forget."
+            with self._lock:
+                self._pending[key] = (speaker.person_id, self.clock())
+            name = self.store.person(agent, speaker.person_id).name
+            return (
+                f"That erases everything I know about you, {name}: your private notes and "
+                'what you told me. Say "yes, forget me" to go ahead.'
+            )
+        if pending is None or not confirms(text):
+            return None
+        person_id, asked_at = pending
+        if person_id != speaker.person_id or self.clock() - asked_at > FORGET_ME_CONFIRM_S:
+            return None
+        self.store.forget_person_memory(agent, person_id, actor=VOICE)
+        return "Done. I forgot everything you told me about yourself."
+
+    def forget_claims(self, agent: str) -> None:
+        """Drop the claims held on the agent's devices (a person was deleted)."""
+        with self._lock:
+            for key in [k for k in self._claims if k[0] == agent]:
+                del self._claims[key]
+
+    # ------------------------------------------------------------------ what they may see
+
+    def viewer(self, agent: str, speaker: Speaker) -> Viewer:
+        """What `speaker` may read (see the module)."""
+        people = self.store.people(agent)
+        if not people:
+            return EVERYONE
+        if speaker.person_id is None:
+            return GUEST_VIEWER
+        return Viewer("person", speaker.person_id, alone=len(people) == 1)
+
+    def viewer_at(self, agent: str, device_id: str, text: str) -> Viewer:
+        """What the one speaking `text` on `device_id` now may read."""
+        return self.viewer(agent, self.speaker(agent, device_id, text))
+
+    def add_person(self, agent: str, name: str, *, actor: str) -> Person:
+        return self.store.add_person(agent, person_name(name), actor=actor)
+
+
+def _is_name(name: str) -> bool:
+    try:
+        person_name(name)
+    except ValueError:
+        return False
+    return True

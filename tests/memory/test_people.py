@@ -1,0 +1,138 @@
+"""Who is speaking, whose a fact is, and the forget-me confirmation (`memory/people.py`),
+on a real SQLite store. A recognised voice is given in as the voice path will give it (the
+voice recognizer is another backend); here a fixed Speaker stands for it."""
+
+from __future__ import annotations
+
+import pytest
+
+from lobug.memory.people import (
+    CLAIM_HOLDS_S,
+    Household,
+    asks_to_forget_me,
+    attributed,
+    claim_in,
+    confirms,
+)
+from lobug.names import InvalidPersonName, person_name
+from lobug.store.household import EVERYONE, GUEST_VIEWER, HOUSEHOLD, PRIVATE, Speaker, Viewer
+from lobug.store.models import NewFact
+from lobug.store.protocol import Store
+from tests.fakes import FakeEmbedder
+
+AGENT = "home"
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+@pytest.fixture
+def home(store: Store) -> tuple[Household, Clock, int, int]:
+    store.ensure_agent(AGENT)
+    clock = Clock()
+    household = Household(store, clock)
+    jordan = household.add_person(AGENT, "Jordan", actor="test").id
+    sam = household.add_person(AGENT, " Sam ", actor="test").id
+    store.set_device_person(AGENT, "kitchen", jordan, actor="test")
+    return household, clock, jordan, sam
+
+
+def test_the_best_source_speaks_first(home: tuple[Household, Clock, int, int]) -> None:
+    household, clock, jordan, sam = home
+    voice = Speaker(sam, "voice", 0.93)
+    assert household.speaker(AGENT, "kitchen", "it's Jordan", voice) == voice
+    assert household.speaker(AGENT, "kitchen", "what's for dinner") == Speaker(
+        jordan, "device_default", 0.5
+    )
+    assert household.speaker(AGENT, "hall", "what's for dinner").person_id is None
+    claimed = household.speaker(AGENT, "kitchen", "Hi, it's Sam. Is it raining?")
+    assert (claimed.person_id, claimed.source) == (sam, "claim")
+    clock.now += CLAIM_HOLDS_S - 1  # the claim holds on the device, refreshed by each turn
+    assert household.speaker(AGENT, "kitchen", "and tomorrow?").person_id == sam
+    clock.now += CLAIM_HOLDS_S + 1
+    assert household.speaker(AGENT, "kitchen", "and tomorrow?").source == "device_default"
+    guest = household.speaker(AGENT, "kitchen", "this is my friend Alex")
+    assert (guest.person_id, guest.source) == (None, "claim")
+    assert household.speaker(AGENT, "kitchen", "how are you").person_id is None
+
+
+def test_claims_name_only_known_people(home: tuple[Household, Clock, int, int]) -> None:
+    household, _, jordan, sam = home
+    people = household.store.people(AGENT)
+    assert claim_in("I'm tired", people) is None
+    assert claim_in("I'm Jordan", people).person_id == jordan  # type: ignore[union-attr]
+    assert claim_in("sam here, what's up", people).person_id == sam  # type: ignore[union-attr]
+    assert claim_in("This is my friend Sam", people).person_id == sam  # type: ignore[union-attr]
+    assert claim_in("tell Jordan it's late", people) is None
+
+
+def test_viewers(store: Store, home: tuple[Household, Clock, int, int]) -> None:
+    household, _, jordan, _ = home
+    assert household.viewer(AGENT, Speaker(jordan, "voice", 1.0)) == Viewer.person(jordan)
+    assert household.viewer(AGENT, Speaker(None, "guest", 0.0)) == GUEST_VIEWER
+    store.ensure_agent("alone")
+    assert household.viewer("alone", Speaker(None, "guest", 0.0)) == EVERYONE
+    assert household.speaker("alone", "kitchen", "it's Jordan").person_id is None
+
+
+def test_a_household_of_one_sees_no_change(store: Store) -> None:
+    store.ensure_agent(AGENT)
+    household = Household(store)
+    only = household.add_person(AGENT, "Robin", actor="test").id
+    speaker = household.speaker(AGENT, "any-device", "hello")
+    assert (speaker.person_id, speaker.source) == (only, "device_default")
+    viewer = household.viewer(AGENT, speaker)
+    assert viewer.reads_summaries and viewer.hears(None)
+
+
+def test_facts_belong_to_their_speaker_or_the_household(store: Store) -> None:
+    store.ensure_agent(AGENT)
+    jordan = store.add_person(AGENT, "Jordan", actor="test").id
+    said = store.append_message(
+        AGENT, "k", "user", "My dog is Biscuit", speaker=Speaker(jordan, "voice", 0.9)
+    )
+    [mine] = attributed([NewFact("The user's dog is Biscuit")], said, True)
+    assert (mine.owner_person_id, mine.scope) == (jordan, PRIVATE)
+    ours = store.append_message(
+        AGENT, "k", "user", "Our wifi password is plum42", speaker=Speaker(jordan, "voice", 0.9)
+    )
+    [wifi] = attributed([NewFact("Our wifi password is plum42")], ours, True)
+    assert (wifi.owner_person_id, wifi.scope) == (jordan, HOUSEHOLD)
+    guest = store.append_message(AGENT, "k", "user", "My dog is Rex")
+    assert attributed([NewFact("The user's dog is Rex")], guest, True) == []
+    assert attributed([NewFact("The user's dog is Rex")], guest, False)[0].scope == HOUSEHOLD
+
+
+def test_forget_me_waits_for_its_confirmation(
+    store: Store, home: tuple[Household, Clock, int, int]
+) -> None:
+    household, _, jordan, _ = home
+    me = Speaker(jordan, "device_default", 0.5)
+    secret = NewFact("Jordan hides sweets", owner_person_id=jordan, scope=PRIVATE)
+    store.add_fact(AGENT, secret, FakeEmbedder().embed(secret.content))
+    asked = household.forget_me_turn(AGENT, "kitchen", me, "Forget everything about me")
+    assert asked is not None and "yes, forget me" in asked
+    assert household.forget_me_turn(AGENT, "kitchen", me, "what time is it") is None
+    assert household.forget_me_turn(AGENT, "kitchen", me, "yes") is None  # dropped: not next
+    assert store.person_facts(AGENT, jordan) != []
+    household.forget_me_turn(AGENT, "kitchen", me, "please forget me")
+    assert household.forget_me_turn(AGENT, "kitchen", me, "Yes, forget me.") is not None
+    assert [f.content for f in store.person_facts(AGENT, jordan)] == []
+    guest = Speaker(None, "guest", 0.0)
+    assert "don't know who you are" in str(household.forget_me_turn(AGENT, "k", guest, "forget me"))
+
+
+def test_phrasings() -> None:
+    assert asks_to_forget_me("Hey Lo-Bug, forget everything you know about me, please")
+    assert asks_to_forget_me("can you erase all about me?")
+    assert not asks_to_forget_me("forget everything about my sister")
+    assert confirms("yes, forget me") and confirms("Go ahead.") and not confirms("yes and no")
+    assert person_name(" Mary Ann ") == "Mary Ann" and person_name("José") == "José"
+    for bad in ["", "R2D2", "a" * 41, "Jo  Ann", None]:
+        with pytest.raises(InvalidPersonName):
+            person_name(bad)
