@@ -21,6 +21,7 @@ from lobug.api import (
     learning,
     memory,
     openai_proxy,
+    people,
     topics,
     transfer,
     voice,
@@ -56,6 +57,7 @@ MEMORY_ROUTERS = (
     topics.router,
     transfer.router,
     learning.router,
+    people.router,
 )
 DEVICE_ROUTERS = (device.public, device.router, voice.router, openai_proxy.router)
 

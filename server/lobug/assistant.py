@@ -18,12 +18,7 @@ from types import TracebackType
 from lobug.backends.base import AbandonCheck, ChatBackend, ChatMessage, Embedder
 from lobug.claims import known_words
 from lobug.config import Settings
-from lobug.conversation import (
-    DeviceState,
-    SensorReading,
-    new_device_state,
-    turn_messages,
-)
+from lobug.conversation import DeviceState, SensorReading, new_device_state, said, turn_messages
 from lobug.decision import Action, Decision, parse_reply
 from lobug.devices import DeviceStates
 from lobug.memory.assembly import TURN_SECTIONS, ContextRequest, assemble
@@ -42,7 +37,7 @@ from lobug.reply_guard import (
     guard_metadata,
 )
 from lobug.spoken import SpokenLimit
-from lobug.store.household import EVERYONE, Speaker, Viewer
+from lobug.store.household import EVERYONE, Speaker, Viewer, answering
 from lobug.store.models import Message
 from lobug.store.protocol import MessageIntake, Store
 
@@ -97,7 +92,7 @@ class Assistant:
         agent = self.settings.agent_for_device(device_id)
         size = self.settings.memory.working_memory_size
         recent = self.store.recent_messages(agent, device_id, size)
-        return new_device_state(device_id, agent, size, ((m.role, m.content) for m in recent))
+        return new_device_state(device_id, agent, size, (said(m) for m in recent))
 
     def rewarm(self, agent: str) -> None:
         """Refill the working memory of the agent's devices from the log (after a forget);
@@ -107,7 +102,7 @@ class Assistant:
         for state in states:
             size = state.size
             recent = [] if deleted else self.store.recent_messages(agent, state.device_id, size)
-            state.refill((m.role, m.content) for m in recent)
+            state.refill(said(m) for m in recent)
 
     def update_sensors(self, device_id: str, reading: SensorReading) -> None:
         self.device(device_id).sensors = reading
@@ -225,12 +220,12 @@ class Assistant:
         user_message = self.store.append_message(
             state.agent, state.device_id, "user", text, speaker=speaker
         )
-        state.remember("user", text)
+        state.remember("user", text, speaker.person_id)
         clock.lap("persist_user")
 
         viewer = household.viewer(state.agent, speaker)
         messages, context = self._prompt(
-            state.agent, text, state.sensors, state.shown(), agency, spoken, viewer
+            state.agent, text, state.sensors, state.shown(viewer=viewer), agency, spoken, viewer
         )
         timings.update({f"retrieve_{k}": v for k, v in context.timings_ms.items()})
         clock.lap("retrieve")
@@ -301,11 +296,11 @@ class Assistant:
         if not self.chat.caches_prompt_prefix:
             return
         state = self.device(device_id)
-        history = state.shown(coming=1)
+        viewer = self.memory.household.viewer_at(state.agent, state.device_id, heard)
+        history = state.shown(coming=1, viewer=viewer)
         if heard:
             history.append({"role": "user", "content": heard})
         sensors = state.sensors if heard else None
-        viewer = self.memory.household.viewer_at(state.agent, state.device_id, heard)
         messages, _ = self._prompt(state.agent, heard, sensors, history, agency, spoken, viewer)
         self.chat.prefill(messages)
 
@@ -354,9 +349,14 @@ class PreparedTurn:
                 )
             else:
                 assistant_message = self.store.append_message(
-                    state.agent, state.device_id, "assistant", decision.text, metadata=metadata
+                    state.agent,
+                    state.device_id,
+                    "assistant",
+                    decision.text,
+                    metadata=metadata,
+                    speaker=answering(self.user_message.person_id),
                 )
-            state.remember("assistant", decision.text)
+            state.remember("assistant", decision.text, self.user_message.person_id)
         self.clock.lap("persist_reply")
         return Turn(
             device_id=state.device_id,

@@ -10,6 +10,8 @@ from dataclasses import dataclass, field
 
 from lobug.backends.base import ChatMessage
 from lobug.memory.context import MemoryContext
+from lobug.store.household import EVERYONE, Viewer
+from lobug.store.models import Message
 from lobug.tokens import (
     ITEM_OVERHEAD_TOKENS,
     estimate_tokens,
@@ -62,33 +64,47 @@ class DeviceState:
     sensors: SensorReading | None = None
     lock: threading.Lock = field(default_factory=threading.Lock)
     added: int = 0
+    # Beside each message of `history`: the person who said it or was answered (None: a
+    # guest), so a person is never shown another's words (`Viewer.hears`).
+    people: deque[int | None] = field(default_factory=deque)
 
-    def remember(self, role: str, content: str) -> None:
+    def remember(self, role: str, content: str, person_id: int | None = None) -> None:
         self.history.append({"role": role, "content": content})
+        self.people.append(person_id)
         self.added += 1
 
-    def refill(self, messages: Iterable[tuple[str, str]]) -> None:
-        """Replace the working memory with `messages` (role, content), oldest first."""
-        fresh: list[ChatMessage] = [{"role": r, "content": c} for r, c in messages]
+    def refill(self, messages: Iterable[tuple[str, str, int | None]]) -> None:
+        """Replace the working memory with `messages` (role, content, person), oldest first."""
+        fresh = list(messages)[-self.size :] if self.size else []
         self.history.clear()
-        self.history.extend(fresh[-self.size :] if self.size else [])
+        self.history.extend({"role": r, "content": c} for r, c, _ in fresh)
+        self.people = deque((p for _, _, p in fresh), maxlen=self.history.maxlen)
         self.added = len(self.history)
 
-    def shown(self, coming: int = 0) -> list[ChatMessage]:
+    def shown(self, coming: int = 0, viewer: Viewer = EVERYONE) -> list[ChatMessage]:
         """The working memory as a prompt shows it: the last `size` messages and the older
         ones of the same block, for old messages leave it in blocks of half `size` rather
         than one per message. So the prompt's beginning stays the same for several turns and
         a model that caches prompt prefixes need not read it all again each turn (4.2 s for
         440 tokens on two cores). With `coming`, what it will show of the messages it holds now
-        once that many more have been added."""
+        once that many more have been added. Of them, those `viewer` may hear."""
         step = max(1, self.size // 2)
         oldest = self.added - len(self.history)  # the count of the oldest message kept
         start = max(oldest, (self.added + coming - self.size) // step * step)
-        return list(self.history)[start - oldest :]
+        shown = list(self.history)[start - oldest :]
+        if viewer.sees_everything:
+            return shown
+        people = list(self.people)[start - oldest :]
+        return [m for m, p in zip(shown, people, strict=True) if viewer.hears(p)]
+
+
+def said(message: Message) -> tuple[str, str, int | None]:
+    """A logged message as the working memory keeps it (role, content, person)."""
+    return message.role, message.content, message.person_id
 
 
 def new_device_state(
-    device_id: str, agent: str, size: int, warm_from: Iterable[tuple[str, str]]
+    device_id: str, agent: str, size: int, warm_from: Iterable[tuple[str, str, int | None]]
 ) -> DeviceState:
     """A device's state with a working memory of `size` messages, warmed from `warm_from`."""
     history: deque[ChatMessage] = deque(maxlen=size + size // 2)

@@ -41,6 +41,7 @@ from lobug.memory.search import SearchMode
 from lobug.names import agent_name
 from lobug.services import MemoryServices, open_memory_services
 from lobug.store.errors import BlockNotFound
+from lobug.store.household import Viewer
 from lobug.store.models import API_SOURCE, Fact, MemoryBlock
 
 __all__ = ["AsyncMemoryEngine", "MemoryEngine", "ToolError"]
@@ -162,11 +163,19 @@ class MemoryEngine:
         return fact_dict(forgotten)
 
     def search_memory(
-        self, query: str, limit: int = 5, mode: SearchMode = "hybrid"
+        self,
+        query: str,
+        limit: int = 5,
+        mode: SearchMode = "hybrid",
+        person: str | None = None,
     ) -> list[dict[str, Any]]:
         """Current facts for `query`, best first: by meaning and words (`hybrid`), by
-        meaning alone (`vector`) or by words alone (`keyword`)."""
-        hits = self.services.curation.searcher.facts(self.agent, query, limit, mode=mode)
+        meaning alone (`vector`) or by words alone (`keyword`); as `person` of the household
+        may see them (see `memory/people.py`)."""
+        viewer = self._reader(person, query)
+        hits = self.services.curation.searcher.facts(
+            self.agent, query, limit, mode=mode, viewer=viewer
+        )
         return [{**fact_dict(hit.fact), "similarity": round(hit.similarity, 6)} for hit in hits]
 
     # ------------------------------------------------------------------ conversation
@@ -209,18 +218,26 @@ class MemoryEngine:
 
     # ------------------------------------------------------------------ context
 
-    def context(self, query: str, max_tokens: int = DEFAULT_CONTEXT_TOKENS) -> dict[str, Any]:
+    def context(
+        self, query: str, max_tokens: int = DEFAULT_CONTEXT_TOKENS, person: str | None = None
+    ) -> dict[str, Any]:
         """What `POST /context` returns: each section, its tokens and share, and `prompt`."""
-        return context_dict(self._budgeted(query, max_tokens))
+        return context_dict(self._budgeted(query, max_tokens, person))
 
-    def format_for_injection(self, query: str, max_tokens: int = DEFAULT_CONTEXT_TOKENS) -> str:
+    def format_for_injection(
+        self, query: str, max_tokens: int = DEFAULT_CONTEXT_TOKENS, person: str | None = None
+    ) -> str:
         """The memory for `query` as one system message's text ("" when there is none)."""
-        return self._budgeted(query, max_tokens).prompt
+        return self._budgeted(query, max_tokens, person).prompt
 
-    def _budgeted(self, query: str, max_tokens: int) -> BudgetedContext:
+    def _budgeted(self, query: str, max_tokens: int, person: str | None) -> BudgetedContext:
         limit = self.services.settings.max_context_messages
-        asked = ContextRequest(max_tokens, limit, topics=True)
+        viewer = self._reader(person, query)
+        asked = ContextRequest(max_tokens, limit, topics=True, viewer=viewer)
         return assemble(self.services.memory, self.agent, query, asked)
+
+    def _reader(self, person: str | None, query: str) -> Viewer:
+        return self.services.memory.household.reader(self.agent, person, API_SOURCE, query)
 
     # ------------------------------------------------------------------ dreams
 
@@ -302,9 +319,13 @@ class AsyncMemoryEngine:
         return await asyncio.to_thread(self.engine.save, content, type)
 
     async def search_memory(
-        self, query: str, limit: int = 5, mode: SearchMode = "hybrid"
+        self,
+        query: str,
+        limit: int = 5,
+        mode: SearchMode = "hybrid",
+        person: str | None = None,
     ) -> list[dict[str, Any]]:
-        return await asyncio.to_thread(self.engine.search_memory, query, limit, mode)
+        return await asyncio.to_thread(self.engine.search_memory, query, limit, mode, person)
 
     async def add_messages(self, messages: Iterable[Mapping[str, Any]]) -> list[int]:
         return await asyncio.to_thread(self.engine.add_messages, list(messages))

@@ -20,6 +20,7 @@ from lobug.memory.limits import (
     MAX_ID,
     MAX_NAME_CHARS,
 )
+from lobug.names import PERSON_NAME_MAX
 from lobug.store.errors import StorageUnavailable, StoreError
 
 # A fact as REST takes it (`POST /memory/facts`): stripped, 1-2000 characters.
@@ -37,7 +38,9 @@ class ToolError(ValueError):
 class MemoryTools(Protocol):
     """What the tools call (`MemoryEngine`)."""
 
-    def search_memory(self, query: str, limit: int = 5) -> list[dict[str, Any]]: ...
+    def search_memory(
+        self, query: str, limit: int = 5, *, person: str | None = None
+    ) -> list[dict[str, Any]]: ...
 
     def save(self, content: str, type: str | None = None) -> dict[str, Any]: ...
 
@@ -60,6 +63,12 @@ class Arguments(BaseModel):
 class SearchArgs(Arguments):
     query: str = Field(min_length=1, max_length=MAX_FACT_CHARS, description="What to look for")
     limit: int = Field(default=5, ge=1, le=20, description="How many facts at most")
+    person: str | None = Field(
+        default=None,
+        min_length=1,
+        max_length=PERSON_NAME_MAX,
+        description="The person of the household who asks: only what they may see",
+    )
 
 
 class SaveArgs(Arguments):
@@ -99,7 +108,7 @@ TOOLS = {
             "search_memory",
             "Search your long-term memory for facts about the user, best match first.",
             SearchArgs,
-            lambda m, a: m.search_memory(a.query, a.limit),
+            lambda m, a: m.search_memory(a.query, a.limit, person=a.person),
             changes_memory=False,
         ),
         Tool(

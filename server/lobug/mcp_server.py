@@ -94,9 +94,15 @@ def memory_tools(engine_of: EngineOf, role_of: RoleOf) -> list[Callable[..., Any
     """The MCP tools: `engine_tools` plus `get_context`, with signatures the SDK reads."""
     call = functools.partial(run_tool, engine_of, role_of)
 
-    async def search_memory(query: str, ctx: Context, limit: int = 5) -> list[dict[str, Any]]:
-        """Search long-term memory for facts about the user, best match first."""
-        return await call(ctx, "search_memory", {"query": query, "limit": limit})
+    async def search_memory(
+        query: str, ctx: Context, limit: int = 5, person: str | None = None
+    ) -> list[dict[str, Any]]:
+        """Search long-term memory for facts about the user, best match first; `person`: the
+        person of the household who asks (only what they may see)."""
+        arguments: dict[str, Any] = {"query": query, "limit": limit}
+        if person is not None:
+            arguments["person"] = person
+        return await call(ctx, "search_memory", arguments)
 
     async def save_memory(content: str, ctx: Context) -> dict[str, Any]:
         """Save one new fact about the user to long-term memory (admin)."""
@@ -120,11 +126,16 @@ def memory_tools(engine_of: EngineOf, role_of: RoleOf) -> list[Callable[..., Any
         return await call(ctx, "update_block", {"label": label, "value": value})
 
     async def get_context(
-        query: str, ctx: Context, max_tokens: int = DEFAULT_CONTEXT_TOKENS
+        query: str,
+        ctx: Context,
+        max_tokens: int = DEFAULT_CONTEXT_TOKENS,
+        person: str | None = None,
     ) -> str:
-        """Everything memory holds for `query`, within `max_tokens`, ready for a prompt."""
+        """Everything memory holds for `query`, within `max_tokens`, ready for a prompt;
+        `person`: the person of the household who asks (only what they may see)."""
         allow(role_of, ctx, Access.READ)
-        return await asyncio.to_thread(engine_of().format_for_injection, query, max_tokens)
+        engine = engine_of()
+        return await asyncio.to_thread(engine.format_for_injection, query, max_tokens, person)
 
     return [
         search_memory,

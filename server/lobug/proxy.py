@@ -33,6 +33,7 @@ from lobug.reply_guard import (
     guard_metadata,
     text_chunks,
 )
+from lobug.store.household import EVERYONE, Speaker, Viewer
 from lobug.store.models import PROXY_SOURCE, Message
 from lobug.store.protocol import MessageIntake
 from lobug.tokens import (
@@ -57,6 +58,7 @@ class ProxyRequest:
     query: str
     max_tokens: int
     temperature: float
+    person: str | None = None  # the person of the agent's household who asks (`user`)
 
 
 def user_query(messages: list[ChatMessage]) -> str:
@@ -102,17 +104,30 @@ class MemoryProxy:
                 f"the messages come to about {used} tokens; the model takes {budget} "
                 f"with a {request.max_tokens}-token reply"
             )
-        prompt = self.memory_prompt(request, memory_room(budget, request.messages))
-        user = self.store.append_message(request.agent, PROXY_SOURCE, "user", request.query)
+        speaker = self.speaker(request)
+        viewer = self.memory.household.viewer(request.agent, speaker)
+        prompt = self.memory_prompt(request, memory_room(budget, request.messages), viewer)
+        user = self.store.append_message(
+            request.agent, PROXY_SOURCE, "user", request.query, speaker=speaker
+        )
         return user, with_memory(request.messages, prompt)
 
-    def memory_prompt(self, request: ProxyRequest, room: int) -> str:
+    def speaker(self, request: ProxyRequest) -> Speaker:
+        """Who asks: the person `user` names, else whoever the household's rules find for
+        a program's words (its only person, or a guest)."""
+        return self.memory.household.asking(
+            request.agent, request.person, PROXY_SOURCE, request.query
+        )
+
+    def memory_prompt(self, request: ProxyRequest, room: int, viewer: Viewer = EVERYONE) -> str:
         """The assembled context (`memory.assembly`) in the room the caller's messages leave,
         at most the default budget; gathered before the user's message is logged, so it is
         not found as a past message."""
         if room < MIN_MEMORY_TOKENS:
             return ""
-        asked = ContextRequest(min(room, DEFAULT_CONTEXT_TOKENS), self.message_limit, topics=True)
+        asked = ContextRequest(
+            min(room, DEFAULT_CONTEXT_TOKENS), self.message_limit, topics=True, viewer=viewer
+        )
         return assemble(self.memory, request.agent, request.query, asked).prompt
 
     def complete(

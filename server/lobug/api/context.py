@@ -16,7 +16,7 @@ from pydantic import BaseModel, Field
 from lobug.api.deps import PathAgent
 from lobug.api.errors import ApiError
 from lobug.api.memory import scored_out
-from lobug.api.shapes import AgentName, StrictBody
+from lobug.api.shapes import AgentName, PersonName, StrictBody
 from lobug.memory.assembly import (
     DEFAULT_CONTEXT_TOKENS,
     BudgetedContext,
@@ -28,7 +28,7 @@ from lobug.memory.search import SearchMode
 from lobug.read_model.common import MessageOut, iso_or_none
 from lobug.read_model.memory import BlockOut, MadeOut, block_out
 from lobug.services import MemoryServices
-from lobug.store.models import MemoryBlock, Summary
+from lobug.store.models import API_SOURCE, MemoryBlock, Summary
 from lobug.web.deps import MemoryDep
 
 MAX_CONTEXT_TOKENS = 100_000
@@ -40,6 +40,11 @@ class ContextIn(StrictBody):
     query: str = Field(min_length=1, max_length=MAX_CONTENT_CHARS)
     agent_name: AgentName | None = None
     max_tokens: int = Field(default=DEFAULT_CONTEXT_TOKENS, ge=1, le=MAX_CONTEXT_TOKENS)
+    person: PersonName | None = Field(
+        default=None,
+        description="the person of the household who asks: memory as they may see it "
+        "(none: the household's only person, or a guest where there are several)",
+    )
 
 
 class SectionOut(BaseModel):
@@ -134,7 +139,10 @@ def context_out(found: BudgetedContext, blocks: list[MemoryBlock]) -> ContextOut
 
 
 def gather(svc: MemoryServices, agent: str, body: ContextIn) -> ContextOut:
-    asked = ContextRequest(body.max_tokens, svc.settings.max_context_messages, topics=True)
+    viewer = svc.memory.household.reader(agent, body.person, API_SOURCE, body.query)
+    asked = ContextRequest(
+        body.max_tokens, svc.settings.max_context_messages, topics=True, viewer=viewer
+    )
     found = assemble(svc.memory, agent, body.query, asked)
     return context_out(found, svc.store.blocks(agent))
 

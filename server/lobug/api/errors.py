@@ -21,6 +21,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from lobug.audio import AudioError
 from lobug.backends.base import Abandoned, BackendError, SpeechNotReady
 from lobug.memory.agents import AgentNotFound
+from lobug.names import InvalidPersonName
 from lobug.store.errors import (
     BlockExists,
     BlockNotFound,
@@ -28,10 +29,13 @@ from lobug.store.errors import (
     BlockTooLong,
     DreamNotFound,
     DreamUndone,
+    FactHasNoOwner,
     FactNotCurrent,
     FactNotFound,
     ImportConflict,
     MessageNotFound,
+    PersonExists,
+    PersonNotFound,
     SourcesForgotten,
     StorageUnavailable,
     TopicNotFound,
@@ -58,6 +62,7 @@ VALIDATION_CODES = {
     "empty_text": 422,
     "invalid_sensors": 422,
     "invalid_agent": 422,
+    "invalid_person": 422,
     "invalid_request": 422,
     "span_required": 422,
     "invalid_span": 422,
@@ -77,6 +82,10 @@ _STORE_ERRORS: dict[type[Exception], tuple[int, str]] = {
     DreamNotFound: (404, "dream_not_found"),
     DreamUndone: (409, "dream_undone"),
     TopicNotFound: (404, "topic_not_found"),
+    PersonNotFound: (404, "person_not_found"),
+    PersonExists: (409, "person_exists"),
+    FactHasNoOwner: (409, "fact_has_no_owner"),
+    InvalidPersonName: (422, "invalid_person"),
 }
 
 
@@ -96,6 +105,10 @@ ERROR_DOCS: dict[str, tuple[int, str]] = {
     "confirmation_required": (422, "confirm does not repeat the agent's name"),
     "invalid_export": (422, "not an export document: the detail names the JSON path"),
     "import_conflict": (409, "the agent holds other memory: merge=true to add to it"),
+    "person_not_found": (404, "the household has no person with this id"),
+    "person_exists": (409, "the household has a person of this name (any case)"),
+    "fact_has_no_owner": (409, "a household fact with no owner cannot become private"),
+    "invalid_person": (422, "not a person's name: 1-40 letters, words joined by ' - . or a space"),
 }
 
 

@@ -187,7 +187,9 @@ async def list_messages(
     limit: int = Query(default=100, ge=1, le=MAX_LIST_LIMIT),
 ) -> list[MessageOut]:
     newest = await asyncio.to_thread(svc.store.agent_messages, agent.name, limit)
-    return [message_out(m) for m in newest]
+    people = await asyncio.to_thread(svc.store.people, agent.name)
+    names = {person.id: person.name for person in people}
+    return [message_out(m, names=names) for m in newest]
 
 
 @router.post("/messages/search")

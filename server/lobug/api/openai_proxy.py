@@ -1,6 +1,7 @@
 """OpenAI-compatible endpoints: point any OpenAI client's base URL at `<server>/v1` and it gets
 Lo-Bug's memory. The agent (memory namespace) is the `X-Agent` header, else the request's
-`user` field, else the server's default agent."""
+`user` field, else the server's default agent. With `X-Agent`, `user` names the person of
+that household who asks (`memory/people.py`): memory is read as they may see it."""
 
 from __future__ import annotations
 
@@ -160,10 +161,13 @@ class ChatCompletionIn(BaseModel):
     def chat_messages(self) -> list[ChatMessage]:
         return [message.chat_message() for message in self.messages]
 
-    def proxy_request(self, agent: str, default_max_tokens: int) -> ProxyRequest:
+    def proxy_request(
+        self, agent: str, default_max_tokens: int, person: str | None = None
+    ) -> ProxyRequest:
         tokens = self.max_completion_tokens or self.max_tokens
         temperature = self.temperature
         return ProxyRequest(
+            person=person,
             agent=agent,
             messages=self.chat_messages(),
             query=self._query,
@@ -198,8 +202,10 @@ async def chat_completions(
     background: BackgroundTasks,
     x_agent: Annotated[str | None, Header(description="The agent (memory namespace)")] = None,
 ) -> Any:
-    agent = agent_of(x_agent, body.user, svc.settings.agent)
-    proxy_request = body.proxy_request(agent, svc.settings.llm_max_tokens)
+    # With X-Agent, `user` names a person of that household; without, the agent (as before).
+    agent = agent_of(x_agent, None if x_agent else body.user, svc.settings.agent)
+    person = body.user if x_agent else None
+    proxy_request = body.proxy_request(agent, svc.settings.llm_max_tokens, person)
     if len(proxy_request.query) > svc.settings.max_text_chars:
         raise ApiError(
             413,

@@ -9,7 +9,15 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, WithJsonSchema
 from pydantic_core import PydanticCustomError
 
 from lobug.memory.limits import metadata_problem
-from lobug.names import AGENT_NAME_RULE, AGENT_NAME_SCHEMA, is_agent_name
+from lobug.names import (
+    AGENT_NAME_RULE,
+    AGENT_NAME_SCHEMA,
+    PERSON_NAME_MAX,
+    PERSON_NAME_RULE,
+    InvalidPersonName,
+    is_agent_name,
+    person_name,
+)
 
 
 class StrictBody(BaseModel):
@@ -34,6 +42,20 @@ def valid_metadata(metadata: dict[str, Any] | None) -> dict[str, Any] | None:
 
 
 Metadata = Annotated[dict[str, Any] | None, AfterValidator(valid_metadata)]
+
+
+def valid_person_name(name: str) -> str:
+    try:
+        return person_name(name)
+    except InvalidPersonName:
+        raise PydanticCustomError("invalid_person", PERSON_NAME_RULE) from None
+
+
+PersonName = Annotated[
+    str,
+    AfterValidator(valid_person_name),
+    WithJsonSchema({"type": "string", "minLength": 1, "maxLength": PERSON_NAME_MAX}),
+]
 
 AgentName = Annotated[
     str,

@@ -18,7 +18,9 @@ from lobug.backends.base import Embedder
 from lobug.config import MemoryConfig
 from lobug.memory import confidence
 from lobug.memory.search import Explained, MemorySearch, MessageSearch, SearchMode
+from lobug.names import person_name
 from lobug.store.errors import BlockNotFound
+from lobug.store.household import Person
 from lobug.store.models import (
     DEFAULT_FACT_TYPE,
     FACT_TYPES,
@@ -182,6 +184,30 @@ class Curation:
         """The agent's messages hybrid search (or `mode`: vector, keyword) finds for `text`;
         keywords alone when the text cannot be embedded."""
         return self.searcher.messages(agent, text, limit, mode=mode)
+
+    # ------------------------------------------------------------------ people (`people.py`)
+
+    def add_person(self, agent: str, name: str, *, actor: str) -> Person:
+        """A new person of the household, named by the one rule (`names.person_name`)."""
+        return self.store.add_person(agent, person_name(name), actor=actor)
+
+    def forget_person(self, agent: str, person_id: int, *, actor: str) -> dict[str, int]:
+        """Purge everything about the person (their private facts, what they said)."""
+        counts = self.store.forget_person_memory(agent, person_id, actor=actor)
+        self.on_forget(agent)
+        return counts
+
+    def delete_person(self, agent: str, person_id: int, *, actor: str) -> dict[str, int]:
+        """Forget everything about the person, then remove them."""
+        counts = self.store.delete_person(agent, person_id, actor=actor)
+        self.on_forget(agent)
+        return counts
+
+    def move_fact(
+        self, agent: str, fact_id: int, scope: str, *, shareable: bool, actor: str
+    ) -> Fact:
+        """Move a fact between its owner's private memory and the household's."""
+        return self.store.set_fact_scope(agent, fact_id, scope, shareable=shareable, actor=actor)
 
     def forget_messages(self, agent: str, ids: Sequence[int], *, actor: str) -> Forgotten:
         forgotten = self.store.forget_messages(agent, ids, actor=actor)

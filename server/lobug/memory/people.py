@@ -162,17 +162,19 @@ class Household:
     def speaker(
         self, agent: str, device_id: str, text: str, voice: Speaker | None = None
     ) -> Speaker:
-        """Who said `text` on `device_id`, best source first (see the module)."""
-        if voice is not None and voice.person_id is not None:
-            return voice
+        """Who said `text` on `device_id`, best source first (see the module); only people
+        of the household now (a voice or a claim of someone deleted since is no one's)."""
         people = self.store.people(agent)
         if not people:
             return GUEST_SPEAKER
+        known = {person.id for person in people}
+        if voice is not None and voice.person_id in known:
+            return voice
         claim = claim_in(text, people)
         if claim is not None:
             return self._hold(agent, device_id, Speaker(claim.person_id, "claim", CLAIM_CONFIDENCE))
         held = self._held(agent, device_id)
-        if held is not None:
+        if held is not None and (held.person_id is None or held.person_id in known):
             return held
         default = self._device_default(agent, device_id, people)
         return default if default is not None else GUEST_SPEAKER
@@ -231,6 +233,18 @@ class Household:
         self.store.forget_person_memory(agent, person_id, actor=VOICE)
         return "Done. I forgot everything you told me about yourself."
 
+    def asking(self, agent: str, person: str | None, source: str, query: str) -> Speaker:
+        """Who asks through a program's surface (`/v1`, `/context`, MCP, `MemoryEngine`):
+        the person it names, else whoever the rules find for its words from `source` (a
+        household of one: its person; else a guest)."""
+        if person is not None:
+            return self.named(agent, person)
+        return self.speaker(agent, source, query)
+
+    def reader(self, agent: str, person: str | None, source: str, query: str) -> Viewer:
+        """What the one `asking` may read."""
+        return self.viewer(agent, self.asking(agent, person, source, query))
+
     def forget_claims(self, agent: str) -> None:
         """Drop the claims held on the agent's devices (a person was deleted)."""
         with self._lock:
@@ -251,9 +265,6 @@ class Household:
     def viewer_at(self, agent: str, device_id: str, text: str) -> Viewer:
         """What the one speaking `text` on `device_id` now may read."""
         return self.viewer(agent, self.speaker(agent, device_id, text))
-
-    def add_person(self, agent: str, name: str, *, actor: str) -> Person:
-        return self.store.add_person(agent, person_name(name), actor=actor)
 
 
 def _is_name(name: str) -> bool:

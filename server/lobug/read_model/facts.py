@@ -32,6 +32,11 @@ class FactOut(BaseModel):
     origin: str | None = Field(description="device:<id>, api, v1 or manual")
     source_message_ids: list[str]
     superseded_by: str | None
+    owner_person_id: str | None = Field(
+        default=None, description="the person it belongs to (None: the household)"
+    )
+    scope: str = Field(default="household", description="private (its owner's) or household")
+    shareable: bool = Field(default=False, description="a household fact a guest may hear")
 
 
 class AddedFactOut(FactOut):
@@ -64,6 +69,9 @@ def fact_fields(fact: Fact) -> FactOut:
         origin=fact.origin,
         source_message_ids=[str(i) for i in fact.source_message_ids],
         superseded_by=None if fact.superseded_by is None else str(fact.superseded_by),
+        owner_person_id=None if fact.owner_person_id is None else str(fact.owner_person_id),
+        scope=fact.scope,
+        shareable=fact.shareable,
     )
 
 

@@ -44,6 +44,11 @@ class Speaker:
 GUEST_SPEAKER = Speaker(None, GUEST, 1.0)
 
 
+def answering(person_id: int | None) -> Speaker:
+    """The assistant, answering `person_id` (None: a guest): its rows name whom it answered."""
+    return Speaker(person_id, ASSISTANT, 1.0)
+
+
 @dataclass(frozen=True)
 class Viewer:
     """Whose eyes a fact query reads with: `everyone` (the household's curators, maintenance,

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from lobug.store.household import ASSISTANT, GUEST, Speaker
+from lobug.store.household import ASSISTANT, GUEST, Speaker, answering
 from lobug.store.models import Agent, Message, Vector
 from lobug.store.sql import rows
 from lobug.store.sql.database import SqlDatabase
@@ -217,4 +217,4 @@ def provenance(role: str, speaker: Speaker | None) -> tuple[int | None, str, flo
 
 def answered(user: Message) -> Speaker:
     """The assistant's reply to `user`: its row names the person it answered."""
-    return Speaker(user.person_id, ASSISTANT, 1.0)
+    return answering(user.person_id)

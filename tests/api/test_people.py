@@ -1,0 +1,172 @@
+"""A household over HTTP (in process, fake models): people curated by an admin, who said each
+turn, and every surface that reads memory for a person (the device's prompt, `/context`,
+`/v1` with `user`, the memory engine that MCP calls) kept from another person's private
+facts. The fake chat learns each user message as one fact (`learn_what_was_said`), so what
+is learned is deterministic."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+from fastapi.testclient import TestClient
+
+from lobug.app import create_app
+from lobug.backends import Backends
+from lobug.config import Settings
+from lobug.engine import MemoryEngine
+from lobug.engine_tools import call_tool
+from lobug.store.sqlite.engine import SQLiteStore
+from tests.e2e.fake_server import learn_what_was_said
+from tests.fakes import FakeChat, FakeEmbedder
+from tests.polling import memory_work_done
+
+AGENT = "lobug"
+
+
+@pytest.fixture
+def chat() -> FakeChat:
+    return FakeChat(responder=learn_what_was_said)
+
+
+@pytest.fixture
+def home(settings: Settings, chat: FakeChat) -> Iterator[TestClient]:
+    backends = Backends(chat=chat, embedder=FakeEmbedder())
+    with TestClient(create_app(settings, backends)) as client:
+        yield client
+
+
+def store_of(client: TestClient) -> SQLiteStore:
+    found: SQLiteStore = client.app.state.services.store  # type: ignore[attr-defined]
+    return found
+
+
+def say(client: TestClient, device: str, text: str) -> str:
+    response = client.post("/chat/text", json={"text": text}, headers={"X-Device-Id": device})
+    assert response.status_code == 200, response.text
+    memory_work_done(client)
+    reply: str = response.json()["response"]
+    return reply
+
+
+def add(client: TestClient, name: str, devices: list[str]) -> str:
+    response = client.post(f"/memory/people/{AGENT}", json={"name": name, "devices": devices})
+    assert response.status_code == 201, response.text
+    person_id: str = response.json()["id"]
+    return person_id
+
+
+def last_prompt(chat: FakeChat) -> str:
+    return " ".join(m["content"] for m in chat.chat_requests()[-1])
+
+
+@pytest.fixture
+def family(home: TestClient) -> tuple[TestClient, str, str]:
+    store_of(home).ensure_agent(AGENT)
+    jordan = add(home, "Jordan", ["kitchen"])
+    sam = add(home, "Sam", ["office"])
+    say(home, "kitchen", "My locker code is 4417")
+    say(home, "office", "My dentist is Dr Alvarez")
+    say(home, "office", "Our wifi password is plum42")
+    return home, jordan, sam
+
+
+def test_people_are_curated_by_an_admin(home: TestClient) -> None:
+    store_of(home).ensure_agent(AGENT)
+    jordan = add(home, "Jordan", ["kitchen"])
+    taken = home.post(f"/memory/people/{AGENT}", json={"name": "jordan"})
+    assert taken.json()["error"] == "person_exists"
+    bad = home.post(f"/memory/people/{AGENT}", json={"name": "R2-D2"})
+    assert bad.status_code == 422 and bad.json()["error"] == "invalid_person"
+    assert home.delete(f"/memory/people/{AGENT}/999").json()["error"] == "person_not_found"
+    moved = home.put(f"/memory/people/{AGENT}/devices/hall", json={"person_id": int(jordan)})
+    assert moved.json()[0]["devices"] == ["hall", "kitchen"]
+    listed = home.get(f"/memory/people/{AGENT}").json()
+    assert [(p["name"], p["voice_profiles"]) for p in listed] == [("Jordan", 0)]
+    assert home.get("/memory/people/nobody").status_code == 404
+
+
+def test_each_person_is_answered_from_their_own_and_the_households_facts(
+    family: tuple[TestClient, str, str], chat: FakeChat
+) -> None:
+    client, _, _ = family
+    say(client, "kitchen", "What is my locker code and my dentist and the wifi password?")
+    prompt = last_prompt(chat)
+    assert "4417" in prompt and "plum42" in prompt and "Alvarez" not in prompt
+    say(client, "office", "What is my locker code and my dentist and the wifi password?")
+    prompt = last_prompt(chat)
+    assert "Alvarez" in prompt and "plum42" in prompt and "4417" not in prompt
+    say(client, "hall", "What is the locker code, the dentist and the wifi password?")
+    prompt = last_prompt(chat)  # a guest: nothing private, no household fact not shareable
+    assert not any(word in prompt for word in ("4417", "Alvarez", "plum42"))
+
+
+def test_a_claim_changes_who_is_speaking(
+    family: tuple[TestClient, str, str], chat: FakeChat
+) -> None:
+    client, _, sam = family
+    say(client, "kitchen", "Hi, it's Sam. Who is my dentist?")
+    assert "Alvarez" in last_prompt(chat) and "4417" not in last_prompt(chat)
+    messages = client.get(f"/memory/messages/{AGENT}", params={"limit": 2}).json()
+    reply, asked = messages
+    assert (asked["speaker"], asked["speaker_source"], asked["speaker_confidence"]) == (
+        "Sam",
+        "claim",
+        0.8,
+    )
+    assert (reply["speaker"], reply["person_id"]) == ("assistant", sam)
+
+
+def test_programs_read_as_the_person_they_name(family: tuple[TestClient, str, str]) -> None:
+    client, _, _ = family
+    query = {"query": "locker code dentist wifi password"}
+    as_sam = client.post(f"/memory/context/{AGENT}", json={**query, "person": "Sam"}).json()
+    assert "Alvarez" in as_sam["prompt"] and "4417" not in as_sam["prompt"]
+    as_nobody = client.post(f"/memory/context/{AGENT}", json=query).json()  # several: a guest
+    assert not any(w in as_nobody["prompt"] for w in ("4417", "Alvarez", "plum42"))
+    bad = client.post(f"/memory/context/{AGENT}", json={**query, "person": "<script>"})
+    assert bad.status_code == 422
+    engine = MemoryEngine.attached(client.app.state.memory, AGENT)  # type: ignore[attr-defined]
+    asked = {"query": "locker code dentist", "person": "Jordan"}
+    found = [f["content"] for f in call_tool(engine, "search_memory", asked)]  # MCP's call
+    assert any("4417" in f for f in found) and not any("Alvarez" in f for f in found)
+    prompt = engine.format_for_injection("locker code dentist", person="Sam")  # get_context
+    assert "Alvarez" in prompt and "4417" not in prompt
+
+
+def test_v1_user_names_the_person(family: tuple[TestClient, str, str], chat: FakeChat) -> None:
+    client, _, _ = family
+    body = {"messages": [{"role": "user", "content": "locker code dentist wifi?"}], "user": "Sam"}
+    answered = client.post("/v1/chat/completions", json=body, headers={"X-Agent": AGENT})
+    assert answered.status_code == 200, answered.text
+    assert "Alvarez" in last_prompt(chat) and "4417" not in last_prompt(chat)
+
+
+def test_moving_a_fact_to_the_household_and_sharing_it(
+    family: tuple[TestClient, str, str], chat: FakeChat
+) -> None:
+    client, jordan, _ = family
+    [locker] = client.get(f"/memory/people/{AGENT}/{jordan}/facts").json()
+    assert locker["scope"] == "private" and locker["owner_person_id"] == jordan
+    url = f"/memory/facts/{AGENT}/{locker['id']}/scope"
+    assert client.put(url, json={"scope": "household", "shareable": True}).json()["shareable"]
+    say(client, "hall", "What is the locker code?")
+    assert "4417" in last_prompt(chat)  # a guest hears a shareable household fact
+    assert client.put(url, json={"scope": "secret"}).status_code == 422
+
+
+def test_forget_me_by_voice_is_confirmed_then_purges(
+    family: tuple[TestClient, str, str], chat: FakeChat
+) -> None:
+    client, jordan, _ = family
+    asked = len(chat.chat_requests())
+    assert "yes, forget me" in say(client, "kitchen", "Forget everything about me")
+    assert say(client, "kitchen", "Yes, forget me").startswith("Done.")
+    assert len(chat.chat_requests()) == asked  # the model was not asked
+    assert client.get(f"/memory/people/{AGENT}/{jordan}/facts").json() == []
+    store = store_of(client)
+    assert not any("4417" in m.content for m in store.agent_messages(AGENT, 100))
+    assert any("plum42" in f.content for f in store.facts(AGENT))
+    gone = client.delete(f"/memory/people/{AGENT}/{jordan}").json()
+    assert gone["deleted"] is True
+    assert [p["name"] for p in client.get(f"/memory/people/{AGENT}").json()] == ["Sam"]
