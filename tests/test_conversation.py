@@ -12,6 +12,7 @@ from lobug.conversation import (
     turn_messages,
 )
 from lobug.memory.context import MemoryContext
+from lobug.store.household import GUEST_VIEWER, Viewer
 from lobug.store.models import Fact, Message, ScoredFact, ScoredMessage
 
 
@@ -166,7 +167,7 @@ def test_recalled_messages_already_in_the_history_are_not_repeated() -> None:
 
 
 def test_the_shown_history_drops_old_messages_in_blocks_of_half_the_working_memory() -> None:
-    state = new_device_state("d", "a", 4, [("user", "m0"), ("assistant", "m1")])
+    state = new_device_state("d", "a", 4, [("user", "m0", None), ("assistant", "m1", None)])
     shown = []
     for n in range(2, 10):
         before = [m["content"] for m in state.shown(coming=1)]
@@ -183,5 +184,16 @@ def test_the_shown_history_drops_old_messages_in_blocks_of_half_the_working_memo
         ["m4", "m5", "m6", "m7", "m8"],
         ["m6", "m7", "m8", "m9"],
     ]
-    state.refill([("user", "x"), ("assistant", "y"), ("user", "z")])
+    state.refill([("user", "x", None), ("assistant", "y", None), ("user", "z", None)])
     assert [m["content"] for m in state.shown()] == ["x", "y", "z"]
+
+
+def test_a_person_is_shown_only_their_own_exchanges_of_a_shared_device() -> None:
+    state = new_device_state("d", "a", 4, [("user", "mine", 1), ("assistant", "to me", 1)])
+    state.remember("user", "theirs", 2)
+    state.remember("assistant", "to them", 2)
+    state.remember("user", "a guest's", None)
+    assert [m["content"] for m in state.shown(viewer=Viewer.person(1))] == ["mine", "to me"]
+    assert [m["content"] for m in state.shown(viewer=GUEST_VIEWER)] == []
+    assert len(state.shown(viewer=Viewer("person", 1, alone=True))) == 5
+    assert len(state.shown()) == 5

@@ -14,7 +14,7 @@ from typing import Any
 
 import click
 
-from lobug.cli import chat, dream, facts, learning, memory, servers, topics, transfer
+from lobug.cli import chat, dream, facts, learning, memory, people, servers, topics, transfer
 from lobug.cli.output import USAGE, ConfigurationError, Refused
 from lobug.config import ConfigError
 
@@ -79,6 +79,7 @@ for command in (
     topics.topics,
     memory.stats,
     learning.learning,
+    people.people,
     chat.chat,
     transfer.export,
     transfer.import_,

@@ -23,13 +23,14 @@ from lobug.memory.dream import Dreamer
 from lobug.memory.search import SearchMode
 from lobug.memory.topics import TopicBuilder
 from lobug.memory.work_queue import MemoryWork
-from lobug.names import AGENT_NAME_RULE, is_agent_name
+from lobug.names import AGENT_NAME_RULE, DEVICE_ID, DEVICE_ID_RULE, is_agent_name
 from lobug.read_model import dreams
 from lobug.read_model import memory as shapes
 from lobug.read_model import topics as topic_shapes
 from lobug.read_model.common import agent_out, message_out
 from lobug.read_model.facts import added_out, fact_detail, fact_fields
 from lobug.read_model.learning import RetriedOut, learning_out
+from lobug.read_model.people import forgotten_person_out, person_out
 from lobug.services import CurationServices, memory_manager
 from lobug.store.engines import open_database
 from lobug.store.errors import EmbeddingMismatch
@@ -115,6 +116,44 @@ class LocalAccess:
         if agent is None:
             raise Refused(no_agent(name, str(self.svc.settings.db_path)))
         return agent
+
+    # ------------------------------------------------------------------ people
+
+    def people(self, agent: str) -> list[Json]:
+        self.require(agent)
+        return [person_out(p).model_dump() for p in self.store.people(agent)]
+
+    def add_person(self, agent: str, name: str, devices: list[str]) -> Json:
+        self.require(agent)
+        for device in devices:
+            if not DEVICE_ID.fullmatch(device):
+                raise Refused(f"{device!r}: {DEVICE_ID_RULE}")
+        person = self.curation.add_person(agent, name, actor=CLI)
+        for device in devices:
+            self.store.set_device_person(agent, device, person.id, actor=CLI)
+        return person_out(self.store.person(agent, person.id)).model_dump()
+
+    def forget_person(self, agent: str, person_id: int, delete: bool) -> Json:
+        self.require(agent)
+        undo = self.curation.delete_person if delete else self.curation.forget_person
+        counts = undo(agent, person_id, actor=CLI)
+        return forgotten_person_out(person_id, counts, deleted=delete).model_dump()
+
+    def person_facts(self, agent: str, person_id: int) -> list[Json]:
+        self.require(agent)
+        return [fact_fields(f).model_dump() for f in self.store.person_facts(agent, person_id)]
+
+    def set_device_person(self, agent: str, device: str, person_id: int | None) -> list[Json]:
+        self.require(agent)
+        if not DEVICE_ID.fullmatch(device):
+            raise Refused(f"{device!r}: {DEVICE_ID_RULE}")
+        self.store.set_device_person(agent, device, person_id, actor=CLI)
+        return self.people(agent)
+
+    def move_fact(self, agent: str, fact_id: int, scope: str, shareable: bool) -> Json:
+        self.require(agent)
+        fact = self.curation.move_fact(agent, fact_id, scope, shareable=shareable, actor=CLI)
+        return fact_fields(fact).model_dump()
 
     # ------------------------------------------------------------------ agents, facts
 

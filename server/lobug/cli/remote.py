@@ -57,6 +57,36 @@ class RemoteAccess:
     def close(self) -> None:
         self.http.close()
 
+    # ------------------------------------------------------------------ people
+
+    def people(self, agent: str) -> list[Json]:
+        found: list[Json] = self.call("GET", f"/people/{agent}")
+        return found
+
+    def add_person(self, agent: str, name: str, devices: list[str]) -> Json:
+        body = {"name": name, "devices": devices}
+        found: Json = self.call("POST", f"/people/{agent}", json=body)
+        return found
+
+    def forget_person(self, agent: str, person_id: int, delete: bool) -> Json:
+        path = f"/people/{agent}/{person_id}"
+        found: Json = self.call("DELETE", path) if delete else self.call("POST", f"{path}/forget")
+        return found
+
+    def person_facts(self, agent: str, person_id: int) -> list[Json]:
+        found: list[Json] = self.call("GET", f"/people/{agent}/{person_id}/facts")
+        return found
+
+    def set_device_person(self, agent: str, device: str, person_id: int | None) -> list[Json]:
+        body = {"person_id": person_id}
+        found: list[Json] = self.call("PUT", f"/people/{agent}/devices/{device}", json=body)
+        return found
+
+    def move_fact(self, agent: str, fact_id: int, scope: str, shareable: bool) -> Json:
+        body = {"scope": scope, "shareable": shareable}
+        found: Json = self.call("PUT", f"/facts/{agent}/{fact_id}/scope", json=body)
+        return found
+
     # ------------------------------------------------------------------ agents, facts
 
     def agents(self) -> list[Json]:
