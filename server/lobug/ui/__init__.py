@@ -12,7 +12,7 @@ from pathlib import Path
 from fastapi import FastAPI
 from fastapi.staticfiles import StaticFiles
 
-from lobug.ui import conversations, facts, lookups, memory, overview, signin, topics
+from lobug.ui import conversations, facts, lookups, memory, overview, people, signin, topics
 from lobug.ui.access import install_access_handlers
 from lobug.ui.sessions import Sessions
 from lobug.ui.throttle import SignInThrottle
@@ -25,6 +25,6 @@ def install_ui(app: FastAPI) -> None:
     app.state.ui_sessions = Sessions()
     app.state.ui_sign_ins = SignInThrottle()
     install_access_handlers(app)
-    for module in (signin, overview, conversations, facts, memory, topics, lookups):
+    for module in (signin, overview, conversations, facts, memory, topics, people, lookups):
         app.include_router(module.router)
     app.mount(f"{UI_PREFIX}/static", StaticFiles(directory=STATIC), name="ui-static")

@@ -42,6 +42,7 @@ NAV = (
     ("/ui/base-memory", "Base memory"),
     ("/ui/blocks", "Blocks"),
     ("/ui/topics", "Topics"),
+    ("/ui/people", "People"),
     ("/ui/search", "Search"),
     ("/ui/audit", "Audit"),
 )
