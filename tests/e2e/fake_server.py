@@ -11,7 +11,8 @@ seconds on every text (a slow embedding model on a large import).
 The fake chat learns one fact per exchange, the user's message itself: one fact per exchange
 shows that each exchange's memory work ran once. While the file FAKE_GARBLED_FILE names
 exists, its fact-extraction replies hold no JSON (a model whose output cannot be read); while
-the file FAKE_EMBED_DOWN_FILE names exists, the fake embedder fails (an embedder down).
+the file FAKE_EMBED_DOWN_FILE names exists, the fake embedder fails (an embedder down); while
+the file FAKE_NOTES_FILE names exists, it answers with the facts its prompt quotes.
 
 `python -m tests.e2e.fake_server model PORT` is a fake OpenAI-compatible model server
 (`/v1/models`, `/v1/chat/completions`, streamed or not): it answers `MODEL_REPLY` in pieces.
@@ -53,11 +54,24 @@ def switched_on(variable: str) -> bool:
 
 def learn_what_was_said(messages: Sequence[ChatMessage], schema: JsonSchema | None) -> str:
     if schema is None:
-        return "Okay."
+        return answer_from_notes(messages) if switched_on("FAKE_NOTES_FILE") else "Okay."
     if switched_on("FAKE_GARBLED_FILE"):
         return "Sure! I will remember that."
     said = messages[-1]["content"].split("User:")[-1].split("\n")[0].strip()
     return json.dumps({"facts": [{"fact": said, "type": "trait"}]})
+
+
+def answer_from_notes(messages: Sequence[ChatMessage]) -> str:
+    """A model that answers from the notes its prompt quotes (the facts it was given, one
+    `- "..."` line each), so a test sees through the device API what a turn was given."""
+    notes = [
+        line[3:-1]
+        for message in messages
+        if message["role"] == "system"
+        for line in message["content"].splitlines()
+        if line.startswith('- "') and line.endswith('"')
+    ]
+    return "I know that " + "; ".join(notes) + "." if notes else "I don't know that."
 
 
 class SlowEmbedder(FakeEmbedder):
