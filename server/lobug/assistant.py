@@ -237,16 +237,17 @@ class Assistant:
 
     def _memory_request(self, state: DeviceState, speaker: Speaker, text: str) -> str | None:
         """A memory request said to the device carried out, and its answer; else None."""
-        forget_me = self.memory.household.forget_me_turn(
-            state.agent, state.device_id, speaker, text
-        )
+        household = self.memory.household
+        forget_me = household.forget_me_turn(state.agent, state.device_id, speaker, text)
         if forget_me is not None:
             self.rewarm(state.agent)
             return forget_me
         request = recognise_memory_request(text)
         if request is None:
             return None
-        return carry_out(self.curation, state.agent, state.device_id, request, self.memory.now())
+        seen = household.viewer(state.agent, speaker)
+        now = self.memory.now()
+        return carry_out(self.curation, state.agent, state.device_id, request, now, seen)
 
     def _prompt(
         self,

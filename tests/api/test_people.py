@@ -170,3 +170,18 @@ def test_forget_me_by_voice_is_confirmed_then_purges(
     gone = client.delete(f"/memory/people/{AGENT}/{jordan}").json()
     assert gone["deleted"] is True
     assert [p["name"] for p in client.get(f"/memory/people/{AGENT}").json()] == ["Sam"]
+
+
+def test_spoken_forgetting_and_correcting_stay_within_what_the_speaker_sees(
+    family: tuple[TestClient, str, str],
+) -> None:
+    client, jordan, sam = family
+    said = say(client, "kitchen", "Forget everything about the dentist")
+    assert said == "I had nothing saved about the dentist."  # Sam's private fact is not Jordan's
+    sams = client.get(f"/memory/people/{AGENT}/{sam}/facts").json()
+    assert any("Alvarez" in f["content"] for f in sams)
+    corrected = say(client, "kitchen", "Correction: my bike is red")
+    assert corrected.startswith("Thanks, I'll remember")
+    mine = client.get(f"/memory/people/{AGENT}/{jordan}/facts").json()
+    assert any("bike" in f["content"] and f["scope"] == "private" for f in mine)
+    assert say(client, "hall", "Correction: my bike is blue").startswith("I only keep notes")

@@ -20,7 +20,7 @@ from lobug.memory import confidence
 from lobug.memory.search import Explained, MemorySearch, MessageSearch, SearchMode
 from lobug.names import person_name
 from lobug.store.errors import BlockNotFound
-from lobug.store.household import Person
+from lobug.store.household import EVERYONE, HOUSEHOLD, PRIVATE, Person, Viewer
 from lobug.store.models import (
     DEFAULT_FACT_TYPE,
     FACT_TYPES,
@@ -110,15 +110,24 @@ class Curation:
         return self.searcher.explained(agent, text, k)
 
     def add_fact(
-        self, agent: str, content: str, fact_type: str | None = None, *, actor: str = MANUAL
+        self,
+        agent: str,
+        content: str,
+        fact_type: str | None = None,
+        *,
+        actor: str = MANUAL,
+        owner_person_id: int | None = None,
     ) -> AddedFact:
         """A fact a person wrote (origin `manual`): embedded, and a near duplicate of a
-        current fact becomes its new version."""
+        current fact becomes its new version; with `owner_person_id`, that person's private
+        fact (else the household's)."""
         fact = NewFact(
             content.strip(),
             _fact_type(fact_type),
             confidence=confidence.of_person(actor),
             origin=MANUAL,
+            owner_person_id=owner_person_id,
+            scope=HOUSEHOLD if owner_person_id is None else PRIVATE,
         )
         return self.store.add_fact_superseding_duplicate(
             agent,
@@ -149,32 +158,37 @@ class Curation:
     def forget_fact(self, agent: str, fact_id: int, *, purge: bool, actor: str) -> Fact:
         return self.store.forget_fact(agent, fact_id, actor=actor, purge=purge)
 
-    def facts_about(self, agent: str, topic: str) -> list[Fact]:
-        """Current facts about `topic`: naming every content word of it, or (when none does)
-        close to it in meaning. Raises TopicLookupFailed when that second look fails (the
-        embedder down): [] always means none was found."""
+    def facts_about(self, agent: str, topic: str, viewer: Viewer = EVERYONE) -> list[Fact]:
+        """Current facts `viewer` may see about `topic`: naming every content word of it, or
+        (when none does) close to it in meaning. Raises TopicLookupFailed when that second
+        look fails (the embedder down): [] always means none was found."""
         words = content_stems(topic)
         named = [
             fact
-            for fact, _ in self.store.keyword_facts(agent, topic, TOPIC_CANDIDATES)
+            for fact, _ in self.store.keyword_facts(agent, topic, TOPIC_CANDIDATES, viewer)
             if words <= content_stems(fact.content)
         ]
         if named or not words:
             return named
         try:
             vector = self.embedder.embed(topic)
-            hits = self.store.search_facts(agent, vector, TOPIC_CANDIDATES)
+            hits = self.store.search_facts(agent, vector, TOPIC_CANDIDATES, viewer)
         except Exception as exc:
             raise TopicLookupFailed(topic) from exc
         return [hit.fact for hit in hits if hit.similarity >= TOPIC_MIN_SIMILARITY]
 
-    def messages_about(self, agent: str, topic: str) -> list[int]:
-        """The ids of the agent's messages naming every content word of `topic`."""
+    def messages_about(self, agent: str, topic: str, viewer: Viewer = EVERYONE) -> list[int]:
+        """The ids of the agent's messages naming every content word of `topic` that
+        `viewer` may hear (`Viewer.hears`)."""
         words = content_stems(topic)
         if not words:
             return []
         found = self.store.keyword_messages(agent, topic, TOPIC_CANDIDATES * 10)
-        return sorted(m.id for m, _ in found if words <= content_stems(m.content))
+        return sorted(
+            m.id
+            for m, _ in found
+            if words <= content_stems(m.content) and viewer.hears(m.person_id)
+        )
 
     # ------------------------------------------------------------------ messages
 

@@ -24,6 +24,7 @@ from lobug.memory.spoken_requests import (
     MemoryRequest,
     SetReminder,
 )
+from lobug.store.household import EVERYONE, Viewer
 from lobug.store.models import VOICE
 from lobug.text import second_person, sentence_case, third_person
 
@@ -44,20 +45,26 @@ def could_not_check(about: str, undone: str) -> str:
 
 
 def carry_out(
-    curation: Curation, agent: str, device_id: str, request: MemoryRequest, now: datetime
+    curation: Curation,
+    agent: str,
+    device_id: str,
+    request: MemoryRequest,
+    now: datetime,
+    viewer: Viewer = EVERYONE,
 ) -> str:
-    """Do what was asked (`now`: the time where the user lives); the sentence to say back."""
+    """Do what was asked (`now`: the time where the user lives), within what `viewer` (the
+    one speaking) may see; the sentence to say back."""
     if isinstance(request, ForgetLast):
-        return forget_last_turn(curation, agent, device_id)
+        return forget_last_turn(curation, agent, device_id, viewer)
     if isinstance(request, ForgetTopic):
-        return forget_topic(curation, agent, request.topic)
+        return forget_topic(curation, agent, request.topic, viewer)
     if isinstance(request, SetReminder):
         return set_reminder(curation, agent, device_id, request, now)
     if isinstance(request, ListReminders):
         return reminders.listed(curation.store.waiting_reminders(agent), now)
     if isinstance(request, CancelReminder):
         return cancel_reminders(curation, agent, request.about)
-    return correct(curation, agent, request)
+    return correct(curation, agent, request, viewer)
 
 
 def set_reminder(
@@ -86,9 +93,15 @@ def cancel_reminders(curation: Curation, agent: str, about: str | None) -> str:
     return f"Okay, I cancelled {len(cancelled)} reminders."
 
 
-def forget_last_turn(curation: Curation, agent: str, device_id: str) -> str:
+def forget_last_turn(
+    curation: Curation, agent: str, device_id: str, viewer: Viewer = EVERYONE
+) -> str:
     """Forget the device's last message from the person and what came after it."""
-    recent = curation.store.recent_messages(agent, device_id, LAST_TURN_WINDOW)
+    recent = [
+        m
+        for m in curation.store.recent_messages(agent, device_id, LAST_TURN_WINDOW)
+        if viewer.hears(m.person_id)
+    ]
     starts = [i for i, message in enumerate(recent) if message.role == "user"]
     if not starts:
         return "There is nothing for me to forget yet."
@@ -97,15 +110,15 @@ def forget_last_turn(curation: Curation, agent: str, device_id: str) -> str:
     return "Okay, I forgot what you just said."
 
 
-def forget_topic(curation: Curation, agent: str, topic: str) -> str:
-    """Purge the facts and messages about `topic`; nothing when the facts about it cannot
-    be looked up."""
+def forget_topic(curation: Curation, agent: str, topic: str, viewer: Viewer = EVERYONE) -> str:
+    """Purge the facts and messages about `topic` that `viewer` may see; nothing when the
+    facts about it cannot be looked up."""
     about = second_person(topic)
     try:
-        facts = curation.facts_about(agent, topic)
+        facts = curation.facts_about(agent, topic, viewer)
     except TopicLookupFailed:
         return could_not_check(about, "I haven't forgotten anything")
-    messages = curation.messages_about(agent, topic)
+    messages = curation.messages_about(agent, topic, viewer)
     for fact in facts:
         curation.forget_fact(agent, fact.id, purge=True, actor=VOICE)
     curation.forget_messages(agent, messages, actor=VOICE)
@@ -114,17 +127,20 @@ def forget_topic(curation: Curation, agent: str, topic: str) -> str:
     return f"Okay, I forgot what you told me about {about}."
 
 
-def correct(curation: Curation, agent: str, request: Correction) -> str:
-    """Replace the one fact about the subject with the statement; store it when there is
-    none; ask which when there are several."""
+def correct(curation: Curation, agent: str, request: Correction, viewer: Viewer = EVERYONE) -> str:
+    """Replace the one fact about the subject (among those `viewer` may see) with the
+    statement; store it (the speaker's) when there is none; ask which when there are
+    several. A guest of a household with people has no notes to correct."""
+    if viewer.kind == "guest":
+        return "I only keep notes for the people of this household."
     content = sentence_case(third_person(request.statement.rstrip(".!")))
     said = second_person(request.statement.rstrip(".!"))
     try:
-        candidates = curation.facts_about(agent, request.subject)
+        candidates = curation.facts_about(agent, request.subject, viewer)
     except TopicLookupFailed:
         return could_not_check(second_person(request.subject), "I haven't changed anything")
     if not candidates:
-        curation.add_fact(agent, content, "identity", actor=VOICE)
+        curation.add_fact(agent, content, "identity", actor=VOICE, owner_person_id=viewer.person_id)
         return f"Thanks, I'll remember that {said}."
     if len(candidates) == 1:
         curation.correct_fact(agent, candidates[0].id, content, actor=VOICE)
