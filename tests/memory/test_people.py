@@ -36,8 +36,8 @@ def home(store: Store) -> tuple[Household, Clock, int, int]:
     store.ensure_agent(AGENT)
     clock = Clock()
     household = Household(store, clock)
-    jordan = household.add_person(AGENT, "Jordan", actor="test").id
-    sam = household.add_person(AGENT, " Sam ", actor="test").id
+    jordan = store.add_person(AGENT, person_name("Jordan"), actor="test").id
+    sam = store.add_person(AGENT, person_name(" Sam "), actor="test").id
     store.set_device_person(AGENT, "kitchen", jordan, actor="test")
     return household, clock, jordan, sam
 
@@ -83,7 +83,7 @@ def test_viewers(store: Store, home: tuple[Household, Clock, int, int]) -> None:
 def test_a_household_of_one_sees_no_change(store: Store) -> None:
     store.ensure_agent(AGENT)
     household = Household(store)
-    only = household.add_person(AGENT, "Robin", actor="test").id
+    only = store.add_person(AGENT, "Robin", actor="test").id
     speaker = household.speaker(AGENT, "any-device", "hello")
     assert (speaker.person_id, speaker.source) == (only, "device_default")
     viewer = household.viewer(AGENT, speaker)
