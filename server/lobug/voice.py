@@ -35,6 +35,7 @@ from lobug.memory.work_queue import Exchange, StreamedExchange
 from lobug.speakers.identify import Speaker
 from lobug.speakers.recognition import VoiceRecognition
 from lobug.spoken import SpokenLimit, sentence_ends
+from lobug.store.household import Speaker as HouseholdSpeaker
 
 log = logging.getLogger(__name__)
 
@@ -302,11 +303,22 @@ class Voice:
     ) -> StreamedVoice:
         """Start the answer to what was heard in a recording of `seconds` (already
         transcribed, e.g. while it was uploaded); the audio comes from `stream_audio`. The
-        turn's summary names the `speaker` recognised by voice, if any."""
-        streamed = self._answer_streaming(device_id, transcript, seconds, timings, abandoned)
+        turn's summary names the `speaker` recognised by voice, if any, and the turn is theirs
+        when they are a person of the device's household (`memory/people.py`)."""
+        voice = self._household_voice(device_id, speaker)
+        streamed = self._answer_streaming(device_id, transcript, seconds, timings, abandoned, voice)
         if speaker is not None:
             self._note_speaker(streamed.turn_id, speaker)
         return streamed
+
+    def _household_voice(self, device_id: str, speaker: Speaker | None) -> HouseholdSpeaker | None:
+        """The person of the device's household a recognised voice names (None: a guest's
+        voice, or no one of the household by that name)."""
+        if speaker is None or speaker.is_guest:
+            return None
+        agent = self.settings.agent_for_device(device_id)
+        household = self.assistant.memory.household
+        return household.recognised(agent, speaker.name, speaker.score)
 
     def _answer_streaming(
         self,
@@ -315,6 +327,7 @@ class Voice:
         seconds: float,
         timings: dict[str, float],
         abandoned: AbandonCheck | None,
+        voice: HouseholdSpeaker | None = None,
     ) -> StreamedVoice:
         reason = _judged(transcript, seconds)
         turn_id = uuid.uuid4().hex
@@ -322,7 +335,12 @@ class Voice:
             self._record(turn_id, transcript.text, "ignore", "", done=True)
             return self._without_audio(turn_id, transcript.text, "ignore", timings)
         streaming = self.assistant.reply_streaming(
-            device_id, transcript.text, agency=True, abandoned=abandoned, spoken=self.spoken
+            device_id,
+            transcript.text,
+            agency=True,
+            abandoned=abandoned,
+            spoken=self.spoken,
+            voice=voice,
         )
         timings.update(streaming.timings_ms)
         if streaming.action != "respond":

@@ -16,6 +16,7 @@ from lobug.backends import Backends
 from lobug.config import Settings
 from lobug.engine import MemoryEngine
 from lobug.engine_tools import call_tool
+from lobug.store.household import Speaker
 from lobug.store.sqlite.engine import SQLiteStore
 from tests.e2e.fake_server import learn_what_was_said
 from tests.fakes import FakeChat, FakeEmbedder
@@ -185,3 +186,19 @@ def test_spoken_forgetting_and_correcting_stay_within_what_the_speaker_sees(
     mine = client.get(f"/memory/people/{AGENT}/{jordan}/facts").json()
     assert any("bike" in f["content"] and f["scope"] == "private" for f in mine)
     assert say(client, "hall", "Correction: my bike is blue").startswith("I only keep notes")
+
+
+def test_a_recognised_voice_comes_first(
+    family: tuple[TestClient, str, str], chat: FakeChat
+) -> None:
+    """The seam of the voice path: a recognizer's answer (here a fixed Speaker, standing for
+    the separate `SpeakerRecognizer` backend) outranks the claim and the device's default."""
+    client, _, sam = family
+    assistant = client.app.state.services.assistant  # type: ignore[attr-defined]
+    voice = Speaker(int(sam), "voice", 0.93)
+    turn = assistant.reply("kitchen", "It's Jordan. Who is my dentist?", voice=voice)
+    assert "Alvarez" in last_prompt(chat) and "4417" not in last_prompt(chat)
+    assert (turn.user_message.speaker_source, turn.user_message.speaker_confidence) == (
+        "voice",
+        0.93,
+    )

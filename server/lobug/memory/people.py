@@ -233,6 +233,14 @@ class Household:
         self.store.forget_person_memory(agent, person_id, actor=VOICE)
         return "Done. I forgot everything you told me about yourself."
 
+    def recognised(self, agent: str, name: str, score: float) -> Speaker | None:
+        """The household's person a voice recognizer named (its profiles are kept by name),
+        with its score as the confidence; None when no person has that name."""
+        found = self.store.find_person(agent, name) if _is_name(name) else None
+        if found is None:
+            return None
+        return Speaker(found.id, "voice", min(1.0, max(0.0, score)))
+
     def asking(self, agent: str, person: str | None, source: str, query: str) -> Speaker:
         """Who asks through a program's surface (`/v1`, `/context`, MCP, `MemoryEngine`):
         the person it names, else whoever the rules find for its words from `source` (a
