@@ -4,9 +4,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from lobug.assistant import read_action_prefix
 from lobug.backends.base import Transcript, TranscriptSegment
-from lobug.decision import ignore_reason, is_hallucination
+from lobug.decision import ignore_reason, is_hallucination, read_action_prefix
 from lobug.voice import sentences
 
 

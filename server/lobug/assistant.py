@@ -19,7 +19,7 @@ from lobug.backends.base import AbandonCheck, ChatBackend, ChatMessage, Embedder
 from lobug.claims import known_words
 from lobug.config import Settings
 from lobug.conversation import DeviceState, SensorReading, new_device_state, said, turn_messages
-from lobug.decision import Action, Decision, parse_reply
+from lobug.decision import Action, Decision, parse_reply, read_action_prefix
 from lobug.devices import DeviceStates
 from lobug.memory.assembly import TURN_SECTIONS, ContextRequest, assemble
 from lobug.memory.context import MemoryContext
@@ -27,8 +27,7 @@ from lobug.memory.curation import Curation
 from lobug.memory.manager import MemoryManager
 from lobug.memory.recall import answer_from_facts, asked_words
 from lobug.memory.reminders import DueReminders, NoReminders
-from lobug.memory.spoken_curation import carry_out
-from lobug.memory.spoken_requests import recognise_memory_request
+from lobug.memory.spoken_curation import answer_request
 from lobug.memory.work_queue import Exchange
 from lobug.reply_guard import (
     GuardedReply,
@@ -42,8 +41,6 @@ from lobug.store.models import Message
 from lobug.store.protocol import MessageIntake, Store
 
 log = logging.getLogger(__name__)
-
-PREFIX_PROBE_CHARS = len("[IGNORE]")
 
 
 @dataclass
@@ -213,7 +210,8 @@ class Assistant:
         clock = Stopwatch(timings)
         household = self.memory.household
         speaker = household.speaker(state.agent, state.device_id, text, voice)
-        answer = self._memory_request(state, speaker, text)
+        now = self.memory.now()
+        answer = answer_request(self.curation, household, state, speaker, text, now)
         if answer is not None:
             clock.lap("memory_request")
             return PreparedTurn(self.store, state, None, [], timings, clock, answer=answer)
@@ -234,20 +232,6 @@ class Assistant:
         return PreparedTurn(
             self.store, state, user_message, messages, timings, clock, recalled, spoken, due
         )
-
-    def _memory_request(self, state: DeviceState, speaker: Speaker, text: str) -> str | None:
-        """A memory request said to the device carried out, and its answer; else None."""
-        household = self.memory.household
-        forget_me = household.forget_me_turn(state.agent, state.device_id, speaker, text)
-        if forget_me is not None:
-            self.rewarm(state.agent)
-            return forget_me
-        request = recognise_memory_request(text)
-        if request is None:
-            return None
-        seen = household.viewer(state.agent, speaker)
-        now = self.memory.now()
-        return carry_out(self.curation, state.agent, state.device_id, request, now, seen)
 
     def _prompt(
         self,
@@ -488,33 +472,6 @@ def ringing(stream: Iterator[str], reminders: DueReminders) -> Iterator[str]:
     said = reminders.claim()
     if said:
         yield " " + said
-
-
-def read_action_prefix(stream: Iterator[str]) -> tuple[Action, str]:
-    """Read just enough of a streamed reply to know its action.
-
-    Returns the action and the text read so far: for `respond` the start of the answer, for
-    `react` the reaction text (the rest of the stream), for `ignore` nothing."""
-    head = ""
-    for piece in stream:
-        head += piece
-        stripped = head.lstrip()
-        if len(stripped) >= PREFIX_PROBE_CHARS or not _could_be_prefix(stripped):
-            break
-    decision = parse_reply(head)
-    if decision.action == "respond":
-        return "respond", head.lstrip()
-    if decision.action == "react":
-        rest = "".join(stream)
-        return "react", parse_reply(head + rest).text
-    for _ in stream:  # drain, so the model is free for the next request
-        pass
-    return "ignore", ""
-
-
-def _could_be_prefix(text: str) -> bool:
-    upper = text.upper()
-    return any(p.startswith(upper) or upper.startswith(p) for p in ("[IGNORE]", "[REACT]"))
 
 
 class Stopwatch:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Literal
 
@@ -95,3 +96,34 @@ def _uncertain_short_clip(transcript: Transcript, audio_seconds: float) -> bool:
 
 def _words(text: str) -> list[str]:
     return words_of(text)
+
+
+# Enough of a streamed reply to tell whether it opens with an action prefix.
+PREFIX_PROBE_CHARS = len("[IGNORE]")
+
+
+def read_action_prefix(stream: Iterator[str]) -> tuple[Action, str]:
+    """Read just enough of a streamed reply to know its action.
+
+    Returns the action and the text read so far: for `respond` the start of the answer, for
+    `react` the reaction text (the rest of the stream), for `ignore` nothing."""
+    head = ""
+    for piece in stream:
+        head += piece
+        stripped = head.lstrip()
+        if len(stripped) >= PREFIX_PROBE_CHARS or not _could_be_prefix(stripped):
+            break
+    decision = parse_reply(head)
+    if decision.action == "respond":
+        return "respond", head.lstrip()
+    if decision.action == "react":
+        rest = "".join(stream)
+        return "react", parse_reply(head + rest).text
+    for _ in stream:  # drain, so the model is free for the next request
+        pass
+    return "ignore", ""
+
+
+def _could_be_prefix(text: str) -> bool:
+    upper = text.upper()
+    return any(p.startswith(upper) or upper.startswith(p) for p in ("[IGNORE]", "[REACT]"))

@@ -97,12 +97,8 @@ def memory_tools(engine_of: EngineOf, role_of: RoleOf) -> list[Callable[..., Any
     async def search_memory(
         query: str, ctx: Context, limit: int = 5, person: str | None = None
     ) -> list[dict[str, Any]]:
-        """Search long-term memory for facts about the user, best match first; `person`: the
-        person of the household who asks (only what they may see)."""
-        arguments: dict[str, Any] = {"query": query, "limit": limit}
-        if person is not None:
-            arguments["person"] = person
-        return await call(ctx, "search_memory", arguments)
+        """Search long-term memory for facts about `person` (who asks), best match first."""
+        return await call(ctx, "search_memory", {"query": query, "limit": limit, "person": person})
 
     async def save_memory(content: str, ctx: Context) -> dict[str, Any]:
         """Save one new fact about the user to long-term memory (admin)."""
@@ -126,16 +122,12 @@ def memory_tools(engine_of: EngineOf, role_of: RoleOf) -> list[Callable[..., Any
         return await call(ctx, "update_block", {"label": label, "value": value})
 
     async def get_context(
-        query: str,
-        ctx: Context,
-        max_tokens: int = DEFAULT_CONTEXT_TOKENS,
-        person: str | None = None,
+        query: str, ctx: Context, max_tokens: int = DEFAULT_CONTEXT_TOKENS, person: str = ""
     ) -> str:
-        """Everything memory holds for `query`, within `max_tokens`, ready for a prompt;
-        `person`: the person of the household who asks (only what they may see)."""
+        """What memory holds for `query` that `person` may see, within `max_tokens`."""
         allow(role_of, ctx, Access.READ)
-        engine = engine_of()
-        return await asyncio.to_thread(engine.format_for_injection, query, max_tokens, person)
+        inject = engine_of().format_for_injection
+        return await asyncio.to_thread(inject, query, max_tokens, person or None)
 
     return [
         search_memory,

@@ -1,4 +1,4 @@
-"""A household in the store (SQLite migration 12, PostgreSQL migration 7): people, who said
+"""A household in the store (SQLite migration 13, PostgreSQL migration 8): people, who said
 each message, whose each fact is, and the one visibility rule every fact query takes. Each
 test tries to cross a boundary: one person's private fact reaching another person or a
 guest, through every read a prompt, a search or a listing makes."""
@@ -186,11 +186,11 @@ def test_forgetting_a_person_purges_their_private_memory_only(store: Store) -> N
 
 
 def test_old_rows_become_a_guests_words_and_household_facts(tmp_path: Path) -> None:
-    """Migration 12 on a file written at migration 11: user rows a guest's, facts the
+    """Migration 13 on a file written at migration 12: user rows a guest's, facts the
     household's and not shareable."""
     path = tmp_path / "old.db"
     conn = sqlite3.connect(path)
-    for migration in MIGRATIONS[:11]:
+    for migration in MIGRATIONS[:12]:
         for statement in migration.statements:
             conn.execute(statement)
     conn.execute("INSERT INTO agents(name, created_at) VALUES ('home', 0)")
@@ -202,7 +202,7 @@ def test_old_rows_become_a_guests_words_and_household_facts(tmp_path: Path) -> N
         "INSERT INTO facts(agent_id, content, fact_type, created_at, valid_from) "
         "VALUES (1, 'The user likes tea', 'preference', 0, 0)"
     )
-    for statement in MIGRATIONS[11].statements:
+    for statement in MIGRATIONS[12].statements:
         conn.execute(statement)
     conn.row_factory = sqlite3.Row
     assert [

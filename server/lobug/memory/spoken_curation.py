@@ -12,9 +12,11 @@ from __future__ import annotations
 
 import logging
 from datetime import datetime
+from typing import Protocol
 
 from lobug.memory import reminders
 from lobug.memory.curation import Curation, TopicLookupFailed
+from lobug.memory.people import Household
 from lobug.memory.spoken_requests import (
     CancelReminder,
     Correction,
@@ -23,10 +25,19 @@ from lobug.memory.spoken_requests import (
     ListReminders,
     MemoryRequest,
     SetReminder,
+    recognise_memory_request,
 )
-from lobug.store.household import EVERYONE, Viewer
+from lobug.store.household import EVERYONE, Speaker, Viewer
 from lobug.store.models import VOICE
 from lobug.text import second_person, sentence_case, third_person
+
+
+class DeviceAt(Protocol):
+    """Where a request was said: a device (its id) of an agent."""
+
+    agent: str
+    device_id: str
+
 
 # How far back "forget that" looks for the person's last message on this device.
 LAST_TURN_WINDOW = 20
@@ -42,6 +53,28 @@ def could_not_check(about: str, undone: str) -> str:
         f"I couldn't check what I have saved about {about} just now, so {undone}. "
         "Please ask me again in a moment."
     )
+
+
+def answer_request(
+    curation: Curation,
+    household: Household,
+    at: DeviceAt,
+    speaker: Speaker,
+    text: str,
+    now: datetime,
+) -> str | None:
+    """A memory request said on a device (`at`: its agent and id) by `speaker`, carried out
+    within what they may see ("forget everything about me" and its confirmation, then the
+    requests of `spoken_requests`), and the sentence to say back; None for any other turn."""
+    forget_me = household.forget_me_turn(at.agent, at.device_id, speaker, text)
+    if forget_me is not None:
+        curation.on_forget(at.agent)  # what they said leaves the working memories too
+        return forget_me
+    request = recognise_memory_request(text)
+    if request is None:
+        return None
+    viewer = household.viewer(at.agent, speaker)
+    return carry_out(curation, at.agent, at.device_id, request, now, viewer)
 
 
 def carry_out(

@@ -12,7 +12,8 @@ from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
-from lobug.store.household import EVERYONE, Person, Speaker, Viewer
+from lobug.store.household import EVERYONE, Speaker, Viewer
+from lobug.store.household_protocol import PeopleStore
 from lobug.store.models import (
     EXTRACTION,
     AddedFact,
@@ -436,34 +437,6 @@ class TransferStore(Protocol):
     ) -> list[Imported]: ...
 
     def backup(self, target: Path) -> str: ...
-
-
-class PeopleStore(Protocol):
-    """A household's people (`memory/people.py`); every change audited."""
-
-    def add_person(self, agent: str, name: str, *, actor: str) -> Person: ...
-
-    def people(self, agent: str) -> list[Person]: ...
-
-    def person(self, agent: str, person_id: int) -> Person: ...
-
-    def find_person(self, agent: str, name: str) -> Person | None: ...
-
-    def set_device_person(
-        self, agent: str, device_id: str, person_id: int | None, *, actor: str
-    ) -> None: ...
-
-    def device_person(self, agent: str, device_id: str) -> int | None: ...
-
-    def person_facts(self, agent: str, person_id: int) -> list[Fact]: ...
-
-    def set_fact_scope(
-        self, agent: str, fact_id: int, scope: str, *, shareable: bool, actor: str
-    ) -> Fact: ...
-
-    def forget_person_memory(self, agent: str, person_id: int, *, actor: str) -> dict[str, int]: ...
-
-    def delete_person(self, agent: str, person_id: int, *, actor: str) -> dict[str, int]: ...
 
 
 # What a part of the domain asks for when it needs more than one of the protocols above.

@@ -29,6 +29,8 @@ AGENT_TABLES = (
     "base_memory",
     "summaries",
     "facts",
+    "device_people",
+    "people",  # after the messages and facts that name them; their voice profiles go first
 )
 
 
@@ -241,6 +243,11 @@ class SqlForgetting(SqlFactEdits):
         counts["blocks"] = conn.execute(
             "DELETE FROM memory_blocks WHERE agent_id = ?", (agent_id,)
         ).rowcount
+        conn.execute(
+            "DELETE FROM voice_profiles WHERE person_id IN "
+            "(SELECT id FROM people WHERE agent_id = ?)",
+            (agent_id,),
+        )
         for table in AGENT_TABLES:
             counts[table] = conn.execute(
                 f"DELETE FROM {table} WHERE agent_id = ?", (agent_id,)

@@ -128,17 +128,11 @@ def reminders(id_type: str, agent_ref: str, time_type: str) -> tuple[str, ...]:
     )
 
 
-# A household, SQLite's migration 13 and PostgreSQL's 8 alike (`memory/people.py`). An agent
-# has people; a device may have a default person; `voice_profiles` holds the embeddings a voice
-# recognizer enrols (no audio). Every message records who said it: `person_id` (the person of
-# the exchange: on an assistant row, the person it answered; NULL: a guest),
-# `speaker_source` (`voice`, `claim`, `device_default`, `guest`, or `assistant`) and
-# `speaker_confidence`. Rows written before there were people are a guest's (user rows) or
-# the assistant's, with no confidence: no person existed to have said them. Every fact has an
-# owner (`owner_person_id`, NULL: the household), a `scope` (`private`: its owner's alone;
-# `household`: every person's) and `shareable` (a household fact a guest may hear). Facts
-# written before are the household's, not shareable: an install without people sees them all
-# as today, and a guest never hears what was said before people existed.
+# A household, SQLite's migration 13 and PostgreSQL's 8 alike (`memory/people.py`; MEMORY.md
+# "A household"): people, a device's default person, voice profiles (embeddings, no audio); who
+# said each message (`person_id`; on an assistant row whom it answered; NULL: a guest) by which
+# source and how sure; each fact's owner (NULL: the household), scope and `shareable`. Older
+# user rows become a guest's, older facts the household's and not shareable.
 def household(id_type: str, time_type: str, blob_type: str) -> tuple[str, ...]:
     """The household migration with the engine's types of an id, a time and a blob."""
     return (
