@@ -212,3 +212,14 @@ def test_old_rows_become_a_guests_words_and_household_facts(tmp_path: Path) -> N
     assert tuple(
         conn.execute("SELECT scope, shareable, owner_person_id FROM facts").fetchone()
     ) == ("household", 0, None)
+
+
+def test_deleting_the_agent_takes_its_people_along(store: Store) -> None:
+    jordan, _ = household(store)
+    store.set_device_person(AGENT, "kitchen", jordan, actor="test")
+    store.append_message(AGENT, "kitchen", "user", "hi", speaker=Speaker(jordan, "voice", 0.9))
+    remember(store, "Jordan's secret is kumquat", jordan, PRIVATE)
+    deleted = store.delete_agent(AGENT, actor="test")
+    assert (deleted["people"], deleted["device_people"]) == (2, 1)
+    store.ensure_agent(AGENT)
+    assert store.people(AGENT) == [] and store.device_person(AGENT, "kitchen") is None
