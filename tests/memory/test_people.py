@@ -136,3 +136,21 @@ def test_phrasings() -> None:
     for bad in ["", "R2D2", "a" * 41, "Jo  Ann", None]:
         with pytest.raises(InvalidPersonName):
             person_name(bad)
+
+
+def test_a_dream_never_settles_one_persons_fact_by_anothers() -> None:
+    from lobug.memory.dream import contradiction_changes, pair_change
+    from lobug.store.models import Fact
+
+    def fact(i: int, text: str, owner: int | None) -> Fact:
+        return Fact(
+            i, AGENT, text, "preference", "user", "favourite colour", text.split()[-1],
+            None, 0.9, None, (), 1.0, 1.0, None, None,
+            owner_person_id=owner, scope=PRIVATE if owner else HOUSEHOLD,
+        )  # fmt: skip
+
+    jordans, sams = fact(1, "favourite colour is green", 1), fact(2, "favourite colour is blue", 2)
+    assert contradiction_changes([jordans, sams], set()) == []
+    assert pair_change(jordans, fact(3, "favourite colour is green", 2), 0.99) is None
+    [settled] = contradiction_changes([jordans, fact(4, "favourite colour is red", 1)], set())
+    assert (settled.fact_id, settled.kept_id) == (1, 4)

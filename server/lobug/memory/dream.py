@@ -42,6 +42,7 @@ from lobug.backends.base import ChatBackend, Vector
 from lobug.memory import prompts
 from lobug.memory.curation import content_stems
 from lobug.memory.manager import DISTILL_MAX_TOKENS
+from lobug.memory.people import one_owner, owner_of
 from lobug.memory.quality import MAX_BASE_MEMORY_CHARS, checked_output
 from lobug.memory.topics import TopicBuilder
 from lobug.memory.when import DAY_PARTS, MONTHS, NUMBERS, WEEKDAYS
@@ -147,8 +148,9 @@ def pair_change(a: Fact, b: Fact, cosine: float) -> DreamChange | None:
     """What a dream does with two similar facts: nothing; a merge of near-duplicates (the
     better kept, see `keeper`); or, for a fact and its negation ("has a dog" / "does not have
     a dog"), the older settled by the newer, which the wordier would otherwise beat whatever
-    its age. A pinned fact is never retired."""
-    if not about_one_thing(a, b, cosine):
+    its age. A pinned fact is never retired, nor one person's fact for another's
+    (`people.one_owner`)."""
+    if not one_owner(a, b) or not about_one_thing(a, b, cosine):
         return None
     if negated(a.content) == negated(b.content):
         kept, gone = keeper(a, b)
@@ -199,13 +201,14 @@ def negated(text: str) -> bool:
 
 
 def contradiction_changes(facts: Sequence[Fact], retired: set[int]) -> list[DreamChange]:
-    """The older of two current facts with one subject and relation but another object."""
-    newest: dict[tuple[str, str], Fact] = {}
+    """The older of two current facts of one owner with one subject and relation but another
+    object."""
+    newest: dict[tuple[str, str, tuple[int | None, str]], Fact] = {}
     changes = []
     for fact in sorted(facts, key=lambda f: f.id, reverse=True):
         if fact.id in retired or not (fact.subject and fact.relation and fact.object):
             continue
-        key = (fact.subject.strip().lower(), fact.relation.strip().lower())
+        key = (fact.subject.strip().lower(), fact.relation.strip().lower(), owner_of(fact))
         winner = newest.setdefault(key, fact)
         if winner is fact or normalized(winner.object) == normalized(fact.object):
             continue

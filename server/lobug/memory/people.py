@@ -32,7 +32,7 @@ from lobug.store.household import (
     Speaker,
     Viewer,
 )
-from lobug.store.models import VOICE, Message, NewFact
+from lobug.store.models import VOICE, Fact, Message, NewFact
 from lobug.store.protocol import PeopleStore
 
 # How sure each source is, when it does not say itself (a voice recognizer does).
@@ -128,6 +128,17 @@ def asks_to_forget_me(text: str) -> bool:
 def confirms(text: str) -> bool:
     """ "Yes", "yes, forget me", "confirm", "go ahead": a pending request's confirmation."""
     return _CONFIRM.match(text.strip()) is not None
+
+
+def owner_of(fact: Fact) -> tuple[int | None, str]:
+    """Whose memory a fact is in: its owner and scope."""
+    return fact.owner_person_id, fact.scope
+
+
+def one_owner(a: Fact, b: Fact) -> bool:
+    """Whether two facts are in one memory (a dream never lets one person's fact replace
+    another's, or a private fact a household one)."""
+    return owner_of(a) == owner_of(b)
 
 
 def attributed(facts: list[NewFact], user: Message, has_people: bool) -> list[NewFact]:
