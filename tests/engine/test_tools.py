@@ -43,7 +43,8 @@ def test_tools_are_openai_function_definitions(engine: MemoryEngine) -> None:
         parameters = tool["function"]["parameters"]
         assert parameters["type"] == "object" and parameters["additionalProperties"] is False
     search = tools["search_memory"]["function"]["parameters"]
-    assert search["required"] == ["query"] and set(search["properties"]) == {"query", "limit", "person"}
+    assert search["required"] == ["query"]
+    assert set(search["properties"]) == {"query", "limit", "person"}
     assert set(tools["update_memory"]["function"]["parameters"]["properties"]) == {"id", "content"}
     assert set(tools["update_block"]["function"]["parameters"]["properties"]) == {"label", "value"}
     json.dumps(engine.tools())
