@@ -57,6 +57,7 @@ bench: $(STAMP)
 	$(BIN)/python scripts/bench_person_first.py
 	$(BIN)/python scripts/bench_auth.py
 	$(BIN)/python scripts/bench_quality.py --model looping
+	$(BIN)/python scripts/bench_household.py
 	$(BIN)/python scripts/bench_quality.py
 	$(BIN)/python scripts/bench_dream.py
 	$(BIN)/python scripts/bench_store.py

@@ -5,7 +5,7 @@ serves a person takes)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, Protocol
 
 # Where "who is speaking" came from, best first (`memory/people.py`), and the assistant's own.
 SPEAKER_SOURCES = ("voice", "claim", "device_default", "guest")
@@ -84,3 +84,19 @@ class Viewer:
 
 EVERYONE = Viewer("everyone")
 GUEST_VIEWER = Viewer("guest")
+
+
+class Owned(Protocol):
+    @property
+    def owner_person_id(self) -> int | None: ...
+
+    @property
+    def scope(self) -> str: ...
+
+    @property
+    def shareable(self) -> bool: ...
+
+
+def owned(fact: Owned) -> tuple[int | None, str, int]:
+    """A fact's owner, scope and shareable as its columns hold them."""
+    return fact.owner_person_id, fact.scope, int(fact.shareable)

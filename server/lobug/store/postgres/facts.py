@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 
+from lobug.store.household import owned
 from lobug.store.models import NewFact, Vector
 from lobug.store.postgres.audit import PostgresAudit
 from lobug.store.postgres.database import as_vector
@@ -51,10 +52,11 @@ class PostgresFacts(SqlFacts, PostgresAudit):
             cursor = conn.cursor()
             with cursor.copy(
                 "COPY facts(id, agent_id, content, fact_type, confidence, created_at, "
-                "valid_from) FROM STDIN"
+                "valid_from, owner_person_id, scope, shareable) FROM STDIN"
             ) as copy:
                 for i, (f, _) in zip(ids, new, strict=True):
-                    copy.write_row((i, agent_id, f.content, f.fact_type, f.confidence, now, now))
+                    row = (i, agent_id, f.content, f.fact_type, f.confidence, now, now)
+                    copy.write_row((*row, *owned(f)))
             with cursor.copy(
                 "COPY fact_vectors(fact_id, agent_id, embedding) FROM STDIN WITH (FORMAT BINARY)"
             ) as copy:

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from lobug.store import errors
-from lobug.store.household import EVERYONE, Viewer
+from lobug.store.household import EVERYONE, Viewer, owned
 from lobug.store.models import EXTRACTION, AddedFact, Fact, NewFact, Vector
 from lobug.store.sql import audit, rows
 from lobug.store.sql.audit import SqlAudit
@@ -140,9 +140,7 @@ class SqlFacts(SqlAudit):
                 now,
                 fact.origin,
                 fact.due_at,
-                fact.owner_person_id,
-                fact.scope,
-                int(fact.shareable),
+                *owned(fact),
             ),
         ).fetchone()
         fact_id = int(row["id"])

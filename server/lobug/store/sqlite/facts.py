@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 
+from lobug.store.household import owned
 from lobug.store.models import NewFact, Vector
 from lobug.store.sql.facts import SqlFacts
 from lobug.store.sqlite.audit import SQLiteAudit
@@ -54,9 +55,10 @@ class SQLiteFacts(SqlFacts, SQLiteAudit):
                 ids = list(range(start["id"] + 1, start["id"] + 1 + len(new)))
                 conn.executemany(
                     "INSERT INTO facts(id, agent_id, content, fact_type, confidence, "
-                    "created_at, valid_from) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                    "created_at, valid_from, owner_person_id, scope, shareable) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     [
-                        (i, agent_id, f.content, f.fact_type, f.confidence, now, now)
+                        (i, agent_id, f.content, f.fact_type, f.confidence, now, now, *owned(f))
                         for i, (f, _) in zip(ids, new, strict=True)
                     ],
                 )
