@@ -16,6 +16,7 @@ import pytest
 
 from lobug.store.engines import open_database, redacted, sqlite_path
 from lobug.store.errors import StorageUnavailable, StoreError
+from lobug.store.household import PRIVATE, Speaker
 from lobug.store.migrate import migrate_database
 from lobug.store.models import DreamChange, FactFlags, NewFact, TopicDraft, TopicMember
 from lobug.store.protocol import Store
@@ -167,7 +168,17 @@ def filled_sqlite(path: Path, embedder: FakeEmbedder) -> None:
     store.apply_dream("a", [retired], "User Profile: tea", "diary", started_at=1.0)
     tea = TopicDraft("Tea", "Tea talk.", ("Which tea?",), (), TEA_MEMBERS, "model")
     store.replace_topics("a", [tea])
+    filled_household(store, embedder)
     store.close()
+
+
+def filled_household(store: SQLiteStore, embedder: FakeEmbedder) -> None:
+    """A household on agent `h`: a person, their device, a message they said, a private fact."""
+    jo = store.add_person("h", "Jo", actor="test").id
+    store.set_device_person("h", "desk", jo, actor="test")
+    store.append_message("h", "desk", "user", "My code is 44", speaker=Speaker(jo, "voice", 0.9))
+    secret = NewFact("Jo's code is 44", owner_person_id=jo, scope=PRIVATE)
+    store.add_fact("h", secret, embedder.embed(secret.content))
 
 
 def test_migrate_db_copies_everything_and_can_run_again(
@@ -177,8 +188,8 @@ def test_migrate_db_copies_everything_and_can_run_again(
     filled_sqlite(tmp_path / "a.db", fake_embedder)
     seen: list[tuple[str, int, int]] = []
     report = migrate_database(source, target, batch=1, progress=lambda *p: seen.append(p))
-    assert report.ok and report.target_counts["conversation_log"] == 2
-    assert ("facts", 3, 3) in seen
+    assert report.ok and report.target_counts["conversation_log"] == 3
+    assert ("facts", 4, 4) in seen and ("people", 1, 1) in seen
     for table in ("summary_vectors", "dreams", "dream_vectors", "topics"):
         assert report.target_counts[table] == 1, table
     assert report.target_counts["topic_members"] == 2
@@ -200,11 +211,18 @@ def test_migrate_db_copies_everything_and_can_run_again(
     assert store.search_messages("a", fake_embedder.embed("tea"), 1)[0].message.content == (
         "I like tea"
     )
-    assert store.append_message("a", "desk", "user", "new").id == 3  # ids continue
+    assert store.append_message("a", "desk", "user", "new").id == 4  # ids continue
     assert store.apply_dream("a", [], None, "again", started_at=2.0).id == 2
     (topic,) = store.topics("a")
     assert (topic.name, topic.open_questions) == ("Tea", ("Which tea?",))
     assert set(topic.members) == set(TEA_MEMBERS)
+    [jo] = store.people("h")  # the household came along: still private, still Jo's words
+    assert (jo.name, jo.devices, store.device_person("h", "desk")) == ("Jo", ("desk",), jo.id)
+    [code] = store.facts("h")
+    assert (code.owner_person_id, code.scope) == (jo.id, PRIVATE)
+    [said] = store.agent_messages("h", 1)
+    assert (said.person_id, said.speaker_source, said.speaker_confidence) == (jo.id, "voice", 0.9)
+    assert store.add_person("h", "Al", actor="test").id > jo.id  # ids continue
     store.close()
 
 
@@ -305,7 +323,7 @@ def test_the_migrate_db_command_copies_and_reports(
     )
     assert done.returncode == 0, done.stderr
     assert "message checksum: equal" in done.stdout
-    assert re.search(r"conversation_log\s+2\s+2", done.stdout)
+    assert re.search(r"conversation_log\s+3\s+3", done.stdout)
 
 
 def test_an_index_build_is_given_memory_for_its_whole_graph() -> None:

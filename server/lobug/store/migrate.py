@@ -24,17 +24,21 @@ from lobug.store.errors import StoreError
 # columns come first in `columns`: the copy pages through the source by them.
 TABLES: tuple[tuple[str, str, str], ...] = (
     ("agents", "id", "id, name, created_at, metadata"),
+    ("people", "id", "id, agent_id, name, name_key, created_at"),
+    ("device_people", "agent_id, device_id", "agent_id, device_id, person_id"),
+    ("voice_profiles", "id", "id, person_id, embedding, model, created_at"),
     (
         "conversation_log",
         "id",
-        "id, agent_id, device_id, role, content, created_at, summarized, metadata",
+        "id, agent_id, device_id, role, content, created_at, summarized, metadata, person_id, "
+        "speaker_source, speaker_confidence",
     ),
     (
         "facts",
         "id",
         "id, agent_id, content, fact_type, subject, relation, object, time_span, confidence, "
         "user_score, source_message_ids, created_at, valid_from, invalidated_at, origin, "
-        "pinned, forgotten_at, purged_at, due_at",
+        "pinned, forgotten_at, purged_at, due_at, owner_person_id, scope, shareable",
     ),
     (
         "summaries",
@@ -94,6 +98,8 @@ SOURCES = {
 }
 IDENTITY_TABLES = (
     "agents",
+    "people",
+    "voice_profiles",
     "conversation_log",
     "facts",
     "summaries",
