@@ -60,6 +60,14 @@ class InvalidPersonName(ValueError):
     """A name that breaks `PERSON_NAME_RULE` (the API answers it 422 `invalid_person`)."""
 
 
+def is_person_name(name: object) -> bool:
+    """Whether `name` is a person's name as stored: the rule, with no outer spaces."""
+    try:
+        return person_name(name) == name
+    except InvalidPersonName:
+        return False
+
+
 def person_name(name: object) -> str:
     """`name` with its outer spaces trimmed when it is a valid person's name; raises
     InvalidPersonName otherwise."""

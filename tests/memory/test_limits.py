@@ -106,6 +106,9 @@ def fact(fact_id: int, content: str, superseded_by: int | None = None) -> dict[s
         "forgotten_at": None,
         "purged_at": None,
         "due_at": None,
+        "owner_person_id": None,
+        "scope": "household",
+        "shareable": False,
     }
 
 

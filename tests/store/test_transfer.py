@@ -18,6 +18,7 @@ from lobug.memory.artifacts import write_markdown
 from lobug.memory.export_schema import json_schema
 from lobug.store.engines import open_database
 from lobug.store.errors import DatabaseInUse, ImportConflict, StoreError
+from lobug.store.household import PRIVATE, Speaker
 from lobug.store.models import CLI, FactFlags, NewFact, TopicDraft, TopicMember
 from lobug.store.protocol import Store
 from lobug.store.sqlite.backup import restore_database
@@ -28,9 +29,10 @@ from tests.fakes import FakeEmbedder
 SCHEMA_FILE = Path(__file__).parents[2] / "docs" / "export.schema.json"
 # Fields holding ids of the exporting database, by kind of record.
 ID_FIELDS = {
-    "messages": ("id",),
+    "people": ("id",),
+    "messages": ("id", "person_id"),
     "summaries": ("id", "source_from_id", "source_to_id"),
-    "facts": ("id", "source_message_ids", "superseded_by"),
+    "facts": ("id", "source_message_ids", "superseded_by", "owner_person_id"),
     "base_memory_versions": ("id",),
     "blocks": ("id",),
     "audit": ("id", "target_ids"),
@@ -132,6 +134,8 @@ def renumbered(kind: str, name: str, record: Any, value: Any, ranks: Any) -> Any
         "source_message_ids": "messages",
         "fact_ids": "facts",
         "episode_ids": "summaries",
+        "person_id": "people",
+        "owner_person_id": "people",
         "target_ids": {
             "fact": "facts",
             "messages": "messages",
@@ -212,7 +216,7 @@ def test_the_schema_file_is_the_generated_schema() -> None:
 @pytest.mark.parametrize(
     ("change", "path"),
     [
-        (lambda d: d.update(version=5), "$.version"),
+        (lambda d: d.update(version=6), "$.version"),
         (lambda d: d.pop("agents"), "$.agents"),
         (lambda d: d["agents"][0].update(name="a/b"), "$.agents[0].name"),
         (lambda d: d["agents"][0]["facts"][1].update(type="gossip"), "$.agents[0].facts[1].type"),
@@ -387,3 +391,46 @@ def test_restore_refuses_while_the_database_is_open(
     (tmp_path / "junk.db").write_bytes(b"not a database at all" * 100)
     with pytest.raises(StoreError):
         restore_database(tmp_path / "junk.db", tmp_path / "live.db")
+
+
+@pytest.mark.both_engines
+def test_the_household_travels_and_an_older_document_is_a_guests(
+    source: Store, target: Store, embedder: FakeEmbedder
+) -> None:
+    """Version 5: people with their devices, who said each message and whose each fact is,
+    so a private fact stays private; a version-4 document (no people) imports as a guest's
+    words and the household's facts, not shareable."""
+    jo = source.add_person("lobug", "Jo", actor=CLI).id
+    source.set_device_person("lobug", "desk", jo, actor=CLI)
+    said = source.append_message(
+        "lobug", "desk", "user", "My code is 4417", speaker=Speaker(jo, "voice", 0.9)
+    )
+    secret = NewFact("Jo's code is 4417", owner_person_id=jo, scope=PRIVATE)
+    source.add_fact("lobug", secret, embedder.embed(secret.content))
+    document = exported(source, embedder)
+    jsonschema.validate(document, json.loads(SCHEMA_FILE.read_text()))
+    target.add_person("lobug", "JO", actor=CLI)  # one of the same name is the same person
+
+    import_document(target, embedder, document, merge=True)
+
+    [held] = target.people("lobug")
+    [code] = [f for f in target.facts("lobug") if f.content == secret.content]
+    assert (code.owner_person_id, code.scope, code.shareable) == (held.id, PRIVATE, False)
+    [message] = [m for m in target.agent_messages("lobug", 20) if m.content == said.content]
+    assert (message.person_id, message.speaker_source, message.speaker_confidence) == (
+        held.id,
+        "voice",
+        0.9,
+    )
+    older = exported(source, embedder)
+    older["version"] = 4
+    agent = older["agents"][0]
+    del agent["people"]
+    for record in [*agent["messages"], *agent["facts"]]:
+        for name in ("person_id", "speaker_source", "speaker_confidence"):
+            record.pop(name, None)
+        for name in ("owner_person_id", "scope", "shareable"):
+            record.pop(name, None)
+    [read] = transfer.read_document(older)
+    assert {m["speaker_source"] for m in read.of("messages")} == {"guest", "assistant"}
+    assert {(f["owner_person_id"], f["scope"]) for f in read.of("facts")} == {(None, "household")}

@@ -31,7 +31,14 @@ from lobug.memory.limits import (
     object_problem,
     text_problem,
 )
-from lobug.names import AGENT_NAME_RULE, DEVICE_ID, DEVICE_ID_RULE, is_agent_name
+from lobug.names import (
+    AGENT_NAME_RULE,
+    DEVICE_ID,
+    DEVICE_ID_RULE,
+    PERSON_NAME_RULE,
+    is_agent_name,
+    is_person_name,
+)
 from lobug.store.models import FACT_TYPES, TIME_SPANS
 from lobug.store.records import FORMAT, content_key
 
@@ -64,6 +71,12 @@ OBJECTS: dict[str, int] = {  # JSON objects of at most so many bytes (`limits.ob
 }
 
 FIELDS: dict[str, Spec] = {
+    "people": {
+        "id": "integer",
+        "name": "person",
+        "created_at": "time",
+        "devices": "devices",
+    },
     "messages": {
         "id": "integer",
         "device_id": "device",
@@ -72,6 +85,9 @@ FIELDS: dict[str, Spec] = {
         "created_at": "time",
         "summarized": "boolean",
         "metadata": "metadata?",
+        "person_id": "integer?",
+        "speaker_source": "voice|claim|device_default|guest|assistant|system?",
+        "speaker_confidence": "confidence?",
     },
     "summaries": {
         "id": "integer",
@@ -101,6 +117,9 @@ FIELDS: dict[str, Spec] = {
         "forgotten_at": "time?",
         "purged_at": "time?",
         "due_at": "time?",
+        "owner_person_id": "integer?",
+        "scope": "private|household",
+        "shareable": "boolean",
     },
     "base_memory_versions": {
         "id": "integer",
@@ -209,7 +228,7 @@ def check_value(value: Any, kind: str, path: str) -> None:
             check_object(change, FIELDS["block_history"], f"{path}[{number}]")
     elif kind == "base_memory":
         check_object(value, BASE_MEMORY_FIELDS, path)
-    elif kind in ("integers", "strings"):
+    elif kind in ("integers", "strings", "devices"):
         if not isinstance(value, list):
             raise InvalidExport(path, f"must be {describe(kind)}, not {shown(value)}")
         for item in value:
@@ -253,6 +272,7 @@ def is_kind(value: Any, kind: str) -> bool:
     simple = {
         "agent": is_agent_name,
         "device": lambda v: isinstance(v, str) and DEVICE_ID.fullmatch(v) is not None,
+        "person": is_person_name,
         "label": is_block_label,
         "boolean": lambda v: isinstance(v, bool),
         **{name: lambda v: isinstance(v, dict) for name in OBJECTS},
@@ -269,6 +289,8 @@ def describe(kind: str) -> str:
         "label": BLOCK_LABEL_RULE,
         "integers": "a list of integers",
         "strings": "a list of strings",
+        "devices": "a list of device ids",
+        "person": f"a person's name ({PERSON_NAME_RULE})",
         "integer": "an integer",
         "limit": f"an integer from 1 to {MAX_CONTENT_CHARS}",
         "score": "an integer from 0 to 10",

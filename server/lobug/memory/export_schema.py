@@ -20,12 +20,13 @@ from lobug.memory.export_fields import (
     Spec,
 )
 from lobug.memory.limits import BLOCK_LABEL_PATTERN, MAX_NAME_CHARS
-from lobug.names import AGENT_NAME_SCHEMA, DEVICE_ID
+from lobug.names import AGENT_NAME_SCHEMA, DEVICE_ID, PERSON_NAME_MAX
 from lobug.store.records import FORMAT, KINDS, VERSION
 
 NAMES = {
     "agent": AGENT_NAME_SCHEMA,
     "device": {"type": "string", "pattern": f"^{DEVICE_ID.pattern}$"},
+    "person": {"type": "string", "minLength": 1, "maxLength": PERSON_NAME_MAX},
     "label": {
         "type": "string",
         "minLength": 1,
@@ -77,7 +78,7 @@ def value_schema(kind: str) -> dict[str, Any]:
         schema: dict[str, Any] = {"type": "array", "items": {"$ref": "#/$defs/block_history"}}
     elif kind == "base_memory":
         schema = {"$ref": "#/$defs/base_memory"}
-    elif kind in ("integers", "strings"):
+    elif kind in ("integers", "strings", "devices"):
         schema = {"type": "array", "items": value_schema(kind[:-1])}
     else:
         schema = one_value_schema(kind)

@@ -20,7 +20,7 @@ import time
 from dataclasses import dataclass, replace
 
 from lobug.clock import Clock
-from lobug.names import person_name
+from lobug.names import is_person_name
 from lobug.store.household import (
     EVERYONE,
     GUEST,
@@ -215,7 +215,7 @@ class Household:
     def named(self, agent: str, name: str) -> Speaker:
         """The speaker a program names (`/v1`'s `user`): a person of the household, or a
         guest when the name is no one's (an install without people: a guest, who sees all)."""
-        found = self.store.find_person(agent, name) if _is_name(name) else None
+        found = self.store.find_person(agent, name) if is_person_name(name.strip()) else None
         return GUEST_SPEAKER if found is None else Speaker(found.id, "claim", 1.0)
 
     def forget_me_turn(self, agent: str, device_id: str, speaker: Speaker, text: str) -> str | None:
@@ -284,11 +284,3 @@ class Household:
     def viewer_at(self, agent: str, device_id: str, text: str) -> Viewer:
         """What the one speaking `text` on `device_id` now may read."""
         return self.viewer(agent, self.speaker(agent, device_id, text))
-
-
-def _is_name(name: str) -> bool:
-    try:
-        person_name(name)
-    except ValueError:
-        return False
-    return True

@@ -104,6 +104,8 @@ def read_document(document: Any) -> list[AgentRecords]:
         raise InvalidExport("$.agents", "must be a list")
     if document["version"] == 1:
         agents = [upgraded_from_version_1(agent) for agent in agents]
+    if document["version"] < 5:
+        agents = [without_household(agent) for agent in agents]
     read = [agent_records(agent, f"$.agents[{n}]") for n, agent in enumerate(agents)]
     seen: dict[str, int] = {}
     for number, agent in enumerate(read):
@@ -120,6 +122,30 @@ def upgraded_from_version_1(agent: Any) -> Any:
     if not isinstance(facts, list):
         return agent
     return {**agent, "facts": [upgraded_fact(fact) for fact in facts]}
+
+
+def without_household(agent: Any) -> Any:
+    """An agent of a document older than version 5 as version 5 writes one without people:
+    its messages a guest's (the assistant's its own), its facts the household's, not
+    shareable (as the database's migration makes its rows)."""
+    if not isinstance(agent, dict):
+        return agent
+    upgraded = dict(agent)
+    for kind, added in (("messages", said_by_no_one), ("facts", the_households)):
+        found = agent.get(kind)
+        if isinstance(found, list):
+            upgraded[kind] = [added(r) if isinstance(r, dict) else r for r in found]
+    return upgraded
+
+
+def said_by_no_one(message: dict[str, Any]) -> dict[str, Any]:
+    role = message.get("role")
+    source = "guest" if role == "user" else role if isinstance(role, str) else None
+    return {"person_id": None, "speaker_source": source, "speaker_confidence": None, **message}
+
+
+def the_households(fact: dict[str, Any]) -> dict[str, Any]:
+    return {"owner_person_id": None, "scope": "household", "shareable": False, **fact}
 
 
 def upgraded_fact(fact: Any) -> Any:

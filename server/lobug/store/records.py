@@ -20,13 +20,16 @@ FORMAT = "lobug-export"
 # Version 2: facts of the six types of seed 001, `time_span` a coarse enum, `due_at`.
 # Version 3: the agent's topics. Version 4: its reminders. Versions 1 to 3 are still read
 # (`memory/transfer.py` upgrades a version-1 document's facts; a version-2 one has no topics,
-# a version-3 one no reminders).
-VERSION = 4
+# a version-3 one no reminders). Version 5: the household (`people`, who said each message,
+# whose each fact is); an older document's messages are a guest's and its facts the
+# household's, not shareable (`memory/transfer.py`).
+VERSION = 5
 
 # The kinds of record of one agent, in the order a document holds them: a later kind may
-# refer to the ids of an earlier one (facts to messages, summaries to messages, audit entries
-# to facts, blocks and reminders, topics to facts and summaries).
+# refer to the ids of an earlier one (messages and facts to people, facts and summaries to
+# messages, audit entries to facts, blocks and reminders, topics to facts and summaries).
 KINDS = (
+    "people",
     "messages",
     "summaries",
     "facts",
@@ -49,6 +52,7 @@ KEY_FIELDS: Mapping[str, Sequence[str]] = {
     "audit": ("at", "actor", "action", "target", "before", "after"),
     "topics": ("name", "built_at"),
     "reminders": ("device_id", "what", "ring_at", "created_at"),
+    "people": ("name",),
 }
 
 

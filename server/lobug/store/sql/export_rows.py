@@ -14,8 +14,10 @@ PAGE_ROWS = 500
 
 # kind -> (columns, table): the columns named as the record's fields.
 SOURCES: dict[str, tuple[str, str]] = {
+    "people": ("id, name, created_at", "people"),
     "messages": (
-        "id, device_id, role, content, created_at, summarized, metadata",
+        "id, device_id, role, content, created_at, summarized, metadata, person_id, "
+        "speaker_source, speaker_confidence",
         "conversation_log",
     ),
     "summaries": (
@@ -25,7 +27,8 @@ SOURCES: dict[str, tuple[str, str]] = {
     "facts": (
         "id, fact_type AS type, content, subject, relation, object, time_span, confidence, "
         "user_score, pinned, origin, source_message_ids, created_at, valid_from, "
-        "invalidated_at, superseded_by, forgotten_at, purged_at, due_at",
+        "invalidated_at, superseded_by, forgotten_at, purged_at, due_at, owner_person_id, scope, "
+        "shareable",
         "facts",
     ),
     "base_memory_versions": ("id, content, written_by, created_at", "base_memory_versions"),
@@ -47,7 +50,7 @@ SOURCES: dict[str, tuple[str, str]] = {
         "reminders",
     ),
 }
-BOOLEANS = ("summarized", "incorporated", "pinned", "read_only")
+BOOLEANS = ("summarized", "incorporated", "pinned", "read_only", "shareable")
 JSON_FIELDS = (
     "metadata",
     "source_message_ids",
@@ -81,6 +84,14 @@ def completed(query: Query, kind: str, record: Record) -> Record:
             for row in query(
                 "SELECT old_value, new_value, changed_by, changed_at "
                 "FROM memory_block_history WHERE block_id = ? ORDER BY id",
+                (record["id"],),
+            )
+        ]
+    elif kind == "people":
+        record["devices"] = [
+            row["device_id"]
+            for row in query(
+                "SELECT device_id FROM device_people WHERE person_id = ? ORDER BY device_id",
                 (record["id"],),
             )
         ]

@@ -21,6 +21,7 @@ from lobug.store.records import KINDS, AgentRecords, Imported, Record, content_k
 from lobug.store.sql import audit, rows
 from lobug.store.sql.export_rows import SqlExportRows, held_keys
 from lobug.store.sql.facts import SqlFacts
+from lobug.store.sql.people import name_key
 
 # An audit row's target -> the kind of record its ids name.
 AUDIT_TARGETS = {
@@ -78,6 +79,33 @@ class ImportWriter:
         self.added[kind] += 1
         return new_id
 
+    def person(self, record: Record) -> None:
+        """A person of the household, matched to one of the same name (any case) it holds,
+        with the devices whose default person they are."""
+        held = self.conn.execute(
+            "SELECT id FROM people WHERE agent_id = ? AND name_key = ?",
+            (self.agent_id, name_key(record["name"])),
+        ).fetchone()
+        if held is not None:
+            self.ids["people"][record["id"]] = int(held["id"])
+            return
+        person_id = self.inserted(
+            "people",
+            record,
+            "INSERT INTO people(agent_id, name, name_key, created_at) VALUES (?, ?, ?, ?)",
+            (self.agent_id, record["name"], name_key(record["name"]), record["created_at"]),
+        )
+        for device in record["devices"]:
+            self.conn.execute(
+                "INSERT INTO device_people(agent_id, device_id, person_id) VALUES (?, ?, ?) "
+                "ON CONFLICT (agent_id, device_id) DO NOTHING",
+                (self.agent_id, device, person_id),
+            )
+
+    def person_of(self, person_id: int | None) -> int | None:
+        """The imported id of a person the document names (None: a guest, or no one)."""
+        return None if person_id is None else self.ids["people"].get(person_id)
+
     def message(self, record: Record) -> None:
         if self.known("messages", record):
             return
@@ -85,7 +113,8 @@ class ImportWriter:
             "messages",
             record,
             "INSERT INTO conversation_log(agent_id, device_id, role, content, created_at, "
-            "summarized, metadata) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            "summarized, metadata, person_id, speaker_source, speaker_confidence) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
                 self.agent_id,
                 record["device_id"],
@@ -94,6 +123,9 @@ class ImportWriter:
                 record["created_at"],
                 int(record["summarized"]),
                 rows.json_or_none(record.get("metadata")),
+                self.person_of(record["person_id"]),
+                record["speaker_source"],
+                record["speaker_confidence"],
             ),
         )
         vector = self.vectors.get(content_key("messages", record))
@@ -158,8 +190,9 @@ class ImportWriter:
             record,
             "INSERT INTO facts(agent_id, content, fact_type, subject, relation, object, "
             "time_span, confidence, user_score, pinned, origin, source_message_ids, created_at, "
-            "valid_from, invalidated_at, forgotten_at, purged_at, due_at) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "valid_from, invalidated_at, forgotten_at, purged_at, due_at, owner_person_id, "
+            "scope, shareable) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
                 self.agent_id,
                 record["content"],
@@ -179,6 +212,9 @@ class ImportWriter:
                 record["forgotten_at"],
                 record["purged_at"],
                 record["due_at"],
+                self.person_of(record["owner_person_id"]),
+                record["scope"],
+                int(record["shareable"]),
             ),
         )
         vector = self.vectors.get(content_key("facts", record))
@@ -425,6 +461,8 @@ class SqlImport(SqlExportRows, SqlFacts):
 
     @staticmethod
     def _write_records(writer: ImportWriter, agent: AgentRecords) -> None:
+        for record in agent.of("people"):
+            writer.person(record)
         for record in agent.of("messages"):
             writer.message(record)
         for record in agent.of("summaries"):
