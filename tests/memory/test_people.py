@@ -154,3 +154,16 @@ def test_a_dream_never_settles_one_persons_fact_by_anothers() -> None:
     assert pair_change(jordans, fact(3, "favourite colour is green", 2), 0.99) is None
     [settled] = contradiction_changes([jordans, fact(4, "favourite colour is red", 1)], set())
     assert (settled.fact_id, settled.kept_id) == (1, 4)
+
+
+def test_a_recognised_voice_names_a_person_of_the_household(
+    home: tuple[Household, Clock, int, int],
+) -> None:
+    """The voice recognizer (`speakers/`) keeps its profiles by name; its answer becomes the
+    turn's first source when the name is a person's of the device's household."""
+    household, _, _, sam = home
+    assert household.recognised(AGENT, "sam", 0.93) == Speaker(sam, "voice", 0.93)
+    assert household.recognised(AGENT, "Robin", 0.93) is None
+    assert household.recognised(AGENT, "<guest>", 0.5) is None
+    voice = household.recognised(AGENT, "Sam", 0.93)
+    assert household.speaker(AGENT, "kitchen", "it's Jordan", voice) == voice

@@ -247,7 +247,7 @@ class Household:
     def recognised(self, agent: str, name: str, score: float) -> Speaker | None:
         """The household's person a voice recognizer named (its profiles are kept by name),
         with its score as the confidence; None when no person has that name."""
-        found = self.store.find_person(agent, name) if _is_name(name) else None
+        found = self.store.find_person(agent, name) if is_person_name(name.strip()) else None
         if found is None:
             return None
         return Speaker(found.id, "voice", min(1.0, max(0.0, score)))
