@@ -13,13 +13,15 @@ from fastapi.testclient import TestClient
 
 from lobug.app import create_app
 from lobug.backends import Backends
+from lobug.backends.base import Transcript, TranscriptSegment
 from lobug.config import Settings
 from lobug.engine import MemoryEngine
 from lobug.engine_tools import call_tool
+from lobug.speakers.identify import Speaker as VoiceSpeaker
 from lobug.store.household import Speaker
 from lobug.store.sqlite.engine import SQLiteStore
 from tests.e2e.fake_server import learn_what_was_said
-from tests.fakes import FakeChat, FakeEmbedder
+from tests.fakes import FakeChat, FakeEmbedder, FakeSTT, FakeTTS
 from tests.polling import memory_work_done
 
 AGENT = "lobug"
@@ -202,3 +204,28 @@ def test_a_recognised_voice_comes_first(
         "voice",
         0.93,
     )
+
+
+def test_the_streamed_voice_path_hands_a_recognised_voice_to_the_turn(
+    settings: Settings, chat: FakeChat
+) -> None:
+    """`Voice.answer_streaming` with what the recognizer heard (its Speaker, by name): the
+    stored words are the person's, by voice, and their turn reads their memory."""
+    backends = Backends(chat, FakeEmbedder(), FakeSTT(), FakeTTS())
+    with TestClient(create_app(settings, backends)) as client:
+        store_of(client).ensure_agent(AGENT)
+        sam = int(add(client, "Sam", ["office"]))
+        add(client, "Jordan", ["default"])
+        voice = client.app.state.services.voice  # type: ignore[attr-defined]
+        words = "Who is my dentist?"
+        heard = Transcript(words, (TranscriptSegment(words, 0.01, -0.2),), "en")
+        streamed = voice.answer_streaming(
+            "default", heard, 2.0, {}, None, VoiceSpeaker("Sam", 0.91)
+        )
+        b"".join(voice.stream_audio(streamed))  # the turn said and closed
+        [said] = [m for m in store_of(client).agent_messages(AGENT, 5) if m.role == "user"]
+        assert (said.person_id, said.speaker_source, said.speaker_confidence) == (
+            sam,
+            "voice",
+            0.91,
+        )
