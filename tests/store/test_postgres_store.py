@@ -168,6 +168,7 @@ def filled_sqlite(path: Path, embedder: FakeEmbedder) -> None:
     store.apply_dream("a", [retired], "User Profile: tea", "diary", started_at=1.0)
     tea = TopicDraft("Tea", "Tea talk.", ("Which tea?",), (), TEA_MEMBERS, "model")
     store.replace_topics("a", [tea])
+    store.add_reminder("a", "desk", "call Anna", 2_000_000_000.0, actor="manual")
     filled_household(store, embedder)
     store.close()
 
@@ -190,7 +191,7 @@ def test_migrate_db_copies_everything_and_can_run_again(
     report = migrate_database(source, target, batch=1, progress=lambda *p: seen.append(p))
     assert report.ok and report.target_counts["conversation_log"] == 3
     assert ("facts", 4, 4) in seen and ("people", 1, 1) in seen
-    for table in ("summary_vectors", "dreams", "dream_vectors", "topics"):
+    for table in ("summary_vectors", "dreams", "dream_vectors", "topics", "reminders"):
         assert report.target_counts[table] == 1, table
     assert report.target_counts["topic_members"] == 2
     again = migrate_database(source, target)
@@ -213,6 +214,9 @@ def test_migrate_db_copies_everything_and_can_run_again(
     )
     assert store.append_message("a", "desk", "user", "new").id == 4  # ids continue
     assert store.apply_dream("a", [], None, "again", started_at=2.0).id == 2
+    (reminder,) = store.waiting_reminders("a")
+    assert (reminder.what, reminder.ring_at) == ("call Anna", 2_000_000_000.0)
+    assert store.add_reminder("a", "desk", "later", 3.0, actor="manual").id == 2  # ids continue
     (topic,) = store.topics("a")
     assert (topic.name, topic.open_questions) == ("Tea", ("Which tea?",))
     assert set(topic.members) == set(TEA_MEMBERS)

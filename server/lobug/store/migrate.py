@@ -87,6 +87,11 @@ TABLES: tuple[tuple[str, str, str], ...] = (
         "built_at, size, last_active_at, dropped_sentences",
     ),
     ("topic_members", "topic_id, kind, member_id", "topic_id, kind, member_id, at"),
+    (
+        "reminders",
+        "id",
+        "id, agent_id, device_id, what, ring_at, created_at, said_at, said_on, cancelled_at",
+    ),
     ("fact_vectors", "fact_id", "fact_id, agent_id, embedding"),
     ("message_vectors", "message_id", "message_id, agent_id, embedding"),
     ("summary_vectors", "summary_id", "summary_id, agent_id, embedding"),
@@ -109,6 +114,7 @@ IDENTITY_TABLES = (
     "audit_log",
     "dreams",
     "topics",
+    "reminders",
 )
 Progress = Callable[[str, int, int], None]  # table, rows copied so far, rows in the source
 
