@@ -26,6 +26,7 @@ from lobug.memory.curation import Curation
 from lobug.memory.dream import Dreamer
 from lobug.memory.manager import MemoryManager
 from lobug.memory.topics import TopicBuilder
+from lobug.memory.voices import HouseholdVoices
 from lobug.memory.work_queue import CLOSE_WAIT_S, MemoryWork, reembed_messages
 from lobug.speakers.recognition import voice_recognition
 from lobug.store.engines import open_database, redacted
@@ -240,7 +241,8 @@ def open_services(settings: Settings, backends: Backends | None = None) -> Servi
     memory = memory_manager(settings, store, backends)
     memory_work = MemoryWork(store, memory)
     assistant = Assistant(settings, store, memory, backends.chat, backends.embedder)
-    voice = Voice(settings, assistant, speech, voice_recognition(settings))
+    voices = HouseholdVoices(store, settings.agent)
+    voice = Voice(settings, assistant, speech, voice_recognition(settings, voices))
     log.info(
         "ready: chat=%s (%s), embeddings=%s (%s, %d dims), db=%s",
         backends.chat.name,

@@ -218,6 +218,22 @@ class Seed:
     def dream(self) -> str:
         return str(self.ok("POST", f"/memory/dream/{AGENT}")["id"])
 
+    def person(self) -> str:
+        """A new person of the household, named in letters only (the name rule)."""
+        name = "Walker " + "".join(chr(ord("a") + int(d)) for d in str(self.n()))
+        return str(self.ok("POST", f"/memory/people/{AGENT}", json={"name": name})["id"])
+
+    def owned_fact(self) -> str:
+        """A fact a person said on a device they usually use: theirs, private."""
+        person = self.person()
+        device = f"own-{self.n()}"
+        self.ok("PUT", f"/memory/people/{AGENT}/devices/{device}", json={"person_id": int(person)})
+        body = {"text": f"My locker number is {self.n()}"}
+        self.http.post("/chat/text", json=body, headers={**ADMIN, "X-Device-Id": device})
+        settled(self.http)
+        facts = self.ok("GET", f"/memory/people/{AGENT}/{person}/facts")
+        return str(facts[0]["id"])
+
     def document(self) -> dict[str, Any]:
         name = self.agent()
         self.ok("POST", f"/memory/facts/{name}", json={"content": "Keeps bees"})
@@ -354,6 +370,32 @@ ROUTES: dict[tuple[str, str], tuple[Access, Build]] = {
         lambda s: {"path": f"/memory/agents/{AGENT}/topics/rebuild"},
     ),
     ("POST", "/memory/learning/retry"): (Access.CHANGE, lambda s: {"json": {}}),
+    ("POST", "/memory/people/{agent_name}"): (
+        Access.CHANGE,
+        lambda s: {"path": f"/memory/people/{AGENT}", "json": {"name": "Ada"}},
+    ),
+    ("DELETE", "/memory/people/{agent_name}/{person_id}"): (
+        Access.CHANGE,
+        lambda s: {"path": f"/memory/people/{AGENT}/{s.person()}"},
+    ),
+    ("POST", "/memory/people/{agent_name}/{person_id}/forget"): (
+        Access.CHANGE,
+        lambda s: {"path": f"/memory/people/{AGENT}/{s.person()}/forget"},
+    ),
+    ("PUT", "/memory/people/{agent_name}/devices/{device_id}"): (
+        Access.CHANGE,
+        lambda s: {
+            "path": f"/memory/people/{AGENT}/devices/walk-{s.n()}",
+            "json": {"person_id": int(s.person())},
+        },
+    ),
+    ("PUT", "/memory/facts/{agent_name}/{fact_id}/scope"): (
+        Access.CHANGE,
+        lambda s: {
+            "path": f"/memory/facts/{AGENT}/{s.owned_fact()}/scope",
+            "json": {"scope": "household"},
+        },
+    ),
     ("POST", "/memory/import"): (
         Access.CHANGE,
         lambda s: {"json": s.document(), "params": {"as": f"imported-{s.n()}"}},
@@ -365,6 +407,15 @@ ROUTES: dict[tuple[str, str], tuple[Access, Build]] = {
         lambda s: {"path": A.format("export")},
     ),
     ("GET", "/memory/export"): (Access.EXPORT, lambda s: {}),
+    # a household's people and a person's own facts, private ones included: the admin's
+    ("GET", "/memory/people/{agent_name}"): (
+        Access.EXPORT,
+        lambda s: {"path": f"/memory/people/{AGENT}"},
+    ),
+    ("GET", "/memory/people/{agent_name}/{person_id}/facts"): (
+        Access.EXPORT,
+        lambda s: {"path": f"/memory/people/{AGENT}/{s.person()}/facts"},
+    ),
     # conversation
     ("POST", "/chat/text"): (Access.CONVERSE, said("I walked the dog")),
     ("POST", "/context/sensors"): (Access.CONVERSE, lambda s: {"json": {"orientation": "up"}}),
@@ -525,6 +576,7 @@ UI_PAGES = {
     ("GET", "/ui/topics"),
     ("GET", "/ui/search"),
     ("GET", "/ui/audit"),
+    ("GET", "/ui/people"),
     ("POST", "/ui/signin"),
     ("POST", "/ui/signout"),
 }

@@ -13,6 +13,9 @@ from lobug.speakers import fbank
 from lobug.speakers.model_file import model_bytes
 
 Embedding = npt.NDArray[np.float32]
+# The model's name as stored beside each voice profile: a profile is compared only with
+# embeddings of the model that made it.
+MODEL = "pyannote-community-1-wespeaker-resnet34"
 MIN_FRAMES = 20  # 0.2 s of features: less is refused, not embedded
 
 

@@ -28,6 +28,17 @@ class Person:
 
 
 @dataclass(frozen=True)
+class StoredVoice:
+    """A person's voice as stored: an embedding's bytes (no audio) and the model that made it."""
+
+    person_id: int
+    person: str
+    embedding: bytes
+    model: str
+    created_at: float
+
+
+@dataclass(frozen=True)
 class Speaker:
     """Who said a message: a person (`person_id`) or a guest (None), how that was known
     (`source`, one of `SPEAKER_SOURCES`) and how sure (0-1)."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from lobug.store.household import Person
+from lobug.store.household import Person, StoredVoice
 from lobug.store.models import Fact
 
 
@@ -35,3 +35,11 @@ class PeopleStore(Protocol):
     def forget_person_memory(self, agent: str, person_id: int, *, actor: str) -> dict[str, int]: ...
 
     def delete_person(self, agent: str, person_id: int, *, actor: str) -> dict[str, int]: ...
+
+    def save_voice_profile(
+        self, agent: str, person_id: int, embedding: bytes, model: str, *, actor: str
+    ) -> None: ...
+
+    def voice_profiles(self, agent: str) -> list[StoredVoice]: ...
+
+    def delete_voice_profile(self, agent: str, person_id: int, *, actor: str) -> bool: ...

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from lobug.store import errors
-from lobug.store.household import HOUSEHOLD, PRIVATE, Person
+from lobug.store.household import HOUSEHOLD, PRIVATE, Person, StoredVoice
 from lobug.store.models import Fact
 from lobug.store.sql import audit, rows
 from lobug.store.sql.dialect import batches, marks
@@ -84,6 +84,53 @@ class SqlPeople(SqlForgetting):
         return Person(
             row["id"], agent, row["name"], row["created_at"], tuple(devices), row["voice_profiles"]
         )
+
+    # ------------------------------------------------------------------ voices
+
+    def save_voice_profile(
+        self, agent: str, person_id: int, embedding: bytes, model: str, *, actor: str
+    ) -> None:
+        """The person's voice as an embedding (no audio is ever stored), replacing theirs."""
+        agent_id = self.agent_id(agent)
+        self.person(agent, person_id)  # PersonNotFound
+        with self._transaction() as conn:
+            conn.execute("DELETE FROM voice_profiles WHERE person_id = ?", (person_id,))
+            now = self._clock()
+            conn.execute(
+                "INSERT INTO voice_profiles(person_id, embedding, model, created_at) "
+                "VALUES (?, ?, ?, ?)",
+                (person_id, embedding, model, now),
+            )
+            audit.record(
+                conn, now, agent_id, actor, "create", "voice", [person_id], detail={"model": model}
+            )
+
+    def voice_profiles(self, agent: str) -> list[StoredVoice]:
+        """The household's stored voices, by person."""
+        found = self._query(
+            "SELECT v.person_id, p.name, v.embedding, v.model, v.created_at FROM voice_profiles v "
+            "JOIN people p ON p.id = v.person_id WHERE p.agent_id = ? ORDER BY p.id, v.id",
+            (self.agent_id(agent),),
+        )
+        return [
+            StoredVoice(
+                row["person_id"], row["name"], bytes(row["embedding"]), row["model"],
+                row["created_at"],
+            )
+            for row in found
+        ]  # fmt: skip
+
+    def delete_voice_profile(self, agent: str, person_id: int, *, actor: str) -> bool:
+        """Forget the person's voice; False when none was stored."""
+        agent_id = self.agent_id(agent)
+        self.person(agent, person_id)
+        with self._transaction() as conn:
+            gone = conn.execute(
+                "DELETE FROM voice_profiles WHERE person_id = ?", (person_id,)
+            ).rowcount
+            if gone:
+                audit.record(conn, self._clock(), agent_id, actor, "delete", "voice", [person_id])
+        return bool(gone)
 
     # ------------------------------------------------------------------ devices
 
