@@ -16,18 +16,29 @@ from tests.test_layout import every_import, modules
 
 FLOORS: dict[str, tuple[str, ...]] = {  # top to bottom
     "entry": ("__main__", "app", "serving"),
-    "surfaces": ("api", "ui", "cli", "mcp_server"),
+    "surfaces": ("api", "ui", "cli", "mcp_server", "xiaozhi"),
     "surface kit": ("web", "read_model"),  # what surfaces share instead of importing each other
     # The running parts wired from settings; MemoryEngine (the Python door, MCP's) opens them.
     "services": ("services", "maintenance", "engine", "engine_tools"),
     "turns": (
         *("assistant", "voice", "conversation", "reply_guard", "proxy"),
         *("decision", "devices", "listening", "spoken", "turn_timings", "device_tools"),
+        "endpointing",
     ),
     "domain": ("memory",),
     "store": ("store",),
     "backends": ("backends", "speakers"),  # speakers: recognition by voice
-    "leaves": ("config", "names", "clock", "tokens", "text", "audio", "quality", "claims"),
+    "leaves": (
+        "config",
+        "names",
+        "clock",
+        "tokens",
+        "text",
+        "audio",
+        "quality",
+        "claims",
+        "xiaozhi_config",
+    ),
     "client": ("client",),  # imports nothing of the server; its message helpers are anyone's
 }
 APART = {"surfaces"}

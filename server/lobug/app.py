@@ -39,6 +39,7 @@ from lobug.mcp_server import install_mcp
 from lobug.services import MemoryServices, Services, open_memory_services, open_services
 from lobug.ui import install_ui
 from lobug.web.roles import UI_PREFIX
+from lobug.xiaozhi import routes as xiaozhi
 
 log = logging.getLogger(__name__)
 
@@ -59,7 +60,13 @@ MEMORY_ROUTERS = (
     learning.router,
     people.router,
 )
-DEVICE_ROUTERS = (device.public, device.router, voice.router, openai_proxy.router)
+DEVICE_ROUTERS = (
+    device.public,
+    device.router,
+    voice.router,
+    openai_proxy.router,
+    xiaozhi.router,
+)
 
 
 def create_app(settings: Settings, backends: Backends | None = None) -> FastAPI:

@@ -29,6 +29,7 @@ from lobug.memory.recall import answer_from_facts, asked_words
 from lobug.memory.reminders import DueReminders, NoReminders
 from lobug.memory.spoken_curation import answer_request
 from lobug.memory.work_queue import Exchange
+from lobug.quality import CUT, INTERRUPTED
 from lobug.reply_guard import (
     GuardedReply,
     ReplyGuard,
@@ -420,6 +421,18 @@ class StreamingTurn(AbstractContextManager["StreamingTurn"]):
             regenerate = partial(self._regenerate, self._prepared)
             self._replacement = self._guard.refused(problem, spoken, self._stop_model, regenerate)
             return self._replacement
+
+    def interrupt(self, spoken: str) -> None:
+        """The person cut the answer off (barge-in) after `spoken`, all of it they heard:
+        stop the model; what was said stands, marked cut as `interrupted` (nothing said: no
+        answer is stored). Closing then stores it."""
+        with self._closing:
+            if self._open and self._replacement is None:
+                self._stop_model()
+                said = spoken.strip()
+                self._replacement = (
+                    Decision("respond", said, CUT, INTERRUPTED) if said else Decision("ignore", "")
+                )
 
     def close(self) -> Turn | None:
         """Stop the model, store what was said, free the device; the stored turn (None when

@@ -15,6 +15,7 @@ from typing import Any
 
 from lobug.clock import clock_time, zone_named
 from lobug.names import AGENT_NAME_RULE, is_agent_name
+from lobug.xiaozhi_config import XIAOZHI_ENV, XiaozhiConfig
 
 LLM_BACKENDS = ("auto", "ollama", "openai", "embedded")
 EMBED_BACKENDS = ("local", "ollama", "openai")
@@ -151,6 +152,7 @@ class Settings:
     max_context_messages: int = 10
 
     memory: MemoryConfig = field(default_factory=MemoryConfig)
+    xiaozhi: XiaozhiConfig = field(default_factory=XiaozhiConfig)
 
     def __post_init__(self) -> None:
         if self.llm_backend not in LLM_BACKENDS:
@@ -228,7 +230,7 @@ class Settings:
         if "llm_api_key" not in read and environ.get("OPENAI_API_KEY", "").strip():
             # The name every OpenAI client reads; LOBUG_LLM_API_KEY wins when both are set.
             read["llm_api_key"] = environ["OPENAI_API_KEY"].strip()
-        return cls(**read, memory=memory)
+        return cls(**read, memory=memory, xiaozhi=XiaozhiConfig(**env.read_all(XIAOZHI_ENV)))
 
     @classmethod
     def from_memory_env(cls, environ: Mapping[str, str]) -> Settings:

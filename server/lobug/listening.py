@@ -181,6 +181,8 @@ class Heard:
 
 # Have the model read a device's next prompt with the words heard so far ("": none yet).
 Prime = Callable[[str], None]
+# Told the words of the stretches heard so far, each time one more has been transcribed.
+WordsHeard = Callable[[str], None]
 
 
 async def hear_arriving(
@@ -192,16 +194,18 @@ async def hear_arriving(
     max_bytes: int,
     timings: dict[str, float],
     listener: SpeakerListener | None = None,
+    words_heard: WordsHeard | None = None,
 ) -> Heard:
     """Transcribe each stretch of speech as soon as it has ended, while the recording's
     `pieces` still arrive. `stt` in `timings` is what was left after the last piece.
     Meanwhile the model reads the answer's prompt as far as it is known (`ReadAhead`), and a
     `listener` embeds the voice (`speaker` in `timings`: what was left at the end).
+    `words_heard` (on the event loop) is told the words so far as each stretch is heard.
     Raises AudioError (AudioTooLarge past `max_bytes`)."""
     live = LiveRecording(max_seconds)
     pending: list[asyncio.Task[Transcript]] = []
     guesses: list[asyncio.Task[Transcript]] = []  # stretches heard before they ended
-    read_ahead = ReadAhead(prime, live, pending)
+    read_ahead = ReadAhead(prime, live, pending, words_heard)
 
     def transcribe(
         stretch: Stretch, then: Callable[[asyncio.Task[Transcript]], object]
@@ -271,9 +275,14 @@ class ReadAhead:
     queues behind them for the model. None starts once the recording has ended."""
 
     def __init__(
-        self, prime: Prime, live: LiveRecording, heard: list[asyncio.Task[Transcript]]
+        self,
+        prime: Prime,
+        live: LiveRecording,
+        heard: list[asyncio.Task[Transcript]],
+        words_heard: WordsHeard | None = None,
     ) -> None:
         self._prime_now, self._live, self._heard = prime, live, heard
+        self._words_heard = words_heard
         self._started = self._stopped = False
         self._words = ""
 
@@ -287,7 +296,10 @@ class ReadAhead:
 
     def heard(self, _done: asyncio.Task[Transcript]) -> None:
         """A stretch's transcription ended: prime with the words of those heard so far."""
-        self._prime_with(self._finished())
+        finished = self._finished()
+        if self._words_heard is not None:
+            self._words_heard(self._live.heard(finished).text)
+        self._prime_with(finished)
 
     def guessed(self, partial: asyncio.Task[Transcript]) -> None:
         """The stretch in progress was heard early: prime with the words so far and its."""

@@ -33,6 +33,8 @@ MAX_SENTENCE_REPEATS = 2
 REGENERATED = "regenerated"  # the first answer was refused, the second one is stored
 FALLBACK = "fallback"  # both were refused: the fallback was said, nothing to learn from
 CUT = "cut"  # a streamed answer stopped at its first refused sentence
+# The `problem` of a cut answer the person interrupted (barge-in): what they heard is stored.
+INTERRUPTED = "interrupted"
 
 _SENTENCE = re.compile(r"[^.!?\n]+")
 

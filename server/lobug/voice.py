@@ -30,7 +30,7 @@ from lobug.backends.base import (
 )
 from lobug.config import Settings
 from lobug.decision import Action, ignore_reason
-from lobug.listening import Heard, hear_arriving
+from lobug.listening import Heard, WordsHeard, hear_arriving
 from lobug.memory.work_queue import Exchange, StreamedExchange
 from lobug.speakers.identify import Speaker
 from lobug.speakers.recognition import VoiceRecognition
@@ -232,7 +232,11 @@ class Voice:
         return streaming.turn, pcm
 
     async def hear_arriving(
-        self, device_id: str, pieces: AsyncIterable[bytes], timings: dict[str, float]
+        self,
+        device_id: str,
+        pieces: AsyncIterable[bytes],
+        timings: dict[str, float],
+        words_heard: WordsHeard | None = None,
     ) -> Heard:
         """A recording heard while its bytes still arrive (`listening.hear_arriving`), the
         device's prompt read ahead meanwhile. Raises AudioError."""
@@ -245,6 +249,7 @@ class Voice:
             max_bytes=self.settings.max_audio_bytes,
             timings=timings,
             listener=None if self.recognition is None else self.recognition.listener(),
+            words_heard=words_heard,
         )
 
     def hear(self, audio: Audio, timings: dict[str, float]) -> Heard:
@@ -330,10 +335,23 @@ class Voice:
         voice: HouseholdSpeaker | None = None,
     ) -> StreamedVoice:
         reason = _judged(transcript, seconds)
-        turn_id = uuid.uuid4().hex
         if reason is not None:
+            turn_id = uuid.uuid4().hex
             self._record(turn_id, transcript.text, "ignore", "", done=True)
             return self._without_audio(turn_id, transcript.text, "ignore", timings)
+        return self.answer_words(device_id, transcript.text, timings, abandoned)
+
+    def answer_words(
+        self,
+        device_id: str,
+        text: str,
+        timings: dict[str, float],
+        abandoned: AbandonCheck | None = None,
+    ) -> StreamedVoice:
+        """Start the spoken answer to words the device sent as text (a xiaozhi `listen
+        detect`), or that a recording was heard to say and judged worth answering."""
+        turn_id = uuid.uuid4().hex
+        transcript = Transcript(text)
         streaming = self.assistant.reply_streaming(
             device_id,
             transcript.text,
@@ -366,6 +384,23 @@ class Voice:
                     yield pcm.astype("<i2").tobytes()
         finally:
             self.finish_stream(streamed)
+
+    def spoken_pieces(self, streamed: StreamedVoice) -> Iterator[str | np.ndarray]:
+        """The answer as it is said, for a transport that shows the text beside the sound
+        (the xiaozhi WebSocket): each sentence, checked by the reply guard, then its int16
+        PCM at `tts_rate` in pieces. The caller closes the turn (`finish_stream`)."""
+        if streamed.streaming is None:
+            return
+        _, tts = self.speech.require()
+        for sentence in self._checked_sentences(streamed.streaming):
+            yield sentence
+            yield from tts.synthesize(sentence)
+
+    @property
+    def tts_rate(self) -> int:
+        """The rate of the PCM `spoken_pieces` yields: the voice's own."""
+        _, tts = self.speech.require()
+        return tts.sample_rate
 
     def _checked_sentences(self, streaming: StreamingTurn) -> Iterator[str]:
         """The answer's sentences as far as a voice turn may say them, each checked by the

@@ -15,7 +15,9 @@ from lobug.api.errors import error_response
 from lobug.config import Settings, is_loopback
 from lobug.web.roles import ADMIN, DEVICE, ROLE_KEY, UI_PREFIX, Role, role_of_token
 
-OPEN_PATHS = frozenset({"/health", "/memory/health"})
+# The xiaozhi OTA call comes first, before a device has any token: it hands out the
+# WebSocket's address, and a device token only to the devices LOBUG_XIAOZHI_OTA_DEVICES names.
+OPEN_PATHS = frozenset({"/health", "/memory/health", "/xiaozhi/ota/", "/xiaozhi/ota"})
 
 
 def bearer_token(scope: Scope) -> str:
@@ -39,8 +41,8 @@ def is_open_path(path: str) -> bool:
 
 class TokenGate:
     """401 for every path but the open ones (`is_open_path`) without `Authorization: Bearer
-    <token>` naming a device or an admin token, when any token is configured; records the
-    caller's role."""
+    <token>` naming a device or an admin token, when any token is configured (a WebSocket is
+    refused at its handshake); records the caller's role."""
 
     def __init__(
         self,
@@ -62,12 +64,15 @@ class TokenGate:
         return role_of_token(bearer_token(scope), self.admin_tokens, self.device_tokens)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
+        if scope["type"] not in ("http", "websocket"):
             await self.app(scope, receive, send)
             return
         role = self.role_of(scope)
         if role is not None:
             scope.setdefault("state", {})[ROLE_KEY] = role
+        elif scope["type"] == "websocket":  # refused before the handshake: HTTP 403
+            await send({"type": "websocket.close", "code": 1008, "reason": "a token is required"})
+            return
         elif not is_open_path(scope["path"]):
             refusal = error_response(
                 401,

@@ -14,9 +14,10 @@ from fastapi import Depends, Header, Request
 
 from lobug.api.errors import ApiError
 from lobug.memory.agents import require_agent
-from lobug.names import AGENT_NAME_RULE, DEVICE_ID, DEVICE_ID_RULE, is_agent_name
-from lobug.store.models import INTERNAL_SOURCES, Agent
+from lobug.names import AGENT_NAME_RULE, is_agent_name
+from lobug.store.models import Agent
 from lobug.web.deps import MemoryDep
+from lobug.web.device_ids import device_id_problem
 from lobug.web.roles import (
     ADMIN_REQUIRED,
     ADMIN_REQUIRED_DETAIL,
@@ -34,12 +35,9 @@ def device_id(
     ] = DEFAULT_DEVICE,
 ) -> str:
     value = x_device_id.strip() or DEFAULT_DEVICE
-    if not DEVICE_ID.fullmatch(value):
-        raise ApiError(400, "invalid_device_id", DEVICE_ID_RULE)
-    if value in INTERNAL_SOURCES:
-        raise ApiError(
-            400, "invalid_device_id", f"X-Device-Id {value!r} names an internal source of the log"
-        )
+    problem = device_id_problem(value)
+    if problem is not None:
+        raise ApiError(400, "invalid_device_id", problem)
     return value
 
 

@@ -151,6 +151,18 @@ class SpeechToText(ABC):
     def transcribe(self, samples: npt.NDArray[np.float32]) -> Transcript: ...
 
 
+class VoiceActivity(ABC):
+    """Voice-activity detection on 16 kHz mono int16 PCM, a fixed chunk at a time. Keeps
+    state from chunk to chunk: one instance per stream of audio."""
+
+    name: str = "vad"
+    chunk_samples: int = 512
+
+    @abstractmethod
+    def speech_probability(self, chunk: npt.NDArray[np.int16]) -> float:
+        """The probability (0-1) that `chunk` (exactly `chunk_samples`) holds speech."""
+
+
 class TextToSpeech(ABC):
     """Speech synthesis: int16 mono PCM, one piece per sentence, at `sample_rate`."""
 

@@ -1,0 +1,82 @@
+"""Where a person's turn ends, heard by the server (the xiaozhi `auto` and `realtime` modes):
+a voice-activity model marks each 32 ms of audio as speech or not, and the turn ends after a
+stretch of silence whose length depends on the words heard so far (`listening.hear_arriving`
+transcribes each stretch of speech at its first pause):
+
+- a short silence (`FINISHED_SILENCE_MS`) when the words heard, covering all the speech so
+  far, end a sentence (". ? !"): the person said something whole;
+- a long one (`OPEN_SILENCE_MS`) otherwise: a pause mid-sentence ("I'd like to ... call Anna")
+  is waited through.
+
+Time is counted in audio (samples fed), not on the wall clock, so the rule is the same on a
+busy machine and in tests."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import numpy.typing as npt
+
+from lobug.backends.base import VoiceActivity
+
+RATE = 16_000
+SPEECH_PROBABILITY = 0.5
+MIN_SPEECH_MS = 200  # less voiced audio than this is a click or a breath, not a turn
+FINISHED_SILENCE_MS = 300
+OPEN_SILENCE_MS = 900
+SENTENCE_END = re.compile(r"[.?!。？！]['\")\]]*\s*$")
+
+
+class Endpointer:
+    """Feed the utterance's 16 kHz PCM as it arrives (`feed`), and the words heard so far
+    (`heard`); `ended` turns true once the turn is over."""
+
+    def __init__(self, vad: VoiceActivity) -> None:
+        self._vad = vad
+        self._pending = np.zeros(0, dtype=np.int16)
+        self._fed = 0  # samples through the VAD
+        self._voiced = 0  # samples judged speech
+        self._last_voice_end = 0  # sample after the last speech chunk
+        self._words = ""
+        self._words_at = -1  # the sample count when the words were last told
+        self.ended = False
+
+    @property
+    def spoke(self) -> bool:
+        return self._voiced * 1000 >= MIN_SPEECH_MS * RATE
+
+    @property
+    def last_voice_s(self) -> float:
+        """Where, in seconds of the utterance, the last speech ended."""
+        return self._last_voice_end / RATE
+
+    def feed(self, pcm: npt.NDArray[np.int16]) -> bool:
+        """Take the next audio; whether the turn has ended."""
+        self._pending = np.concatenate([self._pending, pcm])
+        size = self._vad.chunk_samples
+        while len(self._pending) >= size and not self.ended:
+            chunk, self._pending = self._pending[:size], self._pending[size:]
+            self._fed += size
+            if self._vad.speech_probability(chunk) >= SPEECH_PROBABILITY:
+                self._voiced += size
+                self._last_voice_end = self._fed
+            self.ended = self._turn_over()
+        return self.ended
+
+    def heard(self, words: str) -> None:
+        """The words of the speech transcribed so far (`listening.WordsHeard`)."""
+        self._words, self._words_at = words, self._fed
+        self.ended = self.ended or self._turn_over()
+
+    def _turn_over(self) -> bool:
+        if not self.spoke:
+            return False
+        silence_ms = (self._fed - self._last_voice_end) * 1000 / RATE
+        return silence_ms >= self._silence_needed_ms()
+
+    def _silence_needed_ms(self) -> float:
+        words_cover_speech = self._words_at >= self._last_voice_end
+        if words_cover_speech and SENTENCE_END.search(self._words):
+            return FINISHED_SILENCE_MS
+        return OPEN_SILENCE_MS

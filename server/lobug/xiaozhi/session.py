@@ -1,0 +1,429 @@
+"""One xiaozhi connection: the hello, then listening, turns and barge-in.
+
+The device's Opus frames are decoded to 16 kHz PCM and handed, as a WAV stream, to the same
+hearing as the HTTP path's (`Voice.hear_arriving`: transcription while the person speaks,
+the prompt read ahead); a turn is the HTTP path's turn (`Voice.answer_streaming`: the same
+memory, reply guard, log and memory work), only its sound travels as Opus with `tts`
+messages around each sentence. The turn ends at `listen stop`, or in `auto` and `realtime`
+modes where the server's endpointing says (`lobug.endpointing`). `abort` (or, in
+`realtime`, speech while the answer plays) stops sending at once, stops the model and the
+synthesis after the step in progress, and stores what was said, marked interrupted."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import threading
+import time
+import uuid
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import numpy as np
+
+from lobug.audio import STREAMING_DATA_SIZE, resample, wav_header
+from lobug.backends.base import SpeechNotReady, VoiceActivity
+from lobug.endpointing import Endpointer
+from lobug.listening import Heard
+from lobug.services import Services
+from lobug.voice import StreamedVoice
+from lobug.xiaozhi import frames, messages
+from lobug.xiaozhi.limits import (
+    FRAME_MS,
+    HELLO_TIMEOUT_S,
+    IDLE_TIMEOUT_S,
+    MAX_FRAMES_PER_S,
+    MAX_MCP_TOOLS,
+    MAX_UTTERANCE_S,
+    RATE_WINDOW_S,
+    SAMPLE_RATE_IN,
+    CloseCode,
+    ProtocolError,
+)
+from lobug.xiaozhi.opus import OpusDecoder, OpusEncoder
+
+log = logging.getLogger(__name__)
+
+LEAD_S = 0.3  # how far the sound sent may run ahead of the device's playback
+EMOTION_RESPOND = ("neutral", "🙂")
+EMOTION_REACT = ("happy", "😊")
+MCP_INITIALIZE_ID, MCP_TOOLS_ID = 1, 2
+
+
+class Link(Protocol):
+    """The WebSocket as the session needs it (a Starlette WebSocket in `routes`)."""
+
+    async def receive(self) -> str | bytes | None: ...  # None: the device closed
+
+    async def send_text(self, text: str) -> None: ...
+
+    async def send_bytes(self, data: bytes) -> None: ...
+
+
+@dataclass
+class FrameRate:
+    """Frames received in the last `RATE_WINDOW_S`; ProtocolError past the limit."""
+
+    times: list[float] = field(default_factory=list)
+
+    def count(self, now: float) -> None:
+        self.times = [t for t in self.times if now - t < RATE_WINDOW_S]
+        self.times.append(now)
+        if len(self.times) > MAX_FRAMES_PER_S * RATE_WINDOW_S:
+            raise ProtocolError(CloseCode.POLICY_VIOLATION, "audio frames arrive too fast")
+
+
+class Utterance:
+    """What the person says in one turn, heard while it arrives."""
+
+    def __init__(
+        self, svc: Services, device: str, mode: str, vad: Callable[[], VoiceActivity]
+    ) -> None:
+        self.mode = mode
+        self.timings: dict[str, float] = {}
+        self.endpointer = Endpointer(vad()) if mode in ("auto", "realtime") else None
+        self._pcm: asyncio.Queue[bytes | None] = asyncio.Queue()
+        self._samples = 0
+        self.closed = False
+        self.last_voice_at = 0.0  # perf_counter of the frame that held the last speech
+        words = self.endpointer.heard if self.endpointer else None
+        self.hearing: asyncio.Task[Heard] = asyncio.create_task(
+            svc.voice.hear_arriving(device, self._pieces(), self.timings, words)
+        )
+
+    @property
+    def ended(self) -> bool:
+        return self.closed or (self.endpointer is not None and self.endpointer.ended)
+
+    @property
+    def spoke(self) -> bool:
+        return self.endpointer is not None and self.endpointer.spoke
+
+    def add(self, pcm: np.ndarray) -> None:
+        if self.closed:
+            return
+        self._pcm.put_nowait(pcm.astype("<i2").tobytes())
+        self._samples += len(pcm)
+        if self.endpointer is not None:
+            voiced_before = self.endpointer.last_voice_s
+            self.endpointer.feed(pcm)
+            if self.endpointer.last_voice_s > voiced_before:
+                self.last_voice_at = time.perf_counter()
+        if self._samples >= MAX_UTTERANCE_S * SAMPLE_RATE_IN:
+            self.close()
+
+    def close(self) -> None:
+        if not self.closed:
+            self.closed = True
+            self._pcm.put_nowait(None)
+
+    async def _pieces(self) -> AsyncIterator[bytes]:
+        yield wav_header(SAMPLE_RATE_IN, STREAMING_DATA_SIZE)
+        while (piece := await self._pcm.get()) is not None:
+            yield piece
+
+
+class Reply:
+    """One answer being said: a worker thread walks the turn's sentences and their sound
+    (`Voice.spoken_pieces`), the event loop sends them paced like playback."""
+
+    def __init__(self, session: Session, streamed: StreamedVoice) -> None:
+        self.session = session
+        self.streamed = streamed
+        self.stop = threading.Event()
+        self.aborted = asyncio.Event()
+        self.said: list[str] = []
+        self.last_frame_at = 0.0
+        self._pieces: asyncio.Queue[object] = asyncio.Queue()
+        self._done = object()
+
+    def produce(self, loop: asyncio.AbstractEventLoop) -> None:
+        """In a worker thread: the pieces into the queue until done or stopped; then the turn
+        is closed (stored; interrupted when stopped)."""
+        voice = self.session.svc.voice
+        try:
+            for piece in voice.spoken_pieces(self.streamed):
+                if self.stop.is_set():
+                    break
+                loop.call_soon_threadsafe(self._pieces.put_nowait, piece)
+        except Exception:
+            log.exception("the answer of %s failed", self.session.device)
+        finally:
+            if self.stop.is_set() and self.streamed.streaming is not None:
+                self.streamed.streaming.interrupt(" ".join(self.said))
+            voice.finish_stream(self.streamed)
+            loop.call_soon_threadsafe(self._pieces.put_nowait, self._done)
+
+    async def send(self, rate: int, tts_rate: int) -> None:
+        """Send each sentence's text and sound until the end or an abort."""
+        session, encoder = self.session, OpusEncoder(rate)
+        playback = time.perf_counter()
+        while (piece := await self._next()) is not self._done:
+            if isinstance(piece, str):
+                self.said.append(piece)
+                await session.send(messages.tts(session.id, "sentence_start", piece))
+                continue
+            pcm = _at_rate(np.asarray(piece), tts_rate, rate)
+            playback = await self._send_packets(encoder.encode(pcm), playback)
+        if not self.aborted.is_set():
+            await self._send_packets(encoder.flush(), playback)
+        await session.send(messages.tts(session.id, "stop"))
+
+    async def _next(self) -> object:
+        """The next piece, or `_done` at once when the answer is aborted."""
+        getting = asyncio.ensure_future(self._pieces.get())
+        stopping = asyncio.ensure_future(self.aborted.wait())
+        await asyncio.wait({getting, stopping}, return_when=asyncio.FIRST_COMPLETED)
+        stopping.cancel()
+        if getting.done() and not self.aborted.is_set():
+            return getting.result()
+        getting.cancel()
+        return self._done
+
+    async def _send_packets(self, packets: list[bytes], playback: float) -> float:
+        """Send at the pace of playback, at most `LEAD_S` ahead; stops at an abort."""
+        frame_s = FRAME_MS / 1000
+        for packet in packets:
+            playback = max(playback, time.perf_counter()) + frame_s
+            ahead = playback - time.perf_counter() - LEAD_S
+            if ahead > 0:
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self.aborted.wait(), ahead)
+            if self.aborted.is_set():
+                return playback
+            await self.session.send_audio(packet)
+            self.last_frame_at = time.perf_counter()
+        return playback
+
+    def abort(self) -> None:
+        self.aborted.set()
+        self.stop.set()
+
+
+def _at_rate(pcm: np.ndarray, source: int, target: int) -> np.ndarray:
+    if source == target:
+        return pcm.astype(np.int16)
+    floats = resample(pcm.astype(np.float32) / 32768.0, source, target)
+    return (np.clip(floats, -1, 1) * 32767).astype(np.int16)
+
+
+class Session:
+    """One connection of one device; `run` until it closes."""
+
+    def __init__(
+        self,
+        svc: Services,
+        link: Link,
+        device: str,
+        version: int,
+        vad: Callable[[], VoiceActivity],
+    ) -> None:
+        self.svc, self.link, self.device, self.version = svc, link, device, version
+        self.vad = vad
+        self.id = uuid.uuid4().hex
+        self.rate = svc.settings.xiaozhi.output_rate
+        self.tools: list[dict[str, Any]] = []  # the device's MCP tools
+        self.utterance: Utterance | None = None
+        self.reply: Reply | None = None
+        self._decoder: OpusDecoder | None = None
+        self._frames = FrameRate()
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._sending = asyncio.Lock()
+
+    # ------------------------------------------------------------------ the connection
+
+    async def run(self) -> tuple[CloseCode, str]:
+        """Serve the device until it leaves; the close code and reason to close with."""
+        try:
+            await self._greet()
+            while (data := await self._receive(IDLE_TIMEOUT_S, "idle")) is not None:
+                await self._on_data(data)
+            return CloseCode.NORMAL, ""
+        except ProtocolError as exc:
+            log.info("xiaozhi %s closed: %s", self.device, exc.reason)
+            return exc.code, exc.reason
+        finally:
+            await self._end()
+
+    async def _receive(self, timeout_s: float, what: str) -> str | bytes | None:
+        try:
+            return await asyncio.wait_for(self.link.receive(), timeout_s)
+        except TimeoutError:
+            raise ProtocolError(CloseCode.POLICY_VIOLATION, f"{what} timeout") from None
+
+    async def _greet(self) -> None:
+        data = await self._receive(HELLO_TIMEOUT_S, "hello")
+        if data is None:
+            return
+        hello = messages.parse(data) if isinstance(data, str) else None
+        if not isinstance(hello, messages.Hello):
+            raise ProtocolError(CloseCode.PROTOCOL_ERROR, "the first message must be a hello")
+        self._decoder = OpusDecoder(hello.audio.sample_rate)
+        await self.send(messages.server_hello(self.id, self.rate))
+        if hello.mcp:
+            await self._ask_tools()
+
+    async def _ask_tools(self) -> None:
+        init = messages.mcp_request(
+            MCP_INITIALIZE_ID,
+            "initialize",
+            {"protocolVersion": "2024-11-05", "capabilities": {}, "clientInfo": {"name": "lobug"}},
+        )
+        await self.send(messages.mcp(self.id, init))
+        await self.send(messages.mcp(self.id, messages.mcp_request(MCP_TOOLS_ID, "tools/list")))
+
+    async def _end(self) -> None:
+        if self.reply is not None:
+            self.reply.abort()
+        if self.utterance is not None:
+            self.utterance.close()
+        for task in list(self._tasks):  # the turn closes and stores what was said
+            await asyncio.wait({task}, timeout=30)
+
+    async def send(self, message: dict[str, Any]) -> None:
+        async with self._sending:
+            await self.link.send_text(messages.dumps(message))
+
+    async def send_audio(self, packet: bytes) -> None:
+        async with self._sending:
+            await self.link.send_bytes(frames.pack(self.version, packet))
+
+    # ------------------------------------------------------------------ what arrives
+
+    async def _on_data(self, data: str | bytes) -> None:
+        if isinstance(data, str):
+            await self._on_message(messages.parse(data))
+            return
+        frame = frames.unpack(self.version, data)
+        if frame.kind == frames.JSON:
+            await self._on_message(messages.parse(frame.payload.decode("utf-8", "replace")))
+            return
+        self._frames.count(time.monotonic())
+        self._on_audio(frame.payload)
+
+    async def _on_message(self, message: messages.Message) -> None:
+        if isinstance(message, messages.Listen):
+            await self._on_listen(message)
+        elif isinstance(message, messages.Abort):
+            self._barge_in()
+        elif isinstance(message, messages.Mcp):
+            self._on_mcp(message.payload)
+        elif isinstance(message, messages.Hello):
+            raise ProtocolError(CloseCode.PROTOCOL_ERROR, "a second hello")
+        else:
+            log.debug("xiaozhi %s: %s message let pass", self.device, message.type)
+
+    async def _on_listen(self, listen: messages.Listen) -> None:
+        if listen.state == "start":
+            self._start_listening(listen.mode)
+        elif listen.state == "stop":
+            self._end_utterance()
+        elif listen.text:  # detect: a wake word, or words typed on the device
+            self._spawn(self._answer_words(listen.text))
+
+    def _start_listening(self, mode: str) -> None:
+        if self.utterance is not None and not self.utterance.ended:
+            self.utterance.close()  # a new start replaces it unanswered
+            self.utterance.hearing.cancel()
+        try:
+            self.svc.speech.require()
+        except SpeechNotReady as exc:
+            raise ProtocolError(CloseCode.TRY_AGAIN_LATER, str(exc)) from None
+        self.utterance = Utterance(self.svc, self.device, mode, self.vad)
+
+    def _on_audio(self, packet: bytes) -> None:
+        utterance = self.utterance
+        if utterance is None or utterance.ended or self._decoder is None:
+            return  # audio while nobody listens (the device's closing frames): dropped
+        utterance.add(self._decoder.decode(packet))
+        if utterance.mode == "realtime" and utterance.spoke and self.reply is not None:
+            self._barge_in()  # the person speaks over the answer
+        if utterance.ended:
+            self._end_utterance()
+
+    def _end_utterance(self) -> None:
+        utterance, self.utterance = self.utterance, None
+        if utterance is None:
+            return
+        utterance.close()
+        self._spawn(self._answer_heard(utterance))
+
+    def _on_mcp(self, payload: dict[str, Any]) -> None:
+        result = payload.get("result")
+        if payload.get("id") == MCP_TOOLS_ID and isinstance(result, dict):
+            tools = result.get("tools")
+            if isinstance(tools, list):
+                self.tools = [t for t in tools if isinstance(t, dict)][:MAX_MCP_TOOLS]
+                log.info("xiaozhi %s offers %d tools", self.device, len(self.tools))
+
+    def _barge_in(self) -> None:
+        if self.reply is not None:
+            self.reply.abort()
+
+    def _spawn(self, work: Any) -> None:
+        task: asyncio.Task[None] = asyncio.create_task(work)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    # ------------------------------------------------------------------ turns
+
+    async def _answer_heard(self, utterance: Utterance) -> None:
+        try:
+            heard = await utterance.hearing
+        except asyncio.CancelledError:
+            return
+        except Exception as exc:
+            log.info("xiaozhi %s: recording not heard: %s", self.device, exc)
+            return
+        if heard.transcript.text:
+            await self.send(messages.stt(self.id, heard.transcript.text))
+        await self._answer(
+            self.svc.voice.answer_streaming,
+            self.device,
+            heard.transcript,
+            heard.seconds,
+            utterance.timings,
+        )
+
+    async def _answer_words(self, text: str) -> None:
+        await self.send(messages.stt(self.id, text))
+        await self._answer(self.svc.voice.answer_words, self.device, text, {})
+
+    async def _answer(self, start: Callable[..., StreamedVoice], *args: Any) -> None:
+        gone = threading.Event()
+        try:
+            streamed = await asyncio.to_thread(start, *args, gone.is_set)
+        except Exception:
+            log.exception("xiaozhi %s: the turn failed", self.device)
+            return
+        try:
+            await self._say(streamed)
+        finally:
+            gone.set()
+            exchange = await asyncio.to_thread(streamed.stored.wait)
+            if exchange is not None:
+                self.svc.memory_work.submit(exchange)
+            self._spawn(asyncio.to_thread(self.svc.voice.prime, self.device))
+
+    async def _say(self, streamed: StreamedVoice) -> None:
+        if streamed.streaming is None:
+            if streamed.action == "react":
+                await self.send(messages.llm_emotion(self.id, *EMOTION_REACT))
+            return
+        if self.reply is not None:
+            self.reply.abort()  # a newer turn replaces an answer still being said
+        reply = self.reply = Reply(self, streamed)
+        loop = asyncio.get_running_loop()
+        producing = loop.run_in_executor(None, reply.produce, loop)
+        try:
+            await self.send(messages.llm_emotion(self.id, *EMOTION_RESPOND))
+            await self.send(messages.tts(self.id, "start"))
+            await reply.send(self.rate, self.svc.voice.tts_rate)
+        finally:
+            if not producing.done():
+                reply.abort()  # aborted, or the connection failed: stop the worker too
+            await producing
+            if self.reply is reply:
+                self.reply = None
