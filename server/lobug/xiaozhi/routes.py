@@ -74,7 +74,7 @@ async def xiaozhi_websocket(websocket: WebSocket) -> None:
     await websocket.accept()
     session = Session(services, StarletteLink(websocket), device, version, SileroVAD)
     code, reason = await session.run()
-    with contextlib.suppress(RuntimeError):  # the device closed first
+    with contextlib.suppress(RuntimeError, WebSocketDisconnect):  # the device closed first
         await websocket.close(code=code, reason=reason)
 
 

@@ -332,6 +332,7 @@ class Session:
         except SpeechNotReady as exc:
             raise ProtocolError(CloseCode.TRY_AGAIN_LATER, str(exc)) from None
         self.utterance = Utterance(self.svc, self.device, mode, self.vad)
+        log.debug("xiaozhi %s listens (%s)", self.device, mode)
 
     def _on_audio(self, packet: bytes) -> None:
         utterance = self.utterance
@@ -348,6 +349,7 @@ class Session:
         if utterance is None:
             return
         utterance.close()
+        log.debug("xiaozhi %s: the utterance ended", self.device)
         self._spawn(self._answer_heard(utterance))
 
     def _on_mcp(self, payload: dict[str, Any]) -> None:
