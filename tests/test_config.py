@@ -214,9 +214,27 @@ def test_every_settings_field_can_be_set_from_the_environment() -> None:
     from dataclasses import fields
 
     from lobug.config import MEMORY_ENV, SETTINGS_ENV
+    from lobug.xiaozhi_config import XIAOZHI_ENV, XiaozhiConfig
 
-    assert {f.name for f in fields(Settings)} - {"memory"} == set(SETTINGS_ENV)
+    assert {f.name for f in fields(Settings)} - {"memory", "xiaozhi"} == set(SETTINGS_ENV)
     assert {f.name for f in fields(MemoryConfig)} == set(MEMORY_ENV)
+    assert {f.name for f in fields(XiaozhiConfig)} == set(XIAOZHI_ENV)
+
+
+def test_the_xiaozhi_settings_are_read_and_checked() -> None:
+    read = Settings.from_env(
+        {
+            "LOBUG_XIAOZHI_URL": "wss://bug.example/xiaozhi/v1/",
+            "LOBUG_XIAOZHI_OUTPUT_RATE": "16000",
+            "LOBUG_XIAOZHI_OTA_DEVICES": "AA:BB:CC:DD:EE:FF, 11:22:33:44:55:66",
+        }
+    ).xiaozhi
+    assert read.url == "wss://bug.example/xiaozhi/v1/" and read.output_rate == 16000
+    assert read.ota_devices == ("aa:bb:cc:dd:ee:ff", "11:22:33:44:55:66")
+    with pytest.raises(ValueError, match="24000 or 16000"):
+        Settings.from_env({"LOBUG_XIAOZHI_OUTPUT_RATE": "44100"})
+    with pytest.raises(ValueError, match="ws:// or wss://"):
+        Settings.from_env({"LOBUG_XIAOZHI_URL": "http://bug.example/"})
 
 
 def test_max_devices_is_read_and_checked() -> None:

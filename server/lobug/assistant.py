@@ -29,13 +29,7 @@ from lobug.memory.recall import answer_from_facts, asked_words
 from lobug.memory.reminders import DueReminders, NoReminders
 from lobug.memory.spoken_curation import answer_request
 from lobug.memory.work_queue import Exchange
-from lobug.quality import CUT, INTERRUPTED
-from lobug.reply_guard import (
-    GuardedReply,
-    ReplyGuard,
-    careful_reply,
-    guard_metadata,
-)
+from lobug.reply_guard import GuardedReply, ReplyGuard, careful_reply, guard_metadata, interrupted
 from lobug.spoken import SpokenLimit
 from lobug.store.household import EVERYONE, Speaker, Viewer, answering
 from lobug.store.models import Message
@@ -423,16 +417,11 @@ class StreamingTurn(AbstractContextManager["StreamingTurn"]):
             return self._replacement
 
     def interrupt(self, spoken: str) -> None:
-        """The person cut the answer off (barge-in) after `spoken`, all of it they heard:
-        stop the model; what was said stands, marked cut as `interrupted` (nothing said: no
-        answer is stored). Closing then stores it."""
+        """Barge-in after `spoken`: stop the model; `reply_guard.interrupted` is stored."""
         with self._closing:
             if self._open and self._replacement is None:
                 self._stop_model()
-                said = spoken.strip()
-                self._replacement = (
-                    Decision("respond", said, CUT, INTERRUPTED) if said else Decision("ignore", "")
-                )
+                self._replacement = interrupted(spoken)
 
     def close(self) -> Turn | None:
         """Stop the model, store what was said, free the device; the stored turn (None when

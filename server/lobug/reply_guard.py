@@ -17,7 +17,7 @@ from dataclasses import replace
 from lobug.backends.base import AbandonCheck, ChatBackend, ChatMessage, with_rule
 from lobug.claims import invented_details
 from lobug.decision import Decision
-from lobug.quality import CUT, FALLBACK, REGENERATED, language_rule, text_problem
+from lobug.quality import CUT, FALLBACK, INTERRUPTED, REGENERATED, language_rule, text_problem
 from lobug.spoken import SENTENCE_END
 
 log = logging.getLogger(__name__)
@@ -37,6 +37,14 @@ def guard_metadata(decision: Decision) -> dict[str, str] | None:
     if decision.guard is None:
         return None
     return {"guard": decision.guard, "problem": decision.problem or ""}
+
+
+def interrupted(said: str) -> Decision:
+    """What a turn the person cut off (barge-in) stores: what they heard of the answer,
+    marked cut as `interrupted`; nothing when they heard none of it."""
+    if not said.strip():
+        return Decision("ignore", "")
+    return Decision("respond", said.strip(), CUT, INTERRUPTED)
 
 
 def careful_messages(messages: Sequence[ChatMessage], language: str) -> list[ChatMessage]:
