@@ -107,11 +107,6 @@ def test_ota_answers_the_websocket_address_and_no_update(server: ServerProcess) 
     assert httpx.get(f"{server.url}/xiaozhi/ota/", timeout=10).status_code == 200
 
 
-@pytest.mark.xfail(
-    reason="the first spoken turn on a fresh server can stay unanswered: its hearing never "
-    "finishes (seen here under load; a second connection is answered). Open, see MEMORY.md",
-    strict=False,
-)
 def test_a_spoken_question_is_answered_with_audio(
     server: ServerProcess, question_pcm: bytes
 ) -> None:

@@ -79,19 +79,32 @@ class Utterance:
     """What the person says in one turn, heard while it arrives."""
 
     def __init__(
-        self, svc: Services, device: str, mode: str, vad: Callable[[], VoiceActivity]
+        self,
+        svc: Services,
+        device: str,
+        mode: str,
+        vad: Callable[[], VoiceActivity],
+        on_end: Callable[[Utterance], None],
     ) -> None:
         self.mode = mode
+        self._on_end = on_end
         self.timings: dict[str, float] = {}
         self.endpointer = Endpointer(vad()) if mode in ("auto", "realtime") else None
         self._pcm: asyncio.Queue[bytes | None] = asyncio.Queue()
         self._samples = 0
         self.closed = False
         self.last_voice_at = 0.0  # perf_counter of the frame that held the last speech
-        words = self.endpointer.heard if self.endpointer else None
+        words = self._heard if self.endpointer else None
         self.hearing: asyncio.Task[Heard] = asyncio.create_task(
             svc.voice.hear_arriving(device, self._pieces(), self.timings, words)
         )
+
+    def _heard(self, words: str) -> None:
+        """The words so far (`listening.WordsHeard`): they may end the turn on their own."""
+        if self.endpointer is not None and not self.closed:
+            self.endpointer.heard(words)
+            if self.endpointer.ended:
+                self._on_end(self)
 
     @property
     def ended(self) -> bool:
@@ -319,7 +332,7 @@ class Session:
         if listen.state == "start":
             self._start_listening(listen.mode)
         elif listen.state == "stop":
-            self._end_utterance()
+            self._stop_listening()
         elif listen.text:  # detect: a wake word, or words typed on the device
             self._spawn(self._answer_words(listen.text))
 
@@ -331,23 +344,28 @@ class Session:
             self.svc.speech.require()
         except SpeechNotReady as exc:
             raise ProtocolError(CloseCode.TRY_AGAIN_LATER, str(exc)) from None
-        self.utterance = Utterance(self.svc, self.device, mode, self.vad)
+        self.utterance = Utterance(self.svc, self.device, mode, self.vad, self._end_utterance)
         log.debug("xiaozhi %s listens (%s)", self.device, mode)
 
     def _on_audio(self, packet: bytes) -> None:
         utterance = self.utterance
-        if utterance is None or utterance.ended or self._decoder is None:
+        if utterance is None or self._decoder is None:
             return  # audio while nobody listens (the device's closing frames): dropped
         utterance.add(self._decoder.decode(packet))
         if utterance.mode == "realtime" and utterance.spoke and self.reply is not None:
             self._barge_in()  # the person speaks over the answer
         if utterance.ended:
-            self._end_utterance()
+            self._end_utterance(utterance)
 
-    def _end_utterance(self) -> None:
-        utterance, self.utterance = self.utterance, None
-        if utterance is None:
+    def _stop_listening(self) -> None:
+        if self.utterance is not None:
+            self._end_utterance(self.utterance)
+
+    def _end_utterance(self, utterance: Utterance) -> None:
+        """The turn's words are all there: answer them (once)."""
+        if self.utterance is not utterance:
             return
+        self.utterance = None
         utterance.close()
         log.debug("xiaozhi %s: the utterance ended", self.device)
         self._spawn(self._answer_heard(utterance))
