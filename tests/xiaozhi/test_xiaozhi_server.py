@@ -18,7 +18,7 @@ import websockets
 
 from lobug.audio import resample
 from lobug.backends.speech import PiperTTS
-from tests.e2e.server import ServerProcess, start_server
+from tests.e2e.server import ServerProcess, start_server, wait_for_learning
 
 pytestmark = [pytest.mark.e2e, pytest.mark.models]
 
@@ -200,3 +200,21 @@ def test_bad_input_closes_the_connection_cleanly(server: ServerProcess) -> None:
     assert asyncio.run(refused({"Device-Id": MAC, "Protocol-Version": "9"})) == 403
     assert asyncio.run(refused({})) == 403  # no Device-Id
     assert httpx.get(f"{server.url}/health", timeout=5).status_code == 200
+
+
+def test_a_fact_said_on_one_device_is_recalled_on_another(server: ServerProcess) -> None:
+    async def tell(mac: str, text: str) -> Device:
+        device = Device(server)
+        device.sdk.mode = "manual"
+        assert await device.sdk.init_connection(mac)
+        await device.sdk.send_text(text)
+        await device.wait_for("tts", "stop", timeout_s=120)
+        await device.sdk.close()
+        return device
+
+    asyncio.run(tell("aa:bb:cc:dd:ee:03", "My name is Ottilie and I drive a green Skoda."))
+    with httpx.Client(base_url=server.url, timeout=10) as client:
+        wait_for_learning(client)
+    other = asyncio.run(tell("aa:bb:cc:dd:ee:04", "What car do I drive?"))
+    said = " ".join(m["text"] for m in other.seen("tts", "sentence_start")).lower()
+    assert "skoda" in said, said
