@@ -1,0 +1,67 @@
+"""The server's turn-end rule (`lobug.endpointing`), with a fake voice-activity model: a
+chunk is speech when its first sample is not zero."""
+
+from __future__ import annotations
+
+import numpy as np
+import numpy.typing as npt
+
+from lobug.backends.base import VoiceActivity
+from lobug.endpointing import FINISHED_SILENCE_MS, OPEN_SILENCE_MS, Endpointer
+
+CHUNK = 512
+
+
+class FakeVAD(VoiceActivity):
+    chunk_samples = CHUNK
+
+    def speech_probability(self, chunk: npt.NDArray[np.int16]) -> float:
+        return 1.0 if chunk[0] else 0.0
+
+
+def audio(ms: float, *, speech: bool) -> npt.NDArray[np.int16]:
+    samples = int(16 * ms) // CHUNK * CHUNK
+    return np.full(samples, 1000 if speech else 0, dtype=np.int16)
+
+
+def silence_until_end(endpointer: Endpointer, limit_ms: float = 3000) -> float:
+    """Feed silence 32 ms at a time; how much it took to end the turn."""
+    fed = 0.0
+    while not endpointer.feed(audio(32, speech=False)):
+        fed += 32
+        assert fed < limit_ms
+    return fed + 32
+
+
+def test_a_finished_sentence_ends_the_turn_after_a_short_silence() -> None:
+    endpointer = Endpointer(FakeVAD())
+    endpointer.feed(audio(1000, speech=True))
+    endpointer.feed(audio(96, speech=False))
+    endpointer.heard("What is the capital of France?")
+    waited = 96 + silence_until_end(endpointer)
+    assert FINISHED_SILENCE_MS <= waited < FINISHED_SILENCE_MS + 64
+
+
+def test_a_pause_mid_sentence_is_waited_through() -> None:
+    endpointer = Endpointer(FakeVAD())
+    endpointer.feed(audio(1000, speech=True))
+    endpointer.feed(audio(96, speech=False))
+    endpointer.heard("I would like to")
+    assert not endpointer.feed(audio(600, speech=False))  # a 700 ms pause: not the end
+    endpointer.feed(audio(640, speech=True))  # "... call Anna"
+    waited = silence_until_end(endpointer)
+    assert OPEN_SILENCE_MS <= waited < OPEN_SILENCE_MS + 64
+
+
+def test_words_heard_before_the_last_speech_do_not_shorten_the_wait() -> None:
+    endpointer = Endpointer(FakeVAD())
+    endpointer.feed(audio(800, speech=True))
+    endpointer.heard("Hello there.")  # the first stretch, heard while speech goes on
+    endpointer.feed(audio(800, speech=True))
+    assert silence_until_end(endpointer) >= OPEN_SILENCE_MS
+
+
+def test_no_speech_never_ends_a_turn() -> None:
+    endpointer = Endpointer(FakeVAD())
+    assert not endpointer.feed(audio(5000, speech=False))
+    assert not endpointer.feed(audio(96, speech=True)) and not endpointer.spoke
