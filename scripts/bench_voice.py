@@ -4,9 +4,12 @@ Utterances of about 2 and 5 seconds are spoken by piper (the bundled voice). Eac
 uploads its recording to `/chat/audio/stream` the way a device recording live does: an
 `audio/wav` body with chunked transfer, one 100 ms chunk every 100 ms. "End of speech" is the
 moment the last chunk has been sent; the figure is the time from there to the first PCM byte of
-the reply. The non-streamed `/chat/audio` turns upload the whole recording and wait for the
-whole reply. Also printed: the word error rate of the server's transcripts and how long the
-spoken replies were.
+the reply. The xiaozhi WebSocket turns (`bench_xiaozhi.py`) send 60 ms Opus frames in real
+time, the speech and then silence until the reply starts (the server's own endpointing ends
+the turn): from the frame with the last speech to the first reply audio, and barge-in, from an
+`abort` to the last reply audio frame. The non-streamed `/chat/audio` turns upload the whole
+recording and wait for the whole reply. Also printed: the word error rate of the server's
+transcripts and how long the spoken replies were.
 
 Each recording ends with the silence a device records before its end-of-speech detection stops
 it (`--closing-silence-ms`, the firmware's LOBUG_SILENCE_MS, 800). With `--baseline DIR` a
@@ -21,6 +24,7 @@ that gets no answer in time (a machine too busy) is counted as failed and left o
 from __future__ import annotations
 
 import argparse
+import asyncio
 import base64
 import contextlib
 import re
@@ -40,6 +44,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT / "server"), str(ROOT)]
 
+from scripts.bench_xiaozhi import DeviceFigures, device_turn  # noqa: E402
 from tests.e2e.server import start_server  # noqa: E402
 
 from lobug.audio import encode_wav, resample  # noqa: E402
@@ -77,6 +82,7 @@ class Results:
     stages: list[dict[str, float]] = field(default_factory=list)  # streamed turns' Server-Timing
     errors: list[tuple[int, int]] = field(default_factory=list)  # (word errors, words)
     failed: int = 0  # turns that got no answer in time (a machine too busy), left out
+    device: DeviceFigures = field(default_factory=DeviceFigures)  # the xiaozhi WebSocket turns
     verbose: bool = False  # print each streamed turn as it comes
 
 
@@ -160,6 +166,19 @@ def whole_turn(client: httpx.Client, clip: Clip, results: Results) -> None:
         results.reply_seconds.append((len(wav) - 44) / 2 / rate)
 
 
+def xiaozhi_turn(client: httpx.Client, clip: Clip, results: Results) -> None:
+    """One turn of a xiaozhi device over the WebSocket (`bench_xiaozhi.device_turn`)."""
+    url = str(client.base_url).replace("http", "ws", 1).rstrip("/") + "/xiaozhi/v1/"
+    before = len(results.device.first_audio)
+    asyncio.run(device_turn(url, clip.wav, clip.seconds, results.device))
+    if len(results.device.first_audio) > before and results.device.heard:
+        results.errors.append(word_errors(clip.text, results.device.heard[-1]))
+    if results.verbose and len(results.device.first_audio) > before:
+        first = results.device.first_audio[-1] * 1000
+        barge = (results.device.barge_in[-1:] or [float("nan")])[0] * 1000
+        print(f"  xiaozhi first audio {first:,.0f} ms, barge-in {barge:,.0f} ms", flush=True)
+
+
 def server_timing(header: str) -> dict[str, float]:
     stages = {}
     for part in header.split(","):
@@ -211,6 +230,13 @@ def figures(results: Results) -> dict[str, str]:
     if fa:
         out["first audio p50"] = f"{statistics.median(fa):,.0f} ms"
         out["first audio p95"] = f"{percentile(fa, 0.95):,.0f} ms"
+    device = [s * 1000 for s in results.device.first_audio]
+    if device:
+        out["xiaozhi p50"] = f"{statistics.median(device):,.0f} ms"
+        out["xiaozhi p95"] = f"{percentile(device, 0.95):,.0f} ms"
+    barge = [s * 1000 for s in results.device.barge_in]
+    if barge:
+        out["barge-in"] = f"{statistics.median(barge):,.0f} / {percentile(barge, 0.95):,.0f} ms"
     if results.whole:
         out["whole p50"] = f"{statistics.median(results.whole) * 1000:,.0f} ms"
     for name in ("stt", "retrieve", "llm_start"):
@@ -224,15 +250,18 @@ def figures(results: Results) -> dict[str, str]:
     if results.reply_seconds:
         spoken = results.reply_seconds
         out["spoken reply"] = f"{statistics.median(spoken):.1f} s / {max(spoken):.1f} s"
-    out["turns"] = f"{len(fa)} streamed, {len(results.whole)} whole"
-    if results.failed:
-        out["turns"] += f", {results.failed} failed"
+    out["turns"] = f"{len(fa)} streamed, {len(results.whole)} whole, {len(device)} xiaozhi"
+    if results.failed or results.device.failed:
+        out["turns"] += f", {results.failed + results.device.failed} failed"
     return out
 
 
 ROWS = {
     "first audio p50": "streamed: end of speech -> first audio, p50",
     "first audio p95": "streamed: end of speech -> first audio, p95",
+    "xiaozhi p50": "xiaozhi WebSocket: last speech -> first audio, p50",
+    "xiaozhi p95": "xiaozhi WebSocket: last speech -> first audio, p95",
+    "barge-in": "xiaozhi: abort -> last reply frame, p50 / p95",
     "whole p50": "/chat/audio whole reply, p50",
     "stt": "  stt left after the upload (median)",
     "retrieve": "  retrieve (median)",
@@ -281,10 +310,13 @@ def run(args: argparse.Namespace) -> None:
             if args.lengths and length.replace(" ", "") not in args.lengths.split(","):
                 continue
             results = {name: Results(verbose=args.verbose) for name in clients}
-            for n in range(max(args.turns, args.whole_turns)):
+            for n in range(max(args.turns, args.whole_turns, args.device_turns)):
                 for name, client in clients.items():
                     if n < args.turns:
                         measured(streamed_turn, client, group[n % len(group)], results[name])
+                        wait_for_learning(client, args.learning_wait_s)
+                    if n < args.device_turns:
+                        measured(xiaozhi_turn, client, group[n % len(group)], results[name])
                         wait_for_learning(client, args.learning_wait_s)
                     if n < args.whole_turns:
                         measured(whole_turn, client, group[n % len(group)], results[name])
@@ -359,6 +391,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--turns", type=int, default=20, help="streamed turns per length")
     parser.add_argument("--whole-turns", type=int, default=20, help="/chat/audio turns per length")
+    parser.add_argument(
+        "--device-turns", type=int, default=20, help="xiaozhi WebSocket turns per length"
+    )
     parser.add_argument("--closing-silence-ms", type=int, default=800)
     parser.add_argument(
         "--learning-wait-s", type=float, default=60, help="most to wait for memory work"
