@@ -153,21 +153,23 @@ class Reply:
         self._done = object()
 
     def produce(self, loop: asyncio.AbstractEventLoop) -> None:
-        """In a worker thread: the pieces into the queue until done or stopped; then the turn
-        is closed (stored; interrupted when stopped)."""
-        voice = self.session.svc.voice
+        """In a worker thread: the pieces into the queue until done or stopped."""
         try:
-            for piece in voice.spoken_pieces(self.streamed):
+            for piece in self.session.svc.voice.spoken_pieces(self.streamed):
                 if self.stop.is_set():
                     break
                 loop.call_soon_threadsafe(self._pieces.put_nowait, piece)
         except Exception:
             log.exception("the answer of %s failed", self.session.device)
         finally:
-            if self.stop.is_set() and self.streamed.streaming is not None:
-                self.streamed.streaming.interrupt(" ".join(self.said))
-            voice.finish_stream(self.streamed)
             loop.call_soon_threadsafe(self._pieces.put_nowait, self._done)
+
+    def close(self) -> None:
+        """Once the worker has stopped (blocking): store the turn; when the answer was cut off
+        before all of it was sent, only what was said, marked interrupted."""
+        if self.aborted.is_set() and self.streamed.streaming is not None:
+            self.streamed.streaming.interrupt(" ".join(self.said))
+        self.session.svc.voice.finish_stream(self.streamed)
 
     async def send(self, rate: int, tts_rate: int) -> None:
         """Send each sentence's text and sound until the end or an abort."""
@@ -182,6 +184,7 @@ class Reply:
             playback = await self._send_packets(encoder.encode(pcm), playback)
         if not self.aborted.is_set():
             await self._send_packets(encoder.flush(), playback)
+        self.stop.set()  # all said, or aborted: an abort from now on cuts nothing
         await session.send(messages.tts(session.id, "stop"))
 
     async def _next(self) -> object:
@@ -211,8 +214,9 @@ class Reply:
         return playback
 
     def abort(self) -> None:
-        self.aborted.set()
-        self.stop.set()
+        if not self.stop.is_set():
+            self.aborted.set()
+            self.stop.set()
 
 
 def _at_rate(pcm: np.ndarray, source: int, target: int) -> np.ndarray:
@@ -442,8 +446,8 @@ class Session:
             await self.send(messages.tts(self.id, "start"))
             await reply.send(self.rate, self.svc.voice.tts_rate)
         finally:
-            if not producing.done():
-                reply.abort()  # aborted, or the connection failed: stop the worker too
+            reply.abort()  # the connection failed mid-answer: what was sent is what was said
             await producing
+            await asyncio.to_thread(reply.close)
             if self.reply is reply:
                 self.reply = None
