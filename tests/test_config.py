@@ -226,11 +226,9 @@ def test_the_xiaozhi_settings_are_read_and_checked() -> None:
         {
             "LOBUG_XIAOZHI_URL": "wss://bug.example/xiaozhi/v1/",
             "LOBUG_XIAOZHI_OUTPUT_RATE": "16000",
-            "LOBUG_XIAOZHI_OTA_DEVICES": "AA:BB:CC:DD:EE:FF, 11:22:33:44:55:66",
         }
     ).xiaozhi
     assert read.url == "wss://bug.example/xiaozhi/v1/" and read.output_rate == 16000
-    assert read.ota_devices == ("aa:bb:cc:dd:ee:ff", "11:22:33:44:55:66")
     with pytest.raises(ValueError, match="24000 or 16000"):
         Settings.from_env({"LOBUG_XIAOZHI_OUTPUT_RATE": "44100"})
     with pytest.raises(ValueError, match="ws:// or wss://"):

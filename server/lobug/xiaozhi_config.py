@@ -3,10 +3,7 @@
 
 - `LOBUG_XIAOZHI_URL`: the WebSocket address the OTA answer hands out (`ws://` or `wss://`;
   empty: built from the host and scheme the device reached the server by);
-- `LOBUG_XIAOZHI_OUTPUT_RATE`: the rate of the Opus audio sent to devices, 24000 or 16000;
-- `LOBUG_XIAOZHI_OTA_DEVICES`: with tokens set, the Device-Ids (MAC addresses, commas
-  between) the OTA answer gives a device token to; any other device is given none, and its
-  WebSocket is refused until its owner enters a token on it."""
+- `LOBUG_XIAOZHI_OUTPUT_RATE`: the rate of the Opus audio sent to devices, 24000 or 16000."""
 
 from __future__ import annotations
 
@@ -17,15 +14,10 @@ from typing import Any
 OUTPUT_RATES = (24_000, 16_000)
 
 
-def _lowered_list(raw: str) -> tuple[str, ...]:
-    return tuple(item.strip().lower() for item in raw.split(",") if item.strip())
-
-
 @dataclass(frozen=True)
 class XiaozhiConfig:
     url: str = ""
     output_rate: int = 24_000
-    ota_devices: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if self.output_rate not in OUTPUT_RATES:
@@ -37,5 +29,4 @@ class XiaozhiConfig:
 XIAOZHI_ENV: dict[str, tuple[str, Callable[[str], Any]]] = {
     "url": ("LOBUG_XIAOZHI_URL", str.strip),
     "output_rate": ("LOBUG_XIAOZHI_OUTPUT_RATE", int),
-    "ota_devices": ("LOBUG_XIAOZHI_OTA_DEVICES", _lowered_list),
 }

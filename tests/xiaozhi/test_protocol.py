@@ -116,17 +116,19 @@ def test_the_ota_answer() -> None:
     open_settings = Settings()
     url = websocket_url(open_settings, "http", "192.168.1.5:8321")
     assert url == "ws://192.168.1.5:8321/xiaozhi/v1/"
-    answer = ota_answer(open_settings, url, "aa:bb", {"application": {"version": "1.9.0"}}, 1.5)
+    answer = ota_answer(open_settings, url, "", {"application": {"version": "1.9.0"}}, 1.5)
     assert answer["websocket"] == {"url": url, "token": ""}
     assert answer["firmware"] == {"version": "1.9.0", "url": ""}
     assert answer["server_time"]["timestamp"] == 1500
+    assert ota_answer(open_settings, url, "stray", None)["websocket"]["token"] == ""
     guarded = Settings(
-        device_tokens=("dev-token",),
-        xiaozhi=XiaozhiConfig(url="wss://bug.example/xiaozhi/v1/", ota_devices=("aa:bb",)),
+        device_tokens=("dev-token-9fK2mQ7xLp4Z",),
+        xiaozhi=XiaozhiConfig(url="wss://bug.example/xiaozhi/v1/"),
     )
     assert websocket_url(guarded, "http", "x") == "wss://bug.example/xiaozhi/v1/"
-    assert ota_answer(guarded, url, "AA:BB", None)["websocket"]["token"] == "dev-token"
-    assert ota_answer(guarded, url, "cc:dd", None)["websocket"]["token"] == ""
+    answer = ota_answer(guarded, url, "dev-token-9fK2mQ7xLp4Z", "not an object")
+    assert answer["websocket"]["token"] == "dev-token-9fK2mQ7xLp4Z"
+    assert answer["firmware"]["version"] == ""
 
 
 def test_opus_round_trip_keeps_the_sound() -> None:

@@ -157,8 +157,11 @@ def test_with_tokens_a_connection_needs_one(
             "/xiaozhi/v1/", headers=headers(Authorization=f"Bearer {DEVICE_TOKEN}")
         ) as ws:
             assert greet(ws)["type"] == "hello"
-        ota = client.post("/xiaozhi/ota/", json={}, headers={"Device-Id": MAC})
-        assert ota.status_code == 200 and ota.json()["websocket"]["token"] == ""
+        assert client.post("/xiaozhi/ota/", json={}, headers=headers()).status_code == 401
+        ota = client.post(
+            "/xiaozhi/ota/", json={}, headers=headers(Authorization=f"Bearer {DEVICE_TOKEN}")
+        )
+        assert ota.status_code == 200 and ota.json()["websocket"]["token"] == DEVICE_TOKEN
 
 
 @pytest.mark.parametrize(

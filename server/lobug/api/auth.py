@@ -13,19 +13,17 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from lobug.api.errors import error_response
 from lobug.config import Settings, is_loopback
-from lobug.web.roles import ADMIN, DEVICE, ROLE_KEY, UI_PREFIX, Role, role_of_token
+from lobug.web.roles import (
+    ADMIN,
+    DEVICE,
+    ROLE_KEY,
+    UI_PREFIX,
+    Role,
+    bearer_token,
+    role_of_token,
+)
 
-# The xiaozhi OTA call comes first, before a device has any token: it hands out the
-# WebSocket's address, and a device token only to the devices LOBUG_XIAOZHI_OTA_DEVICES names.
-OPEN_PATHS = frozenset({"/health", "/memory/health", "/xiaozhi/ota/", "/xiaozhi/ota"})
-
-
-def bearer_token(scope: Scope) -> str:
-    for name, value in scope.get("headers", ()):
-        if name == b"authorization":
-            scheme, _, token = value.decode("latin-1").partition(" ")
-            return token.strip() if scheme.lower() == "bearer" else ""
-    return ""
+OPEN_PATHS = frozenset({"/health", "/memory/health"})
 
 
 def role_without_tokens(settings: Settings) -> Role:

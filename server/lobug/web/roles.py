@@ -66,6 +66,15 @@ def token_matches(presented: str, tokens: tuple[str, ...]) -> bool:
     return matched
 
 
+def bearer_token(scope: Mapping[str, Any]) -> str:
+    """The token of an ASGI scope's `Authorization: Bearer <token>` header ("" without)."""
+    for name, value in scope.get("headers", ()):
+        if name == b"authorization":
+            scheme, _, token = value.decode("latin-1").partition(" ")
+            return token.strip() if scheme.lower() == "bearer" else ""
+    return ""
+
+
 def role_of_token(
     presented: str, admin_tokens: tuple[str, ...], device_tokens: tuple[str, ...]
 ) -> Role | None:

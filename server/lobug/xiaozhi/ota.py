@@ -1,7 +1,8 @@
 """The answer to a xiaozhi device's OTA call (`POST /xiaozhi/ota/`, the first call it makes):
 where its WebSocket is and the token to open it with, the server's time, and no firmware
 update (the version the device reports is answered back, so it never updates from here).
-No activation challenge: a device is known by its Device-Id, as `X-Device-Id` is."""
+No activation challenge: a device is known by its Device-Id, as `X-Device-Id` is. With tokens
+set, the call needs one, as every route but `/health` does (the token gate)."""
 
 from __future__ import annotations
 
@@ -21,12 +22,10 @@ def websocket_url(settings: Settings, scheme: str, host: str) -> str:
     return f"{'wss' if scheme in ('https', 'wss') else 'ws'}://{host}{WEBSOCKET_PATH}"
 
 
-def device_token(settings: Settings, device: str) -> str:
-    """The token the device is given: none when no token is needed; the first device token
-    for a device LOBUG_XIAOZHI_OTA_DEVICES names; else none (the WebSocket will refuse it)."""
-    if not settings.tokens_required or device.lower() not in settings.xiaozhi.ota_devices:
-        return ""
-    return settings.device_tokens[0] if settings.device_tokens else ""
+def device_token(settings: Settings, presented: str) -> str:
+    """The token the device is to open the WebSocket with: none when no token is needed;
+    with tokens set, the one it called with (the token gate let only a valid one through)."""
+    return presented if settings.tokens_required else ""
 
 
 def firmware_version(body: Any) -> str:
@@ -37,7 +36,7 @@ def firmware_version(body: Any) -> str:
 
 
 def ota_answer(
-    settings: Settings, url: str, device: str, body: Any, now: float | None = None
+    settings: Settings, url: str, presented: str, body: Any, now: float | None = None
 ) -> dict[str, Any]:
     at = time.time() if now is None else now
     offset = local_time(at, zone_named(settings.memory.timezone)).utcoffset()
@@ -45,5 +44,5 @@ def ota_answer(
     return {
         "server_time": {"timestamp": int(at * 1000), "timezone_offset": minutes},
         "firmware": {"version": firmware_version(body), "url": ""},
-        "websocket": {"url": url, "token": device_token(settings, device)},
+        "websocket": {"url": url, "token": device_token(settings, presented)},
     }

@@ -15,7 +15,7 @@ from fastapi.responses import JSONResponse
 from lobug.backends.vad import SileroVAD
 from lobug.services import Services
 from lobug.web.device_ids import device_id_problem
-from lobug.web.roles import Access, caller_role, may
+from lobug.web.roles import Access, bearer_token, caller_role, may
 from lobug.xiaozhi.frames import protocol_version
 from lobug.xiaozhi.limits import MAX_TEXT_BYTES, CloseCode, ProtocolError
 from lobug.xiaozhi.ota import ota_answer, websocket_url
@@ -30,11 +30,11 @@ def _device(value: str | None) -> str:
     return (value or "").strip().lower()
 
 
-@router.api_route("/xiaozhi/ota/", methods=["GET", "POST"])
+@router.post("/xiaozhi/ota/", operation_id="xiaozhi_ota")
+@router.get("/xiaozhi/ota/", operation_id="xiaozhi_ota_get")
 @router.api_route("/xiaozhi/ota", methods=["GET", "POST"], include_in_schema=False)
 async def xiaozhi_ota(request: Request) -> JSONResponse:
     """The first call of a xiaozhi device: the WebSocket's address and token, the time."""
-    device = _device(request.headers.get("device-id"))
     body: Any = None
     raw = await request.body() if request.method == "POST" else b""
     if len(raw) > MAX_TEXT_BYTES:
@@ -46,7 +46,7 @@ async def xiaozhi_ota(request: Request) -> JSONResponse:
             return JSONResponse({"error": "invalid_json", "detail": "the report is not JSON"}, 400)
     settings = request.app.state.settings
     url = websocket_url(settings, request.url.scheme, request.headers.get("host", "localhost"))
-    return JSONResponse(ota_answer(settings, url, device, body))
+    return JSONResponse(ota_answer(settings, url, bearer_token(request.scope), body))
 
 
 async def _refuse(websocket: WebSocket, code: CloseCode, reason: str) -> None:
