@@ -248,6 +248,7 @@ class Session:
         self._frames = FrameRate()
         self._tasks: set[asyncio.Task[None]] = set()
         self._sending = asyncio.Lock()
+        self._gone = threading.Event()  # the device has left: a turn not started is dropped
 
     # ------------------------------------------------------------------ the connection
 
@@ -292,6 +293,7 @@ class Session:
         await self.send(messages.mcp(self.id, messages.mcp_request(MCP_TOOLS_ID, "tools/list")))
 
     async def _end(self) -> None:
+        self._gone.set()
         if self.reply is not None:
             self.reply.abort()
         if self.utterance is not None:
@@ -373,6 +375,8 @@ class Session:
         utterance.close()
         log.debug("xiaozhi %s: the utterance ended", self.device)
         self._spawn(self._answer_heard(utterance))
+        if utterance.mode == "realtime" and not self._gone.is_set():
+            self._start_listening("realtime")  # it listens on, also while the answer plays
 
     def _on_mcp(self, payload: dict[str, Any]) -> None:
         result = payload.get("result")
@@ -416,16 +420,14 @@ class Session:
         await self._answer(self.svc.voice.answer_words, self.device, text, {})
 
     async def _answer(self, start: Callable[..., StreamedVoice], *args: Any) -> None:
-        gone = threading.Event()
         try:
-            streamed = await asyncio.to_thread(start, *args, gone.is_set)
+            streamed = await asyncio.to_thread(start, *args, self._gone.is_set)
         except Exception:
             log.exception("xiaozhi %s: the turn failed", self.device)
             return
         try:
             await self._say(streamed)
         finally:
-            gone.set()
             exchange = await asyncio.to_thread(streamed.stored.wait)
             if exchange is not None:
                 self.svc.memory_work.submit(exchange)
