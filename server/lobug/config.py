@@ -52,8 +52,7 @@ class MemoryConfig:
     timezone: str = ""
     # A dream retires low-value facts beyond this many current facts per agent.
     max_facts: int = 5000
-    # Facts learned from a conversation less sure than this are not stored (their confidence
-    # says where they came from: `memory/confidence.py`).
+    # Facts from a conversation less sure than this are not stored (`memory/confidence.py`).
     min_fact_confidence: float = 0.3
     # Directories of skills (`<name>/SKILL.md`), searched in this order (`memory/skills.py`).
     skills_dirs: tuple[Path, ...] = ()
@@ -301,8 +300,7 @@ def is_loopback(host: str) -> bool:
         return False
 
 
-# A bearer token is at least 16 visible ASCII characters (what an HTTP header carries), at
-# least 8 of them different; checked at start-up (`check_exposure`).
+# A bearer token: 16+ visible ASCII characters, 8+ of them different (`check_exposure`).
 MIN_TOKEN_CHARS, MIN_TOKEN_DISTINCT = 16, 8
 
 

@@ -181,7 +181,8 @@ class Heard:
 
 # Have the model read a device's next prompt with the words heard so far ("": none yet).
 Prime = Callable[[str], None]
-# Told the words of the stretches heard so far, each time one more has been transcribed.
+# Told the words of the stretches heard so far, each time one more has been transcribed (on
+# the event loop: `hear_arriving`'s `words_heard`).
 WordsHeard = Callable[[str], None]
 
 
@@ -200,7 +201,6 @@ async def hear_arriving(
     `pieces` still arrive. `stt` in `timings` is what was left after the last piece.
     Meanwhile the model reads the answer's prompt as far as it is known (`ReadAhead`), and a
     `listener` embeds the voice (`speaker` in `timings`: what was left at the end).
-    `words_heard` (on the event loop) is told the words so far as each stretch is heard.
     Raises AudioError (AudioTooLarge past `max_bytes`)."""
     live = LiveRecording(max_seconds)
     pending: list[asyncio.Task[Transcript]] = []

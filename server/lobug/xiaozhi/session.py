@@ -19,6 +19,7 @@ import time
 import uuid
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any, Protocol
 
 import numpy as np
@@ -408,7 +409,7 @@ class Session:
         if heard.transcript.text:
             await self.send(messages.stt(self.id, heard.transcript.text))
         await self._answer(
-            self.svc.voice.answer_streaming,
+            partial(self.svc.voice.answer_streaming, speaker=heard.speaker),
             self.device,
             heard.transcript,
             heard.seconds,
