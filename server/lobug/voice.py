@@ -222,7 +222,7 @@ class Voice:
         with self.assistant.reply_streaming(
             device_id, text, agency=True, abandoned=abandoned, spoken=self.spoken
         ) as streaming:
-            for sentence in self._checked_sentences(streaming):
+            for sentence in self.checked_sentences(streaming):
                 started = time.perf_counter()
                 pcm.extend(self.synthesize(sentence))
                 synthesis += _ms_since(started)
@@ -339,7 +339,7 @@ class Voice:
             turn_id = uuid.uuid4().hex
             self._record(turn_id, transcript.text, "ignore", "", done=True)
             return self._without_audio(turn_id, transcript.text, "ignore", timings)
-        return self.answer_words(device_id, transcript.text, timings, abandoned)
+        return self.answer_words(device_id, transcript.text, timings, abandoned, voice)
 
     def answer_words(
         self,
@@ -347,9 +347,10 @@ class Voice:
         text: str,
         timings: dict[str, float],
         abandoned: AbandonCheck | None = None,
+        voice: HouseholdSpeaker | None = None,
     ) -> StreamedVoice:
-        """Start the spoken answer to words the device sent as text (a xiaozhi `listen
-        detect`), or that a recording was heard to say and judged worth answering."""
+        """Start the spoken answer to words sent as text (a xiaozhi `listen detect`), or heard
+        and judged worth answering (said by `voice`, a person of the household, if known)."""
         turn_id = uuid.uuid4().hex
         transcript = Transcript(text)
         streaming = self.assistant.reply_streaming(
@@ -379,30 +380,13 @@ class Voice:
             yield wav_header(streamed.sample_rate, STREAMING_DATA_SIZE)
             if streamed.streaming is None:
                 return
-            for sentence in self._checked_sentences(streamed.streaming):
+            for sentence in self.checked_sentences(streamed.streaming):
                 for pcm in self.synthesize(sentence):
                     yield pcm.astype("<i2").tobytes()
         finally:
             self.finish_stream(streamed)
 
-    def spoken_pieces(self, streamed: StreamedVoice) -> Iterator[str | np.ndarray]:
-        """The answer as it is said, for a transport that shows the text beside the sound
-        (the xiaozhi WebSocket): each sentence, checked by the reply guard, then its int16
-        PCM at `tts_rate` in pieces. The caller closes the turn (`finish_stream`)."""
-        if streamed.streaming is None:
-            return
-        _, tts = self.speech.require()
-        for sentence in self._checked_sentences(streamed.streaming):
-            yield sentence
-            yield from tts.synthesize(sentence)
-
-    @property
-    def tts_rate(self) -> int:
-        """The rate of the PCM `spoken_pieces` yields: the voice's own."""
-        _, tts = self.speech.require()
-        return tts.sample_rate
-
-    def _checked_sentences(self, streaming: StreamingTurn) -> Iterator[str]:
+    def checked_sentences(self, streaming: StreamingTurn) -> Iterator[str]:
         """The answer's sentences as far as a voice turn may say them, each checked by the
         reply guard before it is spoken (`StreamingTurn.guarded`): at the first refused one
         the model is stopped; what was said stands, or the turn's second try is said."""

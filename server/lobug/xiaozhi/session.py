@@ -17,7 +17,7 @@ import logging
 import threading
 import time
 import uuid
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any, Protocol
@@ -141,7 +141,7 @@ class Utterance:
 
 class Reply:
     """One answer being said: a worker thread walks the turn's sentences and their sound
-    (`Voice.spoken_pieces`), the event loop sends them paced like playback."""
+    (`Voice.checked_sentences`, then synthesis), the event loop sends them paced like playback."""
 
     def __init__(self, session: Session, streamed: StreamedVoice) -> None:
         self.session = session
@@ -156,7 +156,7 @@ class Reply:
     def produce(self, loop: asyncio.AbstractEventLoop) -> None:
         """In a worker thread: the pieces into the queue until done or stopped."""
         try:
-            for piece in self.session.svc.voice.spoken_pieces(self.streamed):
+            for piece in self._spoken():
                 if self.stop.is_set():
                     break
                 loop.call_soon_threadsafe(self._pieces.put_nowait, piece)
@@ -164,6 +164,17 @@ class Reply:
             log.exception("the answer of %s failed", self.session.device)
         finally:
             loop.call_soon_threadsafe(self._pieces.put_nowait, self._done)
+
+    def _spoken(self) -> Iterator[str | np.ndarray]:
+        """Each sentence as the reply guard lets it be said, then its int16 PCM in pieces at
+        the voice's own rate."""
+        voice = self.session.svc.voice
+        _, tts = voice.speech.require()
+        if self.streamed.streaming is None:
+            return
+        for sentence in voice.checked_sentences(self.streamed.streaming):
+            yield sentence
+            yield from tts.synthesize(sentence)
 
     def close(self) -> None:
         """Once the worker has stopped (blocking): store the turn; when the answer was cut off
@@ -447,7 +458,7 @@ class Session:
         try:
             await self.send(messages.llm_emotion(self.id, *EMOTION_RESPOND))
             await self.send(messages.tts(self.id, "start"))
-            await reply.send(self.rate, self.svc.voice.tts_rate)
+            await reply.send(self.rate, self.svc.speech.require()[1].sample_rate)
         finally:
             reply.abort()  # the connection failed mid-answer: what was sent is what was said
             await producing
