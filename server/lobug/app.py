@@ -25,6 +25,7 @@ from lobug.api import (
     topics,
     transfer,
     voice,
+    voices,
 )
 from lobug.api.auth import TokenGate, role_without_tokens
 from lobug.api.cross_site import CrossSiteGuard, SiteRule
@@ -37,6 +38,7 @@ from lobug.config import Settings, check_exposure
 from lobug.maintenance import STOP_WAIT_S, Maintenance
 from lobug.mcp_server import install_mcp
 from lobug.services import MemoryServices, Services, open_memory_services, open_services
+from lobug.speakers.profiles import MAX_UTTERANCES
 from lobug.ui import install_ui
 from lobug.web.roles import UI_PREFIX
 from lobug.xiaozhi import routes as xiaozhi
@@ -64,6 +66,7 @@ DEVICE_ROUTERS = (
     device.public,
     device.router,
     voice.router,
+    voices.router,
     openai_proxy.router,
     xiaozhi.router,
 )
@@ -134,10 +137,12 @@ def open_app_services(
 
 
 def body_limits(settings: Settings) -> Callable[[str], int]:
-    """The largest body each path accepts: a recording on the audio paths, else
-    `max_body_bytes`."""
+    """The largest body each path accepts: a recording on the audio paths (up to
+    `MAX_UTTERANCES` of them for a voice enrolment), else `max_body_bytes`."""
 
     def limit_for(path: str) -> int:
+        if is_enrolment(path):
+            return MAX_UTTERANCES * settings.max_audio_bytes + MULTIPART_OVERHEAD
         if path.startswith("/chat/audio"):
             return settings.max_audio_bytes + MULTIPART_OVERHEAD
         return settings.max_body_bytes
@@ -145,9 +150,14 @@ def body_limits(settings: Settings) -> Callable[[str], int]:
     return limit_for
 
 
+def is_enrolment(path: str) -> bool:
+    """Whether `path` takes a person's voice recordings (`api/voices.py`)."""
+    return path.startswith("/memory/people/") and path.endswith("/voice")
+
+
 def takes_json(path: str) -> bool:
     """Whether a body sent to `path` is JSON: everywhere but the audio uploads."""
-    return not path.startswith("/chat/audio")
+    return not path.startswith("/chat/audio") and not is_enrolment(path)
 
 
 def json_only(path: str) -> bool:

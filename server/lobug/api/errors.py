@@ -107,6 +107,8 @@ ERROR_DOCS: dict[str, tuple[int, str]] = {
     "import_conflict": (409, "the agent holds other memory: merge=true to add to it"),
     "person_not_found": (404, "the household has no person with this id"),
     "person_exists": (409, "the household has a person of this name (any case)"),
+    "recognition_off": (409, "recognition by voice is off (LOBUG_SPEAKER_RECOGNITION)"),
+    "voice_refused": (422, "the recordings cannot make a voice profile: the detail says why"),
     "fact_has_no_owner": (409, "a household fact with no owner cannot become private"),
     "invalid_person": (422, "not a person's name: 1-40 letters, words joined by ' - . or a space"),
 }
