@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -30,20 +29,6 @@ HELLO = {
     "transport": "websocket",
     "audio_params": {"format": "opus", "sample_rate": 16000, "channels": 1, "frame_duration": 60},
 }
-
-
-@pytest.fixture
-def tts() -> FakeTTS:
-    return FakeTTS()
-
-
-@pytest.fixture
-def app_client(
-    settings: Settings, fake_chat: FakeChat, fake_embedder: FakeEmbedder, tts: FakeTTS
-) -> Iterator[TestClient]:
-    backends = Backends(fake_chat, fake_embedder, FakeSTT("What time is it now?"), tts)
-    with TestClient(create_app(settings, backends)) as client:
-        yield client
 
 
 def headers(version: int = 1, **more: str) -> dict[str, str]:

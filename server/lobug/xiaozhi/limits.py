@@ -15,6 +15,7 @@ MAX_UTTERANCE_S = 30.0  # one turn's recording; past it the turn ends as if the 
 HELLO_TIMEOUT_S = 10.0  # from the connection to the device's hello
 IDLE_TIMEOUT_S = 120.0  # nothing received for this long: the connection is closed
 MAX_MCP_TOOLS = 64  # a device's tools kept per session
+TOOL_CALL_S = 5.0  # how long a device has to answer a tools/call (a setting changed)
 SAMPLE_RATE_IN = 16_000  # what the device records and sends (its hello says so)
 FRAME_MS = 60  # the frame duration in both directions
 

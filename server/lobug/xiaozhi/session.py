@@ -12,7 +12,7 @@ synthesis after the step in progress, and stores what was said, marked interrupt
 from __future__ import annotations
 
 import asyncio
-import contextlib
+import itertools
 import logging
 import threading
 import time
@@ -24,15 +24,14 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from lobug.audio import STREAMING_DATA_SIZE, resample, wav_header
+from lobug.audio import STREAMING_DATA_SIZE, wav_header
 from lobug.backends.base import SpeechNotReady, VoiceActivity
 from lobug.endpointing import Endpointer
 from lobug.listening import Heard
 from lobug.services import Services
 from lobug.voice import StreamedVoice
-from lobug.xiaozhi import frames, messages
+from lobug.xiaozhi import frames, messages, unasked
 from lobug.xiaozhi.limits import (
-    FRAME_MS,
     HELLO_TIMEOUT_S,
     IDLE_TIMEOUT_S,
     MAX_FRAMES_PER_S,
@@ -40,14 +39,15 @@ from lobug.xiaozhi.limits import (
     MAX_UTTERANCE_S,
     RATE_WINDOW_S,
     SAMPLE_RATE_IN,
+    TOOL_CALL_S,
     CloseCode,
     ProtocolError,
 )
-from lobug.xiaozhi.opus import OpusDecoder, OpusEncoder
+from lobug.xiaozhi.opus import OpusDecoder
+from lobug.xiaozhi.speaking import Finish, Reply
 
 log = logging.getLogger(__name__)
 
-LEAD_S = 0.3  # how far the sound sent may run ahead of the device's playback
 EMOTION_RESPOND = ("neutral", "🙂")
 EMOTION_REACT = ("happy", "😊")
 MCP_INITIALIZE_ID, MCP_TOOLS_ID = 1, 2
@@ -139,105 +139,6 @@ class Utterance:
             yield piece
 
 
-class Reply:
-    """One answer being said: a worker thread walks the turn's sentences and their sound
-    (`Voice.checked_sentences`, then synthesis), the event loop sends them paced like playback."""
-
-    def __init__(self, session: Session, streamed: StreamedVoice) -> None:
-        self.session = session
-        self.streamed = streamed
-        self.stop = threading.Event()
-        self.aborted = asyncio.Event()
-        self.said: list[str] = []
-        self.last_frame_at = 0.0
-        self._pieces: asyncio.Queue[object] = asyncio.Queue()
-        self._done = object()
-
-    def produce(self, loop: asyncio.AbstractEventLoop) -> None:
-        """In a worker thread: the pieces into the queue until done or stopped."""
-        try:
-            for piece in self._spoken():
-                if self.stop.is_set():
-                    break
-                loop.call_soon_threadsafe(self._pieces.put_nowait, piece)
-        except Exception:
-            log.exception("the answer of %s failed", self.session.device)
-        finally:
-            loop.call_soon_threadsafe(self._pieces.put_nowait, self._done)
-
-    def _spoken(self) -> Iterator[str | np.ndarray]:
-        """Each sentence as the reply guard lets it be said, then its int16 PCM in pieces at
-        the voice's own rate."""
-        voice = self.session.svc.voice
-        _, tts = voice.speech.require()
-        if self.streamed.streaming is None:
-            return
-        for sentence in voice.checked_sentences(self.streamed.streaming):
-            yield sentence
-            yield from tts.synthesize(sentence)
-
-    def close(self) -> None:
-        """Once the worker has stopped (blocking): store the turn; when the answer was cut off
-        before all of it was sent, only what was said, marked interrupted."""
-        if self.aborted.is_set() and self.streamed.streaming is not None:
-            self.streamed.streaming.interrupt(" ".join(self.said))
-        self.session.svc.voice.finish_stream(self.streamed)
-
-    async def send(self, rate: int, tts_rate: int) -> None:
-        """Send each sentence's text and sound until the end or an abort."""
-        session, encoder = self.session, OpusEncoder(rate)
-        playback = time.perf_counter()
-        while (piece := await self._next()) is not self._done:
-            if isinstance(piece, str):
-                self.said.append(piece)
-                await session.send(messages.tts(session.id, "sentence_start", piece))
-                continue
-            pcm = _at_rate(np.asarray(piece), tts_rate, rate)
-            playback = await self._send_packets(encoder.encode(pcm), playback)
-        if not self.aborted.is_set():
-            await self._send_packets(encoder.flush(), playback)
-        self.stop.set()  # all said, or aborted: an abort from now on cuts nothing
-        await session.send(messages.tts(session.id, "stop"))
-
-    async def _next(self) -> object:
-        """The next piece, or `_done` at once when the answer is aborted."""
-        getting = asyncio.ensure_future(self._pieces.get())
-        stopping = asyncio.ensure_future(self.aborted.wait())
-        await asyncio.wait({getting, stopping}, return_when=asyncio.FIRST_COMPLETED)
-        stopping.cancel()
-        if getting.done() and not self.aborted.is_set():
-            return getting.result()
-        getting.cancel()
-        return self._done
-
-    async def _send_packets(self, packets: list[bytes], playback: float) -> float:
-        """Send at the pace of playback, at most `LEAD_S` ahead; stops at an abort."""
-        frame_s = FRAME_MS / 1000
-        for packet in packets:
-            playback = max(playback, time.perf_counter()) + frame_s
-            ahead = playback - time.perf_counter() - LEAD_S
-            if ahead > 0:
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(self.aborted.wait(), ahead)
-            if self.aborted.is_set():
-                return playback
-            await self.session.send_audio(packet)
-            self.last_frame_at = time.perf_counter()
-        return playback
-
-    def abort(self) -> None:
-        if not self.stop.is_set():
-            self.aborted.set()
-            self.stop.set()
-
-
-def _at_rate(pcm: np.ndarray, source: int, target: int) -> np.ndarray:
-    if source == target:
-        return pcm.astype(np.int16)
-    floats = resample(pcm.astype(np.float32) / 32768.0, source, target)
-    return (np.clip(floats, -1, 1) * 32767).astype(np.int16)
-
-
 class Session:
     """One connection of one device; `run` until it closes."""
 
@@ -261,6 +162,10 @@ class Session:
         self._tasks: set[asyncio.Task[None]] = set()
         self._sending = asyncio.Lock()
         self._gone = threading.Event()  # the device has left: a turn not started is dropped
+        self._calls: dict[int, asyncio.Future[dict[str, Any]]] = {}  # tools/call by id
+        self._call_ids = itertools.count(MCP_TOOLS_ID + 1)
+        self._ringing: asyncio.Task[None] | None = None
+        self.left = asyncio.Event()  # set when the device has gone (what it was told is stored)
 
     # ------------------------------------------------------------------ the connection
 
@@ -268,6 +173,7 @@ class Session:
         """Serve the device until it leaves; the close code and reason to close with."""
         try:
             await self._greet()
+            self._ringing = asyncio.create_task(unasked.ring_reminders(self))
             while (data := await self._receive(IDLE_TIMEOUT_S, "idle")) is not None:
                 await self._on_data(data)
             return CloseCode.NORMAL, ""
@@ -306,6 +212,9 @@ class Session:
 
     async def _end(self) -> None:
         self._gone.set()
+        self.left.set()
+        if self._ringing is not None:  # a reminder being said is stored as far as it was said
+            await asyncio.wait({self._ringing}, timeout=30)
         if self.reply is not None:
             self.reply.abort()
         if self.utterance is not None:
@@ -391,12 +300,38 @@ class Session:
             self._start_listening("realtime")  # it listens on, also while the answer plays
 
     def _on_mcp(self, payload: dict[str, Any]) -> None:
+        call_id = payload.get("id")
+        if isinstance(call_id, int) and call_id in self._calls:
+            if not self._calls[call_id].done():
+                self._calls[call_id].set_result(payload)
+            return
         result = payload.get("result")
         if payload.get("id") == MCP_TOOLS_ID and isinstance(result, dict):
             tools = result.get("tools")
             if isinstance(tools, list):
                 self.tools = [t for t in tools if isinstance(t, dict)][:MAX_MCP_TOOLS]
                 log.info("xiaozhi %s offers %d tools", self.device, len(self.tools))
+
+    async def call_tool(self, name: str, arguments: dict[str, Any]) -> dict[str, Any] | None:
+        """The device's result of its tool `name` (None: an error, or none in `TOOL_CALL_S`)."""
+        call_id = next(self._call_ids)
+        answer = self._calls[call_id] = asyncio.get_running_loop().create_future()
+        params = {"name": name, "arguments": arguments}
+        try:
+            await self.send(
+                messages.mcp(self.id, messages.mcp_request(call_id, "tools/call", params))
+            )
+            return unasked.tool_result(await asyncio.wait_for(answer, TOOL_CALL_S))
+        except TimeoutError:
+            return None
+        finally:
+            self._calls.pop(call_id, None)
+
+    @property
+    def idle(self) -> bool:
+        """Nothing being said, nobody speaking: Lo-Bug may speak first."""
+        heard = self.utterance
+        return self.reply is None and (heard is None or not heard.spoke)
 
     def _barge_in(self) -> None:
         if self.reply is not None:
@@ -419,6 +354,8 @@ class Session:
             return
         if heard.transcript.text:
             await self.send(messages.stt(self.id, heard.transcript.text))
+            if await unasked.set_device(self, heard.transcript.text):
+                return
         await self._answer(
             partial(self.svc.voice.answer_streaming, speaker=heard.speaker),
             self.device,
@@ -429,7 +366,8 @@ class Session:
 
     async def _answer_words(self, text: str) -> None:
         await self.send(messages.stt(self.id, text))
-        await self._answer(self.svc.voice.answer_words, self.device, text, {})
+        if not await unasked.set_device(self, text):
+            await self._answer(self.svc.voice.answer_words, self.device, text, {})
 
     async def _answer(self, start: Callable[..., StreamedVoice], *args: Any) -> None:
         try:
@@ -446,13 +384,33 @@ class Session:
             self._spawn(asyncio.to_thread(self.svc.voice.prime, self.device))
 
     async def _say(self, streamed: StreamedVoice) -> None:
-        if streamed.streaming is None:
+        if (turn := streamed.streaming) is None:
             if streamed.action == "react":
                 await self.send(messages.llm_emotion(self.id, *EMOTION_REACT))
             return
+        voice = self.svc.voice
+
+        def spoken() -> Iterator[str | np.ndarray]:  # as the reply guard lets it be said
+            for sentence in voice.checked_sentences(turn):
+                yield sentence
+                yield from voice.speech.require()[1].synthesize(sentence)
+
+        def finish(said: list[str], cut: bool) -> None:  # cut off: only what was said, marked
+            if cut:
+                turn.interrupt(" ".join(said))
+            voice.finish_stream(streamed)
+
+        await self.play(Reply(self, spoken, finish))
+
+    async def announce(self, text: str, finish: Finish) -> None:
+        """Say `text` (no model asked): a due reminder, a device setting changed."""
+        tts = self.svc.voice.speech.require()[1]
+        await self.play(Reply(self, lambda: iter([text, *tts.synthesize(text)]), finish))
+
+    async def play(self, reply: Reply) -> None:
         if self.reply is not None:
             self.reply.abort()  # a newer turn replaces an answer still being said
-        reply = self.reply = Reply(self, streamed)
+        self.reply = reply
         loop = asyncio.get_running_loop()
         producing = loop.run_in_executor(None, reply.produce, loop)
         try:
