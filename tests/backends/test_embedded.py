@@ -140,7 +140,11 @@ def test_background_work_gives_way_to_a_person_and_loses_nothing(chat: EmbeddedC
         stops = chat._turns.stops
         with ThreadPoolExecutor(1) as pool:
             writing = pool.submit(chat.complete, messages, background=True, **ask)
-            time.sleep(1.0)  # it is writing
+            deadline = time.monotonic() + 30
+            while not chat._turns.background_running:  # it waits for a quiet model first
+                assert time.monotonic() < deadline and not writing.done()
+                time.sleep(0.01)
+            time.sleep(0.1)  # it is writing (a fast machine writes the list in about a second)
             reply = chat.complete([{"role": "user", "content": "Say hi."}], max_tokens=8)
             assert not writing.done()  # the person was answered first
             assert writing.result(timeout=300) == alone

@@ -46,6 +46,11 @@ class ModelTurns:
     def people(self) -> int:
         return self._people
 
+    @property
+    def background_running(self) -> bool:
+        """Whether a background call has the model now."""
+        return self._background_busy
+
     def person_waiting(self) -> bool:
         """Asked by a running background call at each step: stop now?"""
         return self._people > 0
