@@ -22,34 +22,16 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, time, timedelta
 
+from lobug.memory.when import NUMBERS, WEEKDAYS
 from lobug.store.models import Reminder
 from lobug.store.protocol import ReminderStore
 from lobug.text import second_person
 
-WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+# The numbers `when` reads ("one" to "twelve", "a", "a couple of"), and the minutes of a clock.
 _NUMBER_WORDS = {
-    "one": 1,
-    "two": 2,
-    "three": 3,
-    "four": 4,
-    "five": 5,
-    "six": 6,
-    "seven": 7,
-    "eight": 8,
-    "nine": 9,
-    "ten": 10,
-    "eleven": 11,
-    "twelve": 12,
-    "fifteen": 15,
-    "twenty": 20,
-    "thirty": 30,
-    "forty": 40,
-    "forty five": 45,
-    "forty-five": 45,
-    "fifty": 50,
-    "a": 1,
-    "an": 1,
-    "a couple of": 2,
+    **NUMBERS,
+    **{"fifteen": 15, "twenty": 20, "thirty": 30, "forty": 40, "fifty": 50},
+    **{"forty five": 45, "forty-five": 45},
 }
 _NUMBER = r"(?:\d{1,3}|" + "|".join(sorted(map(re.escape, _NUMBER_WORDS), key=len)[::-1]) + ")"
 # At most this far ahead (a year): a reminder is for a time the device will still be around.
