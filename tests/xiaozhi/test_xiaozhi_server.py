@@ -19,6 +19,7 @@ import websockets
 from lobug.audio import resample
 from lobug.backends.speech import PiperTTS
 from tests.e2e.server import ServerProcess, start_server, wait_for_learning
+from tests.e2e.test_voice_server import wait_for_speech
 
 pytestmark = [pytest.mark.e2e, pytest.mark.models]
 
@@ -35,15 +36,6 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
         yield process
     finally:
         process.stop()
-
-
-def wait_for_speech(server: ServerProcess, timeout_s: float = 180) -> None:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if httpx.get(f"{server.url}/health", timeout=5).json()["speech"]["ready"]:
-            return
-        time.sleep(0.5)
-    raise AssertionError(f"speech models did not load:\n{server.log()}")
 
 
 @pytest.fixture(scope="module")

@@ -235,26 +235,35 @@ def _words(text: str) -> set[str]:
 
 
 class DueReminders:
-    """One turn's due reminders: their words (for the reply guard: a reminder's names are
-    known) before the reply, and their sentence, claimed once, when it is said."""
+    """One turn's due reminders, looked up once: their words (for the reply guard: a
+    reminder's names are known) before the reply, and their sentence, claimed once, when it
+    is said (no write at all on a turn with none due)."""
 
     def __init__(
         self, store: ReminderStore, agent: str, device_id: str, clock: Callable[[], float]
     ) -> None:
         self._store, self._agent, self._device, self._clock = store, agent, device_id, clock
+        self._due: list[Reminder] | None = None
         self._said: str | None = None
+
+    def _looked_up(self) -> list[Reminder]:
+        if self._due is None:
+            now = self._clock()
+            self._due = [r for r in self._store.waiting_reminders(self._agent) if r.ring_at <= now]
+        return self._due
 
     def words(self) -> str:
         """What the reminders due now are about (nothing is claimed)."""
-        now = self._clock()
-        due = [r for r in self._store.waiting_reminders(self._agent) if r.ring_at <= now]
-        return " ".join(r.what for r in due)
+        return " ".join(r.what for r in self._looked_up())
 
     def claim(self) -> str:
         """The due reminders as said, claimed for this turn ("" when none); the same text
         when asked again."""
         if self._said is None:
-            self._said = ring_due(self._store, self._agent, self._device, self._clock())
+            due = self._looked_up()
+            self._said = (
+                ring_due(self._store, self._agent, self._device, self._clock()) if due else ""
+            )
         return self._said
 
 
@@ -262,7 +271,4 @@ class NoReminders(DueReminders):
     """A turn that rings nothing (a memory request's, a test's)."""
 
     def __init__(self) -> None:
-        self._said = ""
-
-    def words(self) -> str:
-        return ""
+        self._due, self._said = [], ""
