@@ -59,6 +59,9 @@ EXCEPTIONS = {
     ("lobug.cli.servers", "app"),
     ("lobug.cli.servers", "serving"),
     ("lobug.cli.servers", "mcp_server"),
+    # Deliberate: on the local file a memory command runs the memory API app in its own
+    # process and calls it as it calls a server (`remote.local_access`): the same routes.
+    ("lobug.cli.remote", "app"),
 }
 
 FLOOR_OF = {part: floor for floor, parts in FLOORS.items() for part in parts}

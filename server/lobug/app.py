@@ -1,6 +1,8 @@
-"""create_app(settings) -> FastAPI, and create_memory_app(settings) for the memory API alone:
-one factory, `build_app`, with the device routes on or off. Nothing is read from the
-environment here."""
+"""create_app(settings) -> FastAPI, create_memory_app(settings) for the memory API alone, and
+create_local_app(settings) for the command line on the local database: one factory,
+`build_app`, with the device routes on or off, and the local app beside it on the same
+routes. Nothing is read from the environment here; what only the served apps use (the device
+routes, the dashboard, MCP) is imported when one is built, so a command starts fast."""
 
 from __future__ import annotations
 
@@ -8,48 +10,45 @@ import asyncio
 import logging
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from dataclasses import replace
 
-from fastapi import FastAPI
+from fastapi import APIRouter, FastAPI
 
 from lobug import __version__
 from lobug.api import (
     context,
     curation,
-    device,
     dreams,
     facts,
     learning,
     memory,
-    openai_proxy,
     people,
     topics,
     transfer,
-    voice,
-    voices,
 )
 from lobug.api.auth import TokenGate, role_without_tokens
 from lobug.api.cross_site import CrossSiteGuard, SiteRule
 from lobug.api.errors import install_error_handlers
 from lobug.api.json_guard import JsonBodyGuard
 from lobug.api.limits import BodySizeLimit
-from lobug.api.voice import MULTIPART_OVERHEAD
 from lobug.backends import Backends
 from lobug.config import Settings, check_exposure
 from lobug.maintenance import STOP_WAIT_S, Maintenance
-from lobug.mcp_server import install_mcp
-from lobug.services import MemoryServices, Services, open_memory_services, open_services
-from lobug.speakers.profiles import MAX_UTTERANCES
-from lobug.ui import install_ui
+from lobug.services import (
+    MemoryServices,
+    Services,
+    open_local_services,
+    open_memory_services,
+    open_services,
+)
 from lobug.web.roles import UI_PREFIX
-from lobug.xiaozhi import routes as xiaozhi
 
 log = logging.getLogger(__name__)
 
 Lifespan = Callable[[FastAPI], AbstractAsyncContextManager[None]]
 
-
 # The memory API's routes, served under /memory by the device server and at the root by the
-# memory server; the device server adds the device, voice and /v1 routes.
+# memory server; the device server adds the device, voice and /v1 routes (`device_routers`).
 MEMORY_ROUTERS = (
     memory.public,
     memory.router,
@@ -62,14 +61,25 @@ MEMORY_ROUTERS = (
     learning.router,
     people.router,
 )
-DEVICE_ROUTERS = (
-    device.public,
-    device.router,
-    voice.router,
-    voices.router,
-    openai_proxy.router,
-    xiaozhi.router,
-)
+# The in-process client's host name, one the cross-site guard serves (`SiteRule.serves`).
+LOCAL_URL = "http://localhost"
+# The local app takes bodies of any size: its one caller is this process (an import of a
+# whole export document is one body).
+LOCAL_MAX_BODY_BYTES = 1 << 40
+
+
+def device_routers() -> tuple[APIRouter, ...]:
+    from lobug.api import device, openai_proxy, voice, voices
+    from lobug.xiaozhi import routes as xiaozhi
+
+    return (
+        device.public,
+        device.router,
+        voice.router,
+        voices.router,
+        openai_proxy.router,
+        xiaozhi.router,
+    )
 
 
 def create_app(settings: Settings, backends: Backends | None = None) -> FastAPI:
@@ -89,6 +99,9 @@ def create_memory_app(settings: Settings, backends: Backends | None = None) -> F
 
 
 def build_app(settings: Settings, backends: Backends | None, *, devices: bool) -> FastAPI:
+    from lobug.mcp_server import install_mcp
+    from lobug.ui import install_ui
+
     warning = check_exposure(settings)
     if warning:
         log.warning("%s", warning)
@@ -112,12 +125,43 @@ def build_app(settings: Settings, backends: Backends | None, *, devices: bool) -
 
     app = new_app("Lo-Bug" if devices else "Lo-Bug memory", settings, lifespan)
     prefix = "/memory" if devices else ""
-    for router in DEVICE_ROUTERS if devices else ():
+    for router in device_routers() if devices else ():
         app.include_router(router)
     for router in MEMORY_ROUTERS:
         app.include_router(router, prefix=prefix)
     install_ui(app)
     mcp_running = install_mcp(app, settings)
+    return app
+
+
+def create_local_app(settings: Settings, backends: Backends | None = None) -> FastAPI:
+    """The memory server's routes on the local database, for the command line to call in its
+    own process (`lobug facts`, `lobug dream`, ...: `lobug.cli.remote.local_access`), so a
+    command meets the same routes, rules and answers as on a server. Its caller holds the
+    database file, so it is admin without a token whatever tokens are configured; changes
+    are audited as `cli`. No dashboard, no MCP, no background work (no maintenance, no
+    nightly dream): only what a request asks for, the models built on first use
+    (`services.open_local_services`); `backends` replaces them (tests pass fakes here)."""
+    local = replace(
+        settings,
+        host="127.0.0.1",
+        device_tokens=(),
+        admin_tokens=(),
+        max_body_bytes=LOCAL_MAX_BODY_BYTES,
+    )
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        services = await asyncio.to_thread(open_local_services, local, backends)
+        app.state.memory = services
+        try:
+            yield
+        finally:
+            await asyncio.to_thread(services.close)
+
+    app = new_app("Lo-Bug local memory", local, lifespan)
+    for router in MEMORY_ROUTERS:
+        app.include_router(router)
     return app
 
 
@@ -139,6 +183,9 @@ def open_app_services(
 def body_limits(settings: Settings) -> Callable[[str], int]:
     """The largest body each path accepts: a recording on the audio paths (up to
     `MAX_UTTERANCES` of them for a voice enrolment), else `max_body_bytes`."""
+
+    from lobug.api.voice import MULTIPART_OVERHEAD
+    from lobug.speakers.profiles import MAX_UTTERANCES
 
     def limit_for(path: str) -> int:
         if is_enrolment(path):

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import time as dt_time
 from typing import Any
@@ -14,11 +15,14 @@ from lobug.assistant import Assistant
 from lobug.backends import (
     Backends,
     ChatBackend,
+    ChatMessage,
     Embedder,
     build_backends,
+    build_embedder,
     build_stt,
     build_tts,
 )
+from lobug.backends.base import AbandonCheck, JsonSchema, Vector
 from lobug.clock import clock_time
 from lobug.config import Settings
 from lobug.maintenance import Task, one_process_at_a_time
@@ -31,6 +35,7 @@ from lobug.memory.work_queue import CLOSE_WAIT_S, MemoryWork, reembed_messages
 from lobug.speakers.recognition import voice_recognition
 from lobug.store.engines import open_database, redacted
 from lobug.store.errors import EmbeddingMismatch
+from lobug.store.models import CLI, MANUAL
 from lobug.store.protocol import Store
 from lobug.turn_timings import TurnTimings
 from lobug.voice import Speech, Voice
@@ -113,27 +118,19 @@ class Services:
 
 
 @dataclass
-class CurationServices:
-    """What a person's memory commands need: the store, its embedder and the curation
-    service (the CLI on a local file; no chat model)."""
+class MemoryServices:
+    """What the memory REST API needs: the store, its embedder, the curation service, and
+    the memory pipeline with its work queue (whose chat model learns from the messages
+    programs post); no speech. `actor` is who a person's changes are audited as: `manual`
+    on a server, `cli` for the command line on the local file (`open_local_services`)."""
 
     settings: Settings
     store: Store
     embedder: Embedder
     curation: Curation
-
-    def close(self) -> None:
-        self.store.close()
-        self.embedder.close()
-
-
-@dataclass
-class MemoryServices(CurationServices):
-    """What the memory REST API needs: the curation services, and the memory pipeline with
-    its work queue (whose chat model learns from the messages programs post); no speech."""
-
     memory: MemoryManager
     memory_work: MemoryWork
+    actor: str = MANUAL
 
     def maintenance_tasks(self) -> list[Task]:
         """Re-embed memory-API messages stored while the embedder failed; run the memory
@@ -174,7 +171,8 @@ class MemoryServices(CurationServices):
         """For `lobug memory-server`, which owns these parts (the device server's `Services`
         closes its own); the memory work in progress is waited for `timeout_s` at most."""
         self.memory_work.close(timeout_s)
-        super().close()
+        self.store.close()
+        self.embedder.close()
         self.memory.chat.close()
 
 
@@ -211,6 +209,125 @@ def open_memory_services(settings: Settings, backends: Backends | None = None) -
     return MemoryServices(
         settings, store, backends.embedder, curation, memory, MemoryWork(store, memory)
     )
+
+
+def open_local_services(settings: Settings, backends: Backends | None = None) -> MemoryServices:
+    """The memory API's services for the command line on the local database (`lobug
+    facts`, `lobug dream`, ...; `app.create_local_app`): changes audited as `cli`, and the
+    models built on first use, so a command needing no vector or no reply loads no model
+    (`LazyEmbedder`, `LazyChat`); `backends` replaces them (tests pass fakes here)."""
+    store = open_database(
+        settings.store_url, pool_size=settings.db_pool_size, ef_search=settings.hnsw_ef_search
+    )
+    if backends is None:
+        backends = Backends(LazyChat(settings), local_embedder(settings, store))
+    try:
+        store.bind_embedding(backends.embedder.model, backends.embedder.dimension)
+    except EmbeddingMismatch:
+        store.close()
+        raise
+    memory = memory_manager(settings, store, backends)
+    curation = Curation(store, backends.embedder, settings.memory, searcher=memory.searcher)
+    work = MemoryWork(store, memory)
+    return MemoryServices(settings, store, backends.embedder, curation, memory, work, CLI)
+
+
+def local_embedder(settings: Settings, store: Store) -> Embedder:
+    """The configured embedder, built now for a database never embedded (its dimension is
+    not known before), else on first use."""
+    signature = store.embedding_signature()
+    if signature is None:
+        return build_embedder(settings)
+    return LazyEmbedder(settings, *signature)
+
+
+class LazyEmbedder(Embedder):
+    """The configured embedder, built on first use; until then it answers with the model
+    and dimension the database was embedded with, and once built it must be that model
+    (else `EmbeddingMismatch`: `lobug reindex`)."""
+
+    def __init__(self, settings: Settings, model: str, dimension: int) -> None:
+        self.settings = settings
+        self.model = model
+        self._dimension = dimension
+        self._loaded: Embedder | None = None
+
+    @property
+    def dimension(self) -> int:
+        return self._dimension
+
+    def embed_batch(self, texts: Sequence[str]) -> list[Vector]:
+        return self.loaded().embed_batch(texts)
+
+    def loaded(self) -> Embedder:
+        if self._loaded is None:
+            embedder = build_embedder(self.settings)
+            if (embedder.model, embedder.dimension) != (self.model, self._dimension):
+                embedder.close()
+                raise EmbeddingMismatch(
+                    f"The database was embedded with {self.model} ({self._dimension} "
+                    f"dimensions), but {embedder.model} ({embedder.dimension}) is configured: "
+                    "run `lobug reindex`, or configure the old model"
+                )
+            self.name = embedder.name
+            self._loaded = embedder
+        return self._loaded
+
+    def close(self) -> None:
+        if self._loaded is not None:
+            self._loaded.close()
+
+
+class LazyChat(ChatBackend):
+    """The configured chat model, built on the first request (a dream, a topic rebuild, a
+    retried exchange); until then it names the configured backend and model."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self.name = settings.llm_backend
+        self.model = settings.llm_model or "(default)"
+        self._loaded: ChatBackend | None = None
+        self._lock = threading.Lock()
+
+    def loaded(self) -> ChatBackend:
+        with self._lock:
+            if self._loaded is None:
+                from lobug import backends
+
+                self._loaded = backends.build_chat(self.settings)
+                self.name, self.model = self._loaded.name, self._loaded.model
+            return self._loaded
+
+    @property
+    def prefers_simple_json(self) -> bool:  # type: ignore[override]
+        """Asked just before a request (fact extraction): the model is built to answer."""
+        return self.loaded().prefers_simple_json
+
+    def complete(
+        self,
+        messages: Sequence[ChatMessage],
+        *,
+        max_tokens: int,
+        temperature: float = 0.7,
+        json_schema: JsonSchema | None = None,
+        background: bool = False,
+        abandoned: AbandonCheck | None = None,
+    ) -> str:
+        return self.loaded().complete(
+            messages,
+            max_tokens=max_tokens,
+            temperature=temperature,
+            json_schema=json_schema,
+            background=background,
+            abandoned=abandoned,
+        )
+
+    def is_available(self) -> bool:
+        return self._loaded is not None and self._loaded.is_available()
+
+    def close(self) -> None:
+        if self._loaded is not None:
+            self._loaded.close()
 
 
 def memory_manager(settings: Settings, store: Store, backends: Backends) -> MemoryManager:

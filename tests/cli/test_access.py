@@ -1,6 +1,5 @@
-"""The two implementations of `MemoryAccess` answer alike: the same calls on the local file
-(`LocalAccess`, through the store) and on a server (`RemoteAccess`, over real HTTP), fake
-models in both, in this process."""
+"""`MemoryAccess` answers alike on the local file (`local_access`: the memory API app run in
+this process) and on a server (over real HTTP), fake models in both, in this process."""
 
 from __future__ import annotations
 
@@ -12,12 +11,9 @@ import pytest
 from lobug.app import create_app
 from lobug.backends import Backends
 from lobug.cli.access import MemoryAccess
-from lobug.cli.local import LocalAccess
 from lobug.cli.output import Refused
-from lobug.cli.remote import RemoteAccess
+from lobug.cli.remote import RemoteAccess, local_access
 from lobug.config import Settings
-from lobug.memory.curation import Curation
-from lobug.services import CurationServices
 from lobug.store.errors import StoreError
 from lobug.store.models import FactFlags, FactQuery
 from lobug.store.sqlite.engine import SQLiteStore
@@ -41,10 +37,7 @@ def access(
     assert isinstance(embedder, FakeEmbedder)
     seed(settings, embedder)
     if request.param == "local":
-        store = SQLiteStore(settings.db_path)
-        store.bind_embedding(embedder.model, embedder.dimension)
-        curation = Curation(store, embedder, settings.memory)
-        local = LocalAccess(CurationServices(settings, store, embedder, curation))
+        local = local_access(settings, backends)
         yield local
         local.close()
         return

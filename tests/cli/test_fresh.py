@@ -18,12 +18,9 @@ from lobug.backends import Backends
 from lobug.backends.base import ChatMessage, JsonSchema
 from lobug.cli import access, cli, remote
 from lobug.cli.access import MemoryAccess
-from lobug.cli.local import LocalAccess
 from lobug.cli.output import Refused
-from lobug.cli.remote import RemoteAccess
+from lobug.cli.remote import RemoteAccess, local_access
 from lobug.config import Settings
-from lobug.memory.curation import Curation
-from lobug.services import CurationServices
 from lobug.store.models import FactQuery
 from lobug.store.sqlite.engine import SQLiteStore
 from tests.cli.run import lobug, ok
@@ -35,11 +32,8 @@ QUERY = "who visits on sunday"
 BEES = ["The user keeps bees", "The user's bees make honey"]
 
 
-def local_access(settings: Settings, embedder: FakeEmbedder) -> LocalAccess:
-    store = SQLiteStore(settings.db_path)
-    store.bind_embedding(embedder.model, embedder.dimension)
-    curation = Curation(store, embedder, settings.memory)
-    return LocalAccess(CurationServices(settings, store, embedder, curation))
+def on_the_file(settings: Settings, embedder: FakeEmbedder) -> RemoteAccess:
+    return local_access(settings, Backends(FakeChat(), embedder))
 
 
 @pytest.fixture
@@ -50,7 +44,7 @@ def fresh_file(
 
     @contextmanager
     def fake_opened(url: str | None, token: str | None) -> Iterator[MemoryAccess]:
-        opened = local_access(settings, fake_embedder)
+        opened = on_the_file(settings, fake_embedder)
         try:
             yield opened
         finally:
@@ -95,10 +89,12 @@ def test_search_lists_facts_and_messages_highest_score_first(
     """A message said in the query's very words (cosine 1) comes before a fact that shares
     only some of them; the fact used to be listed first whatever its score (0.398 above
     0.623)."""
-    local = local_access(settings, fake_embedder)
+    store = SQLiteStore(settings.db_path)
+    store.bind_embedding(fake_embedder.model, fake_embedder.dimension)
+    store.append_embedded_message("lobug", "api", "user", QUERY, fake_embedder.embed(QUERY))
+    store.close()
+    local = on_the_file(settings, fake_embedder)
     try:
-        vector = fake_embedder.embed(QUERY)
-        local.store.append_embedded_message("lobug", "api", "user", QUERY, vector)
         local.add_fact("lobug", "The user's sister Ana visits on Sunday", "identity")
         hits = local.search("lobug", QUERY, "hybrid", 5)
     finally:

@@ -15,12 +15,9 @@ from lobug.app import create_app
 from lobug.backends import Backends
 from lobug.cli import access, cli
 from lobug.cli.access import MemoryAccess
-from lobug.cli.local import LocalAccess
-from lobug.cli.remote import RemoteAccess
+from lobug.cli.remote import RemoteAccess, local_access
 from lobug.config import Settings
-from lobug.memory.curation import Curation
 from lobug.memory.work_queue import MAX_ATTEMPTS
-from lobug.services import CurationServices
 from lobug.store.models import FactQuery
 from lobug.store.protocol import Store
 from lobug.store.sqlite.engine import SQLiteStore
@@ -51,10 +48,7 @@ def local_file(
 
     @contextmanager
     def fake_opened(url: str | None, token: str | None) -> Iterator[MemoryAccess]:
-        store = SQLiteStore(settings.db_path)
-        store.bind_embedding(fake_embedder.model, fake_embedder.dimension)
-        curation = Curation(store, fake_embedder, settings.memory)
-        opened = LocalAccess(CurationServices(settings, store, fake_embedder, curation))
+        opened = local_access(settings, Backends(chat, fake_embedder))
         try:
             yield opened
         finally:

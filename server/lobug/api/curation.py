@@ -34,7 +34,7 @@ from lobug.read_model.memory import (
     counts_out,
     forgotten_out,
 )
-from lobug.store.models import MANUAL, AuditEntry, BaseMemoryVersion, Forgotten, Summary
+from lobug.store.models import AuditEntry, BaseMemoryVersion, Forgotten, Summary
 from lobug.web.deps import MemoryDep
 
 MessageId = Annotated[int, Path(ge=1, le=MAX_ID)]
@@ -147,7 +147,7 @@ async def write_base_memory(agent: PathAgent, body: BaseMemoryIn, svc: MemoryDep
     """Replace the base memory by hand: a new version, written by `manual`."""
 
     def write() -> BaseMemoryOut:
-        svc.curation.write_base_memory(agent.name, body.content, actor=MANUAL)
+        svc.curation.write_base_memory(agent.name, body.content, actor=svc.actor)
         return base_memory_out(svc.store, agent.name)
 
     return await asyncio.to_thread(write)
@@ -176,7 +176,7 @@ async def list_summaries(agent: PathAgent, svc: MemoryDep) -> list[SummaryOut]:
 async def forget_message(agent: PathAgent, message_id: MessageId, svc: MemoryDep) -> ForgottenOut:
     """Forget one message, and what was learned only from it (always a purge)."""
     forgotten = await asyncio.to_thread(
-        svc.curation.forget_message, agent.name, message_id, actor=MANUAL
+        svc.curation.forget_message, agent.name, message_id, actor=svc.actor
     )
     return forgotten_out(forgotten)
 
@@ -197,7 +197,7 @@ async def forget_span(body: ForgetIn, svc: MemoryDep) -> ForgottenOut:
             device=body.device,
             since=timestamp(body.since) if body.since else None,
             until=timestamp(body.until) if body.until else None,
-            actor=MANUAL,
+            actor=svc.actor,
         )
 
     return forgotten_out(await asyncio.to_thread(forget))
@@ -226,7 +226,7 @@ async def delete_agent(
             "confirmation_required",
             f"Deleting erases everything of {agent.name!r}: add ?confirm={agent.name}",
         )
-    counts = await asyncio.to_thread(svc.curation.delete_agent, agent.name, actor=MANUAL)
+    counts = await asyncio.to_thread(svc.curation.delete_agent, agent.name, actor=svc.actor)
     return DeletedAgentOut(agent=agent.name, deleted=counts)
 
 

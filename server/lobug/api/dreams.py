@@ -17,7 +17,6 @@ from lobug.api.deps import ADMIN_RESPONSES, AdminOnly, PathAgent
 from lobug.api.errors import documented
 from lobug.memory.limits import MAX_ID
 from lobug.read_model.dreams import DreamOut, dream_out, result_out
-from lobug.store.models import MANUAL
 from lobug.web.deps import MemoryDep
 
 DreamId = Annotated[int, Path(ge=1, le=MAX_ID)]
@@ -59,7 +58,7 @@ async def get_dream(agent: PathAgent, dream_id: DreamId, svc: MemoryDep) -> Drea
 async def undo_dream(agent: PathAgent, dream_id: DreamId, svc: MemoryDep) -> DreamOut:
     """Make the facts the dream retired current again (those not forgotten since) and write
     back the base memory it replaced."""
-    undone = await asyncio.to_thread(svc.dreamer.undo, agent.name, dream_id, actor=MANUAL)
+    undone = await asyncio.to_thread(svc.dreamer.undo, agent.name, dream_id, actor=svc.actor)
     return dream_out(undone)
 
 

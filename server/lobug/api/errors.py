@@ -29,6 +29,7 @@ from lobug.store.errors import (
     BlockTooLong,
     DreamNotFound,
     DreamUndone,
+    EmbeddingMismatch,
     FactHasNoOwner,
     FactNotCurrent,
     FactNotFound,
@@ -86,6 +87,9 @@ _STORE_ERRORS: dict[type[Exception], tuple[int, str]] = {
     PersonExists: (409, "person_exists"),
     FactHasNoOwner: (409, "fact_has_no_owner"),
     InvalidPersonName: (422, "invalid_person"),
+    # Only where the embedder is built on first use (the command line's local app): a server
+    # checks its model when the database opens.
+    EmbeddingMismatch: (409, "embedding_mismatch"),
 }
 
 

@@ -2,7 +2,8 @@
 its versions and source messages; admins add, correct, pin, score, forget and purge them.
 
 Mounted beside the memory API (`/memory` on the device server, the root of `lobug
-memory-server`). Every change is recorded in the audit log with the actor `manual`.
+memory-server`). Every change is recorded in the audit log with the actor `manual` (`cli`
+for the command line on the local file: `MemoryServices.actor`).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from lobug.api.deps import ADMIN_RESPONSES, AdminOnly, PathAgent
 from lobug.api.errors import ApiError, documented
 from lobug.api.shapes import StrictBody
 from lobug.memory.limits import MAX_FACT_CHARS, MAX_ID
+from lobug.memory.search import SearchMode
 from lobug.read_model.facts import (
     AddedFactOut,
     FactDetailOut,
@@ -25,7 +27,7 @@ from lobug.read_model.facts import (
     fact_detail,
     fact_fields,
 )
-from lobug.store.models import LEGACY_FACT_TYPES, MANUAL, FactFlags, FactQuery
+from lobug.store.models import LEGACY_FACT_TYPES, FactFlags, FactQuery
 from lobug.web.deps import MemoryDep
 
 MAX_PAGE = 1000
@@ -95,10 +97,12 @@ async def list_facts(
     fact_type: Annotated[FactType | None, Query(alias="type")] = None,
     pinned: bool | None = None,
     q: Annotated[str | None, Query(max_length=MAX_FACT_CHARS)] = None,
+    mode: SearchMode = "hybrid",
     include_history: bool = False,
 ) -> FactPageOut:
     """The agent's facts, newest first: current ones, or every version with
-    `include_history`. With `q`, the current facts hybrid search finds for it, best first."""
+    `include_history`. With `q`, the current facts hybrid search (or `mode`: vector,
+    keyword) finds for it, best first, each with its `score`."""
     query = FactQuery(
         fact_type=fact_type,
         pinned=pinned,
@@ -106,9 +110,13 @@ async def list_facts(
         limit=limit,
         offset=offset,
     )
-    page = await asyncio.to_thread(svc.curation.list_facts, agent.name, query, q)
+    page = await asyncio.to_thread(svc.curation.list_facts, agent.name, query, q, mode)
+    scores: list[float | None] = [*page.scores] if page.scores else [None] * len(page.facts)
     return FactPageOut(
-        facts=[fact_fields(f) for f in page.facts], total=page.total, limit=limit, offset=offset
+        facts=[fact_fields(f, s) for f, s in zip(page.facts, scores, strict=True)],
+        total=page.total,
+        limit=limit,
+        offset=offset,
     )
 
 
@@ -137,7 +145,7 @@ async def add_fact(agent: PathAgent, body: FactIn, svc: MemoryDep) -> AddedFactO
     """A fact written by a person (origin `manual`), embedded; a near duplicate of a current
     fact becomes its new version, and `superseded` names the old ones."""
     added = await asyncio.to_thread(
-        svc.curation.add_fact, agent.name, body.content, body.type, actor=MANUAL
+        svc.curation.add_fact, agent.name, body.content, body.type, actor=svc.actor
     )
     return added_out(added)
 
@@ -153,7 +161,7 @@ async def correct_fact(
     over), answered with the whole version chain."""
 
     def correct() -> FactDetailOut:
-        fact = svc.curation.correct_fact(agent.name, fact_id, body.content, actor=MANUAL)
+        fact = svc.curation.correct_fact(agent.name, fact_id, body.content, actor=svc.actor)
         return fact_detail(svc.store, agent.name, fact)
 
     return await asyncio.to_thread(correct)
@@ -166,7 +174,9 @@ async def correct_fact(
 async def flag_fact(agent: PathAgent, fact_id: FactId, body: FlagsIn, svc: MemoryDep) -> FactOut:
     """Pin or unpin the current fact, score it (0-10) or clear its score (`null`)."""
     flags = flags_of(body)
-    fact = await asyncio.to_thread(svc.curation.set_flags, agent.name, fact_id, flags, actor=MANUAL)
+    fact = await asyncio.to_thread(
+        svc.curation.set_flags, agent.name, fact_id, flags, actor=svc.actor
+    )
     return fact_fields(fact)
 
 
@@ -192,7 +202,7 @@ async def forget_fact(
     """Forget the fact and all its versions: it leaves every prompt and search at once. With
     `purge=true` their text is erased from the database too; the answer is the tombstone."""
     fact = await asyncio.to_thread(
-        svc.curation.forget_fact, agent.name, fact_id, purge=purge, actor=MANUAL
+        svc.curation.forget_fact, agent.name, fact_id, purge=purge, actor=svc.actor
     )
     return fact_fields(fact)
 

@@ -1,8 +1,8 @@
 """The learning queue (`memory/work_queue.py`): `GET /learning` counts the exchanges waiting
 for their memory work and those parked after failing, and lists the oldest parked ones;
 `POST /learning/retry` (admin-only) hands the parked exchanges (or those of `ids`) to the
-memory work again and answers how many, at once: `GET /learning` then shows those still
-parked (one failing again stays parked with its new error).
+memory work again and answers how many, at once (or once they are done, with `wait`): `GET
+/learning` then shows those still parked (one failing again stays parked with its new error).
 
 Mounted with the memory API (`/memory` on the device server, the root on `lobug
 memory-server`)."""
@@ -10,6 +10,7 @@ memory-server`)."""
 from __future__ import annotations
 
 import asyncio
+from concurrent import futures
 from typing import Annotated
 
 from fastapi import APIRouter, Query
@@ -46,12 +47,18 @@ async def learning(
 
 
 @admin.post("/learning/retry")
-async def retry_learning(svc: MemoryDep, body: RetryIn | None = None) -> RetriedOut:
-    """Hand the parked exchanges (all, or those of `ids`) to the memory work again."""
+async def retry_learning(
+    svc: MemoryDep, body: RetryIn | None = None, wait: bool = False
+) -> RetriedOut:
+    """Hand the parked exchanges (all, or those of `ids`) to the memory work again; with
+    `wait`, answer once they are done (the command line on the local file, whose server
+    ends with the command)."""
     ids = body.ids if body is not None else None
     handed = await asyncio.to_thread(svc.memory_work.retry_parked, ids)
+    if wait:
+        await asyncio.to_thread(futures.wait, handed)
     parked = await asyncio.to_thread(svc.store.count_parked_exchanges)
-    return RetriedOut(retrying=len(handed), waited=False, parked=parked)
+    return RetriedOut(retrying=len(handed), waited=wait, parked=parked)
 
 
 router.include_router(admin)

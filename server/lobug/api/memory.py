@@ -32,7 +32,7 @@ from lobug.read_model.common import AgentOut, MessageOut, agent_out, iso, messag
 from lobug.read_model.memory import BlockOut, block_out
 from lobug.services import MemoryServices
 from lobug.store.engines import redacted
-from lobug.store.models import API_SOURCE, MANUAL, BlockChange, MemoryBlock, ScoredMessage
+from lobug.store.models import API_SOURCE, BlockChange, MemoryBlock, ScoredMessage
 from lobug.web.deps import MemoryDep
 
 MAX_LIST_LIMIT = 1000
@@ -131,6 +131,8 @@ def search_limit(svc: MemoryServices, limit: int | None) -> int:
 async def health(svc: MemoryDep) -> dict[str, Any]:
     return {
         "status": "ok",
+        "agent": svc.settings.agent,
+        "chat_model": svc.memory.chat.model,
         "embedding_backend": svc.embedder.name,
         "embedding_model": svc.embedder.model,
         "embedding_dimension": svc.embedder.dimension,
@@ -262,7 +264,9 @@ async def delete_block(
 ) -> Response:
     """Remove a block and its history, read-only ones too (admin). With `purge=true` its
     texts are erased from the audit log too, as a purged fact's."""
-    await asyncio.to_thread(svc.curation.delete_block, agent.name, label, actor=MANUAL, purge=purge)
+    await asyncio.to_thread(
+        svc.curation.delete_block, agent.name, label, actor=svc.actor, purge=purge
+    )
     return Response(status_code=204)
 
 

@@ -25,7 +25,6 @@ from lobug.read_model.people import (
     forgotten_person_out,
     person_out,
 )
-from lobug.store.models import MANUAL
 from lobug.web.deps import MemoryDep
 
 PersonId = Annotated[int, Path(ge=1, le=MAX_ID)]
@@ -65,9 +64,9 @@ async def add_person(agent: PathAgent, body: PersonIn, svc: MemoryDep) -> Person
     """A new person of the household; `devices` makes them those devices' default person."""
 
     def add() -> PersonOut:
-        person = svc.curation.add_person(agent.name, body.name, actor=MANUAL)
+        person = svc.curation.add_person(agent.name, body.name, actor=svc.actor)
         for device in body.devices:
-            svc.store.set_device_person(agent.name, device, person.id, actor=MANUAL)
+            svc.store.set_device_person(agent.name, device, person.id, actor=svc.actor)
         return person_out(svc.store.person(agent.name, person.id))
 
     return await asyncio.to_thread(add)
@@ -83,7 +82,7 @@ async def delete_person(
     """Remove the person and purge everything about them (their private facts and what they
     said: no bytes of it stay in the database files); household facts they stated stay."""
     counts = await asyncio.to_thread(
-        svc.curation.delete_person, agent.name, person_id, actor=MANUAL
+        svc.curation.delete_person, agent.name, person_id, actor=svc.actor
     )
     return forgotten_person_out(person_id, counts, deleted=True)
 
@@ -97,7 +96,7 @@ async def forget_person(
 ) -> ForgottenPersonOut:
     """Purge everything about the person, who stays in the household."""
     counts = await asyncio.to_thread(
-        svc.curation.forget_person, agent.name, person_id, actor=MANUAL
+        svc.curation.forget_person, agent.name, person_id, actor=svc.actor
     )
     return forgotten_person_out(person_id, counts, deleted=False)
 
@@ -122,7 +121,7 @@ async def set_device_person(
     """Name the person who usually uses the device (None: nobody); the household after it."""
 
     def set_default() -> list[PersonOut]:
-        svc.store.set_device_person(agent.name, device_id, body.person_id, actor=MANUAL)
+        svc.store.set_device_person(agent.name, device_id, body.person_id, actor=svc.actor)
         return [person_out(p) for p in svc.store.people(agent.name)]
 
     return await asyncio.to_thread(set_default)
@@ -147,6 +146,6 @@ async def move_fact(agent: PathAgent, fact_id: FactId, body: ScopeIn, svc: Memor
         fact_id,
         body.scope,
         shareable=body.shareable,
-        actor=MANUAL,
+        actor=svc.actor,
     )
     return fact_fields(fact)

@@ -21,7 +21,7 @@ from lobug.api.errors import ApiError, documented
 from lobug.memory import transfer
 from lobug.names import AGENT_NAME_MAX, AGENT_NAME_RULE, AGENT_NAME_SCHEMA
 from lobug.services import MemoryServices
-from lobug.store.models import MANUAL, Agent
+from lobug.store.models import Agent
 from lobug.store.records import Imported
 from lobug.web.deps import MemoryDep
 
@@ -82,7 +82,7 @@ async def import_document(
             agents = transfer.renamed(transfer.read_document(document), as_agent)
         except transfer.InvalidExport as exc:
             raise ApiError(422, "invalid_export", str(exc)) from None
-        return transfer.import_agents(svc.store, svc.embedder, agents, merge=merge, actor=MANUAL)
+        return transfer.import_agents(svc.store, svc.embedder, agents, merge=merge, actor=svc.actor)
 
     imported = await asyncio.to_thread(run)
     return ImportOut(imported=[ImportedOut(agent=i.agent, added=i.added) for i in imported])

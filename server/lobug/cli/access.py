@@ -1,19 +1,20 @@
-"""The one interface every memory command talks to, `MemoryAccess`, with two
-implementations: `LocalAccess` opens the database file of `LOBUG_DB_PATH` (safe while the
-server runs: WAL and a busy timeout), `RemoteAccess` calls a running server's REST API
-(`--url`, `--token`). Both answer with the REST API's JSON shapes, so a command prints the
-same thing either way."""
+"""The one interface every memory command talks to, `MemoryAccess`, implemented once over
+the REST API (`lobug.cli.remote.RemoteAccess`): a running server's (`--url`, `--token`), or
+by default the memory API of the database file of `LOBUG_DB_PATH` run in this process
+(`remote.local_access`; safe while the server runs: WAL and a busy timeout). A command
+prints the same thing either way."""
 
 from __future__ import annotations
 
 import functools
+import os
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any, Protocol
 
 import click
 
-from lobug.cli.output import Output
+from lobug.cli.output import AgentMissing, Output, Refused, no_agent
 from lobug.memory.search import SearchMode
 from lobug.store.models import FactFlags, FactQuery
 
@@ -22,6 +23,7 @@ Json = dict[str, Any]
 
 class MemoryAccess(Protocol):
     default_agent: str
+    where: str  # the database's path, or the server's URL
 
     def agents(self) -> list[Json]: ...
 
@@ -101,15 +103,15 @@ class MemoryAccess(Protocol):
 @contextmanager
 def opened(url: str | None, token: str | None) -> Iterator[MemoryAccess]:
     """The server at `url`, or the local database file."""
+    from lobug.cli import remote
+
     access: MemoryAccess
     if url:
-        from lobug.cli.remote import RemoteAccess
-
-        access = RemoteAccess(url, token)
+        access = remote.RemoteAccess(url, token)
     else:
-        from lobug.cli.local import LocalAccess
+        from lobug.config import Settings
 
-        access = LocalAccess.from_environment()
+        access = remote.local_access(Settings.from_env(os.environ))
     try:
         yield access
     finally:
@@ -151,6 +153,11 @@ def with_access(fn: Callable[..., None], *, default_agent: bool) -> Callable[...
             chosen = agent or (access.default_agent if default_agent else None)
             if default_agent and agent is None:  # it exists from the first command on
                 access.create_agent(access.default_agent)
-            fn(access, Output(as_json), chosen, **kwargs)
+            try:
+                fn(access, Output(as_json), chosen, **kwargs)
+            except AgentMissing:
+                if chosen is None:
+                    raise
+                raise Refused(no_agent(chosen, access.where)) from None
 
     return command

@@ -26,6 +26,10 @@ class Refused(click.ClickException):
     exit_code = REFUSED
 
 
+class AgentMissing(Refused):
+    """The agent a call named was never created (`access.with_access` says where, and how)."""
+
+
 class ConfigurationError(click.ClickException):
     """A LOBUG_* variable is wrong: exit 2, as a usage error."""
 
@@ -42,8 +46,8 @@ def no_agent(name: str, where: str) -> str:
 
 def by_score(hits: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Search hits of every kind in one list, highest `score` first (a hit without one, a
-    fact ranked by a server, keeps its place before those with one); ties keep the search's
-    order."""
+    fact ranked by a server older than the fact scores, keeps its place before those with
+    one); ties keep the search's order."""
     return sorted(hits, key=lambda hit: -math.inf if hit["score"] is None else -hit["score"])
 
 

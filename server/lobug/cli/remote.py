@@ -1,21 +1,29 @@
-"""`MemoryAccess` on a running server's REST API: the memory API at `/memory` on a device
-server (`lobug serve`), or at the root of `lobug memory-server` (found by asking for
-`/memory/health` first). Changes need an admin token (`--token`, or `LOBUG_TOKEN`)."""
+"""`MemoryAccess` over the REST API: a running server's (`--url`; the memory API at `/memory`
+on a device server, `lobug serve`, or at the root of `lobug memory-server`, found by asking
+for `/memory/health` first; changes need an admin token, `--token` or `LOBUG_TOKEN`), or the
+local database file's (`local_access`: the memory API app run in this process, admin
+without a token, changes audited as `cli`). Either way a command meets the same routes,
+rules and answers."""
 
 from __future__ import annotations
 
 import json
 from collections.abc import Iterator
 from datetime import UTC, datetime
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import httpx
 
 from lobug.cli.access import Json
-from lobug.cli.output import Refused, by_score
+from lobug.cli.output import AgentMissing, Refused, by_score
 from lobug.memory.search import SearchMode
 from lobug.store.models import DEFAULT_FACT_TYPE, FactFlags, FactQuery
 from lobug.web.roles import ADMIN_REQUIRED
+
+if TYPE_CHECKING:
+    from lobug.backends import Backends
+    from lobug.config import Settings
 
 AGENT_NOT_FOUND = "agent_not_found"  # the API's code (api/errors.py)
 TIMEOUT_S = 60.0
@@ -28,14 +36,36 @@ def iso(timestamp: float) -> str:
     return datetime.fromtimestamp(timestamp, UTC).isoformat()
 
 
+def local_access(settings: Settings, backends: Backends | None = None) -> RemoteAccess:
+    """The memory API of the local database (`settings`), run in this process
+    (`lobug.app.create_local_app`); `backends` replaces the configured models (tests)."""
+    from lobug.app import LOCAL_URL, create_local_app
+    from lobug.cli.in_process import InProcess
+
+    app = create_local_app(settings, backends)
+    transport = InProcess(app, app.router.lifespan_context(app))
+    return RemoteAccess(LOCAL_URL, None, transport=transport, where=str(settings.db_path))
+
+
 class RemoteAccess:
-    def __init__(self, url: str, token: str | None) -> None:
+    """`where` names the database of a local file (its path), else the server's URL."""
+
+    def __init__(
+        self,
+        url: str,
+        token: str | None,
+        *,
+        transport: httpx.BaseTransport | None = None,
+        where: str | None = None,
+    ) -> None:
         headers = {"Authorization": f"Bearer {token}"} if token else {}
-        self.http = httpx.Client(base_url=url.rstrip("/"), headers=headers, timeout=TIMEOUT_S)
+        self.http = httpx.Client(
+            base_url=url.rstrip("/"), headers=headers, timeout=TIMEOUT_S, transport=transport
+        )
+        self.local_file = Path(where) if where else None
+        self.where = where or str(self.http.base_url)
         self.prefix = "/memory" if self.answers("/memory/health") else ""
-        self.default_agent = "lobug"
-        if self.prefix:
-            self.default_agent = self.call("GET", "/health", raw=True).get("agent", "lobug")
+        self.default_agent = self.call("GET", "/health").get("agent", "lobug")
 
     def answers(self, path: str) -> bool:
         try:
@@ -43,15 +73,15 @@ class RemoteAccess:
         except httpx.HTTPError as exc:
             raise Refused(f"cannot reach {self.http.base_url}: {exc}") from None
 
-    def call(self, method: str, path: str, *, raw: bool = False, **kwargs: Any) -> Any:
-        """The JSON answer of `method path` (under the memory API unless `raw`); an error
-        answer becomes Refused with the server's detail."""
+    def call(self, method: str, path: str, **kwargs: Any) -> Any:
+        """The JSON answer of `method path` under the memory API; an error answer becomes
+        Refused with the server's detail."""
         try:
-            answer = self.http.request(method, ("" if raw else self.prefix) + path, **kwargs)
+            answer = self.http.request(method, self.prefix + path, **kwargs)
         except httpx.HTTPError as exc:
             raise Refused(f"cannot reach {self.http.base_url}: {exc}") from None
         if answer.is_error:
-            raise Refused(error_text(answer))
+            raise refusal(answer)
         return None if answer.status_code == 204 else answer.json()
 
     def close(self) -> None:
@@ -141,13 +171,14 @@ class RemoteAccess:
         return found
 
     def search(self, agent: str, text: str, mode: SearchMode, limit: int) -> list[Json]:
-        facts = self.call("GET", f"/facts/{agent}", params={"q": text, "limit": limit})
+        params = {"q": text, "mode": mode, "limit": limit}
+        facts = self.call("GET", f"/facts/{agent}", params=params)
         body = {"agent_name": agent, "query": text, "mode": mode, "limit": limit}
         messages = self.call("POST", "/messages/search", json=body)
         return by_score(
             [
                 *(
-                    {"kind": "fact", "id": f["id"], "score": None, "text": f["content"]}
+                    {"kind": "fact", "id": f["id"], "score": f.get("score"), "text": f["content"]}
                     for f in facts["facts"]
                 ),
                 *(
@@ -243,25 +274,35 @@ class RemoteAccess:
     # ------------------------------------------------------------------ whole database
 
     def stats(self) -> Json:
-        health = self.call("GET", "/health", raw=True)
-        learning = self.learning(0)  # the device server's and the memory server's alike
-        embedding = health.get("embedding", {}).get("model") or health.get("embedding_model")
+        health = self.call("GET", "/health")
+        learning = self.learning(0)
         return {
-            "database": health.get("db_path") or health.get("database_path"),
-            "size_bytes": None,
-            "embedding_model": embedding,
-            "chat_model": health.get("llm", {}).get("model"),
+            "database": health["database_path"],
+            "size_bytes": self.file_size(),
+            "embedding_model": health["embedding_model"],
+            "chat_model": health["chat_model"],
             "learning_queue": learning["queued"],
             "learning_parked": learning["parked"],
             "agents": self.agents(),
         }
+
+    def file_size(self) -> int | None:
+        """The bytes of the local database file and its write-ahead log (None on a server)."""
+        if self.local_file is None:
+            return None
+        files = [self.local_file, self.local_file.with_name(self.local_file.name + "-wal")]
+        return sum(f.stat().st_size for f in files if f.exists())
 
     def learning(self, limit: int) -> Json:
         found: Json = self.call("GET", "/learning", params={"limit": limit})
         return found
 
     def retry_learning(self, ids: list[int] | None) -> Json:
-        found: Json = self.call("POST", "/learning/retry", json={"ids": ids})
+        """On the local file, answered once done: its server ends with the command."""
+        params = {"wait": self.local_file is not None}
+        found: Json = self.call(
+            "POST", "/learning/retry", params=params, json={"ids": ids}, timeout=WORK_TIMEOUT
+        )
         return found
 
     def export(self, agent: str | None) -> Iterator[bytes]:
@@ -269,7 +310,7 @@ class RemoteAccess:
         with self.http.stream("GET", path) as answer:
             if answer.is_error:
                 answer.read()
-                raise Refused(error_text(answer))
+                raise refusal(answer)
             yield from answer.iter_bytes()
 
     def import_document(self, document: Any, as_agent: str | None, merge: bool) -> Json:
@@ -280,6 +321,15 @@ class RemoteAccess:
             "POST", "/import", params=params, json=document, timeout=WORK_TIMEOUT
         )
         return found
+
+
+def refusal(answer: httpx.Response) -> Refused:
+    """The error answer as the command's refusal."""
+    try:
+        missing = answer.json().get("error") == AGENT_NOT_FOUND
+    except (ValueError, AttributeError):
+        missing = False
+    return (AgentMissing if missing else Refused)(error_text(answer))
 
 
 def error_text(answer: httpx.Response) -> str:

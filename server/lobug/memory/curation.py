@@ -65,6 +65,7 @@ def nothing_to_rewarm(agent: str) -> None:
 class FactPage:
     facts: list[Fact]
     total: int
+    scores: list[float] | None = None  # a search's, one per fact
 
 
 class Curation:
@@ -86,19 +87,27 @@ class Curation:
 
     # ------------------------------------------------------------------ facts
 
-    def list_facts(self, agent: str, query: FactQuery, text: str | None = None) -> FactPage:
+    def list_facts(
+        self,
+        agent: str,
+        query: FactQuery,
+        text: str | None = None,
+        mode: SearchMode = "hybrid",
+    ) -> FactPage:
         """A page of the agent's facts; with `text`, the current facts found for it by
-        hybrid search, best first (filtered by type and pin)."""
+        hybrid search (or `mode`), best first (filtered by type and pin), with their
+        scores."""
         if not text:
             facts, total = self.store.list_facts(agent, query)
             return FactPage(facts, total)
         found = [
-            fact
-            for fact in self.search(agent, text, query.offset + query.limit)
-            if (query.fact_type is None or fact.fact_type == query.fact_type)
-            and (query.pinned is None or fact.pinned == query.pinned)
+            hit
+            for hit in self.searcher.facts(agent, text, query.offset + query.limit, mode=mode)
+            if (query.fact_type is None or hit.fact.fact_type == query.fact_type)
+            and (query.pinned is None or hit.fact.pinned == query.pinned)
         ]
-        return FactPage(found[query.offset :], len(found))
+        page = found[query.offset :]
+        return FactPage([h.fact for h in page], len(found), [h.similarity for h in page])
 
     def search(self, agent: str, text: str, k: int, min_similarity: float = 0.0) -> list[Fact]:
         hits = self.searcher.facts(agent, text, k, min_similarity=min_similarity)

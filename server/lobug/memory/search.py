@@ -32,6 +32,7 @@ from typing import Literal
 from lobug.backends.base import Embedder, Vector
 from lobug.clock import Clock
 from lobug.config import MemoryConfig
+from lobug.store.errors import EmbeddingMismatch
 from lobug.store.household import EVERYONE, Viewer
 from lobug.store.models import (
     Fact,
@@ -395,6 +396,8 @@ class MemorySearch:
         """`query` embedded, or None when the embedder fails (keywords alone still find)."""
         try:
             return self.embedder.embed(query)
+        except EmbeddingMismatch:  # another model than the database's: not a passing failure
+            raise
         except Exception as exc:
             log.warning("embedding the query failed (%s); searching by keywords only", exc)
             return None

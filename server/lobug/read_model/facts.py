@@ -37,6 +37,9 @@ class FactOut(BaseModel):
     )
     scope: str = Field(default="household", description="private (its owner's) or household")
     shareable: bool = Field(default=False, description="a household fact a guest may hear")
+    score: float | None = Field(
+        default=None, description="found by a search (`q`): its score, highest first"
+    )
 
 
 class AddedFactOut(FactOut):
@@ -48,7 +51,7 @@ class FactDetailOut(FactOut):
     sources: list[MessageOut] = Field(description="its source messages not forgotten")
 
 
-def fact_fields(fact: Fact) -> FactOut:
+def fact_fields(fact: Fact, score: float | None = None) -> FactOut:
     return FactOut(
         id=str(fact.id),
         type=fact.fact_type,
@@ -72,6 +75,7 @@ def fact_fields(fact: Fact) -> FactOut:
         owner_person_id=None if fact.owner_person_id is None else str(fact.owner_person_id),
         scope=fact.scope,
         shareable=fact.shareable,
+        score=None if score is None else round(score, 6),
     )
 
 
