@@ -156,7 +156,7 @@ def test_the_commands_on_a_fresh_file_and_a_fresh_server_process(tmp_path: Path)
             ok("facts", "add", text, env=remote_env)
         assert [a["name"] for a in ok("agents", "--json", env=remote_env).json()] == ["lobug"]
         refused = lobug("facts", "list", "--agent", "guest", env=remote_env)
-        assert refused.code == 1 and "lobug agents create NAME" in refused.err
+        assert refused.code == 1 and "lobug agents create guest" in refused.err
         topics = ok("topics", "--rebuild", "--json", env=remote_env).json()
         assert len(topics) == 1
     finally:
