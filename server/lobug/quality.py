@@ -113,10 +113,6 @@ def degeneracy(text: str) -> str | None:
     return None
 
 
-def is_degenerate(text: str) -> bool:
-    return degeneracy(text) is not None
-
-
 def _repeated_phrase(found: list[str]) -> bool:
     """A run of 1..MAX_LOOP_PHRASE_WORDS words said MIN_LOOP_REPEATS times in a row (a single
     word MIN_WORD_REPEATS times)."""

@@ -11,7 +11,7 @@ from zoneinfo import ZoneInfo
 import numpy as np
 import pytest
 
-from lobug.memory.dream import Dreamer, near_duplicates, pair_change, similar_pairs
+from lobug.memory.dream import Dreamer, pair_change, similar_pairs
 from lobug.store.errors import DreamUndone
 from lobug.store.models import Fact, FactFlags, NewFact
 from lobug.store.protocol import Store
@@ -201,7 +201,8 @@ def test_facts_naming_different_people_days_or_numbers_are_never_one(
     """Sentence embedders score each of these pairs 0.89-0.97: as close as true duplicates.
     A fact and its negation are no duplicate either: the wordier one would win, not the
     newer."""
-    assert near_duplicates(said(first), said(second), 0.95) is same
+    change = pair_change(said(first), said(second), 0.95)
+    assert (change is not None and change.action == "merge") is same
 
 
 @pytest.mark.parametrize("negation_first", [True, False])

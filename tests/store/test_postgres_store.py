@@ -290,7 +290,7 @@ def test_lone_messages_pair_blocks_delete_and_activity_count(
 ) -> None:
     asked = store.append_message_to_learn("a", "api", "user", "hi", fake_embedder.embed("hi"))
     answered = store.append_message_to_learn("a", "api", "assistant", "hello", None)
-    assert asked.is_lone and answered.user == asked.message
+    assert asked.user is None and answered.user == asked.message
     assert store.count_queued_exchanges() == 1
     store.create_block("a", "human", "Alice")
     store.delete_block("a", "human", actor="manual")

@@ -162,12 +162,6 @@ def pair_change(a: Fact, b: Fact, cosine: float) -> DreamChange | None:
     return None if gone.pinned else change
 
 
-def near_duplicates(a: Fact, b: Fact, cosine: float) -> bool:
-    """Whether two similar facts say one thing: about one thing (`about_one_thing`), and
-    both or neither negated."""
-    return about_one_thing(a, b, cosine) and negated(a.content) == negated(b.content)
-
-
 def about_one_thing(a: Fact, b: Fact, cosine: float) -> bool:
     """Whether two similar facts are about one thing: at `SAME_SIMILARITY`, or with the
     content words of one within the other's. Each naming someone or something the other does

@@ -132,10 +132,6 @@ class QueuedMessage:
     message: Message
     user: Message | None = None
 
-    @property
-    def is_lone(self) -> bool:
-        return self.user is None
-
 
 @dataclass(frozen=True)
 class ScoredMessage:
