@@ -9,9 +9,8 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import time as dt_time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from lobug.assistant import Assistant
 from lobug.backends import (
     Backends,
     ChatBackend,
@@ -30,15 +29,16 @@ from lobug.memory.curation import Curation
 from lobug.memory.dream import Dreamer
 from lobug.memory.manager import MemoryManager
 from lobug.memory.topics import TopicBuilder
-from lobug.memory.voices import HouseholdVoices
 from lobug.memory.work_queue import CLOSE_WAIT_S, MemoryWork, reembed_messages
-from lobug.speakers.recognition import voice_recognition
 from lobug.store.engines import open_database, redacted
 from lobug.store.errors import EmbeddingMismatch
 from lobug.store.models import CLI, MANUAL
 from lobug.store.protocol import Store
 from lobug.turn_timings import TurnTimings
-from lobug.voice import Speech, Voice
+
+if TYPE_CHECKING:
+    from lobug.assistant import Assistant
+    from lobug.voice import Speech, Voice
 
 log = logging.getLogger(__name__)
 
@@ -344,7 +344,13 @@ def memory_manager(settings: Settings, store: Store, backends: Backends) -> Memo
 def open_services(settings: Settings, backends: Backends | None = None) -> Services:
     """Load the chat and embedding models and open the store (blocking: call from a worker
     thread). Configured speech models are loaded later by `Speech.load`; given backends
-    bring their own speech models, or none."""
+    bring their own speech models, or none. (What a device turn needs is imported here: the
+    command line's local app opens the memory services alone.)"""
+    from lobug.assistant import Assistant
+    from lobug.memory.voices import HouseholdVoices
+    from lobug.speakers.recognition import voice_recognition
+    from lobug.voice import Speech, Voice
+
     if backends is None:
         backends = build_backends(settings)
         speech = (
