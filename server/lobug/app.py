@@ -184,17 +184,24 @@ def body_limits(settings: Settings) -> Callable[[str], int]:
     """The largest body each path accepts: a recording on the audio paths (up to
     `MAX_UTTERANCES` of them for a voice enrolment), else `max_body_bytes`."""
 
-    from lobug.api.voice import MULTIPART_OVERHEAD
-    from lobug.speakers.profiles import MAX_UTTERANCES
-
     def limit_for(path: str) -> int:
         if is_enrolment(path):
-            return MAX_UTTERANCES * settings.max_audio_bytes + MULTIPART_OVERHEAD
+            from lobug.speakers.profiles import MAX_UTTERANCES
+
+            return MAX_UTTERANCES * settings.max_audio_bytes + upload_overhead()
         if path.startswith("/chat/audio"):
-            return settings.max_audio_bytes + MULTIPART_OVERHEAD
+            return settings.max_audio_bytes + upload_overhead()
         return settings.max_body_bytes
 
     return limit_for
+
+
+def upload_overhead() -> int:
+    """A multipart upload's bytes beside its recording (imported on the first upload: the
+    local app has no audio routes)."""
+    from lobug.api.voice import MULTIPART_OVERHEAD
+
+    return MULTIPART_OVERHEAD
 
 
 def is_enrolment(path: str) -> bool:
