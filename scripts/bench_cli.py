@@ -44,17 +44,24 @@ def run_python(args: list[str], server: Path, db: Path) -> float:
     return time.perf_counter() - started
 
 
-def medians(server: Path, runs: int) -> dict[str, float]:
+def medians(trees: dict[str, Path], runs: int) -> dict[str, dict[str, float]]:
+    """Each tree on a database of its own; the trees' runs taken in turn, so that a machine
+    busy for a while slows them alike."""
     with tempfile.TemporaryDirectory() as folder:
-        db = Path(folder) / "memory.db"
-        seed(db, server)
-        run_python(["-m", "lobug", "facts", "add", "The user keeps bees"], server, db)
-        return {
-            " ".join(command): statistics.median(
-                run_python(["-m", "lobug", *command], server, db) for _ in range(runs)
-            )
-            for command in COMMANDS
-        }
+        dbs = {name: Path(folder) / f"{name}.db" for name in trees}
+        for name, server in trees.items():
+            seed(dbs[name], server)
+            run_python(["-m", "lobug", "facts", "add", "The user keeps bees"], server, dbs[name])
+        times: dict[str, dict[str, list[float]]] = {name: {} for name in trees}
+        for command in COMMANDS:
+            for _ in range(runs):
+                for name, server in trees.items():
+                    took = run_python(["-m", "lobug", *command], server, dbs[name])
+                    times[name].setdefault(" ".join(command), []).append(took)
+    return {
+        name: {key: statistics.median(found) for key, found in by_command.items()}
+        for name, by_command in times.items()
+    }
 
 
 def main() -> None:
@@ -65,7 +72,7 @@ def main() -> None:
     trees = {"this": REPO / "server"}
     if args.baseline:
         trees = {"baseline": args.baseline.resolve(), **trees}
-    found = {name: medians(server, args.runs) for name, server in trees.items()}
+    found = medians(trees, args.runs)
     print(f"median wall time of {args.runs} runs, seconds")
     print(f"{'command':32}" + "".join(f"{name:>10}" for name in found))
     for command in COMMANDS:
