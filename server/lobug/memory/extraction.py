@@ -46,18 +46,12 @@ class UnreadableOutput(ValueError):
     work failed (retried, then parked by the work queue), it did not find "no facts"."""
 
 
-def parse_fact_payload(raw: str) -> list[dict[str, Any]]:
-    """The list of fact objects in a model reply; [] when there is none to be found.
-
-    Chatter around the JSON is tolerated, and a reply cut off by the token limit still yields
-    the objects completed before the cut."""
-    return fact_payload(raw) or []
-
-
 def read_fact_payload(raw: str) -> list[dict[str, Any]]:
-    """`parse_fact_payload`, raising UnreadableOutput when the reply holds no payload at all
-    (not JSON, the wrong shape, or cut before its first fact), so that [] always means the
-    model found nothing. The error names no word of the reply."""
+    """The list of fact objects in a model reply (`fact_payload`: chatter around the JSON is
+    tolerated, and a reply cut off by the token limit still yields the objects completed
+    before the cut); UnreadableOutput when it holds no payload at all (not JSON, the wrong
+    shape, or cut before its first fact), so that [] always means the model found nothing.
+    The error names no word of the reply."""
     found = fact_payload(raw)
     if found is None:
         raise UnreadableOutput(f"unreadable fact-extraction output ({len(raw)} characters)")
