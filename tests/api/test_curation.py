@@ -102,6 +102,14 @@ def test_facts_are_paged_filtered_and_searched(lobug: TestClient) -> None:
     assert [f["content"] for f in identity] == ["The user was born in Lisbon"]
     found = ok(lobug.get("/memory/facts/lobug", params={"q": "boats"}))["facts"]
     assert found[0]["id"] == ids[1]
+    scores = [f["score"] for f in found]
+    assert scores == sorted(scores, reverse=True) and scores[0] > 0
+    assert {f["score"] for f in page["facts"]} == {None}
+    by_words = {"q": "boats", "mode": "keyword"}
+    worded = ok(lobug.get("/memory/facts/lobug", params=by_words))["facts"]
+    assert [f["id"] for f in worded] == [ids[1]]  # keywords alone: no near meaning
+    bad = lobug.get("/memory/facts/lobug", params={"q": "boats", "mode": "psychic"})
+    assert bad.status_code == 422
 
 
 def test_pin_score_and_clearing_the_score(lobug: TestClient) -> None:

@@ -148,6 +148,10 @@ def test_the_commands_on_a_fresh_file_and_a_fresh_server_process(tmp_path: Path)
     assert [a["name"] for a in ok("agents", "--json", env=fresh).json()] == ["lobug"]
     other = lobug("facts", "list", "--agent", "guest", env=fresh)
     assert other.code == 1 and "lobug agents create guest" in other.err
+    assert str(tmp_path / "fresh.db") in other.err
+    tokens = {**fresh, "LOBUG_ADMIN_TOKENS": "a" * 40, "LOBUG_DEVICE_TOKENS": "d" * 40}
+    ok("facts", "add", BEES[0], env=tokens)  # the file's holder needs no token
+    assert ok("audit", "--json", env=fresh).json()["entries"][0]["actor"] == "cli"
 
     server = start("serve", tmp_path / "server.log", {"LOBUG_DB_PATH": str(tmp_path / "s.db")})
     try:

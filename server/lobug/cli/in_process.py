@@ -5,7 +5,9 @@ through the same routes as one sent to a server.
 The app runs on an event loop of its own thread; its lifespan is entered when the transport
 opens (a failure to open, such as a database embedded with another model, is raised there)
 and left when it closes. A request's body is read whole before it crosses to that thread,
-and its answer comes back whole."""
+and its answer comes back whole. An exception no error handler of the app answers (a bug, a
+configuration error met on first use) is raised to the command as it was raised in the app,
+so the command's exit code says what it was."""
 
 from __future__ import annotations
 
@@ -21,7 +23,7 @@ class InProcess(httpx.BaseTransport):
     def __init__(self, app: ASGIApp, lifespan: AbstractAsyncContextManager[Any]) -> None:
         self._portal_opened = start_blocking_portal()
         self._portal: BlockingPortal = self._portal_opened.__enter__()
-        self._asgi = httpx.ASGITransport(app=app, raise_app_exceptions=False)
+        self._asgi = httpx.ASGITransport(app=app)
         self._lifespan = self._portal.wrap_async_context_manager(lifespan)
         try:
             self._lifespan.__enter__()
