@@ -60,8 +60,8 @@ EXCEPTIONS = {
     ("lobug.cli.servers", "serving"),
     ("lobug.cli.servers", "mcp_server"),
     # Deliberate: on the local file a memory command runs the memory API app in its own
-    # process and calls it as it calls a server (`remote.local_access`): the same routes.
-    ("lobug.cli.remote", "app"),
+    # process and calls it as it calls a server (`rest.local_access`): the same routes.
+    ("lobug.cli.rest", "app"),
 }
 
 FLOOR_OF = {part: floor for floor, parts in FLOORS.items() for part in parts}

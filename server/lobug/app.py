@@ -136,7 +136,7 @@ def build_app(settings: Settings, backends: Backends | None, *, devices: bool) -
 
 def create_local_app(settings: Settings, backends: Backends | None = None) -> FastAPI:
     """The memory server's routes on the local database, for the command line to call in its
-    own process (`lobug facts`, `lobug dream`, ...: `lobug.cli.remote.local_access`), so a
+    own process (`lobug facts`, `lobug dream`, ...: `lobug.cli.rest.local_access`), so a
     command meets the same routes, rules and answers as on a server. Its caller holds the
     database file, so it is admin without a token whatever tokens are configured; changes
     are audited as `cli`. No dashboard, no MCP, no background work (no maintenance, no

@@ -10,9 +10,8 @@ import pytest
 
 from lobug.app import create_app
 from lobug.backends import Backends
-from lobug.cli.access import MemoryAccess
 from lobug.cli.output import Refused
-from lobug.cli.remote import RemoteAccess, local_access
+from lobug.cli.rest import MemoryAccess, local_access
 from lobug.config import Settings
 from lobug.store.errors import StoreError
 from lobug.store.models import FactFlags, FactQuery
@@ -42,7 +41,7 @@ def access(
         local.close()
         return
     server = LiveServer(create_app(settings, backends))
-    remote = RemoteAccess(server.url, None)
+    remote = MemoryAccess(server.url, None)
     yield remote
     remote.close()
     server.stop()
@@ -147,4 +146,4 @@ def test_refusals(access: MemoryAccess) -> None:
 
 def test_an_unreachable_server_is_refused() -> None:
     with pytest.raises(Refused, match="cannot reach"):
-        RemoteAccess("http://127.0.0.1:9", None)
+        MemoryAccess("http://127.0.0.1:9", None)

@@ -16,10 +16,9 @@ from click.testing import CliRunner, Result
 from lobug.app import create_app
 from lobug.backends import Backends
 from lobug.backends.base import ChatMessage, JsonSchema
-from lobug.cli import access, cli, remote
-from lobug.cli.access import MemoryAccess
+from lobug.cli import access, cli, rest
 from lobug.cli.output import Refused
-from lobug.cli.remote import RemoteAccess, local_access
+from lobug.cli.rest import MemoryAccess, local_access
 from lobug.config import Settings
 from lobug.store.models import FactQuery
 from lobug.store.sqlite.engine import SQLiteStore
@@ -32,7 +31,7 @@ QUERY = "who visits on sunday"
 BEES = ["The user keeps bees", "The user's bees make honey"]
 
 
-def on_the_file(settings: Settings, embedder: FakeEmbedder) -> RemoteAccess:
+def on_the_file(settings: Settings, embedder: FakeEmbedder) -> MemoryAccess:
     return local_access(settings, Backends(FakeChat(), embedder))
 
 
@@ -74,7 +73,7 @@ def test_a_server_names_the_command_that_creates_an_agent(
     settings: Settings, backends: Backends
 ) -> None:
     server = LiveServer(create_app(settings, backends))
-    remote_access = RemoteAccess(server.url, None)
+    remote_access = MemoryAccess(server.url, None)
     try:
         with pytest.raises(Refused, match="create it with `lobug agents create NAME`"):
             remote_access.facts("guest", FactQuery())
@@ -118,10 +117,10 @@ def test_a_rebuild_the_server_takes_long_over_is_waited_for(
 ) -> None:
     """Every other call gives up after TIMEOUT_S (60 s; 1 s here); a topic rebuild whose
     naming takes 3 s is waited for."""
-    monkeypatch.setattr(remote, "TIMEOUT_S", 1.0)
+    monkeypatch.setattr(rest, "TIMEOUT_S", 1.0)
     chat = slow_topic_names(3.0)
     server = LiveServer(create_app(settings, Backends(chat, fake_embedder)))
-    remote_access = RemoteAccess(server.url, None)
+    remote_access = MemoryAccess(server.url, None)
     try:
         remote_access.create_agent("lobug")
         for text in BEES:

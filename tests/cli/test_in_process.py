@@ -1,4 +1,4 @@
-"""The local mode's server in the command's own process (`remote.local_access`): it builds
+"""The local mode's server in the command's own process (`rest.local_access`): it builds
 the models only for a request that needs them, runs no background work, is admin whatever
 tokens are configured, audits as `cli`, and refuses a model other than the database's."""
 
@@ -14,7 +14,7 @@ from lobug import backends as backend_module
 from lobug import services
 from lobug.backends import Backends
 from lobug.cli.output import Refused
-from lobug.cli.remote import RemoteAccess, local_access
+from lobug.cli.rest import MemoryAccess, local_access
 from lobug.config import Settings
 from lobug.services import LazyChat
 from lobug.store.models import FactQuery
@@ -47,7 +47,7 @@ def built(monkeypatch: pytest.MonkeyPatch) -> dict[str, int]:
 
 
 @pytest.fixture
-def local(settings: Settings, fake_embedder: FakeEmbedder) -> Iterator[RemoteAccess]:
+def local(settings: Settings, fake_embedder: FakeEmbedder) -> Iterator[MemoryAccess]:
     """The local file with tokens configured; its chat model the configured one (a fake,
     built on first use)."""
     guarded = dataclasses.replace(settings, admin_tokens=("a" * 32,), device_tokens=("d" * 32,))
@@ -58,7 +58,7 @@ def local(settings: Settings, fake_embedder: FakeEmbedder) -> Iterator[RemoteAcc
 
 
 def test_a_command_builds_no_chat_model_and_starts_no_background_work(
-    local: RemoteAccess, built: dict[str, int]
+    local: MemoryAccess, built: dict[str, int]
 ) -> None:
     before = {t.name for t in threading.enumerate()}
     for text in BEES:
@@ -74,7 +74,7 @@ def test_a_command_builds_no_chat_model_and_starts_no_background_work(
     assert built["chat"] == 1 and len(rebuilt) == 1
 
 
-def test_the_local_file_is_admin_with_tokens_set_and_audits_as_cli(local: RemoteAccess) -> None:
+def test_the_local_file_is_admin_with_tokens_set_and_audits_as_cli(local: MemoryAccess) -> None:
     local.add_fact("lobug", BEES[0], "trait")
     local.set_block("lobug", "human", "Alex")
     entries = local.audit("lobug", 10)["entries"]

@@ -14,8 +14,7 @@ from lobug import backends as backend_module
 from lobug.app import create_app
 from lobug.backends import Backends
 from lobug.cli import access, cli
-from lobug.cli.access import MemoryAccess
-from lobug.cli.remote import RemoteAccess, local_access
+from lobug.cli.rest import MemoryAccess, local_access
 from lobug.config import Settings
 from lobug.memory.work_queue import MAX_ATTEMPTS
 from lobug.store.models import FactQuery
@@ -101,7 +100,7 @@ def test_through_a_server_the_retry_is_its_memory_work(
     chat = FakeChat()
     app = create_app(settings, Backends(chat, fake_embedder))
     server = LiveServer(app)
-    remote = RemoteAccess(server.url, None)
+    remote = MemoryAccess(server.url, None)
     try:
         remote.create_agent("lobug")
         kept = park(app.state.services.store, "My sister is called Ana")

@@ -8,8 +8,8 @@ from typing import Any
 
 import click
 
-from lobug.cli.access import Json, MemoryAccess, memory_command
-from lobug.cli.output import Output, Refused
+from lobug.cli.access import MemoryAccess, memory_command
+from lobug.cli.output import Json, Output, Refused
 
 AGENT_COLUMNS = [
     ("name", "agent"),

@@ -16,6 +16,7 @@ import click
 OK, REFUSED, USAGE = 0, 1, 2
 
 Column = tuple[str, str]
+Json = dict[str, Any]  # an answer of the REST API
 PIPED_WIDTH = 160
 ISO_TIME = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z")  # (key in the row, header)
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import click
 
-from lobug.cli.access import Json, MemoryAccess, memory_command
-from lobug.cli.output import Output
+from lobug.cli.access import MemoryAccess, memory_command
+from lobug.cli.output import Json, Output
 
 TOPIC_COLUMNS = [
     ("id", "id"),

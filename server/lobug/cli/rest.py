@@ -1,9 +1,9 @@
-"""`MemoryAccess` over the REST API: a running server's (`--url`; the memory API at `/memory`
-on a device server, `lobug serve`, or at the root of `lobug memory-server`, found by asking
-for `/memory/health` first; changes need an admin token, `--token` or `LOBUG_TOKEN`), or the
-local database file's (`local_access`: the memory API app run in this process, admin
-without a token, changes audited as `cli`). Either way a command meets the same routes,
-rules and answers."""
+"""`MemoryAccess`, what every memory command calls: the REST API of a running server (`--url`;
+the memory API at `/memory` on a device server, `lobug serve`, or at the root of `lobug
+memory-server`, found by asking for `/memory/health` first; changes need an admin token,
+`--token` or `LOBUG_TOKEN`), or of the local database file (`local_access`: the memory API
+app run in this process, admin without a token, changes audited as `cli`). Either way a
+command meets the same routes, rules and answers."""
 
 from __future__ import annotations
 
@@ -15,8 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import httpx
 
-from lobug.cli.access import Json
-from lobug.cli.output import AgentMissing, Refused, by_score
+from lobug.cli.output import AgentMissing, Json, Refused, by_score
 from lobug.memory.search import SearchMode
 from lobug.store.models import DEFAULT_FACT_TYPE, FactFlags, FactQuery
 from lobug.web.roles import ADMIN_REQUIRED
@@ -36,7 +35,7 @@ def iso(timestamp: float) -> str:
     return datetime.fromtimestamp(timestamp, UTC).isoformat()
 
 
-def local_access(settings: Settings, backends: Backends | None = None) -> RemoteAccess:
+def local_access(settings: Settings, backends: Backends | None = None) -> MemoryAccess:
     """The memory API of the local database (`settings`), run in this process
     (`lobug.app.create_local_app`); `backends` replaces the configured models (tests)."""
     from lobug.app import LOCAL_URL, create_local_app
@@ -44,10 +43,10 @@ def local_access(settings: Settings, backends: Backends | None = None) -> Remote
 
     app = create_local_app(settings, backends)
     transport = InProcess(app, app.router.lifespan_context(app))
-    return RemoteAccess(LOCAL_URL, None, transport=transport, where=str(settings.db_path))
+    return MemoryAccess(LOCAL_URL, None, transport=transport, where=str(settings.db_path))
 
 
-class RemoteAccess:
+class MemoryAccess:
     """`where` names the database of a local file (its path), else the server's URL."""
 
     def __init__(
@@ -277,10 +276,10 @@ class RemoteAccess:
         health = self.call("GET", "/health")
         learning = self.learning(0)
         return {
-            "database": health["database_path"],
+            "database": health.get("database_path"),
             "size_bytes": self.file_size(),
-            "embedding_model": health["embedding_model"],
-            "chat_model": health["chat_model"],
+            "embedding_model": health.get("embedding_model"),
+            "chat_model": health.get("chat_model"),
             "learning_queue": learning["queued"],
             "learning_parked": learning["parked"],
             "agents": self.agents(),
