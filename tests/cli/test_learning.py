@@ -17,6 +17,7 @@ from lobug.cli import access, cli
 from lobug.cli.rest import MemoryAccess, local_access
 from lobug.config import Settings
 from lobug.memory.work_queue import MAX_ATTEMPTS
+from lobug.services import LazyChat
 from lobug.store.models import FactQuery
 from lobug.store.protocol import Store
 from lobug.store.sqlite.engine import SQLiteStore
@@ -42,12 +43,13 @@ def park(store: Store, said: str) -> int:
 def local_file(
     settings: Settings, fake_embedder: FakeEmbedder, monkeypatch: pytest.MonkeyPatch
 ) -> Iterator[FakeChat]:
-    """`lobug` in this process on the settings' file, its chat model a fake (returned)."""
+    """`lobug` in this process on the settings' file, its configured chat model a fake
+    (returned), built when a command needs it (`LazyChat`)."""
     chat = FakeChat()
 
     @contextmanager
     def fake_opened(url: str | None, token: str | None) -> Iterator[MemoryAccess]:
-        opened = local_access(settings, Backends(chat, fake_embedder))
+        opened = local_access(settings, Backends(LazyChat(settings), fake_embedder))
         try:
             yield opened
         finally:
