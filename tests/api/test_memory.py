@@ -11,6 +11,7 @@ from lobug.app import create_app, create_memory_app
 from lobug.backends import Backends
 from lobug.config import ConfigError, Settings
 from tests.fakes import FakeChat, FakeEmbedder
+from tests.polling import memory_work_done
 
 pytestmark = pytest.mark.both_engines
 
@@ -146,9 +147,9 @@ def test_device_messages_are_listed_and_found_by_words_and_meaning(
     by_words = {"agent_name": "lobug", "query": "hello there", "mode": "keyword"}
     found = client.post("/memory/messages/search", json=by_words).json()
     assert [m["content"] for m in found] == ["hello there"]
+    memory_work_done(client)  # the message is embedded by the memory work after the reply
     by_meaning = {"agent_name": "lobug", "query": "hello there", "mode": "vector"}
     found = client.post("/memory/messages/search", json=by_meaning).json()
-    # Embedded by the memory work after the reply.
     assert found[0]["content"] == "hello there"
 
 
