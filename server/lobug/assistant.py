@@ -28,10 +28,11 @@ from lobug.memory.manager import MemoryManager
 from lobug.memory.recall import answer_from_facts, asked_words
 from lobug.memory.reminders import DueReminders, NoReminders
 from lobug.memory.spoken_curation import answer_request
+from lobug.memory.voice_enrolment import HeardVoice
 from lobug.memory.work_queue import Exchange
 from lobug.reply_guard import GuardedReply, ReplyGuard, careful_reply, guard_metadata, interrupted
 from lobug.spoken import SpokenLimit
-from lobug.store.household import EVERYONE, Speaker, Viewer, answering
+from lobug.store.household import EVERYONE, Viewer, answering
 from lobug.store.models import Message
 from lobug.store.protocol import MessageIntake, Store
 
@@ -107,7 +108,7 @@ class Assistant:
         agency: bool = False,
         abandoned: AbandonCheck | None = None,
         spoken: SpokenLimit | None = None,
-        voice: Speaker | None = None,
+        voice: HeardVoice | None = None,
     ) -> Turn:
         """Persist the user's message, answer it with memory, persist the answer (only as
         much of it as `spoken` lets be said, for a voice turn).
@@ -149,7 +150,7 @@ class Assistant:
         agency: bool = False,
         abandoned: AbandonCheck | None = None,
         spoken: SpokenLimit | None = None,
-        voice: Speaker | None = None,
+        voice: HeardVoice | None = None,
     ) -> StreamingTurn:
         """Like `reply`, but the answer arrives in pieces as the model generates it.
 
@@ -174,7 +175,7 @@ class Assistant:
         agency: bool,
         abandoned: AbandonCheck | None,
         spoken: SpokenLimit | None,
-        voice: Speaker | None = None,
+        voice: HeardVoice | None = None,
     ) -> tuple[PreparedTurn, Iterator[str]]:
         prepared = self._prepare(state, text, agency, spoken, voice)
         prepared.rings_in_stream = True
@@ -198,15 +199,16 @@ class Assistant:
         text: str,
         agency: bool,
         spoken: SpokenLimit | None = None,
-        voice: Speaker | None = None,
+        voice: HeardVoice | None = None,
     ) -> PreparedTurn:
-        """`voice`: a recognised voice, given in (`memory/people.py`)."""
+        """`voice`: what a voice turn heard of the voice (`memory/voice_enrolment.py`)."""
         timings: dict[str, float] = {}
         clock = Stopwatch(timings)
         household = self.memory.household
-        speaker = household.speaker(state.agent, state.device_id, text, voice)
+        recognised = None if voice is None else voice.person
+        speaker = household.speaker(state.agent, state.device_id, text, recognised)
         now = self.memory.now()
-        answer = answer_request(self.curation, household, state, speaker, text, now)
+        answer = answer_request(self.curation, household, state, speaker, text, now, voice)
         if answer is not None:
             clock.lap("memory_request")
             return PreparedTurn(self.store, state, None, [], timings, clock, answer=answer)

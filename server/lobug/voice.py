@@ -31,11 +31,11 @@ from lobug.backends.base import (
 from lobug.config import Settings
 from lobug.decision import Action, ignore_reason
 from lobug.listening import Heard, WordsHeard, hear_arriving
+from lobug.memory.voice_enrolment import HeardVoice
 from lobug.memory.work_queue import Exchange, StreamedExchange
 from lobug.speakers.identify import Speaker
 from lobug.speakers.recognition import VoiceRecognition
 from lobug.spoken import SpokenLimit, sentence_ends
-from lobug.store.household import Speaker as HouseholdSpeaker
 
 log = logging.getLogger(__name__)
 
@@ -195,7 +195,8 @@ class Voice:
             return VoiceReply(
                 transcript.text, "ignore", "", ignored_because=reason, timings_ms=timings
             )
-        turn, pcm = self._said_whole(device_id, transcript.text, abandoned, timings)
+        voice = self._heard(device_id, self._speaker(audio))
+        turn, pcm = self._said_whole(device_id, transcript.text, abandoned, timings, voice)
         timings.update(turn.timings_ms)
         wav = b""
         if turn.action == "respond":
@@ -212,6 +213,7 @@ class Voice:
         text: str,
         abandoned: AbandonCheck | None,
         timings: dict[str, float],
+        voice: HeardVoice,
     ) -> tuple[Turn, list[np.ndarray]]:
         """The turn's answer said as the streamed path says it: each sentence checked by the
         reply guard, then synthesized as it comes (`tts` is their sum). Stored when the model
@@ -220,7 +222,7 @@ class Voice:
         pcm: list[np.ndarray] = []
         synthesis = 0.0
         with self.assistant.reply_streaming(
-            device_id, text, agency=True, abandoned=abandoned, spoken=self.spoken
+            device_id, text, agency=True, abandoned=abandoned, spoken=self.spoken, voice=voice
         ) as streaming:
             for sentence in self.checked_sentences(streaming):
                 started = time.perf_counter()
@@ -260,12 +262,7 @@ class Voice:
         """Who spoke a whole recording (None without recognition or enough speech)."""
         if self.recognition is None:
             return None
-        samples = resample(audio.samples, audio.sample_rate, STT_RATE)
-        try:
-            return self.recognition.listener().identify_whole(samples)
-        except Exception:  # a failing speaker model never costs the turn
-            log.warning("speaker recognition failed", exc_info=True)
-            return None
+        return self.recognition.speaker_of(resample(audio.samples, audio.sample_rate, STT_RATE))
 
     def transcribe(self, audio: Audio, timings: dict[str, float]) -> Transcript:
         stt, _ = self.speech.require()
@@ -310,20 +307,21 @@ class Voice:
         transcribed, e.g. while it was uploaded); the audio comes from `stream_audio`. The
         turn's summary names the `speaker` recognised by voice, if any, and the turn is theirs
         when they are a person of the device's household (`memory/people.py`)."""
-        voice = self._household_voice(device_id, speaker)
+        voice = self._heard(device_id, speaker)
         streamed = self._answer_streaming(device_id, transcript, seconds, timings, abandoned, voice)
         if speaker is not None:
             self._note_speaker(streamed.turn_id, speaker)
         return streamed
 
-    def _household_voice(self, device_id: str, speaker: Speaker | None) -> HouseholdSpeaker | None:
-        """The person of the device's household a recognised voice names (None: a guest's
-        voice, or no one of the household by that name)."""
-        if speaker is None or speaker.is_guest:
-            return None
-        agent = self.settings.agent_for_device(device_id)
-        household = self.assistant.memory.household
-        return household.recognised(agent, speaker.name, speaker.score)
+    def _heard(self, device_id: str, speaker: Speaker | None) -> HeardVoice:
+        """What the turn heard of the voice: the person of the device's household it names
+        (None: a guest's voice, or no one of that name), and its sample for enrolment."""
+        person = None
+        if speaker is not None and not speaker.is_guest:
+            agent = self.settings.agent_for_device(device_id)
+            person = self.assistant.memory.household.recognised(agent, speaker.name, speaker.score)
+        sample = None if speaker is None else speaker.sample
+        return HeardVoice(person, self.recognition is not None, sample)
 
     def _answer_streaming(
         self,
@@ -332,7 +330,7 @@ class Voice:
         seconds: float,
         timings: dict[str, float],
         abandoned: AbandonCheck | None,
-        voice: HouseholdSpeaker | None = None,
+        voice: HeardVoice | None = None,
     ) -> StreamedVoice:
         reason = _judged(transcript, seconds)
         if reason is not None:
@@ -347,7 +345,7 @@ class Voice:
         text: str,
         timings: dict[str, float],
         abandoned: AbandonCheck | None = None,
-        voice: HouseholdSpeaker | None = None,
+        voice: HeardVoice | None = None,
     ) -> StreamedVoice:
         """Start the spoken answer to words sent as text (a xiaozhi `listen detect`), or heard
         and judged worth answering (said by `voice`, a person of the household, if known)."""

@@ -17,6 +17,7 @@ from lobug.backends.base import Transcript, TranscriptSegment
 from lobug.config import Settings
 from lobug.engine import MemoryEngine
 from lobug.engine_tools import call_tool
+from lobug.memory.voice_enrolment import HeardVoice
 from lobug.speakers.identify import Speaker as VoiceSpeaker
 from lobug.store.household import Speaker
 from lobug.store.sqlite.engine import SQLiteStore
@@ -197,7 +198,7 @@ def test_a_recognised_voice_comes_first(
     the separate `SpeakerRecognizer` backend) outranks the claim and the device's default."""
     client, _, sam = family
     assistant = client.app.state.services.assistant  # type: ignore[attr-defined]
-    voice = Speaker(int(sam), "voice", 0.93)
+    voice = HeardVoice(Speaker(int(sam), "voice", 0.93))
     turn = assistant.reply("kitchen", "It's Jordan. Who is my dentist?", voice=voice)
     assert "Alvarez" in last_prompt(chat) and "4417" not in last_prompt(chat)
     assert (turn.user_message.speaker_source, turn.user_message.speaker_confidence) == (

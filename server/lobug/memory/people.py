@@ -20,6 +20,7 @@ import time
 from dataclasses import dataclass, replace
 
 from lobug.clock import Clock
+from lobug.memory.voice_enrolment import VoiceEnrolment
 from lobug.names import is_person_name
 from lobug.store.household import (
     EVERYONE,
@@ -167,6 +168,7 @@ class Household:
         self._claims: dict[tuple[str, str], tuple[Speaker, float]] = {}
         self._pending: dict[tuple[str, str], tuple[int, float]] = {}
         self._lock = threading.Lock()
+        self.enrolment = VoiceEnrolment(clock)  # voices being learnt, by device
 
     # ------------------------------------------------------------------ who is speaking
 

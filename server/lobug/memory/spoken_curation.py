@@ -27,6 +27,7 @@ from lobug.memory.spoken_requests import (
     SetReminder,
     recognise_memory_request,
 )
+from lobug.memory.voice_enrolment import HeardVoice
 from lobug.store.household import EVERYONE, Speaker, Viewer
 from lobug.store.models import VOICE
 from lobug.text import second_person, sentence_case, third_person
@@ -62,10 +63,15 @@ def answer_request(
     speaker: Speaker,
     text: str,
     now: datetime,
+    heard: HeardVoice | None = None,
 ) -> str | None:
     """A memory request said on a device (`at`: its agent and id) by `speaker`, carried out
-    within what they may see ("forget everything about me" and its confirmation, then the
-    requests of `spoken_requests`), and the sentence to say back; None for any other turn."""
+    within what they may see (enrolment by voice and its sentences, `heard` in a voice turn;
+    "forget everything about me" and its confirmation; the requests of `spoken_requests`),
+    and the sentence to say back; None for any other turn."""
+    learning = household.enrolment.turn(curation, (at.agent, at.device_id), speaker, text, heard)
+    if learning is not None:
+        return learning
     forget_me = household.forget_me_turn(at.agent, at.device_id, speaker, text)
     if forget_me is not None:
         curation.on_forget(at.agent)  # what they said leaves the working memories too

@@ -92,6 +92,13 @@ class CancelReminder:
     about: str | None
 
 
+@dataclass(frozen=True)
+class LearnVoice:
+    """Learn the speaker's voice, as `name`'s (None: the name was not said)."""
+
+    name: str | None
+
+
 MemoryRequest = ForgetLast | ForgetTopic | Correction | SetReminder | ListReminders | CancelReminder
 
 
@@ -214,6 +221,16 @@ _CANCEL_REMINDER = re.compile(
     r"(?:\s+(?:about|to|for|of)\s+(?P<about>.+))?",
     re.IGNORECASE,
 )
+_VOICE = r"(?:learn|remember|memori[sz]e|recogni[sz]e)\s+my\s+voice"
+_NAMED = (
+    r"(?:i'?m|i\s+am|this\s+is|it'?s|it\s+is|my\s+name\s+is)\s+"
+    r"(?P<{group}>[^\W\d_]+(?:[ '\-][^\W\d_]+)?)"
+)
+_LEARN_VOICE = re.compile(
+    rf"{_VOICE}(?:{_SEPARATOR}{_NAMED.format(group='after')})?"
+    rf"|{_NAMED.format(group='before')}{_SEPARATOR}(?:please{_SEPARATOR})?{_VOICE}",
+    re.IGNORECASE,
+)
 # "forget about it" brushes a subject off; "forget about me" is too broad to act on from voice.
 _PRONOUNS = frozenset(
     "it that this those these them him her me us myself everything anything all any of stuff "
@@ -244,6 +261,16 @@ def recognise_memory_request(text: str) -> MemoryRequest | None:
         or _forget_topic(request)
         or _correction(request)
     )
+
+
+def recognise_voice_request(text: str) -> LearnVoice | None:
+    """ "Learn my voice, I'm Jordan", "remember my voice, this is Jordan", "I'm Jordan, learn
+    my voice", "learn my voice": enrolment by voice (`voice_enrolment`), or None."""
+    request = request_part(text)
+    found = None if request is None else _LEARN_VOICE.fullmatch(request)
+    if found is None:
+        return None
+    return LearnVoice(found.group("after") or found.group("before"))
 
 
 def request_part(text: str, *, question: bool = False) -> str | None:

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -30,12 +30,23 @@ class VoiceProfile:
 
 
 @dataclass(frozen=True)
+class VoiceSample:
+    """An utterance as enrolment may use it: its embedding (no audio), and why it cannot be
+    learnt from when it cannot (`profiles.utterance_problem`: too short, too long, too quiet)."""
+
+    embedding: Embedding
+    problem: str | None = None
+
+
+@dataclass(frozen=True)
 class Speaker:
-    """Who spoke, how sure (cosine similarity, -1..1), from which source (`voice`)."""
+    """Who spoke, how sure (cosine similarity, -1..1), from which source (`voice`); `sample`:
+    the utterance it was judged from, for enrolment by voice (`memory/voice_enrolment.py`)."""
 
     name: str
     score: float
     source: str = SOURCE
+    sample: VoiceSample | None = field(default=None, compare=False, repr=False)
 
     @property
     def is_guest(self) -> bool:

@@ -11,13 +11,15 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
+from dataclasses import replace
 
 import numpy as np
 import numpy.typing as npt
 
 from lobug.speakers import fbank
 from lobug.speakers.embedder import MIN_FRAMES, Embedding, SpeakerEmbedder, normalised
-from lobug.speakers.identify import THRESHOLD, Speaker, VoiceProfile, identify
+from lobug.speakers.identify import THRESHOLD, Speaker, VoiceProfile, VoiceSample, identify
+from lobug.speakers.profiles import utterance_problem
 
 WINDOW_S = 1.0  # scripts/bench_speakers.py compares windows with whole utterances
 MIN_TAIL_FRAMES = 50  # a rest shorter than 0.5 s adds little and is left out, after a window
@@ -102,11 +104,13 @@ class SpeakerListener:
         return await asyncio.to_thread(self.identify_whole, samples)
 
     def identify_whole(self, samples: Samples) -> Speaker | None:
-        """Who spoke a recording heard whole (blocking: call it from a worker thread)."""
+        """Who spoke a recording heard whole (blocking: call it from a worker thread), with
+        the utterance's sample for enrolment by voice."""
         embedding = self._live.finish(samples)
         if embedding is None:
             return None
-        return identify(embedding, self._profiles(), self._threshold)
+        speaker = identify(embedding, self._profiles(), self._threshold)
+        return replace(speaker, sample=VoiceSample(embedding, utterance_problem(samples)))
 
     def cancel(self) -> None:
         if self._running is not None:

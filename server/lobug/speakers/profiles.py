@@ -51,6 +51,16 @@ def enrol(person: str, utterances: Sequence[Samples], embedder: SpeakerEmbedder)
     if refused:
         raise EnrolmentRefused(refused)
     embeddings = [embedder.embed(np.asarray(u, dtype=np.float32)) for u in utterances]
+    return enrolment_of(person, embeddings)
+
+
+def enrolment_of(person: str, embeddings: Sequence[Embedding]) -> Enrolment:
+    """A profile for `person` from the embeddings of utterances already checked
+    (`utterance_problem`), or EnrolmentRefused: too few or too many, or not one voice. The
+    rule every enrolment keeps, from uploads and by voice alike."""
+    count = count_problem(len(embeddings))
+    if count is not None:
+        raise EnrolmentRefused([count])
     agreements = [_agreement(embeddings, n) for n in range(len(embeddings))]
     outliers = [n + 1 for n, a in enumerate(agreements) if a < MIN_AGREEMENT]
     if outliers:
@@ -61,24 +71,31 @@ def enrol(person: str, utterances: Sequence[Samples], embedder: SpeakerEmbedder)
     return Enrolment(profile, round(min(agreements), 4))
 
 
+def count_problem(count: int) -> str | None:
+    if MIN_UTTERANCES <= count <= MAX_UTTERANCES:
+        return None
+    return f"give {MIN_UTTERANCES} to {MAX_UTTERANCES} utterances, not {count}"
+
+
 def audio_problems(utterances: Sequence[Samples]) -> list[str]:
     """Why these utterances cannot be used (empty when they can)."""
-    if not MIN_UTTERANCES <= len(utterances) <= MAX_UTTERANCES:
-        return [f"give {MIN_UTTERANCES} to {MAX_UTTERANCES} utterances, not {len(utterances)}"]
-    problems: list[str] = []
-    for n, samples in enumerate(utterances, start=1):
-        seconds = len(samples) / STT_RATE
-        if seconds < MIN_SECONDS:
-            problems.append(
-                f"utterance {n} is too short ({seconds:.1f} s, {MIN_SECONDS:.0f} s at least)"
-            )
-        elif seconds > MAX_SECONDS:
-            problems.append(
-                f"utterance {n} is too long ({seconds:.0f} s, {MAX_SECONDS:.0f} s at most)"
-            )
-        elif rms(np.asarray(samples, dtype=np.float32)) < MIN_RMS:
-            problems.append(f"utterance {n} is too quiet")
-    return problems
+    count = count_problem(len(utterances))
+    if count is not None:
+        return [count]
+    found = [utterance_problem(u, f"utterance {n}") for n, u in enumerate(utterances, 1)]
+    return [problem for problem in found if problem is not None]
+
+
+def utterance_problem(samples: Samples, label: str = "it") -> str | None:
+    """Why one utterance cannot be learnt from (`label` names it), or None."""
+    seconds = len(samples) / STT_RATE
+    if seconds < MIN_SECONDS:
+        return f"{label} is too short ({seconds:.1f} s, {MIN_SECONDS:.0f} s at least)"
+    if seconds > MAX_SECONDS:
+        return f"{label} is too long ({seconds:.0f} s, {MAX_SECONDS:.0f} s at most)"
+    if rms(np.asarray(samples, dtype=np.float32)) < MIN_RMS:
+        return f"{label} is too quiet"
+    return None
 
 
 def averaged(embeddings: Sequence[Embedding]) -> Embedding:

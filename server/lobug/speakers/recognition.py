@@ -3,11 +3,12 @@ threshold. A voice turn asks it for a `SpeakerListener`; enrolment goes through 
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 
 from lobug.config import Settings
 from lobug.speakers.embedder import SpeakerEmbedder, WeSpeakerEmbedder
-from lobug.speakers.identify import THRESHOLD
+from lobug.speakers.identify import THRESHOLD, Speaker
 from lobug.speakers.live import SpeakerListener
 from lobug.speakers.model_file import library_path
 from lobug.speakers.profiles import (
@@ -19,6 +20,7 @@ from lobug.speakers.profiles import (
 )
 
 EMBEDDER_THREADS = 2
+log = logging.getLogger(__name__)
 
 
 class VoiceRecognition:
@@ -32,6 +34,16 @@ class VoiceRecognition:
     def listener(self) -> SpeakerListener:
         """A listener for one recording, compared with the profiles stored when it ends."""
         return SpeakerListener(self.embedder, self.profiles.list, self.threshold)
+
+    def speaker_of(self, samples: Samples) -> Speaker | None:
+        """Who spoke a whole 16 kHz recording, computed as a recording heard while it arrives
+        is (blocking); None without enough speech, or when the model fails (a failing speaker
+        model never costs the turn)."""
+        try:
+            return self.listener().identify_whole(samples)
+        except Exception:
+            log.warning("speaker recognition failed", exc_info=True)
+            return None
 
     def enrol(self, person: str, utterances: Sequence[Samples]) -> Enrolment:
         """Learn `person`'s voice (replacing an earlier profile); raises EnrolmentRefused."""

@@ -1,0 +1,117 @@
+"""Enrolment by voice (`memory/voice_enrolment.py`) on a real SQLite store: "learn my voice,
+I'm Jordan", then three sentences whose embeddings (here fixed unit vectors standing for what
+the voice path computes) become Jordan's profile by the rule uploads keep; every turn that
+cannot be learnt from says why."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from lobug.config import MemoryConfig
+from lobug.memory.curation import Curation
+from lobug.memory.voice_enrolment import UTTERANCES, WAIT_S, HeardVoice, VoiceEnrolment
+from lobug.memory.voices import HouseholdVoices
+from lobug.speakers.identify import VoiceProfile, VoiceSample
+from lobug.store.household import GUEST_SPEAKER, Speaker
+from lobug.store.protocol import Store
+from tests.fakes import FakeEmbedder
+
+AGENT = "home"
+AT = (AGENT, "kitchen")
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def voice(*values: float) -> HeardVoice:
+    vector = np.array(values, dtype=np.float32)
+    return HeardVoice(None, True, VoiceSample(vector / np.linalg.norm(vector)))
+
+
+@pytest.fixture
+def curation(store: Store) -> Curation:
+    store.ensure_agent(AGENT)
+    return Curation(store, FakeEmbedder(), MemoryConfig())
+
+
+def say(enrolment: VoiceEnrolment, curation: Curation, text: str, heard: HeardVoice | None) -> str:
+    answer = enrolment.turn(curation, AT, GUEST_SPEAKER, text, heard)
+    assert answer is not None, text
+    return answer
+
+
+def test_three_sentences_make_a_new_persons_profile(curation: Curation) -> None:
+    enrolment = VoiceEnrolment(Clock())
+    asked = say(enrolment, curation, "Learn my voice, I'm jordan.", voice(1, 0, 0))
+    assert asked.startswith("Okay Jordan, say three sentences")
+    assert say(enrolment, curation, "I had toast.", voice(1, 0.1, 0)) == "Got it. Two more."
+    assert say(enrolment, curation, "Then I went out.", voice(1, 0, 0.1)) == "Got it. One more."
+    done = say(enrolment, curation, "It rained.", voice(1, 0.05, 0.05))
+    assert done == "Thanks Jordan, I've learnt your voice."
+    [jordan] = curation.store.people(AGENT)
+    assert (jordan.name, jordan.voice_profiles) == ("Jordan", 1)
+    [profile] = HouseholdVoices(curation.store, AGENT).list()
+    assert profile.person == "Jordan" and np.isclose(np.linalg.norm(profile.embedding), 1.0)
+    # Over: the next sentence is an ordinary turn again.
+    assert enrolment.turn(curation, AT, GUEST_SPEAKER, "What time is it?", voice(1, 0, 0)) is None
+
+
+def test_every_turn_that_cannot_be_learnt_from_says_why(curation: Curation) -> None:
+    clock = Clock()
+    enrolment = VoiceEnrolment(clock)
+    assert "aloud" in say(enrolment, curation, "learn my voice, I'm Sam", None)  # typed
+    off = HeardVoice(None, listening=False)
+    assert "recognition by voice is off" in say(enrolment, curation, "learn my voice, I'm Sam", off)
+    assert "your name" in say(enrolment, curation, "learn my voice", voice(1, 0, 0))
+    say(enrolment, curation, "remember my voice, this is Sam", voice(1, 0, 0))
+    mumble = HeardVoice(None, True, None)
+    assert "longer sentence" in say(enrolment, curation, "hm", mumble)
+    short = HeardVoice(None, True, VoiceSample(voice(1, 0, 0).sample.embedding, "it is too short"))  # type: ignore[union-attr]
+    assert "it is too short" in say(enrolment, curation, "yes", short)
+    # A typed turn meanwhile is an ordinary turn; the learning waits.
+    assert enrolment.turn(curation, AT, GUEST_SPEAKER, "what's the time", None) is None
+    assert say(enrolment, curation, "One.", voice(1, 0, 0)) == "Got it. Two more."
+    clock.now += WAIT_S + 1  # left too long: dropped
+    assert enrolment.turn(curation, AT, GUEST_SPEAKER, "Two.", voice(1, 0, 0)) is None
+    say(enrolment, curation, "learn my voice, I'm Sam", voice(1, 0, 0))
+    assert (
+        say(enrolment, curation, "never mind", voice(1, 0, 0)) == "Okay, I won't learn your voice."
+    )
+    assert curation.store.people(AGENT) == []
+
+
+def test_a_known_persons_name_and_the_speakers_own_person(curation: Curation) -> None:
+    sam = curation.add_person(AGENT, "Sam", actor="test")
+    enrolment = VoiceEnrolment(Clock())
+    said_by_sam = Speaker(sam.id, "device_default", 0.5)
+    asked = enrolment.turn(curation, AT, said_by_sam, "learn my voice", voice(0, 1, 0))
+    assert asked is not None and asked.startswith("Okay Sam,")
+    for _ in range(UTTERANCES):
+        answer = say(enrolment, curation, "words", voice(0, 1, 0))
+    assert answer == "Thanks Sam, I've learnt your voice."
+    assert [p.name for p in curation.store.people(AGENT)] == ["Sam"]
+
+
+def test_not_one_voice_or_someone_elses_profile_is_refused(curation: Curation) -> None:
+    enrolment = VoiceEnrolment(Clock())
+    say(enrolment, curation, "learn my voice, I'm Jordan", voice(1, 0, 0))
+    say(enrolment, curation, "one", voice(1, 0, 0))
+    say(enrolment, curation, "two", voice(1, 0, 0))
+    assert "one person" in say(enrolment, curation, "three", voice(0, 1, 0))
+    assert curation.store.people(AGENT) == []
+    jordan = curation.add_person(AGENT, "Jordan", actor="test")
+    HouseholdVoices(curation.store, AGENT).save(
+        VoiceProfile("Jordan", voice(1, 0, 0).sample.embedding)
+    )  # type: ignore[union-attr]
+    say(enrolment, curation, "learn my voice, I'm Jordan", voice(0, 0, 1))
+    for _ in range(UTTERANCES):
+        answer = say(enrolment, curation, "words", voice(0, 0, 1))
+    assert "doesn't match" in answer  # an impostor cannot replace Jordan's voice
+    [kept] = HouseholdVoices(curation.store, AGENT).list()
+    assert np.allclose(kept.embedding, [1, 0, 0]) and kept.person == jordan.name
