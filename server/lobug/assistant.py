@@ -311,8 +311,10 @@ class PreparedTurn:
 
     @property
     def known(self) -> frozenset[str]:
-        """The words of the turn's prompt: what a reply may name about the person."""
-        return known_words([*(m["content"] for m in self.messages), self.reminders.words()])
+        """The words of the turn's prompt: what a reply may name about the person (a memory
+        request's answer is the server's own words, not the model's: all of them)."""
+        own = [self.answer] if self.answer is not None and self.user_message is None else []
+        return known_words([*(m["content"] for m in self.messages), self.reminders.words(), *own])
 
     def conclude(self, decision: Decision) -> Turn:
         """Store the answer (with its memory work queued when it is a `respond`) and add it

@@ -12,7 +12,8 @@ The fake chat learns one fact per exchange, the user's message itself: one fact 
 shows that each exchange's memory work ran once. While the file FAKE_GARBLED_FILE names
 exists, its fact-extraction replies hold no JSON (a model whose output cannot be read); while
 the file FAKE_EMBED_DOWN_FILE names exists, the fake embedder fails (an embedder down); while
-the file FAKE_NOTES_FILE names exists, it answers with the facts its prompt quotes.
+the file FAKE_NOTES_FILE names exists, it answers with the facts its prompt quotes. With
+FAKE_REAL_SPEECH=1 the speech models are the real bundled ones (the voice path with fake chat).
 
 `python -m tests.e2e.fake_server model PORT` is a fake OpenAI-compatible model server
 (`/v1/models`, `/v1/chat/completions`, streamed or not): it answers `MODEL_REPLY` in pieces.
@@ -33,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from lobug.app import create_app, create_memory_app
-from lobug.backends import Backends, build_chat
+from lobug.backends import Backends, build_chat, build_stt, build_tts
 from lobug.backends.base import BackendUnavailable, ChatBackend, ChatMessage, JsonSchema, Vector
 from lobug.config import Settings
 from lobug.serving import serve
@@ -105,7 +106,12 @@ def main(command: str, port: int) -> None:
         app = create_memory_app(settings, Backends(chat_for(settings), embedder))
     else:
         settings = Settings.from_env(os.environ).with_overrides(port=port)
-        app = create_app(settings, Backends(chat_for(settings), embedder))
+        speech = (
+            (build_stt(settings), build_tts(settings))
+            if os.environ.get("FAKE_REAL_SPEECH") == "1"
+            else (None, None)
+        )
+        app = create_app(settings, Backends(chat_for(settings), embedder, *speech))
     serve(app, "127.0.0.1", port, "warning")
 
 

@@ -114,7 +114,7 @@ _FORGET_ME = re.compile(
 )
 _CONFIRM = re.compile(
     rf"^{_OPENERS}(?:yes|yeah|yep|confirm|do it|go ahead)"
-    rf"(?:[,.!]?\s*(?:please\s+)?(?:forget|erase|delete) (?:me|everything))?[\s,]*{_POLITE}$",
+    rf"(?:[,.!]?\s*(?:please\s+)?(?:forget|erase|delete) (?:me|everything))?[\s,.!]*{_POLITE}$",
     re.IGNORECASE,
 )
 # A "forget everything about me" waits this long for its confirmation on the same device.
