@@ -205,8 +205,8 @@ def upload_overhead() -> int:
 
 
 def is_enrolment(path: str) -> bool:
-    """Whether `path` takes a person's voice recordings (`api/voices.py`)."""
-    return path.startswith("/memory/people/") and path.endswith("/voice")
+    """Whether `path` takes a person's voice recordings (`api/voices.py`, `ui/people.py`)."""
+    return path.startswith(("/memory/people/", "/ui/people/")) and path.endswith("/voice")
 
 
 def takes_json(path: str) -> bool:

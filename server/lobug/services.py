@@ -38,6 +38,7 @@ from lobug.turn_timings import TurnTimings
 
 if TYPE_CHECKING:
     from lobug.assistant import Assistant
+    from lobug.speakers.recognition import VoiceRecognition
     from lobug.voice import Speech, Voice
 
 log = logging.getLogger(__name__)
@@ -103,6 +104,7 @@ class Services:
             self.assistant.curation,
             self.memory,
             self.memory_work,
+            recognition=self.voice.recognition,
         )
 
     def maintenance_tasks(self) -> list[Task]:
@@ -131,6 +133,8 @@ class MemoryServices:
     memory: MemoryManager
     memory_work: MemoryWork
     actor: str = MANUAL
+    # The device server's recognition by voice, where it runs: voices are learnt from uploads.
+    recognition: VoiceRecognition | None = None
 
     def maintenance_tasks(self) -> list[Task]:
         """Re-embed memory-API messages stored while the embedder failed; run the memory

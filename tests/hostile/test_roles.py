@@ -640,6 +640,14 @@ UI_FORMS: dict[tuple[str, str], Callable[[Seed], Request]] = {
         "data": {"agent": AGENT, "purge": "true"},
     },
     ("POST", "/ui/topics/rebuild"): lambda s: {"data": {"agent": AGENT}},
+    ("POST", "/ui/people/{person_id}/voice"): lambda s: {
+        "path": f"/ui/people/{s.person()}/voice",
+        "data": {"agent": AGENT},
+    },
+    ("POST", "/ui/people/{person_id}/voice/delete"): lambda s: {
+        "path": f"/ui/people/{s.person()}/voice/delete",
+        "data": {"agent": AGENT},
+    },
 }
 
 

@@ -17,12 +17,10 @@ from starlette.formparsers import MultiPartException, MultiPartParser
 
 from lobug.api.deps import ADMIN_RESPONSES, AdminOnly, PathAgent
 from lobug.api.errors import ApiError, documented
-from lobug.audio import STT_RATE, check_audio_size, parse_wav, resample
+from lobug.memory import voices
 from lobug.memory.limits import MAX_ID
-from lobug.memory.voices import HouseholdVoices
-from lobug.speakers.profiles import MAX_SECONDS, MAX_UTTERANCES, EnrolmentRefused, Samples
-from lobug.speakers.recognition import VoiceRecognition
-from lobug.store.household_protocol import PeopleStore
+from lobug.memory.voices import RecognitionOff
+from lobug.speakers.profiles import MAX_UTTERANCES, EnrolmentRefused
 from lobug.store.models import MANUAL
 from lobug.web.deps import ServicesDep
 
@@ -48,15 +46,28 @@ async def enrol_voice(
     agent: PathAgent, person_id: PersonId, request: Request, svc: ServicesDep
 ) -> VoiceOut:
     """Learn the person's voice from 2-10 recordings of them speaking (`audio` parts)."""
-    recognition = _recognition(svc.voice.recognition, svc.store, agent.name)
-    person = await asyncio.to_thread(svc.store.person, agent.name, person_id)
-    recordings = await _recordings(request, svc.settings.max_audio_bytes)
+    recognition = svc.voice.recognition
+    if recognition is None:
+        raise _off()
+    wavs = await _recordings(request)
     try:
-        await asyncio.to_thread(recognition.enrol, person.name, recordings)
+        person, enrolment = await asyncio.to_thread(
+            voices.enrol_voice,
+            recognition,
+            svc.store,
+            agent.name,
+            person_id,
+            wavs,
+            max_bytes=svc.settings.max_audio_bytes,
+            actor=MANUAL,
+        )
     except EnrolmentRefused as exc:
         raise ApiError(422, "voice_refused", "; ".join(exc.reasons)) from None
     return VoiceOut(
-        person_id=person.id, person=person.name, enrolled=True, utterances=len(recordings)
+        person_id=person.id,
+        person=person.name,
+        enrolled=True,
+        utterances=enrolment.profile.utterances,
     )
 
 
@@ -66,26 +77,26 @@ async def enrol_voice(
 )
 async def forget_voice(agent: PathAgent, person_id: PersonId, svc: ServicesDep) -> VoiceOut:
     """Forget the person's voice profile (their embedding is deleted)."""
-    recognition = _recognition(svc.voice.recognition, svc.store, agent.name)
-    person = await asyncio.to_thread(svc.store.person, agent.name, person_id)
-    await asyncio.to_thread(recognition.forget, person.name)
+    try:
+        person = await asyncio.to_thread(
+            voices.forget_voice,
+            svc.voice.recognition,
+            svc.store,
+            agent.name,
+            person_id,
+            actor=MANUAL,
+        )
+    except RecognitionOff:
+        raise _off() from None
     return VoiceOut(person_id=person.id, person=person.name, enrolled=False, utterances=0)
 
 
-def _recognition(
-    running: VoiceRecognition | None, store: PeopleStore, agent: str
-) -> VoiceRecognition:
-    """The server's recognizer, keeping this household's profiles (audited as the admin's)."""
-    if running is None:
-        raise ApiError(
-            409, "recognition_off", "Recognition by voice is off (LOBUG_SPEAKER_RECOGNITION=1)"
-        )
-    voices = HouseholdVoices(store, agent, actor=MANUAL)
-    return VoiceRecognition(running.embedder, voices, running.threshold)
+def _off() -> ApiError:
+    return ApiError(409, "recognition_off", str(RecognitionOff()))
 
 
-async def _recordings(request: Request, max_bytes: int) -> list[Samples]:
-    """The `audio` parts as 16 kHz samples (each WAV checked as the voice routes check one)."""
+async def _recordings(request: Request) -> list[bytes]:
+    """The `audio` parts' bytes (each decoded and checked by `voices.enrol_voice`)."""
     try:
         form = await MultiPartParser(
             request.headers,
@@ -102,12 +113,6 @@ async def _recordings(request: Request, max_bytes: int) -> list[Samples]:
         parts = [part for part in form.getlist("audio") if isinstance(part, UploadFile)]
         if not parts:
             raise ApiError(422, "missing_audio", "The multipart body needs 'audio' file parts")
-        recordings = []
-        for part in parts:
-            data = await part.read()
-            check_audio_size(len(data), max_bytes)
-            audio = parse_wav(data, max_seconds=MAX_SECONDS)
-            recordings.append(resample(audio.samples, audio.sample_rate, STT_RATE))
-        return recordings
+        return [await part.read() for part in parts]
     finally:
         await form.close()

@@ -1,19 +1,29 @@
 """The household's people (`memory/people.py`): who they are and the devices they use; an
 admin's session also sees each person's own facts, with their scope (a device token's
-session, which only reads, never sees a person's private facts)."""
+session, which only reads, never sees a person's private facts). An admin learns a person's
+voice from 2-10 uploaded recordings, or forgets it, through the REST API's own call
+(`memory/voices.py`: `enrol_voice`, `forget_voice`)."""
 
 from __future__ import annotations
 
 import asyncio
+from typing import Annotated
 
-from fastapi import APIRouter, Request
-from fastapi.responses import HTMLResponse
+from fastapi import APIRouter, Path, Request
+from fastapi.responses import HTMLResponse, RedirectResponse
+from starlette.datastructures import UploadFile
 
+from lobug.memory import voices
+from lobug.memory.agents import require_agent
+from lobug.memory.limits import MAX_ID
+from lobug.speakers.profiles import MAX_UTTERANCES
 from lobug.store.household import Person
-from lobug.store.models import Fact
-from lobug.ui.access import ViewerDep
-from lobug.ui.render import AgentChoice, choose_agent, page
+from lobug.store.models import MANUAL, Fact
+from lobug.ui.access import EditorDep, ViewerDep
+from lobug.ui.render import AgentChoice, AgentField, act, choose_agent, link_for, page
 from lobug.web.deps import MemoryDep
+
+PersonId = Annotated[int, Path(ge=1, le=MAX_ID)]
 
 router = APIRouter(include_in_schema=False)
 
@@ -37,3 +47,39 @@ async def people(
 
     choice, found, chosen, facts = await asyncio.to_thread(gather)
     return page(request, "people.html", viewer, choice, people=found, person=chosen, facts=facts)
+
+
+@router.post("/ui/people/{person_id}/voice")
+async def enrol_voice(
+    request: Request, viewer: EditorDep, svc: MemoryDep, person_id: PersonId, agent: AgentField
+) -> RedirectResponse:
+    form = await request.form()  # read once already, for its CSRF token
+    parts = [part for part in form.getlist("audio") if isinstance(part, UploadFile)]
+    wavs = [await part.read() for part in parts[: MAX_UTTERANCES + 1] if part.filename]
+
+    def enrol() -> str:
+        require_agent(svc.store, agent)
+        person, enrolment = voices.enrol_voice(
+            svc.recognition,
+            svc.store,
+            agent,
+            person_id,
+            wavs,
+            max_bytes=svc.settings.max_audio_bytes,
+            actor=MANUAL,
+        )
+        return f"Learnt {person.name}'s voice from {enrolment.profile.utterances} recordings."
+
+    return await act(request, viewer, link_for(agent, "/ui/people", person=person_id), enrol)
+
+
+@router.post("/ui/people/{person_id}/voice/delete")
+async def forget_voice(
+    request: Request, viewer: EditorDep, svc: MemoryDep, person_id: PersonId, agent: AgentField
+) -> RedirectResponse:
+    def forget() -> str:
+        require_agent(svc.store, agent)
+        person = voices.forget_voice(svc.recognition, svc.store, agent, person_id, actor=MANUAL)
+        return f"Forgot {person.name}'s voice."
+
+    return await act(request, viewer, link_for(agent, "/ui/people", person=person_id), forget)
