@@ -9,6 +9,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import time as dt_time
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from lobug.backends import (
@@ -368,7 +369,7 @@ def open_services(settings: Settings, backends: Backends | None = None) -> Servi
     memory = memory_manager(settings, store, backends)
     memory_work = MemoryWork(store, memory)
     assistant = Assistant(settings, store, memory, backends.chat, backends.embedder)
-    voices = HouseholdVoices(store, settings.agent)
+    voices = partial(HouseholdVoices, store)  # each agent's household's
     voice = Voice(settings, assistant, speech, voice_recognition(settings, voices))
     log.info(
         "ready: chat=%s (%s), embeddings=%s (%s, %d dims), db=%s",

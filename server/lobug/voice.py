@@ -34,6 +34,7 @@ from lobug.listening import Heard, WordsHeard, hear_arriving
 from lobug.memory.voice_enrolment import HeardVoice
 from lobug.memory.work_queue import Exchange, StreamedExchange
 from lobug.speakers.identify import Speaker
+from lobug.speakers.live import SpeakerListener
 from lobug.speakers.recognition import VoiceRecognition
 from lobug.spoken import SpokenLimit, sentence_ends
 
@@ -195,7 +196,7 @@ class Voice:
             return VoiceReply(
                 transcript.text, "ignore", "", ignored_because=reason, timings_ms=timings
             )
-        voice = self._heard(device_id, self._speaker(audio))
+        voice = self._heard(device_id, self._speaker(device_id, audio))
         turn, pcm = self._said_whole(device_id, transcript.text, abandoned, timings, voice)
         timings.update(turn.timings_ms)
         wav = b""
@@ -250,19 +251,23 @@ class Voice:
             max_seconds=self.settings.max_audio_seconds,
             max_bytes=self.settings.max_audio_bytes,
             timings=timings,
-            listener=None if self.recognition is None else self.recognition.listener(),
+            listener=self._listener(device_id),
             words_heard=words_heard,
         )
 
-    def hear(self, audio: Audio, timings: dict[str, float]) -> Heard:
+    def hear(self, device_id: str, audio: Audio, timings: dict[str, float]) -> Heard:
         """A whole recording heard."""
-        return Heard(self.transcribe(audio, timings), audio.seconds, self._speaker(audio))
+        speaker = self._speaker(device_id, audio)
+        return Heard(self.transcribe(audio, timings), audio.seconds, speaker)
 
-    def _speaker(self, audio: Audio) -> Speaker | None:
+    def _listener(self, device_id: str) -> SpeakerListener | None:
+        agent = self.settings.agent_for_device(device_id)
+        return None if self.recognition is None else self.recognition.listener(agent)
+
+    def _speaker(self, device_id: str, audio: Audio) -> Speaker | None:
         """Who spoke a whole recording (None without recognition or enough speech)."""
-        if self.recognition is None:
-            return None
-        return self.recognition.speaker_of(resample(audio.samples, audio.sample_rate, STT_RATE))
+        agent = self.settings.agent_for_device(device_id)
+        return None if self.recognition is None else self.recognition.speaker_of(agent, audio)
 
     def transcribe(self, audio: Audio, timings: dict[str, float]) -> Transcript:
         stt, _ = self.speech.require()
@@ -314,14 +319,9 @@ class Voice:
         return streamed
 
     def _heard(self, device_id: str, speaker: Speaker | None) -> HeardVoice:
-        """What the turn heard of the voice: the person of the device's household it names
-        (None: a guest's voice, or no one of that name), and its sample for enrolment."""
-        person = None
-        if speaker is not None and not speaker.is_guest:
-            agent = self.settings.agent_for_device(device_id)
-            person = self.assistant.memory.household.recognised(agent, speaker.name, speaker.score)
-        sample = None if speaker is None else speaker.sample
-        return HeardVoice(person, self.recognition is not None, sample)
+        """What the turn heard of the voice (`Household.heard`)."""
+        agent = self.settings.agent_for_device(device_id)
+        return self.assistant.memory.household.heard(agent, speaker, self.recognition is not None)
 
     def _answer_streaming(
         self,

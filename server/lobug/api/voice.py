@@ -125,7 +125,7 @@ async def chat_audio_stream(
     if media_type(request) in WAV_TYPES:
         heard = await hear_while_uploading(request, svc, timings, device)
     else:
-        heard = await hear_upload(request, svc, timings)
+        heard = await hear_upload(request, svc, timings, device)
     async with watch_disconnect(request) as abandoned:
         streamed: StreamedVoice = await asyncio.to_thread(
             svc.voice.answer_streaming,
@@ -154,11 +154,13 @@ async def chat_audio_stream(
     return ClosingStreamingResponse(pcm, media_type="audio/wav", headers=headers)
 
 
-async def hear_upload(request: Request, svc: Services, timings: dict[str, float]) -> Heard:
+async def hear_upload(
+    request: Request, svc: Services, timings: dict[str, float], device: str
+) -> Heard:
     """The whole upload first (multipart or not), then its transcription."""
     upload = await recording(request, svc)
     timings["decode"] = upload.decode_ms
-    return await asyncio.to_thread(svc.voice.hear, upload.audio, timings)
+    return await asyncio.to_thread(svc.voice.hear, device, upload.audio, timings)
 
 
 async def hear_while_uploading(

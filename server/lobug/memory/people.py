@@ -1,7 +1,7 @@
 """A household (issue 31): who is speaking, whose a new fact is, and what each may see.
 
-Who is speaking, best source first: a recognised voice (given in by the voice path, from a
-`SpeakerRecognizer` backend; none is wired yet); a claim in the conversation ("it's Jordan",
+Who is speaking, best source first: a recognised voice (given in by the voice path, from
+`speakers/`: `heard`); a claim in the conversation ("it's Jordan",
 "I'm Jordan", "Jordan here", "this is my friend Sam"), which holds on that device for
 `CLAIM_HOLDS_S` after the turn that last used it; the device's default person (or the only
 person of a household of one); else a guest. Every turn asks `Household.speaker` once and
@@ -20,8 +20,9 @@ import time
 from dataclasses import dataclass, replace
 
 from lobug.clock import Clock
-from lobug.memory.voice_enrolment import VoiceEnrolment
+from lobug.memory.voice_enrolment import HeardVoice, VoiceEnrolment
 from lobug.names import is_person_name
+from lobug.speakers.identify import Speaker as VoiceSpeaker
 from lobug.store.household import (
     EVERYONE,
     GUEST,
@@ -253,6 +254,15 @@ class Household:
         if found is None:
             return None
         return Speaker(found.id, "voice", min(1.0, max(0.0, score)))
+
+    def heard(self, agent: str, voice: VoiceSpeaker | None, listening: bool) -> HeardVoice:
+        """What a voice turn heard of the voice (`voice`: what recognition said, None without
+        it or enough speech; `listening`: whether recognition is on): the household's person it
+        names (None: a guest's voice, or no one of that name) and its sample, for enrolment."""
+        person = None
+        if voice is not None and not voice.is_guest:
+            person = self.recognised(agent, voice.name, voice.score)
+        return HeardVoice(person, listening, None if voice is None else voice.sample)
 
     def asking(self, agent: str, person: str | None, source: str, query: str) -> Speaker:
         """Who asks through a program's surface (`/v1`, `/context`, MCP, `MemoryEngine`):

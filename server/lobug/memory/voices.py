@@ -82,7 +82,7 @@ def enrol_voice(
     count = count_problem(len(wavs))
     if count is not None:
         raise EnrolmentRefused([count])
-    return person, running.enrol(person.name, [decoded(wav, max_bytes) for wav in wavs])
+    return person, running.enrol(agent, person.name, [decoded(wav, max_bytes) for wav in wavs])
 
 
 def forget_voice(
@@ -96,7 +96,7 @@ def forget_voice(
     """Forget the person's voice profile (their embedding is deleted)."""
     running = _running(recognition, store, agent, actor)
     person = store.person(agent, person_id)
-    running.forget(person.name)
+    running.forget(agent, person.name)
     return person
 
 
@@ -114,4 +114,4 @@ def _running(
     if recognition is None:
         raise RecognitionOff()
     voices = HouseholdVoices(store, agent, actor=actor)
-    return VoiceRecognition(recognition.embedder, voices, recognition.threshold)
+    return VoiceRecognition(recognition.embedder, lambda _: voices, recognition.threshold)
