@@ -198,6 +198,34 @@ def guest_rate(tested: list[tuple[str, Embedding]], profiles: list[VoiceProfile]
     return float(np.mean(outcomes))
 
 
+def margin_sweep(
+    utterances: list[Utterance], embed: Embed, enrol_count: int, margins: list[float]
+) -> None:
+    """For each margin (the best profile must beat the second best by this much, else a
+    guest), at THRESHOLD: how often an enrolled person is named (right, or someone else),
+    and how often a person left unenrolled (each in turn) is taken for a guest."""
+    enrolment, tests = split(utterances, enrol_count)
+    profiles = [
+        VoiceProfile(person, averaged([embed(u.samples) for u in heard]), len(heard))
+        for person, heard in enrolment.items()
+    ]
+    tested = [(u.person, embed(u.samples)) for u in tests]
+    for margin in margins:
+        named = [identify(e, profiles, THRESHOLD, margin).name for _, e in tested]
+        right = np.mean([name == person for name, (person, _) in zip(named, tested, strict=True)])
+        wrong = np.mean(
+            [name not in (person, "guest") for name, (person, _) in zip(named, tested, strict=True)]
+        )
+        strangers = [
+            identify(e, [p for p in profiles if p.person != person], THRESHOLD, margin).is_guest
+            for person, e in tested
+        ]
+        print(
+            f"  margin {margin:.2f}: enrolled named right {right:6.1%}, named wrong {wrong:5.1%};"
+            f" unenrolled -> guest {np.mean(strangers):6.1%}"
+        )
+
+
 def live_embed(embedder: WeSpeakerEmbedder, window_frames: int) -> Embed:
     def embed(samples: Samples) -> Embedding:
         result = LiveEmbedding(embedder, window_frames).finish(samples)
@@ -248,6 +276,11 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=31)
     parser.add_argument("--window", type=float, default=WINDOW_S, help="live window, seconds")
     parser.add_argument("--klettres", action="store_true", help="add klettres-data's sets")
+    parser.add_argument(
+        "--margins",
+        type=lambda text: [float(m) for m in text.split(",")],
+        help="only sweep these margins (e.g. 0,0.05,0.1) over live embeddings of all voices",
+    )
     args = parser.parse_args()
     if not ASTERISK.is_dir():
         sys.exit("install asterisk-core-sounds-{en,es,fr,it,ru}-wav (apt-get) first")
@@ -260,6 +293,12 @@ def main() -> None:
         klettres = list(klettres_utterances(args.per_speaker, args.seed))
         corpora["klettres (uncredited sets)"] = klettres
         corpora["both"] = corpora["asterisk (4 credited people)"] + klettres
+    if args.margins is not None:
+        everyone = corpora.get("both", corpora["asterisk (4 credited people)"])
+        print(f"margins (live, {args.window:g} s windows), {len(everyone)} utterances:")
+        live = live_embed(embedder, round(args.window * 100))
+        margin_sweep(everyone, live, args.enrol, args.margins)
+        return
     for name, utterances in corpora.items():
         people = len({u.person for u in utterances})
         seconds = statistics.median(u.seconds for u in utterances)

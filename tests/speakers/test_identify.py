@@ -35,3 +35,11 @@ def test_nobody_enrolled_means_a_guest() -> None:
 def test_the_threshold_is_the_callers_to_choose() -> None:
     assert identify(unit(1, 1, 0), PROFILES, threshold=0.8).is_guest
     assert not identify(unit(1, 1, 0), PROFILES, threshold=0.6).is_guest
+
+
+def test_a_voice_close_to_two_profiles_is_nobodys_within_the_margin() -> None:
+    between = unit(1, 0.9, 0)  # 0.74 to Jordan, 0.67 to Sam
+    assert identify(between, PROFILES, margin=0.0).name == "Jordan"
+    assert identify(between, PROFILES, margin=0.1).is_guest
+    assert identify(unit(1, 0.2, 0), PROFILES, margin=0.1).name == "Jordan"
+    assert identify(unit(1, 0.2, 0), PROFILES[:1], margin=0.5).name == "Jordan"  # one profile

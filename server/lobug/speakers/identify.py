@@ -18,6 +18,9 @@ SOURCE = "voice"
 # accepts 3.9%, false rejects 3.7%, 96.5% identified. Whole utterances: EER 1.5% at 0.369.
 # The 4 credited Asterisk voices alone: EER 0.7% at 0.433 (live). README has the table.
 THRESHOLD = 0.40
+# How far the nearest profile must beat the second nearest (cosine): a voice close to two
+# profiles is nobody's. Chosen with scripts/bench_speakers.py --margins (README has the sweep).
+MARGIN = 0.0
 
 
 @dataclass(frozen=True)
@@ -57,19 +60,25 @@ class Speaker:
 
 
 def identify(
-    embedding: Embedding, profiles: Iterable[VoiceProfile], threshold: float = THRESHOLD
+    embedding: Embedding,
+    profiles: Iterable[VoiceProfile],
+    threshold: float = THRESHOLD,
+    margin: float = MARGIN,
 ) -> Speaker:
-    """The profile nearest to `embedding` if its similarity reaches `threshold`, else a guest
-    (with the best similarity seen, 0 when nobody is enrolled)."""
+    """The profile nearest to `embedding` if its similarity reaches `threshold` and beats
+    the second nearest by `margin`, else a guest (with the best similarity seen, 0 when
+    nobody is enrolled)."""
     best: VoiceProfile | None = None
-    best_score = -1.0
+    best_score = second = -1.0
     for profile in profiles:
         score = similarity(embedding, profile.embedding)
         if score > best_score:
-            best, best_score = profile, score
+            best, best_score, second = profile, score, best_score
+        elif score > second:
+            second = score
     if best is None:
         return Speaker(GUEST, 0.0)
-    if best_score < threshold:
+    if best_score < threshold or best_score - second < margin:
         return Speaker(GUEST, round(best_score, 4))
     return Speaker(best.person, round(best_score, 4))
 
