@@ -33,8 +33,9 @@ def test_nobody_enrolled_means_a_guest() -> None:
 
 
 def test_the_threshold_is_the_callers_to_choose() -> None:
-    assert identify(unit(1, 1, 0), PROFILES, threshold=0.8).is_guest
-    assert not identify(unit(1, 1, 0), PROFILES, threshold=0.6).is_guest
+    assert identify(unit(1, 1, 0), PROFILES, threshold=0.8, margin=0.0).is_guest
+    assert not identify(unit(1, 1, 0), PROFILES, threshold=0.6, margin=0.0).is_guest
+    assert identify(unit(1, 1, 0), PROFILES, threshold=0.6).is_guest  # equally near both
 
 
 def test_a_voice_close_to_two_profiles_is_nobodys_within_the_margin() -> None:
