@@ -1,6 +1,7 @@
 """The dashboard in a real browser (Chromium through Playwright) against a real server process
 with the fake model: sign in, curate a fact created through the API, forget a span of
-conversation, and check every effect through the API and in the database; screenshots of every
+conversation, learn and forget a person's voice from uploaded recordings (the real speaker
+model), and check every effect through the API and in the database; screenshots of every
 page, desktop and phone width, under the test run's temporary folder. Any console error fails.
 
 Run with `-m browser`; skipped (with the command that installs it) where Chromium is missing.
@@ -56,7 +57,7 @@ FACTS = [
     ("The user bakes sourdough bread on Saturdays", "preference"),
 ]
 PAGES = ["/ui", "/ui/conversations", "/ui/facts", "/ui/base-memory", "/ui/blocks"]
-PAGES += ["/ui/topics", "/ui/search?q=sister", "/ui/audit"]
+PAGES += ["/ui/topics", "/ui/search?q=sister", "/ui/audit", "/ui/people"]
 LONG_MESSAGE = (
     "Tomorrow morning I would like to remember to call the plumber about the dripping kitchen "
     "tap, then pick up the parcel at the post office before it closes, and in the afternoon "
@@ -95,6 +96,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
         "LOBUG_ADMIN_TOKENS": ADMIN,
         "LOBUG_DEVICE_TOKENS": DEVICE,
         "LOBUG_SPEECH": "off",
+        "LOBUG_SPEAKER_RECOGNITION": "1",  # the People page learns voices from uploads
     }
     log_path = folder / "server.log"
     with log_path.open("ab") as log:
@@ -284,6 +286,34 @@ def test_a_span_of_conversation_is_forgotten(
         server, "SELECT COUNT(*) FROM conversation_log WHERE content LIKE ?", ("%Sunday%",)
     )
     assert found[0][0] == 0
+    page.context.close()
+
+
+def test_a_persons_voice_is_learnt_from_uploads_and_forgotten(
+    browser: Any, server: ServerProcess, console_errors: list[str]
+) -> None:
+    with api(server.url) as client:
+        maxim = client.post("/memory/people/lobug", json={"name": "Maxim"}).json()["id"]
+    page = open_page(browser, server, console_errors)
+    sign_in(page, wanted=f"/ui/people?agent=lobug&person={maxim}")
+    voices = REPO / "tests" / "data" / "voices"
+    page.get_by_label("Recordings").set_input_files(
+        [voices / "carlo-1.wav", voices / "maxim-1.wav"]
+    )
+    page.get_by_role("button", name="Learn Maxim's voice").click()
+    assert "does not sound like the others" in page.get_by_role("status").inner_text()
+    clips = [voices / f"maxim-{n}.wav" for n in (1, 2, 3)]
+    page.get_by_label("Recordings").set_input_files(clips)
+    page.get_by_role("button", name="Learn Maxim's voice").click()
+    assert "from 3 recordings" in page.get_by_role("status").inner_text()
+    with api(server.url) as client:
+        listed = client.get("/memory/people/lobug").json()
+    assert [p["voice_profiles"] for p in listed if p["id"] == maxim] == [1]
+    rows = database_rows(server, "SELECT length(embedding) FROM voice_profiles")
+    assert rows == [(256 * 4,)]  # one embedding, no audio
+    page.get_by_role("button", name="Forget Maxim's voice").click()
+    assert "Forgot Maxim's voice" in page.get_by_role("status").inner_text()
+    assert database_rows(server, "SELECT COUNT(*) FROM voice_profiles") == [(0,)]
     page.context.close()
 
 
