@@ -8,10 +8,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+import numpy as np
 import pytest
 from fastapi.testclient import TestClient
 
 from lobug.app import create_app
+from lobug.audio import STT_RATE, Audio, encode_wav
 from lobug.backends import Backends
 from lobug.backends.base import Transcript, TranscriptSegment
 from lobug.config import Settings
@@ -24,6 +26,7 @@ from lobug.store.sqlite.engine import SQLiteStore
 from tests.e2e.fake_server import learn_what_was_said
 from tests.fakes import FakeChat, FakeEmbedder, FakeSTT, FakeTTS
 from tests.polling import memory_work_done
+from tests.speakers.voices import voice
 
 AGENT = "lobug"
 
@@ -58,6 +61,10 @@ def add(client: TestClient, name: str, devices: list[str]) -> str:
     assert response.status_code == 201, response.text
     person_id: str = response.json()["id"]
     return person_id
+
+
+def wav_bytes(samples: np.ndarray) -> bytes:
+    return encode_wav((samples * 32767).astype(np.int16), STT_RATE)
 
 
 def last_prompt(chat: FakeChat) -> str:
@@ -230,3 +237,28 @@ def test_the_streamed_voice_path_hands_a_recognised_voice_to_the_turn(
             "voice",
             0.91,
         )
+
+
+@pytest.mark.models
+def test_each_device_hears_the_voices_of_its_own_household(
+    settings: Settings, chat: FakeChat
+) -> None:
+    """Profiles are read per agent: a voice enrolled in one household is a guest's on a
+    device of another (the real speaker model, real voices)."""
+    cottage = settings.with_overrides(
+        speaker_recognition=True, device_agents={"cottage-hall": "cottage"}
+    )
+    backends = Backends(chat, FakeEmbedder(), FakeSTT(), FakeTTS())
+    with TestClient(create_app(cottage, backends)) as client:
+        store_of(client).ensure_agent(AGENT)
+        maxim = add(client, "Maxim", [])
+        clips = [
+            ("audio", (f"{n}.wav", wav_bytes(voice(n)), "audio/wav"))
+            for n in ("maxim-1", "maxim-2")
+        ]
+        enrolled = client.put(f"/memory/people/{AGENT}/{maxim}/voice", files=clips)
+        assert enrolled.status_code == 200, enrolled.text
+        hearing = client.app.state.services.voice  # type: ignore[attr-defined]
+        heard = Audio(voice("maxim-3"), STT_RATE)
+        assert hearing.hear("kitchen", heard, {}).speaker.name == "Maxim"
+        assert hearing.hear("cottage-hall", heard, {}).speaker.name == "guest"
