@@ -276,12 +276,6 @@ class Household:
         """What the one `asking` may read."""
         return self.viewer(agent, self.asking(agent, person, source, query))
 
-    def forget_claims(self, agent: str) -> None:
-        """Drop the claims held on the agent's devices (a person was deleted)."""
-        with self._lock:
-            for key in [k for k in self._claims if k[0] == agent]:
-                del self._claims[key]
-
     # ------------------------------------------------------------------ what they may see
 
     def viewer(self, agent: str, speaker: Speaker) -> Viewer:
