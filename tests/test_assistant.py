@@ -139,6 +139,30 @@ def test_primed_with_the_words_heard_the_turn_finds_its_whole_prompt_read(
     assert fact in notes_of(fake_chat.prefilled[-1])  # the notes were read ahead too
 
 
+@pytest.mark.parametrize("caches_prompt_prefix", [True, False])
+def test_a_voice_turn_reuses_the_memory_looked_up_while_it_was_heard(
+    assistant: Assistant,
+    fake_chat: FakeChat,
+    fake_embedder: FakeEmbedder,
+    store: SQLiteStore,
+    caches_prompt_prefix: bool,
+) -> None:
+    fake_chat.caches_prompt_prefix = caches_prompt_prefix
+    fact = "The user's sister Emma lives in Berlin"
+    store.add_fact("lobug", NewFact(fact), fake_embedder.embed(fact))
+    spoken = SpokenLimit(2, 96, notes_tokens=80)
+    assistant.prime("desk", agency=True, spoken=spoken, heard="What should I bring Emma")
+    calls = fake_embedder.calls
+    fake_chat.enqueue("Flowers.")
+    turn = assistant.reply("desk", "What should I bring Emma in Berlin?", spoken=spoken)
+    assert fake_embedder.calls == calls  # the question was not embedded on the turn's path
+    assert "retrieve_embed_query" not in turn.timings_ms
+    assert "retrieve_early_keyword" in turn.timings_ms
+    assert fact in fake_chat.chat_requests()[-1][0]["content"] + notes_of(
+        fake_chat.chat_requests()[-1]
+    )
+
+
 def test_a_question_memory_answers_is_answered_with_the_facts_words_without_the_model(
     assistant: Assistant, store: SQLiteStore, fake_chat: FakeChat, fake_embedder: FakeEmbedder
 ) -> None:

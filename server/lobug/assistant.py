@@ -21,9 +21,10 @@ from lobug.config import Settings
 from lobug.conversation import DeviceState, SensorReading, new_device_state, said, turn_messages
 from lobug.decision import Action, Decision, parse_reply, read_action_prefix
 from lobug.devices import DeviceStates
-from lobug.memory.assembly import TURN_SECTIONS, ContextRequest, assemble
+from lobug.memory.assembly import TURN_SECTIONS, ContextRequest, Recall, assemble
 from lobug.memory.context import MemoryContext
 from lobug.memory.curation import Curation
+from lobug.memory.early import EarlyRecall
 from lobug.memory.manager import MemoryManager
 from lobug.memory.recall import answer_from_facts, asked_words
 from lobug.memory.reminders import DueReminders, NoReminders
@@ -76,6 +77,7 @@ class Assistant:
             store, embedder, settings.memory, self.rewarm, searcher=memory.searcher
         )
         self.guard = ReplyGuard(settings.language)
+        self.early = EarlyRecall(memory)  # a voice turn's memory, looked up as it is heard
 
     def device(self, device_id: str) -> DeviceState:
         """The device's state, its working memory warmed from the log when not in memory."""
@@ -219,8 +221,10 @@ class Assistant:
         clock.lap("persist_user")
 
         viewer = household.viewer(state.agent, speaker)
+        recall = partial(self.early.for_turn, state.device_id) if spoken else None
+        history = state.shown(viewer=viewer)
         messages, context = self._prompt(
-            state.agent, text, state.sensors, state.shown(viewer=viewer), agency, spoken, viewer
+            state.agent, text, state.sensors, history, agency, spoken, viewer, recall
         )
         timings.update({f"retrieve_{k}": v for k, v in context.timings_ms.items()})
         clock.lap("retrieve")
@@ -239,14 +243,16 @@ class Assistant:
         agency: bool,
         spoken: SpokenLimit | None,
         viewer: Viewer = EVERYONE,
+        recall: Recall | None = None,
     ) -> tuple[list[ChatMessage], MemoryContext]:
         """The turn's messages, with memory for `query` from the one assembler (a voice
-        turn's notes fitted to their budget), and that memory."""
+        turn's notes fitted to their budget; found by `recall`), and that memory."""
         request = ContextRequest(
             max_tokens=None if spoken is None else spoken.notes_tokens,
             fitted=TURN_SECTIONS,
             history=history,
             viewer=viewer,
+            recall=recall,
         )
         context = assemble(self.memory, agent, query, request).context
         messages = turn_messages(
@@ -272,18 +278,24 @@ class Assistant:
         starts. Without `heard` (the person has not said anything yet): the standing prompt
         and the history, which leaves the turn its notes and words to read. With the words
         `heard` so far (the person paused): also the notes found for them and those words,
-        so when the person has said no more, the turn finds its whole prompt read. Only for a
-        model that caches prompt prefixes; the prompt is built as `reply` builds it, its
-        history as it will be once the person's words are added."""
-        if not self.chat.caches_prompt_prefix:
-            return
+        so when the person has said no more, the turn finds its whole prompt read. The
+        prompt is read only by a model that caches prompt prefixes, built as `reply` builds
+        it, its history as it will be once the person's words are added; the memory for the
+        words `heard` is looked up whatever the model, kept for the turn (`memory/early.py`)."""
         state = self.device(device_id)
         viewer = self.memory.household.viewer_at(state.agent, state.device_id, heard)
+        ahead = partial(self.early.ahead, device_id)
+        if not self.chat.caches_prompt_prefix:
+            if heard:
+                ahead(state.agent, heard, viewer)
+            return
         history = state.shown(coming=1, viewer=viewer)
         if heard:
             history.append({"role": "user", "content": heard})
         sensors = state.sensors if heard else None
-        messages, _ = self._prompt(state.agent, heard, sensors, history, agency, spoken, viewer)
+        messages, _ = self._prompt(
+            state.agent, heard, sensors, history, agency, spoken, viewer, ahead
+        )
         self.chat.prefill(messages)
 
 

@@ -101,6 +101,9 @@ TURN_SECTIONS = ("skills", "facts", "summaries", "messages")
 MIN_MEMORY_TOKENS = 32
 
 
+Recall = Callable[[str, str, Viewer], MemoryContext]
+
+
 @dataclass(frozen=True)
 class ContextRequest:
     """What one caller asks of memory. `max_tokens` None: nothing is cut (the device's
@@ -114,6 +117,10 @@ class ContextRequest:
     fitted: tuple[str, ...] = SECTIONS
     history: Sequence[ChatMessage] = ()
     viewer: Viewer = EVERYONE  # whose eyes memory is read with (`memory/people.py`)
+    # How the query's memories are found (agent, query, viewer): None for
+    # `MemoryManager.retrieve_context`; a voice turn's may reuse a look-up made while the
+    # person spoke (`memory/early.py`).
+    recall: Recall | None = None
 
 
 def assemble(
@@ -123,7 +130,7 @@ def assemble(
     raises for a failing embedder or store: those cost memories, not the answer."""
     viewer = request.viewer
     if query.strip():
-        gathered = memory.retrieve_context(agent, query, viewer)
+        gathered = (request.recall or memory.retrieve_context)(agent, query, viewer)
     else:  # nothing asked yet (a prompt read ahead): only what every turn gets
         gathered = memory.standing_context(agent, viewer)
     found = relevant_messages(

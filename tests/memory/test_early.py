@@ -1,0 +1,125 @@
+"""The memory a voice turn reuses from the look-up made while the person spoke."""
+
+from __future__ import annotations
+
+import pytest
+
+from lobug.config import MemoryConfig
+from lobug.memory.early import MAX_AGE_S, EarlyRecall, new_words, words_of
+from lobug.memory.manager import MemoryManager
+from lobug.store.household import EVERYONE, Viewer
+from lobug.store.models import NewFact
+from lobug.store.sqlite.engine import SQLiteStore
+from tests.fakes import FakeChat, FakeEmbedder
+
+AGENT = "lobug"
+FACTS = (
+    "The user's sister Emma lives in Berlin",
+    "The user likes mushroom pizza",
+    "The user's dentist is Doctor Okafor",
+)
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+@pytest.fixture
+def memory(store: SQLiteStore, fake_embedder: FakeEmbedder) -> MemoryManager:
+    for text in FACTS:
+        store.add_fact(AGENT, NewFact(text, "identity"), fake_embedder.embed(text))
+    return MemoryManager(store, FakeChat(), fake_embedder, MemoryConfig())
+
+
+def contents(facts: tuple[object, ...]) -> list[str]:
+    return [hit.fact.content for hit in facts]  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize(
+    ("ahead", "final", "added"),
+    [
+        ("What about my sister", "What about my sister?", ()),
+        ("What about my sister", "what about my sister Emma", ("emma",)),
+        ("What about my sister", "What about my sista Emma", ("emma",)),  # one word differs
+        ("What about my sister", "Who is my brother Emma", None),  # two differ
+        ("What about my sister", "What about my sister and her dog in Berlin", None),  # 5 new
+        ("What about", "What about my sister Emma", None),  # most of the words new
+        ("", "Hello there", None),
+        ("What about my sister Emma", "What about my", None),  # fewer words
+    ],
+)
+def test_new_words(ahead: str, final: str, added: tuple[str, ...] | None) -> None:
+    assert new_words(words_of(ahead), words_of(final)) == added
+
+
+def test_the_same_words_reuse_the_look_up_without_embedding(
+    memory: MemoryManager, fake_embedder: FakeEmbedder
+) -> None:
+    early = EarlyRecall(memory)
+    ahead = early.ahead("d1", AGENT, "Where does my sister Emma live", EVERYONE)
+    calls = fake_embedder.calls
+    turn = early.for_turn("d1", AGENT, "Where does my sister Emma live?", EVERYONE)
+    assert fake_embedder.calls == calls
+    assert contents(turn.facts) == contents(ahead.facts)
+    assert contents(turn.facts)[0] == FACTS[0]
+    assert "embed_query" not in turn.timings_ms
+
+
+def test_a_few_new_words_are_searched_by_keyword_and_merged(
+    memory: MemoryManager, fake_embedder: FakeEmbedder
+) -> None:
+    early = EarlyRecall(memory)
+    early.ahead("d1", AGENT, "Tell me who my sister is and who", EVERYONE)
+    calls = fake_embedder.calls
+    turn = early.for_turn("d1", AGENT, "Tell me who my sister is and who my dentist is", EVERYONE)
+    assert fake_embedder.calls == calls  # no embedding on the turn's path
+    assert FACTS[2] in contents(turn.facts)  # "dentist", heard last
+    assert "early_keyword" in turn.timings_ms
+
+
+@pytest.mark.parametrize(
+    "final",
+    [
+        "Who is my dentist by the way",  # other words
+        "Where does my sister Emma live yesterday",  # the new word names a time
+        "Where does my sister Emma live what did I promise",  # too many new words
+    ],
+)
+def test_other_words_are_retrieved_anew(
+    memory: MemoryManager, fake_embedder: FakeEmbedder, final: str
+) -> None:
+    early = EarlyRecall(memory)
+    early.ahead("d1", AGENT, "Where does my sister Emma live", EVERYONE)
+    calls = fake_embedder.calls
+    turn = early.for_turn("d1", AGENT, final, EVERYONE)
+    assert fake_embedder.calls == calls + 1
+    assert "embed_query" in turn.timings_ms
+
+
+def test_a_look_up_serves_one_turn_of_its_device_its_agent_and_viewer_while_fresh(
+    memory: MemoryManager, fake_embedder: FakeEmbedder
+) -> None:
+    clock = Clock()
+    early = EarlyRecall(memory, clock)
+    words = "Where does my sister Emma live"
+
+    def embeds(device: str, agent: str = AGENT, viewer: Viewer = EVERYONE) -> bool:
+        calls = fake_embedder.calls
+        early.for_turn(device, agent, words, viewer)
+        return fake_embedder.calls > calls
+
+    early.ahead("d1", AGENT, words, EVERYONE)
+    assert embeds("d2")  # another device's
+    assert not embeds("d1")
+    assert embeds("d1")  # taken by the turn before
+    early.ahead("d1", AGENT, words, EVERYONE)
+    assert embeds("d1", agent="other")
+    early.ahead("d1", AGENT, words, EVERYONE)
+    assert embeds("d1", viewer=Viewer.person(7))
+    early.ahead("d1", AGENT, words, EVERYONE)
+    clock.now += MAX_AGE_S + 1
+    assert embeds("d1")
