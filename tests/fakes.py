@@ -6,6 +6,7 @@ import hashlib
 import json
 import re
 import threading
+import time
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 
@@ -50,6 +51,7 @@ class FakeChat(ChatBackend):
         self.fail_with: Exception | None = None
         self.streamed = 0
         self.abandoned_streams = 0
+        self.piece_delay_s = 0.0  # a slow model: the time each streamed piece takes
         # Set `queue_gate` to hold replies (not background work) as if the model were busy;
         # each held request's abandon check is kept in `abandon_checks`.
         self.queue_gate: threading.Event | None = None
@@ -111,14 +113,17 @@ class FakeChat(ChatBackend):
         temperature: float = 0.7,
         abandoned: AbandonCheck | None = None,
     ) -> Iterator[str]:
-        """The scripted reply in word-sized pieces; `streamed` counts pieces handed out,
-        `abandoned_streams` the streams closed before their end."""
+        """The scripted reply in word-sized pieces, until `abandoned()` turns true; `streamed`
+        counts pieces handed out, `abandoned_streams` the streams closed before their end."""
         reply = self.complete(
             messages, max_tokens=max_tokens, temperature=temperature, abandoned=abandoned
         )
         finished = False
         try:
             for piece in re.findall(r"\S+\s*|\s+", reply):
+                time.sleep(self.piece_delay_s)
+                if abandoned is not None and abandoned():
+                    break  # a barge-in: the model stops at its next piece
                 self.streamed += 1
                 yield piece
             finished = True

@@ -19,6 +19,7 @@ from lobug.config import Settings
 from lobug.xiaozhi import frames
 from lobug.xiaozhi.opus import OpusDecoder, OpusEncoder
 from tests.fakes import FakeChat, FakeEmbedder, FakeSTT, FakeTTS
+from tests.polling import eventually
 
 MAC = "AA:BB:CC:00:00:01"
 DEVICE_TOKEN = "dev-token-9fK2mQ7xLp4Z"
@@ -124,6 +125,30 @@ def test_abort_stops_the_answer_and_stores_what_was_said(
     answer = next(m for m in log if m["role"] == "assistant" and m["device_id"] == MAC.lower())
     assert answer["content"] == " ".join(said)
     assert answer["metadata"] == {"guard": "cut", "problem": "interrupted"}
+
+
+def test_abort_stops_the_model_at_once_not_after_the_sentence_it_writes(
+    app_client: TestClient, fake_chat: FakeChat
+) -> None:
+    # then a piece every 0.2 s: the next sentence (cut at 240 characters) would take 7 s
+    fake_chat.enqueue("Hello there. " + "and on " * 200)
+    fake_chat.piece_delay_s = 0.2
+    with app_client.websocket_connect("/xiaozhi/v1/", headers=headers()) as ws:
+        session = greet(ws)["session_id"]
+        ws.send_text(
+            json.dumps({"session_id": session, "type": "listen", "state": "detect", "text": "Hi"})
+        )
+        while ws.receive_json().get("state") != "sentence_start":
+            pass
+        ws.send_text(json.dumps({"session_id": session, "type": "abort"}))
+        until_tts_stop(ws, 1)
+
+        def stored() -> list[dict[str, Any]]:
+            log = app_client.get("/memory/messages/lobug").json()
+            return [m for m in log if m["role"] == "assistant"]
+
+        assert eventually(lambda: bool(stored()), timeout_s=3)  # not once that is written
+    assert stored()[0]["content"] == "Hello there."
 
 
 def test_with_tokens_a_connection_needs_one(

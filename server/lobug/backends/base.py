@@ -42,13 +42,28 @@ class Abandoned(Exception):
     """The caller stopped waiting (its client hung up) before the model started on it."""
 
 
-# "Has the caller stopped waiting?", asked when a request reaches the model.
+# "Has the caller stopped waiting?", asked when a request reaches the model, and by a stream
+# at each token: once it is true the stream ends there (a barge-in stops the model at once).
 AbandonCheck = Callable[[], bool]
 
 
 def raise_if_abandoned(abandoned: AbandonCheck | None) -> None:
     if abandoned is not None and abandoned():
         raise Abandoned("the client stopped waiting before the model started on its request")
+
+
+def until_abandoned(pieces: Iterator[str], abandoned: AbandonCheck | None) -> Iterator[str]:
+    """`pieces` until `abandoned()` turns true (asked before each); closed then, so a
+    remote server stops generating."""
+    try:
+        for piece in pieces:
+            if abandoned is not None and abandoned():
+                return
+            yield piece
+    finally:
+        close = getattr(pieces, "close", None)
+        if close is not None:
+            close()
 
 
 class SpeechNotReady(BackendUnavailable):

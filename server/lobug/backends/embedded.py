@@ -177,8 +177,9 @@ class EmbeddedChat(ChatBackend):
     ) -> Iterator[str]:
         """Tokens as llama.cpp produces them; generation runs in a worker thread.
 
-        Closing the iterator early (a device that hung up) stops the generation at the next
-        token, so the model is free for the next request at once."""
+        Closing the iterator early (a device that hung up), or `abandoned()` turning true (a
+        barge-in), stops the generation at the next token, so the model is free for the next
+        request at once."""
         pieces = Handoff(STREAM_AHEAD_PIECES)
         closed = pieces.closed  # the consumer stopped reading
         body = {**self._body(messages, max_tokens, temperature), **self.sampling, "stream": True}
@@ -193,6 +194,8 @@ class EmbeddedChat(ChatBackend):
             if not prompt_logged and "timings" in chunk:
                 log_timings("stream", chunk)
                 prompt_logged = True
+            if abandoned is not None and abandoned():
+                return True  # stopped before its next piece is handed on
             for choice in chunk.get("choices", []):
                 text = (choice.get("delta") or {}).get("content")
                 if text:

@@ -21,6 +21,7 @@ from lobug.backends.base import (
     Vector,
     normalise,
     raise_if_abandoned,
+    until_abandoned,
 )
 from lobug.backends.sharing import Attempt, ModelTurns, gives_way, until_a_person_comes
 
@@ -152,7 +153,7 @@ class OllamaChat(ChatBackend):
         raise_if_abandoned(abandoned)
         with self._turns.person():
             options = {"num_predict": max_tokens, "temperature": temperature}
-            yield from self._pieces(messages, options, None)
+            yield from until_abandoned(self._pieces(messages, options, None), abandoned)
 
     def _pieces(
         self,
@@ -384,16 +385,15 @@ class OpenAIChat(ChatBackend):
         abandoned: AbandonCheck | None = None,
     ) -> Iterator[str]:
         raise_if_abandoned(abandoned)
+        request = {
+            "model": self.model,
+            "messages": list(messages),
+            "max_tokens": max_tokens,
+            "temperature": temperature,
+            "stream": True,
+        }
         with self._turns.person():
-            yield from self._pieces(
-                {
-                    "model": self.model,
-                    "messages": list(messages),
-                    "max_tokens": max_tokens,
-                    "temperature": temperature,
-                    "stream": True,
-                }
-            )
+            yield from until_abandoned(self._pieces(request), abandoned)
 
     def _pieces(self, request: dict[str, Any]) -> Generator[str, None, None]:
         import openai

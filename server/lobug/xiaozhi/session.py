@@ -370,20 +370,24 @@ class Session:
             await self._answer(self.svc.voice.answer_words, self.device, text, {})
 
     async def _answer(self, start: Callable[..., StreamedVoice], *args: Any) -> None:
+        stop = threading.Event()  # the answer's: an abort stops the model at its next token
         try:
-            streamed = await asyncio.to_thread(start, *args, self._gone.is_set)
+            streamed = await asyncio.to_thread(start, *args, partial(self._stopped, stop))
         except Exception:
             log.exception("xiaozhi %s: the turn failed", self.device)
             return
         try:
-            await self._say(streamed)
+            await self._say(streamed, stop)
         finally:
             exchange = await asyncio.to_thread(streamed.stored.wait)
             if exchange is not None:
                 self.svc.memory_work.submit(exchange)
             self._spawn(asyncio.to_thread(self.svc.voice.prime, self.device))
 
-    async def _say(self, streamed: StreamedVoice) -> None:
+    def _stopped(self, stop: threading.Event) -> bool:
+        return self._gone.is_set() or stop.is_set()
+
+    async def _say(self, streamed: StreamedVoice, stop: threading.Event) -> None:
         if (turn := streamed.streaming) is None:
             if streamed.action == "react":
                 await self.send(messages.llm_emotion(self.id, *EMOTION_REACT))
@@ -392,6 +396,8 @@ class Session:
 
         def spoken() -> Iterator[str | np.ndarray]:  # as the reply guard lets it be said
             for sentence in voice.checked_sentences(turn):
+                if stop.is_set():
+                    return  # aborted while the model wrote it: neither said nor synthesized
                 yield sentence
                 yield from voice.speech.require()[1].synthesize(sentence)
 
@@ -400,7 +406,7 @@ class Session:
                 turn.interrupt(" ".join(said))
             voice.finish_stream(streamed)
 
-        await self.play(Reply(self, spoken, finish))
+        await self.play(Reply(self, spoken, finish, stop))
 
     async def announce(self, text: str, finish: Finish) -> None:
         """Say `text` (no model asked): a due reminder, a device setting changed."""

@@ -35,10 +35,16 @@ class Reply:
     """One answer being said: a worker thread walks its sentences and their sound (`spoken`),
     the event loop sends them paced like playback; `finish` stores what was said."""
 
-    def __init__(self, session: Session, spoken: Spoken, finish: Finish) -> None:
+    def __init__(
+        self,
+        session: Session,
+        spoken: Spoken,
+        finish: Finish,
+        stop: threading.Event | None = None,
+    ) -> None:
         self.session = session
         self._spoken, self._finish = spoken, finish
-        self.stop = threading.Event()
+        self.stop = stop or threading.Event()  # set at an abort: the model asks it per token
         self.aborted = asyncio.Event()
         self.said: list[str] = []
         self.last_frame_at = 0.0
