@@ -12,13 +12,26 @@ recording and wait for the whole reply. Also printed: the word error rate of the
 transcripts and how long the spoken replies were.
 
 Each recording ends with the silence a device records before its end-of-speech detection stops
-it (`--closing-silence-ms`, the firmware's LOBUG_SILENCE_MS, 800). With `--baseline DIR` a
+it (`--closing-silence-ms`, the firmware's LOBUG_SILENCE_MS, 800). Every server's agent holds
+`--facts` facts (100,000: random vectors, written into its database before it starts, as
+`bench_memory.py` does), so "memory after the end of speech" (the turn's `retrieve` stage:
+HTTP from `Server-Timing`, xiaozhi from the server log) is measured at that size. Half the
+xiaozhi turns are interrupted by an `abort`, half (in `realtime` mode) by speech; the
+xiaozhi turns' time after the last speech is broken down by stage (the server's `xiaozhi turn
+timings` log lines: endpointing, transcription left, the turn's start with memory and the
+prompt, the first sentence, its synthesis, Opus). `--pause-turns` sentences said in two halves
+with a 400-700 ms pause count the server's false turn ends. With `--baseline DIR` a
 second server runs the code of another checkout (DIR/server) and the two take turns, so both
 are measured under the same load. Each length gets one table: issue 16's goal, its starting
 point, then each server (with "met" / "not met" against the goal for this checkout). A turn
 that gets no answer in time (a machine too busy) is counted as failed and left out.
 
     .venv/bin/python scripts/bench_voice.py [--turns 20] [--whole-turns 20] [--baseline DIR]
+
+A small run (about 5 minutes; the baseline is main's code unpacked with `git archive`):
+
+    .venv/bin/python scripts/bench_voice.py --turns 4 --whole-turns 0 --device-turns 6 \
+        --pause-turns 8 --learning-wait-s 20 --baseline /tmp/main-code
 """
 
 from __future__ import annotations
@@ -35,6 +48,7 @@ import tempfile
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from urllib.parse import unquote
 
@@ -44,10 +58,11 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT / "server"), str(ROOT)]
 
-from scripts.bench_xiaozhi import DeviceFigures, device_turn  # noqa: E402
+from scripts.bench_xiaozhi import DeviceFigures, device_turn, pause_turn  # noqa: E402
 from tests.e2e.server import start_server  # noqa: E402
 
 from lobug.audio import encode_wav, resample  # noqa: E402
+from lobug.xiaozhi.timing import STAGES  # noqa: E402
 
 RECORD_RATE = 16_000  # what the device records
 CHUNK_S = 0.1
@@ -67,11 +82,24 @@ UTTERANCES = {
 }
 
 
+# Sentences said in two halves, and the pauses between them (issue 30: 400-700 ms).
+PAUSED = [
+    ("I would like to call", "my sister tomorrow morning."),
+    ("Can you remind me to buy", "milk and bread on the way home?"),
+    ("My favourite colour is", "dark green, like a forest."),
+    ("Tomorrow I am going to visit", "my grandmother in the city."),
+    ("What do you think about", "taking the train to Paris?"),
+]
+PAUSES_MS = (400, 500, 600, 700)
+QUIET = 300  # |sample| below this at a clip's ends is piper's silence, trimmed
+
+
 @dataclass
 class Clip:
     text: str
     wav: bytes  # 16 kHz mono, as the device records
     seconds: float
+    speech: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int16))
 
 
 @dataclass
@@ -83,6 +111,7 @@ class Results:
     errors: list[tuple[int, int]] = field(default_factory=list)  # (word errors, words)
     failed: int = 0  # turns that got no answer in time (a machine too busy), left out
     device: DeviceFigures = field(default_factory=DeviceFigures)  # the xiaozhi WebSocket turns
+    breakdown: list[dict[str, float]] = field(default_factory=list)  # xiaozhi turns, server log
     verbose: bool = False  # print each streamed turn as it comes
 
 
@@ -94,12 +123,46 @@ def synthesize_clips(closing_silence_s: float) -> dict[str, list[Clip]]:
     clips: dict[str, list[Clip]] = {}
     for length, texts in UTTERANCES.items():
         for text in texts:
-            pcm = np.concatenate(list(tts.synthesize(text))).astype(np.float32) / 32768
-            pcm = resample(pcm, tts.sample_rate, RECORD_RATE)
-            speech = (np.clip(pcm, -1, 1) * 32767).astype(np.int16)
+            speech = spoken(tts, text)
             wav = encode_wav(np.concatenate([speech, closing]), RECORD_RATE)
-            clips.setdefault(length, []).append(Clip(text, wav, len(speech) / RECORD_RATE))
+            clip = Clip(text, wav, len(speech) / RECORD_RATE, speech)
+            clips.setdefault(length, []).append(clip)
     return clips
+
+
+@dataclass
+class PausedClip:
+    """A sentence said in two halves, `pause_s` of silence between them."""
+
+    text: str
+    first: np.ndarray
+    second: np.ndarray
+    pause_s: float
+
+
+def synthesize_paused() -> list[PausedClip]:
+    """Each of `PAUSED` with each of `PAUSES_MS`, in the order pauses take turns."""
+    from lobug.backends.speech import PiperTTS
+
+    tts = PiperTTS()
+    halves = [(spoken(tts, a, trim=True), spoken(tts, b, trim=True)) for a, b in PAUSED]
+    return [
+        PausedClip(f"{a} ({pause} ms) {b}", first, second, pause / 1000)
+        for n, ((a, b), (first, second)) in enumerate(zip(PAUSED, halves, strict=True))
+        for pause in PAUSES_MS[n % len(PAUSES_MS) :] + PAUSES_MS[: n % len(PAUSES_MS)]
+    ]
+
+
+def spoken(tts: object, text: str, *, trim: bool = False) -> np.ndarray:
+    """`text` said by piper at the device's rate; with `trim` without its silent ends."""
+    pieces = list(tts.synthesize(text))  # type: ignore[attr-defined]
+    pcm = np.concatenate(pieces).astype(np.float32) / 32768
+    pcm = resample(pcm, tts.sample_rate, RECORD_RATE)  # type: ignore[attr-defined]
+    speech = (np.clip(pcm, -1, 1) * 32767).astype(np.int16)
+    if trim:
+        loud = np.flatnonzero(np.abs(speech) > QUIET)
+        speech = speech[loud[0] : loud[-1] + 1] if len(loud) else speech
+    return speech
 
 
 def paced(wav: bytes, sent: list[float]) -> Iterator[bytes]:
@@ -166,17 +229,35 @@ def whole_turn(client: httpx.Client, clip: Clip, results: Results) -> None:
         results.reply_seconds.append((len(wav) - 44) / 2 / rate)
 
 
-def xiaozhi_turn(client: httpx.Client, clip: Clip, results: Results) -> None:
-    """One turn of a xiaozhi device over the WebSocket (`bench_xiaozhi.device_turn`)."""
-    url = str(client.base_url).replace("http", "ws", 1).rstrip("/") + "/xiaozhi/v1/"
+def websocket_url(client: httpx.Client) -> str:
+    return str(client.base_url).replace("http", "ws", 1).rstrip("/") + "/xiaozhi/v1/"
+
+
+def xiaozhi_turn(
+    client: httpx.Client, clip: Clip, results: Results, barge: Clip | None = None
+) -> None:
+    """One turn of a xiaozhi device over the WebSocket (`bench_xiaozhi.device_turn`):
+    interrupted by an `abort`, or with `barge` by that speech (`realtime` mode)."""
     before = len(results.device.first_audio)
-    asyncio.run(device_turn(url, clip.wav, clip.seconds, results.device))
+    speech = None if barge is None else barge.speech
+    asyncio.run(
+        device_turn(websocket_url(client), clip.speech, results.device, realtime_barge=speech)
+    )
     if len(results.device.first_audio) > before and results.device.heard:
         results.errors.append(word_errors(clip.text, results.device.heard[-1]))
     if results.verbose and len(results.device.first_audio) > before:
         first = results.device.first_audio[-1] * 1000
-        barge = (results.device.barge_in[-1:] or [float("nan")])[0] * 1000
-        print(f"  xiaozhi first audio {first:,.0f} ms, barge-in {barge:,.0f} ms", flush=True)
+        print(f"  xiaozhi first audio {first:,.0f} ms", flush=True)
+
+
+def paused_turn(client: httpx.Client, clip: PausedClip, results: Results) -> None:
+    """A sentence in two halves with a pause between (`bench_xiaozhi.pause_turn`)."""
+    device = results.device
+    before = device.false_ends
+    asyncio.run(pause_turn(websocket_url(client), clip.first, clip.pause_s, clip.second, device))
+    if results.verbose:
+        verdict = "ended in the pause" if device.false_ends > before else "waited"
+        print(f"  {clip.text!r}: {verdict}", flush=True)
 
 
 def server_timing(header: str) -> dict[str, float]:
@@ -215,12 +296,35 @@ def percentile(values: list[float], q: float) -> float:
 GOALS = {
     "first audio p50": "<= 1,000 ms",
     "first audio p95": "<= 1,500 ms",
+    "xiaozhi p50": "<= 500 ms",
+    "xiaozhi p95": "<= 700 ms",
+    "barge-in": "p95 <= 150 ms",
+    "speech barge-in": "p95 <= 150 ms",
+    "memory http": "p95 <= 5 ms",
+    "memory xiaozhi": "p95 <= 5 ms",
     "whole p50": "<= 3,000 ms",
 }
 STARTING_POINT = {
     "2 s": {"first audio p50": "1,755 ms", "first audio p95": "2,276 ms", "whole p50": "6,300 ms"}
 }
-GOAL_MS = {"first audio p50": 1000.0, "first audio p95": 1500.0, "whole p50": 3000.0}
+GOAL_MS = {
+    "first audio p50": 1000.0,
+    "first audio p95": 1500.0,
+    "xiaozhi p50": 500.0,
+    "xiaozhi p95": 700.0,
+    "whole p50": 3000.0,
+}
+# Rows whose goal is on the p95 after the slash ("p50 / p95 ms").
+GOAL_P95_MS = {
+    "barge-in": 150.0,
+    "speech barge-in": 150.0,
+    "memory http": 5.0,
+    "memory xiaozhi": 5.0,
+}
+
+
+def p50_p95(values: list[float], digits: int = 0) -> str:
+    return f"{statistics.median(values):,.{digits}f} / {percentile(values, 0.95):,.{digits}f} ms"
 
 
 def figures(results: Results) -> dict[str, str]:
@@ -234,9 +338,18 @@ def figures(results: Results) -> dict[str, str]:
     if device:
         out["xiaozhi p50"] = f"{statistics.median(device):,.0f} ms"
         out["xiaozhi p95"] = f"{percentile(device, 0.95):,.0f} ms"
-    barge = [s * 1000 for s in results.device.barge_in]
-    if barge:
-        out["barge-in"] = f"{statistics.median(barge):,.0f} / {percentile(barge, 0.95):,.0f} ms"
+    for key, values in (
+        ("barge-in", results.device.barge_in),
+        ("speech barge-in", results.device.speech_barge_in),
+    ):
+        if values:
+            out[key] = p50_p95([s * 1000 for s in values])
+    memory = [stage["retrieve"] for stage in results.stages if "retrieve" in stage]
+    if memory:
+        out["memory http"] = p50_p95(memory, digits=1)
+    memory = [turn["turn_retrieve"] for turn in results.breakdown if "turn_retrieve" in turn]
+    if memory:
+        out["memory xiaozhi"] = p50_p95(memory, digits=1)
     if results.whole:
         out["whole p50"] = f"{statistics.median(results.whole) * 1000:,.0f} ms"
     for name in ("stt", "retrieve", "llm_start"):
@@ -262,6 +375,9 @@ ROWS = {
     "xiaozhi p50": "xiaozhi WebSocket: last speech -> first audio, p50",
     "xiaozhi p95": "xiaozhi WebSocket: last speech -> first audio, p95",
     "barge-in": "xiaozhi: abort -> last reply frame, p50 / p95",
+    "speech barge-in": "xiaozhi realtime: speech onset -> last reply frame, p50 / p95",
+    "memory http": "memory after the end of speech (retrieve), streamed, p50 / p95",
+    "memory xiaozhi": "memory after the end of speech (retrieve), xiaozhi, p50 / p95",
     "whole p50": "/chat/audio whole reply, p50",
     "stt": "  stt left after the upload (median)",
     "retrieve": "  retrieve (median)",
@@ -284,44 +400,128 @@ def report(length: str, clips: list[Clip], results: dict[str, Results]) -> None:
     for key, text in ROWS.items():
         cells = [c.get(key, "-").rjust(w) for c, w in zip(columns.values(), widths, strict=True)]
         print(f"{text.ljust(label)}  {'  '.join(cells)}{verdict(key, results)}")
+    print_breakdown(results)
+
+
+def print_breakdown(results: dict[str, Results]) -> None:
+    """Where a xiaozhi turn's time went after the last speech (the servers' log lines)."""
+    names = [stage for stage, _ in STAGES] + ["total", "turn_retrieve", "turn_llm_start"]
+    for name, result in results.items():
+        turns = result.breakdown
+        if not turns:
+            continue
+        print(f"  xiaozhi, after the last speech, {name} ({len(turns)} turns), p50 / p95 ms:")
+        cells = []
+        for stage in names:
+            values = [turn[stage] for turn in turns if stage in turn]
+            if values:
+                cells.append(
+                    f"{stage} {statistics.median(values):,.0f}/{percentile(values, 0.95):,.0f}"
+                )
+        print("    " + "  ".join(cells))
 
 
 def verdict(key: str, results: dict[str, Results]) -> str:
     """Whether this checkout meets the goal of the row, if it has one."""
-    if key not in GOAL_MS or "this checkout" not in results:
+    if key not in {**GOAL_MS, **GOAL_P95_MS} or "this checkout" not in results:
         return ""
     value = figures(results["this checkout"]).get(key)
     if value is None:
         return ""
+    if key in GOAL_P95_MS:
+        p95 = float(value.split("/")[1].split()[0].replace(",", ""))
+        return "  met" if p95 <= GOAL_P95_MS[key] else "  not met"
     return "  met" if float(value.split()[0].replace(",", "")) <= GOAL_MS[key] else "  not met"
+
+
+@dataclass
+class Server:
+    client: httpx.Client
+    log: Path
+
+    def log_size(self) -> int:
+        return self.log.stat().st_size
+
+    def timings_since(self, offset: int) -> list[dict[str, float]]:
+        """The `xiaozhi turn timings` lines the server logged after `offset` bytes."""
+        with self.log.open("rb") as log:
+            log.seek(offset)
+            text = log.read().decode("utf-8", "replace")
+        return [
+            {k: float(v) for k, v in re.findall(r"(\w+)=([\d.]+)", line.partition("device=")[2])}
+            for line in text.splitlines()
+            if "xiaozhi turn timings:" in line
+        ]
 
 
 def run(args: argparse.Namespace) -> None:
     clips = synthesize_clips(args.closing_silence_ms / 1000)
     with tempfile.TemporaryDirectory() as folder, contextlib.ExitStack() as stack:
-        this = served(Path(folder) / "this", None, args.keep_log)
-        clients = {"this checkout": stack.enter_context(this)}
+        facts_db = Path(folder) / "facts.db"
+        fill_seconds = fill_facts(facts_db, args.facts)
+        print(f"{args.facts:,} facts written in {fill_seconds:.1f} s", flush=True)
+        servers = {
+            "this checkout": stack.enter_context(
+                served(Path(folder) / "this", None, args.keep_log, facts_db)
+            )
+        }
         if args.baseline:
-            baseline = stack.enter_context(served(Path(folder) / "baseline", args.baseline, None))
-            clients["baseline"] = baseline
-        for client in clients.values():
-            warm_up(client, clips, args.learning_wait_s)
+            baseline = served(Path(folder) / "baseline", args.baseline, None, facts_db)
+            servers["baseline"] = stack.enter_context(baseline)
+        for server in servers.values():
+            warm_up(server.client, clips, args.learning_wait_s)
         for length, group in clips.items():
             if args.lengths and length.replace(" ", "") not in args.lengths.split(","):
                 continue
-            results = {name: Results(verbose=args.verbose) for name in clients}
-            for n in range(max(args.turns, args.whole_turns, args.device_turns)):
-                for name, client in clients.items():
-                    if n < args.turns:
-                        measured(streamed_turn, client, group[n % len(group)], results[name])
-                        wait_for_learning(client, args.learning_wait_s)
-                    if n < args.device_turns:
-                        measured(xiaozhi_turn, client, group[n % len(group)], results[name])
-                        wait_for_learning(client, args.learning_wait_s)
-                    if n < args.whole_turns:
-                        measured(whole_turn, client, group[n % len(group)], results[name])
-                        wait_for_learning(client, args.learning_wait_s)
+            results = run_length(args, servers, group, clips["2 s"][0])
             report(length, group, results)
+        if args.pause_turns:
+            run_pauses(args, servers)
+
+
+def run_length(
+    args: argparse.Namespace, servers: dict[str, Server], group: list[Clip], barge: Clip
+) -> dict[str, Results]:
+    """One utterance length's turns, the servers taking turns; the xiaozhi turns alternate
+    between an `abort` and speech (`realtime`) to interrupt the reply."""
+    results = {name: Results(verbose=args.verbose) for name in servers}
+    offsets = {name: server.log_size() for name, server in servers.items()}
+    for n in range(max(args.turns, args.whole_turns, args.device_turns)):
+        clip = group[n % len(group)]
+        for name, server in servers.items():
+            client, result = server.client, results[name]
+            if n < args.turns:
+                measured(streamed_turn, client, clip, result)
+                wait_for_learning(client, args.learning_wait_s)
+            if n < args.device_turns:
+                interrupt = barge if n % 2 else None
+                measured(partial(xiaozhi_turn, barge=interrupt), client, clip, result)
+                wait_for_learning(client, args.learning_wait_s)
+            if n < args.whole_turns:
+                measured(whole_turn, client, clip, result)
+                wait_for_learning(client, args.learning_wait_s)
+    for name, server in servers.items():
+        results[name].breakdown = server.timings_since(offsets[name])
+    return results
+
+
+def run_pauses(args: argparse.Namespace, servers: dict[str, Server]) -> None:
+    """The sentences said in two halves: how often each server ended the turn in the pause."""
+    paused = synthesize_paused()
+    results = {name: Results(verbose=args.verbose) for name in servers}
+    for n in range(args.pause_turns):
+        for name, server in servers.items():
+            measured(paused_turn, server.client, paused[n % len(paused)], results[name])
+            wait_for_learning(server.client, args.learning_wait_s)
+    print(
+        f"\nfalse turn ends: a sentence said in two halves, {PAUSES_MS[0]}-{PAUSES_MS[-1]} ms "
+        "of silence between them (goal <= 5%)"
+    )
+    for name, result in results.items():
+        device = result.device
+        share = device.false_ends / device.pause_turns if device.pause_turns else float("nan")
+        ended = f"{device.false_ends} of {device.pause_turns}"
+        print(f"  {name}: {ended} ended in the pause ({share:.0%})")
 
 
 def measured(
@@ -339,19 +539,23 @@ def measured(
 
 
 @contextlib.contextmanager
-def served(folder: Path, code: Path | None, keep_log: Path | None) -> Iterator[httpx.Client]:
-    """A server of this checkout (or of `code`'s server/ folder) and a client for it; with
-    `keep_log` its log (at DEBUG level: it shows the prompt tokens each model call read) is
-    copied there at the end."""
+def served(
+    folder: Path, code: Path | None, keep_log: Path | None, facts_db: Path
+) -> Iterator[Server]:
+    """A server of this checkout (or of `code`'s server/ folder), on a copy of `facts_db`,
+    and a client for it; with `keep_log` its log (at DEBUG level: it shows the prompt tokens
+    each model call read) is copied there at the end."""
     folder.mkdir()
     env = {"PYTHONPATH": str(code.resolve() / "server")} if code else {}
+    env["LOBUG_MAX_FACTS"] = "10000000"  # the facts written are the agent's, none retired
     if keep_log:
         env["LOBUG_LOG_LEVEL"] = "debug"
+    shutil.copyfile(facts_db, folder / "bench.db")
     server = start_server(folder / "bench.db", folder / "server.log", env)
     try:
         wait_for_speech(server.url)
         with httpx.Client(base_url=server.url, timeout=180) as client:
-            yield client
+            yield Server(client, folder / "server.log")
     except Exception:
         print(f"{folder.name} server log, last lines:\n{server.log()[-3000:]}")
         raise
@@ -359,6 +563,30 @@ def served(folder: Path, code: Path | None, keep_log: Path | None) -> Iterator[h
         server.stop()
         if keep_log:
             shutil.copyfile(folder / "server.log", keep_log)
+
+
+def fill_facts(path: Path, count: int) -> float:
+    """`count` facts of the default agent, with random unit vectors, written in bulk before a
+    server opens the database (as `bench_memory.py` does); the seconds it took."""
+    from scripts.bench_memory import FILL_CHUNK, SEED, random_unit_vectors, synthetic_fact
+
+    from lobug.backends.embedded import LocalEmbedder
+    from lobug.config import Settings
+    from lobug.store.sqlite.engine import SQLiteStore
+
+    started = time.perf_counter()
+    rng = np.random.default_rng(SEED)
+    store = SQLiteStore(path)
+    try:
+        store.bind_embedding(LocalEmbedder.model, 384)
+        for start in range(0, count, FILL_CHUNK):
+            size = min(FILL_CHUNK, count - start)
+            vectors = random_unit_vectors(rng, size)
+            facts = [(synthetic_fact(start + i), vectors[i]) for i in range(size)]
+            store.add_facts_bulk(Settings().agent, facts)
+    finally:
+        store.close()
+    return time.perf_counter() - started
 
 
 def warm_up(client: httpx.Client, clips: dict[str, list[Clip]], learning_wait_s: float) -> None:
@@ -394,6 +622,10 @@ def main() -> None:
     parser.add_argument(
         "--device-turns", type=int, default=20, help="xiaozhi WebSocket turns per length"
     )
+    parser.add_argument(
+        "--pause-turns", type=int, default=20, help="sentences with a pause mid-way (xiaozhi)"
+    )
+    parser.add_argument("--facts", type=int, default=100_000, help="facts in the agent")
     parser.add_argument("--closing-silence-ms", type=int, default=800)
     parser.add_argument(
         "--learning-wait-s", type=float, default=60, help="most to wait for memory work"

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import numpy as np
 import numpy.typing as npt
+import pytest
 
 from lobug.backends.base import VoiceActivity
-from lobug.endpointing import FINISHED_SILENCE_MS, OPEN_SILENCE_MS, Endpointer
+from lobug.endpointing import FINISHED_SILENCE_MS, OPEN_SILENCE_MS, Endpointer, finished
 
 CHUNK = 512
 
@@ -65,3 +66,36 @@ def test_no_speech_never_ends_a_turn() -> None:
     endpointer = Endpointer(FakeVAD())
     assert not endpointer.feed(audio(5000, speech=False))
     assert not endpointer.feed(audio(96, speech=True)) and not endpointer.spoke
+
+
+def test_a_barge_in_needs_less_speech_than_a_turn() -> None:
+    endpointer = Endpointer(FakeVAD())
+    endpointer.feed(audio(64, speech=True))
+    assert not endpointer.barging_in
+    endpointer.feed(audio(32, speech=True))
+    assert endpointer.barging_in and not endpointer.spoke
+
+
+@pytest.mark.parametrize(
+    ("words", "whole"),
+    [
+        ("What is the capital of France?", True),
+        ("Set a timer for ten minutes.", True),
+        ("What should I bring her?", True),
+        ("I would like to call.", False),  # whisper's full stop after a pause mid-sentence
+        ("What do you think about?", False),
+        ("My favourite colour is.", False),
+        ("Can you remind me to buy.", False),
+        ("I would like to", False),
+    ],
+)
+def test_a_sentence_left_open_by_its_last_word_is_not_finished(words: str, whole: bool) -> None:
+    assert finished(words) is whole
+
+
+def test_a_pause_after_an_open_ending_is_waited_through() -> None:
+    endpointer = Endpointer(FakeVAD())
+    endpointer.feed(audio(1000, speech=True))
+    endpointer.feed(audio(256, speech=False))
+    endpointer.heard("I would like to call.")
+    assert not endpointer.feed(audio(448, speech=False))  # a 700 ms pause: not the end

@@ -282,20 +282,20 @@ class Assistant:
         prompt is read only by a model that caches prompt prefixes, built as `reply` builds
         it, its history as it will be once the person's words are added; the memory for the
         words `heard` is looked up whatever the model, kept for the turn (`memory/early.py`)."""
-        state = self.device(device_id)
-        viewer = self.memory.household.viewer_at(state.agent, state.device_id, heard)
-        ahead = partial(self.early.ahead, device_id)
-        if not self.chat.caches_prompt_prefix:
+        with self.early.looking_up(device_id, heard) as ahead:
+            state = self.device(device_id)
+            viewer = self.memory.household.viewer_at(state.agent, state.device_id, heard)
+            if not self.chat.caches_prompt_prefix:
+                if heard:
+                    ahead(state.agent, heard, viewer)
+                return
+            history = state.shown(coming=1, viewer=viewer)
             if heard:
-                ahead(state.agent, heard, viewer)
-            return
-        history = state.shown(coming=1, viewer=viewer)
-        if heard:
-            history.append({"role": "user", "content": heard})
-        sensors = state.sensors if heard else None
-        messages, _ = self._prompt(
-            state.agent, heard, sensors, history, agency, spoken, viewer, ahead
-        )
+                history.append({"role": "user", "content": heard})
+            sensors = state.sensors if heard else None
+            messages, _ = self._prompt(
+                state.agent, heard, sensors, history, agency, spoken, viewer, ahead
+            )
         self.chat.prefill(messages)
 
 

@@ -6,7 +6,11 @@ transcribes each stretch of speech at its first pause):
 - a short silence (`FINISHED_SILENCE_MS`) when the words heard, covering all the speech so
   far, end a sentence (". ? !"): the person said something whole;
 - a long one (`OPEN_SILENCE_MS`) otherwise: a pause mid-sentence ("I'd like to ... call Anna")
-  is waited through.
+  is waited through. Whisper ends what it hears with a full stop even when the person
+  paused mid-sentence ("I would like to call."), so a sentence whose last word leaves it open
+  (`OPEN_ENDINGS`: an article, a preposition, a conjunction, "is", "to", or a verb that wants
+  its object, "call", "buy", "visit") counts as unfinished: it costs such a sentence, when
+  it was whole, the long wait, never the turn.
 
 Time is counted in audio (samples fed), not on the wall clock, so the rule is the same on a
 busy machine and in tests."""
@@ -23,9 +27,24 @@ from lobug.backends.base import VoiceActivity
 RATE = 16_000
 SPEECH_PROBABILITY = 0.5
 MIN_SPEECH_MS = 200  # less voiced audio than this is a click or a breath, not a turn
+# Speech over an answer being said (`realtime`) stops it after this much voiced audio: less
+# than a turn needs, so the answer stops within about 150 ms of the person starting to speak.
+BARGE_IN_SPEECH_MS = 96
 FINISHED_SILENCE_MS = 300
 OPEN_SILENCE_MS = 900
 SENTENCE_END = re.compile(r"[.?!。？！]['\")\]]*\s*$")
+LAST_WORD = re.compile(r"([\w']+)\W*$")
+OPEN_ENDINGS = frozenset(
+    # articles, possessives, prepositions, conjunctions, auxiliaries and "to"
+    "a an the my your our their his its this that these those some any every "
+    "to of in on at for with about from into onto by as than like "
+    "and or but so because if when while that which who whose where "
+    "is are was were am be been being do does did have has had will would can could "
+    "should shall may might must i we you they he she "
+    # verbs that want an object, said before it in a pause ("I'd like to call ... Anna")
+    "call buy visit get bring tell ask send take make book order remind find meet see "
+    "show give put set play watch read text email".split()
+)
 
 
 class Endpointer:
@@ -45,6 +64,11 @@ class Endpointer:
     @property
     def spoke(self) -> bool:
         return self._voiced * 1000 >= MIN_SPEECH_MS * RATE
+
+    @property
+    def barging_in(self) -> bool:
+        """Enough speech to stop an answer being said (`BARGE_IN_SPEECH_MS`)."""
+        return self._voiced * 1000 >= BARGE_IN_SPEECH_MS * RATE
 
     @property
     def last_voice_s(self) -> float:
@@ -77,6 +101,14 @@ class Endpointer:
 
     def _silence_needed_ms(self) -> float:
         words_cover_speech = self._words_at >= self._last_voice_end
-        if words_cover_speech and SENTENCE_END.search(self._words):
+        if words_cover_speech and finished(self._words):
             return FINISHED_SILENCE_MS
         return OPEN_SILENCE_MS
+
+
+def finished(words: str) -> bool:
+    """Whether `words` end a sentence that is whole (see the module)."""
+    last = LAST_WORD.search(words)
+    return bool(SENTENCE_END.search(words)) and (
+        last is None or last.group(1).lower() not in OPEN_ENDINGS
+    )

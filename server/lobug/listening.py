@@ -39,8 +39,10 @@ HEADER_PATIENCE = 4096  # bytes to wait for a WAV header with its data chunk
 # Audio arriving this much faster than it could have been spoken was recorded before: it is
 # transcribed whole at the end (one transcription costs less than several).
 LIVE_SLACK_S = 0.5
-# Speech that has gone on this long without a pause is heard once before it ends (`partial`).
-PARTIAL_AFTER_S = 2.0
+# Speech that has gone on this long without a pause is heard before it ends (`partial`), and
+# again each time it has gone on as long again: its words so far let the model read ahead and
+# memory be looked up (`memory/early.py`) while the person still speaks.
+PARTIAL_AFTER_S = 1.0
 
 
 @dataclass(frozen=True)
@@ -63,6 +65,7 @@ class LiveRecording:
         self._found_speech = False
         self._live = False  # the last piece came at the pace of speech
         self._partial_from = -1  # the stretch start a partial was given for
+        self._partial_end = 0  # and where that partial ended
 
     @property
     def seconds(self) -> float:
@@ -79,14 +82,16 @@ class LiveRecording:
         return [] if stretch is None else [stretch]
 
     def partial(self) -> Stretch | None:
-        """The stretch in progress, once, when it has gone on for `PARTIAL_AFTER_S` without a
-        pause while the audio comes at the pace of speech: its words, heard early, let the
-        model read ahead (the stretch is still transcribed whole once it ends)."""
-        if not self._live or self._partial_from == self._cursor:
+        """The stretch in progress, when it has gone on for `PARTIAL_AFTER_S` without a
+        pause (and again each `PARTIAL_AFTER_S` more) while the audio comes at the pace of
+        speech: its words, heard early, let the model read ahead (the stretch is still
+        transcribed whole once it ends)."""
+        if not self._live:
             return None
-        if (len(self._samples) - self._cursor) / STT_RATE < PARTIAL_AFTER_S:
+        start = self._partial_end if self._partial_from == self._cursor else self._cursor
+        if (len(self._samples) - start) / STT_RATE < PARTIAL_AFTER_S:
             return None
-        self._partial_from = self._cursor
+        self._partial_from, self._partial_end = self._cursor, len(self._samples)
         return Stretch(self._cursor, len(self._samples))
 
     def finish(self) -> list[Stretch]:
@@ -223,7 +228,7 @@ async def hear_arriving(
             check_audio_size(received, max_bytes)
             elapsed = time.perf_counter() - started
             pending += [transcribe(s, read_ahead.heard) for s in live.add(piece, elapsed)]
-            if (partial := live.partial()) is not None:
+            if all(g.done() for g in guesses) and (partial := live.partial()) is not None:
                 guesses.append(transcribe(partial, read_ahead.guessed))
             if listener is not None:
                 listener.hear(live.recorded())
@@ -269,7 +274,7 @@ class ReadAhead:
     (`Voice.prime`): at its first bytes, the standing prompt and the history; each time a
     stretch of speech has been heard, also the notes for the words so far and those words.
     When the person said no more (the device records its closing silence meanwhile), the
-    turn finds its whole prompt read. A long stretch is also heard once before it ends
+    turn finds its whole prompt read. A stretch is also heard while it goes on, each second
     (`LiveRecording.partial`), so the notes for its first words and those words are read
     while the person still speaks. Primes are not awaited: they never raise, and the turn
     queues behind them for the model. None starts once the recording has ended."""

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import threading
+import time
+
 import pytest
 
 from lobug.config import MemoryConfig
+from lobug.memory.context import MemoryContext
 from lobug.memory.early import MAX_AGE_S, EarlyRecall, new_words, words_of
 from lobug.memory.manager import MemoryManager
 from lobug.store.household import EVERYONE, Viewer
@@ -35,6 +39,13 @@ def memory(store: SQLiteStore, fake_embedder: FakeEmbedder) -> MemoryManager:
     return MemoryManager(store, FakeChat(), fake_embedder, MemoryConfig())
 
 
+def look_up(
+    early: EarlyRecall, device: str, words: str, agent: str = AGENT, viewer: Viewer = EVERYONE
+) -> MemoryContext:
+    with early.looking_up(device, words) as recall:
+        return recall(agent, words, viewer)
+
+
 def contents(facts: tuple[object, ...]) -> list[str]:
     return [hit.fact.content for hit in facts]  # type: ignore[attr-defined]
 
@@ -60,7 +71,7 @@ def test_the_same_words_reuse_the_look_up_without_embedding(
     memory: MemoryManager, fake_embedder: FakeEmbedder
 ) -> None:
     early = EarlyRecall(memory)
-    ahead = early.ahead("d1", AGENT, "Where does my sister Emma live", EVERYONE)
+    ahead = look_up(early, "d1", "Where does my sister Emma live")
     calls = fake_embedder.calls
     turn = early.for_turn("d1", AGENT, "Where does my sister Emma live?", EVERYONE)
     assert fake_embedder.calls == calls
@@ -73,7 +84,7 @@ def test_a_few_new_words_are_searched_by_keyword_and_merged(
     memory: MemoryManager, fake_embedder: FakeEmbedder
 ) -> None:
     early = EarlyRecall(memory)
-    early.ahead("d1", AGENT, "Tell me who my sister is and who", EVERYONE)
+    look_up(early, "d1", "Tell me who my sister is and who")
     calls = fake_embedder.calls
     turn = early.for_turn("d1", AGENT, "Tell me who my sister is and who my dentist is", EVERYONE)
     assert fake_embedder.calls == calls  # no embedding on the turn's path
@@ -93,7 +104,7 @@ def test_other_words_are_retrieved_anew(
     memory: MemoryManager, fake_embedder: FakeEmbedder, final: str
 ) -> None:
     early = EarlyRecall(memory)
-    early.ahead("d1", AGENT, "Where does my sister Emma live", EVERYONE)
+    look_up(early, "d1", "Where does my sister Emma live")
     calls = fake_embedder.calls
     turn = early.for_turn("d1", AGENT, final, EVERYONE)
     assert fake_embedder.calls == calls + 1
@@ -112,14 +123,44 @@ def test_a_look_up_serves_one_turn_of_its_device_its_agent_and_viewer_while_fres
         early.for_turn(device, agent, words, viewer)
         return fake_embedder.calls > calls
 
-    early.ahead("d1", AGENT, words, EVERYONE)
+    look_up(early, "d1", words)
     assert embeds("d2")  # another device's
     assert not embeds("d1")
     assert embeds("d1")  # taken by the turn before
-    early.ahead("d1", AGENT, words, EVERYONE)
+    look_up(early, "d1", words)
     assert embeds("d1", agent="other")
-    early.ahead("d1", AGENT, words, EVERYONE)
+    look_up(early, "d1", words)
     assert embeds("d1", viewer=Viewer.person(7))
-    early.ahead("d1", AGENT, words, EVERYONE)
+    look_up(early, "d1", words)
     clock.now += MAX_AGE_S + 1
     assert embeds("d1")
+
+
+def test_a_turn_waits_for_the_look_up_of_its_words_still_running(
+    memory: MemoryManager, fake_embedder: FakeEmbedder
+) -> None:
+    early = EarlyRecall(memory)
+    words = "Where does my sister Emma live"
+    turns: list[MemoryContext] = []
+    with early.looking_up("d1", words) as recall:
+        turn = threading.Thread(
+            target=lambda: turns.append(early.for_turn("d1", AGENT, words, EVERYONE))
+        )
+        turn.start()
+        calls = fake_embedder.calls
+        recall(AGENT, words, EVERYONE)
+        turn.join(timeout=10)
+    assert fake_embedder.calls == calls + 1  # one look-up, not two
+    assert contents(turns[0].facts)[0] == FACTS[0]
+
+
+def test_a_look_up_that_failed_leaves_the_turn_to_retrieve_at_once(
+    memory: MemoryManager, fake_embedder: FakeEmbedder
+) -> None:
+    early = EarlyRecall(memory)
+    with pytest.raises(RuntimeError), early.looking_up("d1", "Where does my sister live"):
+        raise RuntimeError("the prime failed before its look-up")
+    started = time.monotonic()
+    turn = early.for_turn("d1", AGENT, "Where does my sister live", EVERYONE)
+    assert time.monotonic() - started < 1
+    assert "embed_query" in turn.timings_ms

@@ -177,10 +177,9 @@ class EmbeddedChat(ChatBackend):
     ) -> Iterator[str]:
         """Tokens as llama.cpp produces them; generation runs in a worker thread.
 
-        Closing the iterator early (a device that hung up), or `abandoned()` turning true (a
-        barge-in), stops the generation at the next token, so the model is free for the next
-        request at once."""
-        pieces = Handoff(STREAM_AHEAD_PIECES)
+        Closing the iterator early (a device that hung up) or `abandoned()` (a barge-in)
+        stops the generation at the next token: the model is free for the next request."""
+        pieces = Handoff(STREAM_AHEAD_PIECES, abandoned)
         closed = pieces.closed  # the consumer stopped reading
         body = {**self._body(messages, max_tokens, temperature), **self.sampling, "stream": True}
         body["timings_per_token"] = True  # the prompt's figures come with the first token
@@ -194,14 +193,12 @@ class EmbeddedChat(ChatBackend):
             if not prompt_logged and "timings" in chunk:
                 log_timings("stream", chunk)
                 prompt_logged = True
-            if abandoned is not None and abandoned():
-                return True  # stopped before its next piece is handed on
             for choice in chunk.get("choices", []):
                 text = (choice.get("delta") or {}).get("content")
-                if text:
+                if text and not pieces.stopped:
                     self.streamed_pieces += 1
                     pieces.put(text)
-            return closed.is_set()  # True tells llama.cpp to stop generating
+            return pieces.stopped  # True tells llama.cpp to stop generating
 
         def generate() -> None:
             try:
@@ -443,11 +440,18 @@ class Handoff:
     """A stream's pieces from the generating thread to its reader, at most `ahead` of them
     waiting: while the reader is busy (a voice turn turning its first words into speech),
     llama.cpp waits instead of taking the cores from it (piper took 330 ms instead of 140 for
-    a first phrase beside it). Once the reader has gone (`closed`), nothing waits to be put."""
+    a first phrase beside it). Once the reader has gone (`closed`), nothing waits to be put;
+    once its caller stopped waiting (`abandoned`: a barge-in), no more text is generated."""
 
-    def __init__(self, ahead: int) -> None:
+    def __init__(self, ahead: int, abandoned: AbandonCheck | None = None) -> None:
         self._queue: queue.Queue[str | BaseException | None] = queue.Queue(maxsize=ahead)
         self.closed = threading.Event()
+        self._abandoned = abandoned
+
+    @property
+    def stopped(self) -> bool:
+        """The reader has gone, or its caller stopped waiting (no more text is put)."""
+        return self.closed.is_set() or (self._abandoned is not None and self._abandoned())
 
     def put(self, item: str | BaseException | None) -> None:
         while not self.closed.is_set():

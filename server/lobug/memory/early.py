@@ -1,7 +1,7 @@
 """Memory retrieved from the words heard so far, for the voice turn that follows (issue 30).
 
-While a person speaks, each stretch of their words heard is looked up at once (`ahead`,
-called as the model reads the prompt ahead: `Assistant.prime`). Once speech has ended, the
+While a person speaks, each stretch of their words heard is looked up at once
+(`looking_up`, as the model reads the prompt ahead: `Assistant.prime`). Once speech has ended, the
 turn (`for_turn`) reuses that retrieval instead of embedding its words and searching again
 on the critical path, when its words add nothing essential to those heard ahead:
 
@@ -14,8 +14,13 @@ on the critical path, when its words add nothing essential to those heard ahead:
   ("... yesterday": its episodes and messages) or first ask about commitments, a look-up
   older than `MAX_AGE_S`, made for another agent or another viewer.
 
-A look-up still running when the turn starts is waited for (it ends sooner than a new one);
-a turn takes its device's look-up (a later turn never reuses it). Blocking: worker threads.
+The same rule decides whether a later look-up ahead is made at all: words that extend those
+of a look-up by so little (the last stretch, heard after a guess at it while it was spoken)
+are served by it, so the look-up the turn reuses was made from the partial words, not started
+when the last words arrive (as the turn itself starts). A look-up is registered before it
+starts, and one still running when the turn starts is waited for (it ends sooner than a new
+one would); a turn takes its device's look-up (a later turn never reuses it). Blocking: worker
+threads.
 """
 
 from __future__ import annotations
@@ -25,10 +30,13 @@ import re
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import Future
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
+from functools import partial
 
+from lobug.memory.assembly import Recall
 from lobug.memory.commitments import asks_about_commitments
 from lobug.memory.context import MemoryContext
 from lobug.memory.manager import MemoryManager
@@ -46,14 +54,21 @@ WORD = re.compile(r"[\w']+")
 
 
 @dataclass(frozen=True)
-class Ahead:
-    """One look-up made while the person spoke."""
+class Found:
+    """What a look-up ahead found, and for whom."""
 
     agent: str
     viewer: Viewer
+    context: MemoryContext
+
+
+@dataclass(frozen=True)
+class Ahead:
+    """One look-up made while the person spoke (`found` None: it found nothing usable)."""
+
     words: tuple[str, ...]
     at: float
-    context: Future[MemoryContext]
+    found: Future[Found | None]
 
 
 def words_of(text: str) -> tuple[str, ...]:
@@ -80,47 +95,75 @@ class EarlyRecall:
         self._kept: OrderedDict[str, Ahead] = OrderedDict()
         self._lock = threading.Lock()
 
-    def ahead(self, device: str, agent: str, words: str, viewer: Viewer) -> MemoryContext:
-        """Retrieve for the words heard so far on `device`; kept for its turn."""
-        found: Future[MemoryContext] = Future()
+    @contextmanager
+    def looking_up(self, device: str, words: str) -> Iterator[Recall]:
+        """Register a look-up of the words heard so far on `device` at once (a turn that
+        starts meanwhile waits for it), then yield the recall that makes it (agent, words,
+        viewer -> context); kept for the device's turn. Left without a result (the block
+        raised first), the turn finds nothing to reuse."""
         with self._lock:
-            self._kept[device] = Ahead(agent, viewer, words_of(words), self._clock(), found)
-            self._kept.move_to_end(device)
-            while len(self._kept) > KEPT_DEVICES:
-                self._kept.popitem(last=False)
+            kept = self._kept.get(device)
+        if kept is not None and self._extends(kept, words):
+            # Words that a look-up already made serves (the last stretch heard after a guess
+            # at it): that one is kept for the turn, and serves this prompt as it will serve
+            # the turn's.
+            yield partial(self._served, kept)
+            return
+        found: Future[Found | None] = Future()
+        if words_of(words):
+            with self._lock:
+                self._kept[device] = Ahead(words_of(words), self._clock(), found)
+                self._kept.move_to_end(device)
+                while len(self._kept) > KEPT_DEVICES:
+                    self._kept.popitem(last=False)
+
+        def recall(agent: str, query: str, viewer: Viewer) -> MemoryContext:
+            context = self._memory.retrieve_context(agent, query, viewer)
+            if not found.done() and words_of(query) == words_of(words):
+                found.set_result(Found(agent, viewer, context))
+            return context
+
         try:
-            context = self._memory.retrieve_context(agent, words, viewer)
-        except BaseException as exc:  # retrieve_context does not raise; be safe for waiters
-            found.set_exception(exc)
-            raise
-        found.set_result(context)
-        return context
+            yield recall
+        finally:
+            if not found.done():
+                found.set_result(None)
 
     def for_turn(self, device: str, agent: str, text: str, viewer: Viewer) -> MemoryContext:
         """The turn's memory for `text`: reused from the device's look-up ahead when the
         words allow it (see the module), else retrieved now."""
         with self._lock:
             kept = self._kept.pop(device, None)
+        if kept is None:
+            return self._memory.retrieve_context(agent, text, viewer)
+        return self._served(kept, agent, text, viewer)
+
+    def _served(self, kept: Ahead, agent: str, text: str, viewer: Viewer) -> MemoryContext:
         reused = self._reuse(kept, agent, text, viewer)
         return reused if reused is not None else self._memory.retrieve_context(agent, text, viewer)
+
+    def _extends(self, kept: Ahead, text: str) -> bool:
+        """Whether `kept` may serve `text` (see the module), once it has found something."""
+        if self._clock() - kept.at > MAX_AGE_S:
+            return False
+        added = new_words(kept.words, words_of(text))
+        return added is not None and self._cheap(added, text, " ".join(kept.words))
 
     def _reuse(
         self, kept: Ahead | None, agent: str, text: str, viewer: Viewer
     ) -> MemoryContext | None:
-        if kept is None or kept.agent != agent or kept.viewer != viewer:
-            return None
-        if self._clock() - kept.at > MAX_AGE_S:
-            return None
-        added = new_words(kept.words, words_of(text))
-        if added is None or not self._cheap(added, text, " ".join(kept.words)):
+        if kept is None or not self._extends(kept, text):
             return None
         started = time.perf_counter()
         try:
-            context = kept.context.result(timeout=WAIT_S)
-        except Exception:
+            found = kept.found.result(timeout=WAIT_S)
+        except Exception:  # still running after WAIT_S: retrieved anew
+            return None
+        if found is None or found.agent != agent or found.viewer != viewer:
             return None
         waited = (time.perf_counter() - started) * 1000
-        return self._with_new_words(context, agent, added, viewer, waited)
+        added = new_words(kept.words, words_of(text)) or ()
+        return self._with_new_words(found.context, agent, added, viewer, waited)
 
     def _cheap(self, added: tuple[str, ...], text: str, ahead: str) -> bool:
         """Whether the new words can be served by words alone: no time named in them, no

@@ -45,6 +45,7 @@ from lobug.xiaozhi.limits import (
 )
 from lobug.xiaozhi.opus import OpusDecoder
 from lobug.xiaozhi.speaking import Finish, Reply
+from lobug.xiaozhi.timing import TurnClock
 
 log = logging.getLogger(__name__)
 
@@ -90,6 +91,7 @@ class Utterance:
         self.mode = mode
         self._on_end = on_end
         self.timings: dict[str, float] = {}
+        self.clock = TurnClock()
         self.endpointer = Endpointer(vad()) if mode in ("auto", "realtime") else None
         self._pcm: asyncio.Queue[bytes | None] = asyncio.Queue()
         self._samples = 0
@@ -114,6 +116,10 @@ class Utterance:
     @property
     def spoke(self) -> bool:
         return self.endpointer is not None and self.endpointer.spoke
+
+    @property
+    def barging_in(self) -> bool:
+        return self.endpointer is not None and self.endpointer.barging_in
 
     def add(self, pcm: np.ndarray) -> None:
         if self.closed:
@@ -279,7 +285,7 @@ class Session:
         if utterance is None or self._decoder is None:
             return  # audio while nobody listens (the device's closing frames): dropped
         utterance.add(self._decoder.decode(packet))
-        if utterance.mode == "realtime" and utterance.spoke and self.reply is not None:
+        if utterance.mode == "realtime" and utterance.barging_in and self.reply is not None:
             self._barge_in()  # the person speaks over the answer
         if utterance.ended:
             self._end_utterance(utterance)
@@ -294,6 +300,9 @@ class Session:
             return
         self.utterance = None
         utterance.close()
+        if utterance.last_voice_at:
+            utterance.clock.mark("last_voice", utterance.last_voice_at)
+        utterance.clock.mark("ended")
         log.debug("xiaozhi %s: the utterance ended", self.device)
         self._spawn(self._answer_heard(utterance))
         if utterance.mode == "realtime" and not self._gone.is_set():
@@ -352,6 +361,7 @@ class Session:
         except Exception as exc:
             log.info("xiaozhi %s: recording not heard: %s", self.device, exc)
             return
+        utterance.clock.mark("heard")
         if heard.transcript.text:
             await self.send(messages.stt(self.id, heard.transcript.text))
             if await unasked.set_device(self, heard.transcript.text):
@@ -362,6 +372,7 @@ class Session:
             heard.transcript,
             heard.seconds,
             utterance.timings,
+            clock=utterance.clock,
         )
 
     async def _answer_words(self, text: str) -> None:
@@ -369,16 +380,22 @@ class Session:
         if not await unasked.set_device(self, text):
             await self._answer(self.svc.voice.answer_words, self.device, text, {})
 
-    async def _answer(self, start: Callable[..., StreamedVoice], *args: Any) -> None:
+    async def _answer(
+        self, start: Callable[..., StreamedVoice], *args: Any, clock: TurnClock | None = None
+    ) -> None:
         stop = threading.Event()  # the answer's: an abort stops the model at its next token
+        clock = clock or TurnClock()
         try:
             streamed = await asyncio.to_thread(start, *args, partial(self._stopped, stop))
         except Exception:
             log.exception("xiaozhi %s: the turn failed", self.device)
             return
+        clock.mark("started")
+        clock.turn_ms = streamed.timings_ms
         try:
-            await self._say(streamed, stop)
+            await self._say(streamed, stop, clock)
         finally:
+            clock.log(self.device)
             exchange = await asyncio.to_thread(streamed.stored.wait)
             if exchange is not None:
                 self.svc.memory_work.submit(exchange)
@@ -387,7 +404,7 @@ class Session:
     def _stopped(self, stop: threading.Event) -> bool:
         return self._gone.is_set() or stop.is_set()
 
-    async def _say(self, streamed: StreamedVoice, stop: threading.Event) -> None:
+    async def _say(self, streamed: StreamedVoice, stop: threading.Event, clock: TurnClock) -> None:
         if (turn := streamed.streaming) is None:
             if streamed.action == "react":
                 await self.send(messages.llm_emotion(self.id, *EMOTION_REACT))
@@ -406,7 +423,7 @@ class Session:
                 turn.interrupt(" ".join(said))
             voice.finish_stream(streamed)
 
-        await self.play(Reply(self, spoken, finish, stop))
+        await self.play(Reply(self, spoken, finish, stop, clock))
 
     async def announce(self, text: str, finish: Finish) -> None:
         """Say `text` (no model asked): a due reminder, a device setting changed."""

@@ -18,6 +18,7 @@ from lobug.audio import resample
 from lobug.xiaozhi import messages
 from lobug.xiaozhi.limits import FRAME_MS
 from lobug.xiaozhi.opus import OpusEncoder
+from lobug.xiaozhi.timing import TurnClock
 
 if TYPE_CHECKING:
     from lobug.xiaozhi.session import Session
@@ -41,8 +42,10 @@ class Reply:
         spoken: Spoken,
         finish: Finish,
         stop: threading.Event | None = None,
+        clock: TurnClock | None = None,
     ) -> None:
         self.session = session
+        self.clock = clock or TurnClock()  # the first sentence, sound and frame marked
         self._spoken, self._finish = spoken, finish
         self.stop = stop or threading.Event()  # set at an abort: the model asks it per token
         self.aborted = asyncio.Event()
@@ -73,9 +76,11 @@ class Reply:
         playback = time.perf_counter()
         while (piece := await self._next()) is not self._done:
             if isinstance(piece, str):
+                self.clock.mark("sentence")
                 self.said.append(piece)
                 await session.send(messages.tts(session.id, "sentence_start", piece))
                 continue
+            self.clock.mark("pcm")
             pcm = _at_rate(np.asarray(piece), tts_rate, rate)
             playback = await self._send_packets(encoder.encode(pcm), playback)
         if not self.aborted.is_set():
@@ -107,6 +112,7 @@ class Reply:
                 return playback
             await self.session.send_audio(packet)
             self.last_frame_at = time.perf_counter()
+            self.clock.mark("frame", self.last_frame_at)
         return playback
 
     def abort(self) -> None:
