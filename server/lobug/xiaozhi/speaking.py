@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 LEAD_S = 0.3  # how far the sound sent may run ahead of the device's playback
+ENCODE_FRAMES = 4  # a sentence's sound is encoded this many frames at a time
 
 
 Spoken = Callable[[], Iterator[str | np.ndarray]]  # sentences, each then its int16 PCM
@@ -82,7 +83,14 @@ class Reply:
                 continue
             self.clock.mark("pcm")
             pcm = _at_rate(np.asarray(piece), tts_rate, rate)
-            playback = await self._send_packets(encoder.encode(pcm), playback)
+            # The first frames leave before the rest is encoded; the loop is never held long.
+            step = rate * FRAME_MS * ENCODE_FRAMES // 1000
+            for start in range(0, len(pcm), step):
+                if self.aborted.is_set():
+                    break
+                playback = await self._send_packets(
+                    encoder.encode(pcm[start : start + step]), playback
+                )
         if not self.aborted.is_set():
             await self._send_packets(encoder.flush(), playback)
         self.stop.set()  # all said, or aborted: an abort from now on cuts nothing
