@@ -96,7 +96,6 @@ def test_a_few_new_words_are_searched_by_keyword_and_merged(
     "final",
     [
         "Who is my dentist by the way",  # other words
-        "Where does my sister Emma live yesterday",  # the new word names a time
         "Where does my sister Emma live what did I promise",  # too many new words
     ],
 )
@@ -164,3 +163,16 @@ def test_a_look_up_that_failed_leaves_the_turn_to_retrieve_at_once(
     turn = early.for_turn("d1", AGENT, "Where does my sister live", EVERYONE)
     assert time.monotonic() - started < 1
     assert "embed_query" in turn.timings_ms
+
+
+def test_a_time_the_last_words_name_is_read_by_time_without_a_search(
+    memory: MemoryManager, fake_embedder: FakeEmbedder, store: SQLiteStore
+) -> None:
+    store.append_message(AGENT, "d1", "user", "We planted tomatoes in the garden")
+    early = EarlyRecall(memory)
+    look_up(early, "d1", "What did we talk about")
+    calls = fake_embedder.calls
+    turn = early.for_turn("d1", AGENT, "What did we talk about today?", EVERYONE)
+    assert fake_embedder.calls == calls
+    said = [hit.message.content for hit in turn.messages]
+    assert "We planted tomatoes in the garden" in said

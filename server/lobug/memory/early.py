@@ -10,9 +10,11 @@ on the critical path, when its words add nothing essential to those heard ahead:
   `MAX_NEW_WORDS` more, no more than half of the whole: reused, with the facts that share
   the new words (a keyword search, no embedding: about a millisecond) merged in, one by one
   with those found ahead, at most `retrieval_top_k` in all;
-- anything else is retrieved anew as any turn is: other words, new words that name a time
-  ("... yesterday": its episodes and messages) or first ask about commitments, a look-up
-  older than `MAX_AGE_S`, made for another agent or another viewer.
+  A time the last words name ("... yesterday") has its episodes and messages read by time
+  (no search), as a turn's own retrieval reads them;
+- anything else is retrieved anew as any turn is: other words, new words that first ask
+  about commitments, a look-up older than `MAX_AGE_S`, made for another agent or another
+  viewer.
 
 The same rule decides whether a later look-up ahead is made at all: words that extend those
 of a look-up by so little (the last stretch, heard after a guess at it while it was spoken)
@@ -36,6 +38,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from functools import partial
 
+from lobug.memory import episodes
 from lobug.memory.assembly import Recall
 from lobug.memory.commitments import asks_about_commitments
 from lobug.memory.context import MemoryContext
@@ -147,7 +150,7 @@ class EarlyRecall:
         if self._clock() - kept.at > MAX_AGE_S:
             return False
         added = new_words(kept.words, words_of(text))
-        return added is not None and self._cheap(added, text, " ".join(kept.words))
+        return added is not None and self._cheap(text, " ".join(kept.words))
 
     def _reuse(
         self, kept: Ahead | None, agent: str, text: str, viewer: Viewer
@@ -162,25 +165,26 @@ class EarlyRecall:
         if found is None or found.agent != agent or found.viewer != viewer:
             return None
         waited = (time.perf_counter() - started) * 1000
-        added = new_words(kept.words, words_of(text)) or ()
-        return self._with_new_words(found.context, agent, added, viewer, waited)
+        said = (text, " ".join(kept.words), new_words(kept.words, words_of(text)) or ())
+        return self._with_new_words(found.context, agent, said, viewer, waited)
 
-    def _cheap(self, added: tuple[str, ...], text: str, ahead: str) -> bool:
-        """Whether the new words can be served by words alone: no time named in them, no
-        first question about commitments."""
-        if added and time_window(" ".join(added), self._memory.now()) is not None:
-            return False
+    @staticmethod
+    def _cheap(text: str, ahead: str) -> bool:
+        """Whether the new words can be served cheaply: not a first question about
+        commitments (a time they name is read by time, `_window`)."""
         return asks_about_commitments(ahead) or not asks_about_commitments(text)
 
     def _with_new_words(
         self,
         context: MemoryContext,
         agent: str,
-        added: tuple[str, ...],
+        said: tuple[str, str, tuple[str, ...]],
         viewer: Viewer,
         waited_ms: float,
     ) -> MemoryContext:
+        text, ahead, added = said
         timings = {"early_wait": waited_ms}
+        context = self._window(context, agent, text, ahead, viewer)
         facts = context.facts
         if added:
             started = time.perf_counter()
@@ -188,6 +192,24 @@ class EarlyRecall:
             facts = facts[: max(len(context.facts), self._memory.config.retrieval_top_k)]
             timings["early_keyword"] = (time.perf_counter() - started) * 1000
         return replace(context, facts=facts, timings_ms=timings)
+
+    def _window(
+        self, context: MemoryContext, agent: str, text: str, ahead: str, viewer: Viewer
+    ) -> MemoryContext:
+        """`context` with the episodes and messages of a time the last words named ("...
+        yesterday"): read by time, no search."""
+        now = self._memory.now()
+        window = time_window(text, now)
+        if window is None or window == time_window(ahead, now):
+            return context
+        try:
+            dated = episodes.of_window(self._memory.searcher, agent, window)
+        except Exception:
+            log.warning("reading the episodes of %s failed", window.phrase, exc_info=True)
+            return context
+        dated = episodes.seen_by(dated, viewer)
+        summaries = episodes.with_episodes(dated, context.summaries, episodes.RELEVANT_EPISODES)
+        return replace(context, summaries=summaries.episodes, messages=dated.messages)
 
     def _keyword_facts(self, agent: str, words: str, viewer: Viewer) -> tuple[ScoredFact, ...]:
         top_k = self._memory.config.retrieval_top_k

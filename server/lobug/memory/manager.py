@@ -118,10 +118,7 @@ class MemoryManager:
             facts = self._relevant_facts(agent, query, vector, timings, viewer)
         except Exception:
             log.warning("memory retrieval failed; answering without relevant facts", exc_info=True)
-        recalled = self._recall(agent, query, vector, timings)
-        if not viewer.reads_summaries:
-            heard = tuple(m for m in recalled.messages if viewer.hears(m.message.person_id))
-            recalled = episodes.Recalled((), heard, recalled.window)
+        recalled = episodes.seen_by(self._recall(agent, query, vector, timings), viewer)
         return dataclasses.replace(
             self.standing_context(agent, viewer),
             facts=tuple(hit for hit in facts if not hit.fact.pinned),
