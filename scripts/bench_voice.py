@@ -28,10 +28,11 @@ that gets no answer in time (a machine too busy) is counted as failed and left o
 
     .venv/bin/python scripts/bench_voice.py [--turns 20] [--whole-turns 20] [--baseline DIR]
 
-A small run (about 5 minutes; the baseline is main's code unpacked with `git archive`):
+A small run (main's code unpacked with `git archive main | tar -x -C /tmp/main-code` as the
+baseline; about 5-10 minutes on a quiet machine):
 
-    .venv/bin/python scripts/bench_voice.py --turns 4 --whole-turns 0 --device-turns 6 \
-        --pause-turns 8 --learning-wait-s 20 --baseline /tmp/main-code
+    .venv/bin/python scripts/bench_voice.py --turns 3 --whole-turns 0 --device-turns 6 \
+        --pause-turns 10 --learning-wait-s 5 --lengths 2s --baseline /tmp/main-code
 """
 
 from __future__ import annotations

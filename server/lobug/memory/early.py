@@ -1,16 +1,16 @@
 """Memory retrieved from the words heard so far, for the voice turn that follows (issue 30).
 
-While a person speaks, each stretch of their words heard is looked up at once
-(`looking_up`, as the model reads the prompt ahead: `Assistant.prime`). Once speech has ended, the
-turn (`for_turn`) reuses that retrieval instead of embedding its words and searching again
-on the critical path, when its words add nothing essential to those heard ahead:
+While a person speaks, each stretch of their words heard is looked up at once (`looking_up`,
+as the model reads the prompt ahead: `Assistant.prime`). Once speech has ended, the turn
+(`for_turn`) reuses that retrieval instead of embedding its words and searching again on the
+critical path, when its words add nothing essential to those heard ahead:
 
 - the same words (the person said no more after the last stretch heard): reused whole;
 - the words heard ahead, at most one of them heard differently since, then at most
   `MAX_NEW_WORDS` more, no more than half of the whole: reused, with the facts that share
   the new words (a keyword search, no embedding: about a millisecond) merged in, one by one
-  with those found ahead, at most `retrieval_top_k` in all;
-  A time the last words name ("... yesterday") has its episodes and messages read by time
+  with those found ahead, at most `retrieval_top_k` in all; a time the words name that
+  those heard ahead did not ("... yesterday") has its episodes and messages read by time
   (no search), as a turn's own retrieval reads them;
 - anything else is retrieved anew as any turn is: other words, new words that first ask
   about commitments, a look-up older than `MAX_AGE_S`, made for another agent or another
