@@ -450,8 +450,8 @@ def test_a_long_stretch_is_read_ahead_before_the_person_pauses(
     )
     assert response.status_code == 200, response.text
     assert primed_while_speaking == [True]
-    assert 2 * 16000 <= stt.heard_samples[0] < 2.8 * 16000  # its first 2 s, heard early
-    assert stt.heard_samples[1] > 2.8 * 16000  # then the whole stretch, once it ended
+    assert 1 * 16000 <= stt.heard_samples[0] < 1.2 * 16000  # its first second, heard early
+    assert stt.heard_samples[-1] > 2.8 * 16000  # then the whole stretch, once it ended
     assert response.headers["x-lobug-transcription"] == quote(words, safe="")
 
 
