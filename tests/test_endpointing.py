@@ -99,3 +99,14 @@ def test_a_pause_after_an_open_ending_is_waited_through() -> None:
     endpointer.feed(audio(256, speech=False))
     endpointer.heard("I would like to call.")
     assert not endpointer.feed(audio(448, speech=False))  # a 700 ms pause: not the end
+
+
+def test_words_of_an_earlier_stretch_arriving_late_do_not_cover_later_speech() -> None:
+    endpointer = Endpointer(FakeVAD())
+    endpointer.feed(audio(800, speech=True))  # "My favourite colour"
+    stretch_end = len(audio(800, speech=True))
+    endpointer.feed(audio(256, speech=False))
+    endpointer.feed(audio(256, speech=True))  # "is"
+    endpointer.feed(audio(96, speech=False))
+    endpointer.heard("My favourite colour.", covered=stretch_end)  # transcribed meanwhile
+    assert not endpointer.feed(audio(448, speech=False))  # a 700 ms pause: not the end

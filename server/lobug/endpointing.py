@@ -88,9 +88,13 @@ class Endpointer:
             self.ended = self._turn_over()
         return self.ended
 
-    def heard(self, words: str) -> None:
-        """The words of the speech transcribed so far (`listening.WordsHeard`)."""
-        self._words, self._words_at = words, self._fed
+    def heard(self, words: str, covered: int | None = None) -> None:
+        """The words of the speech transcribed so far (`listening.WordsHeard`), heard from
+        the audio up to sample `covered` (None: all fed so far). Words that arrive late for
+        an earlier stretch do not cover speech after it ("My favourite colour" heard while
+        "is" was said)."""
+        self._words = words
+        self._words_at = self._fed if covered is None else min(covered, self._fed)
         self.ended = self.ended or self._turn_over()
 
     def _turn_over(self) -> bool:

@@ -186,9 +186,10 @@ class Heard:
 
 # Have the model read a device's next prompt with the words heard so far ("": none yet).
 Prime = Callable[[str], None]
-# Told the words of the stretches heard so far, each time one more has been transcribed (on
-# the event loop: `hear_arriving`'s `words_heard`).
-WordsHeard = Callable[[str], None]
+# Told the words of the stretches heard so far, each time one more has been transcribed, and
+# the 16 kHz sample where the audio they were heard from ends (on the event loop:
+# `hear_arriving`'s `words_heard`).
+WordsHeard = Callable[[str, int], None]
 
 
 async def hear_arriving(
@@ -216,11 +217,11 @@ async def hear_arriving(
         stretch: Stretch, then: Callable[[asyncio.Task[Transcript]], object]
     ) -> asyncio.Task[Transcript]:
         task = asyncio.create_task(asyncio.to_thread(transcribe_stretch, stt, live, stretch))
+        read_ahead.covers[task] = stretch.end
         task.add_done_callback(then)
         return task
 
-    received = 0
-    started = time.perf_counter()
+    received, started = 0, time.perf_counter()
     try:
         async for piece in pieces:
             read_ahead.start()
@@ -288,6 +289,7 @@ class ReadAhead:
     ) -> None:
         self._prime_now, self._live, self._heard = prime, live, heard
         self._words_heard = words_heard
+        self.covers: dict[asyncio.Task[Transcript], int] = {}  # where each stretch ends
         self._started = self._stopped = False
         self._words = ""
 
@@ -303,7 +305,8 @@ class ReadAhead:
         """A stretch's transcription ended: prime with the words of those heard so far."""
         finished = self._finished()
         if self._words_heard is not None:
-            self._words_heard(self._live.heard(finished).text)
+            covered = self.covers.get(self._heard[len(finished) - 1], 0) if finished else 0
+            self._words_heard(self._live.heard(finished).text, covered)
         self._prime_with(finished)
 
     def guessed(self, partial: asyncio.Task[Transcript]) -> None:

@@ -102,10 +102,10 @@ class Utterance:
             svc.voice.hear_arriving(device, self._pieces(), self.timings, words)
         )
 
-    def _heard(self, words: str) -> None:
+    def _heard(self, words: str, covered: int) -> None:
         """The words so far (`listening.WordsHeard`): they may end the turn on their own."""
         if self.endpointer is not None and not self.closed:
-            self.endpointer.heard(words)
+            self.endpointer.heard(words, covered)
             if self.endpointer.ended:
                 self._on_end(self)
 
