@@ -221,8 +221,7 @@ class Assistant:
         clock.lap("persist_user")
 
         viewer = household.viewer(state.agent, speaker)
-        recall = partial(self.early.for_turn, state.device_id) if spoken else None
-        history = state.shown(viewer=viewer)
+        history, recall = state.shown(viewer=viewer), partial(self.early.for_turn, state.device_id)
         messages, context = self._prompt(
             state.agent, text, state.sensors, history, agency, spoken, viewer, recall
         )
@@ -275,19 +274,17 @@ class Assistant:
         heard: str = "",
     ) -> None:
         """Have the model read the device's next prompt as far as it is known before the turn
-        starts. Without `heard` (the person has not said anything yet): the standing prompt
-        and the history, which leaves the turn its notes and words to read. With the words
-        `heard` so far (the person paused): also the notes found for them and those words,
-        so when the person has said no more, the turn finds its whole prompt read. The
-        prompt is read only by a model that caches prompt prefixes, built as `reply` builds
-        it, its history as it will be once the person's words are added; the memory for the
-        words `heard` is looked up whatever the model, kept for the turn (`memory/early.py`)."""
+        starts: without `heard` (nothing said yet) the standing prompt and the history; with
+        the words `heard` so far, also their notes and those words, so a turn whose person
+        said no more finds its whole prompt read. Built as `reply` builds it, the history as
+        it will be with the words added; read only by a model that caches prompt prefixes,
+        while the memory for `heard` is looked up for any model, kept for the turn."""
         with self.early.looking_up(device_id, heard) as ahead:
             state = self.device(device_id)
             viewer = self.memory.household.viewer_at(state.agent, state.device_id, heard)
+            if heard:
+                ahead(state.agent, heard, viewer)  # kept for the turn (`memory/early.py`)
             if not self.chat.caches_prompt_prefix:
-                if heard:
-                    ahead(state.agent, heard, viewer)
                 return
             history = state.shown(coming=1, viewer=viewer)
             if heard:
