@@ -19,7 +19,6 @@ from fastapi import APIRouter, BackgroundTasks, Depends, Request
 from fastapi.responses import JSONResponse, Response
 from pydantic import BaseModel
 from starlette.datastructures import UploadFile
-from starlette.formparsers import MultiPartException, MultiPartParser
 from starlette.requests import ClientDisconnect
 
 from lobug.api.background import hand_over_exchange
@@ -28,6 +27,7 @@ from lobug.api.device import server_timing
 from lobug.api.disconnect import watch_disconnect
 from lobug.api.errors import ApiError
 from lobug.api.streaming import ClosingStreamingResponse, blocking_stream
+from lobug.api.uploads import multipart_form
 from lobug.audio import Audio, check_audio_size, parse_wav
 from lobug.backends.base import Abandoned
 from lobug.listening import Heard
@@ -200,14 +200,7 @@ async def _audio_field(request: Request, body: bytes) -> bytes:
     async def replay() -> AsyncGenerator[bytes, None]:
         yield body
 
-    try:
-        form = await MultiPartParser(
-            request.headers, replay(), max_files=4, max_fields=16, max_part_size=64 * 1024
-        ).parse()
-    except MultiPartException as exc:
-        raise ApiError(
-            400, "invalid_multipart", f"The multipart body is malformed: {exc}"
-        ) from None
+    form = await multipart_form(request.headers, replay(), max_files=4, max_fields=16)
     try:
         uploads = form.getlist("audio")
         if not uploads:

@@ -13,10 +13,10 @@ from typing import Annotated
 from fastapi import APIRouter, Path, Request
 from pydantic import BaseModel, Field
 from starlette.datastructures import UploadFile
-from starlette.formparsers import MultiPartException, MultiPartParser
 
 from lobug.api.deps import ADMIN_RESPONSES, AdminOnly, PathAgent
 from lobug.api.errors import ApiError, documented
+from lobug.api.uploads import multipart_form
 from lobug.memory import voices
 from lobug.memory.limits import MAX_ID
 from lobug.memory.voices import RecognitionOff
@@ -97,18 +97,12 @@ def _off() -> ApiError:
 
 async def _recordings(request: Request) -> list[bytes]:
     """The `audio` parts' bytes (each decoded and checked by `voices.enrol_voice`)."""
-    try:
-        form = await MultiPartParser(
-            request.headers,
-            request.stream(),
-            max_files=MAX_UTTERANCES + 1,
-            max_fields=MAX_UTTERANCES + 1,
-            max_part_size=64 * 1024,
-        ).parse()
-    except MultiPartException as exc:
-        raise ApiError(
-            400, "invalid_multipart", f"The multipart body is malformed: {exc}"
-        ) from None
+    form = await multipart_form(
+        request.headers,
+        request.stream(),
+        max_files=MAX_UTTERANCES + 1,
+        max_fields=MAX_UTTERANCES + 1,
+    )
     try:
         parts = [part for part in form.getlist("audio") if isinstance(part, UploadFile)]
         if not parts:

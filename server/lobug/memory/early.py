@@ -28,7 +28,6 @@ threads.
 from __future__ import annotations
 
 import logging
-import re
 import threading
 import time
 from collections import OrderedDict
@@ -46,6 +45,7 @@ from lobug.memory.manager import MemoryManager
 from lobug.memory.when import time_window
 from lobug.store.household import Viewer
 from lobug.store.models import ScoredFact
+from lobug.text import words_of as text_words
 
 log = logging.getLogger(__name__)
 
@@ -53,7 +53,6 @@ MAX_NEW_WORDS = 4
 MAX_AGE_S = 30.0
 WAIT_S = 2.0  # the most a turn waits for a look-up of its words still running
 KEPT_DEVICES = 256
-WORD = re.compile(r"[\w']+")
 
 
 @dataclass(frozen=True)
@@ -75,7 +74,8 @@ class Ahead:
 
 
 def words_of(text: str) -> tuple[str, ...]:
-    return tuple(WORD.findall(text.lower()))
+    """The words of `text`, lower case (`text.words_of`, the one word splitter)."""
+    return tuple(text_words(text))
 
 
 def new_words(ahead: tuple[str, ...], final: tuple[str, ...]) -> tuple[str, ...] | None:

@@ -21,7 +21,7 @@ from dataclasses import dataclass, replace
 
 from lobug.clock import Clock
 from lobug.memory.voice_enrolment import HeardVoice, VoiceEnrolment
-from lobug.names import is_person_name
+from lobug.names import SAYS_OWN_NAME, SPOKEN_NAME, is_person_name
 from lobug.speakers.identify import Speaker as VoiceSpeaker
 from lobug.store.household import (
     EVERYONE,
@@ -44,9 +44,9 @@ DEVICE_DEFAULT_CONFIDENCE = 0.5
 CLAIM_HOLDS_S = 300.0
 
 _OPENERS = r"(?:(?:hi|hey|hello|ok|okay|oh|so|well)[,!.]?\s+)*(?:lo-?bug[,!.]?\s+)?"
-_NAME = r"(?P<name>[^\W\d_]+(?:[ '\-][^\W\d_]+)?)"
+_NAME = rf"(?P<name>{SPOKEN_NAME})"
 _SELF = re.compile(
-    rf"^{_OPENERS}(?:it'?s|it is|i'?m|i am|my name is|this is)\s+{_NAME}(?=$|[\s,.!?])",
+    rf"^{_OPENERS}{SAYS_OWN_NAME}\s+{_NAME}(?=$|[\s,.!?])",
     re.IGNORECASE,
 )
 _HERE = re.compile(rf"^{_OPENERS}{_NAME}\s+here(?=$|[\s,.!?])", re.IGNORECASE)

@@ -41,6 +41,7 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 from lobug.memory.reminders import is_time_phrase
+from lobug.names import SAYS_OWN_NAME, SPOKEN_NAME
 from lobug.text import sentence_case
 
 MAX_REQUEST_CHARS = 200
@@ -222,10 +223,7 @@ _CANCEL_REMINDER = re.compile(
     re.IGNORECASE,
 )
 _VOICE = r"(?:learn|remember|memori[sz]e|recogni[sz]e)\s+my\s+voice"
-_NAMED = (
-    r"(?:i'?m|i\s+am|this\s+is|it'?s|it\s+is|my\s+name\s+is)\s+"
-    r"(?P<{group}>[^\W\d_]+(?:[ '\-][^\W\d_]+)?)"
-)
+_NAMED = SAYS_OWN_NAME + r"\s+(?P<{group}>" + SPOKEN_NAME + ")"
 _LEARN_VOICE = re.compile(
     rf"{_VOICE}(?:{_SEPARATOR}{_NAMED.format(group='after')})?"
     rf"|{_NAMED.format(group='before')}{_SEPARATOR}(?:please{_SEPARATOR})?{_VOICE}",
