@@ -1,5 +1,7 @@
-"""Device tools by spoken rules (issue 30, item 5): what a person says sets the settings a
-device offers over MCP, with the xiaozhi firmware's tool names and its emulator's."""
+"""Device tools (issue 30, item 5): by spoken rules, what a person says sets the settings a
+device offers over MCP, with the xiaozhi firmware's tool names and its emulator's; for a model
+that calls tools, the device's tools in function form, their untrusted names and schemas
+checked."""
 
 from __future__ import annotations
 
@@ -7,7 +9,19 @@ from typing import Any
 
 import pytest
 
-from lobug.device_tools import Nudge, ToolCall, device_command, offered_settings, settle
+from lobug.device_tools import (
+    MAX_DESCRIPTION_CHARS,
+    MAX_SCHEMA_CHARS,
+    Nudge,
+    ToolCall,
+    ToolFailed,
+    device_command,
+    function_spec,
+    offered_settings,
+    offered_tools,
+    result_text,
+    settle,
+)
 
 FIRMWARE_TOOLS: list[dict[str, Any]] = [
     {"name": "self.get_device_status", "inputSchema": {"type": "object", "properties": {}}},
@@ -95,3 +109,60 @@ def test_a_tool_without_an_integer_setting_is_not_one() -> None:
     odd = [{"name": "set_volume", "inputSchema": {"properties": {"volume": {"type": "string"}}}}]
     assert offered_settings(odd) == {}
     assert offered_settings([{"name": 3}, {"inputSchema": []}]) == {}
+
+
+def test_a_devices_tools_are_offered_in_function_form_and_called_by_their_own_names() -> None:
+    called: list[tuple[str, dict[str, Any]]] = []
+
+    def call(name: str, arguments: dict[str, Any]) -> Any:
+        called.append((name, arguments))
+        return None if arguments.get("volume") == 7 else STATUS
+
+    box = offered_tools(FIRMWARE_TOOLS, call)
+    assert box is not None
+    assert [spec["function"]["name"] for spec in box.specs] == [
+        "self_get_device_status",  # OpenAI's names allow no dots
+        "self_audio_speaker_set_volume",
+        "self_screen_set_brightness",
+    ]
+    volume = box.specs[1]
+    assert volume["type"] == "function"
+    assert volume["function"]["parameters"] == FIRMWARE_TOOLS[1]["inputSchema"]
+    assert box.call("self_audio_speaker_set_volume", {"volume": 30}) == STATUS["content"][0]["text"]
+    assert called == [("self.audio_speaker.set_volume", {"volume": 30})]
+    with pytest.raises(ToolFailed):  # an error, or no answer in time
+        box.call("self_audio_speaker_set_volume", {"volume": 7})
+
+
+@pytest.mark.parametrize(
+    "tool",
+    [
+        {"name": "rm -rf /"},
+        {"name": ""},
+        {"name": "x" * 65},
+        {"name": 3},
+        {"name": "set_volume", "inputSchema": {"type": "array"}},
+        {"name": "set_volume", "inputSchema": "anything"},
+        {"name": "set_volume", "inputSchema": {"description": "x" * MAX_SCHEMA_CHARS}},
+    ],
+)
+def test_a_tool_with_a_bad_name_or_schema_is_not_offered(tool: dict[str, Any]) -> None:
+    assert function_spec(tool) is None
+    assert offered_tools([tool], lambda name, arguments: STATUS) is None
+
+
+def test_a_tools_description_is_capped_and_its_schema_is_an_object() -> None:
+    spec = function_spec({"name": "self.reboot", "description": "y" * 5000})
+    assert spec is not None
+    assert len(spec["function"]["description"]) == MAX_DESCRIPTION_CHARS
+    assert spec["function"]["parameters"] == {"type": "object", "properties": {}}
+    same_name = [{"name": "a.b", "description": "first"}, {"name": "a_b", "description": "2nd"}]
+    box = offered_tools(same_name, lambda name, arguments: STATUS)
+    assert box is not None and [s["function"]["description"] for s in box.specs] == ["first"]
+
+
+def test_a_tools_result_is_its_text_for_the_model() -> None:
+    assert result_text({"content": [{"type": "text", "text": "true"}], "isError": False}) == "true"
+    assert result_text({"content": [{"type": "image", "data": "..."}]}) == (
+        '{"content": [{"type": "image", "data": "..."}]}'
+    )

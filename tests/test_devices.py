@@ -6,6 +6,7 @@ from fastapi.testclient import TestClient
 
 from lobug.app import create_app
 from lobug.backends import Backends
+from lobug.backends.base import ToolBox
 from lobug.config import Settings
 from lobug.conversation import DeviceState, new_device_state
 from lobug.devices import DeviceStates
@@ -58,3 +59,21 @@ def test_an_evicted_device_re_warms_its_working_memory_from_the_log(
         client.post("/chat/text", json={"text": "Who am I?"}, headers={"X-Device-Id": "desk"})
     sent = fake_chat.chat_requests()[-1]
     assert [m["content"] for m in sent[1:]] == ["I am Alex", "Hi Alex.", "Who am I?"]
+
+
+def test_the_tools_a_device_offers_outlive_its_evicted_state_until_withdrawn() -> None:
+    devices, _ = states(limit=1)
+    box = ToolBox((), lambda name, arguments: "true")
+    devices.get("speaker")
+    devices.offer_tools("speaker", box)
+    assert devices.get("speaker").tools is box
+    devices.get("other")  # the speaker's state is dropped...
+    assert "speaker" not in devices
+    assert devices.get("speaker").tools is box  # ...and warmed again with its tools
+    newer = ToolBox((), lambda name, arguments: "false")
+    devices.offer_tools("speaker", newer)  # it connected again
+    devices.withdraw_tools("speaker", box)  # the old connection leaves: the new one stays
+    assert devices.get("speaker").tools is newer
+    devices.withdraw_tools("speaker", newer)
+    assert devices.get("speaker").tools is None
+    assert devices.get("other").tools is None

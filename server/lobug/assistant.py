@@ -52,8 +52,7 @@ class Turn:
 
     @property
     def exchange(self) -> Exchange | None:
-        """The answered exchange, queued for memory work with the reply; None for a turn
-        that was not answered in words."""
+        """The answered exchange, for memory work; None for a turn not answered in words."""
         if self.action != "respond" or self.assistant_message is None or not self.user_message:
             return None
         return Exchange(self.user_message, self.assistant_message)
@@ -183,8 +182,9 @@ class Assistant:
         prepared.rings_in_stream = True
         if prepared.answer is not None:
             return prepared, ringing(iter([prepared.answer]), prepared.reminders)
-        stream = self.chat.stream(
+        stream = self.chat.stream_with_tools(  # the device's tools, where the model calls them
             prepared.messages,
+            state.tools,
             max_tokens=self._reply_tokens(spoken),
             temperature=self.settings.llm_temperature,
             abandoned=abandoned,

@@ -8,7 +8,7 @@ from collections import deque
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from lobug.backends.base import ChatMessage
+from lobug.backends.base import ChatMessage, ToolBox
 from lobug.memory.context import MemoryContext
 from lobug.store.household import EVERYONE, Viewer
 from lobug.store.models import Message
@@ -67,6 +67,8 @@ class DeviceState:
     # Beside each message of `history`: the person who said it or was answered (None: a
     # guest), so a person is never shown another's words (`Viewer.hears`).
     people: deque[int | None] = field(default_factory=deque)
+    # The tools the device offers (a xiaozhi device's MCP tools), for a model that calls them.
+    tools: ToolBox | None = None
 
     def remember(self, role: str, content: str, person_id: int | None = None) -> None:
         self.history.append({"role": role, "content": content})

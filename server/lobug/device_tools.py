@@ -13,16 +13,22 @@ A setting is offered when a tool's name ends with `set_<setting>` and its input 
 integer property named after the setting (0 to 100 unless the schema says otherwise). Only
 whole requests count, as for spoken memory requests (`memory/spoken_requests.py`); a request
 for a setting the device does not offer is an ordinary turn.
+
+That ordinary turn's model, where it can call tools (Ollama, OpenAI-compatible servers:
+`backends/tool_calls.py`), is offered all the device's tools (`offered_tools`): their names
+and schemas come from the device, so they are checked (`TOOL_NAME`, `MAX_SCHEMA_CHARS`) and a
+tool that fails them is not offered.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from lobug.backends.base import ToolBox
 from lobug.memory.spoken_requests import request_part
 
 SETTINGS = ("volume", "brightness")
@@ -75,6 +81,20 @@ _NUDGES: tuple[tuple[re.Pattern[str], str, int], ...] = (
         -STEP,
     ),
 )
+
+
+# A device's tool name as offered to a model; the dots of the firmware's names
+# (`self.audio_speaker.set_volume`) become underscores there, since OpenAI's names allow none.
+TOOL_NAME = re.compile(r"[A-Za-z0-9_.-]{1,64}")
+MAX_DESCRIPTION_CHARS = 300
+MAX_SCHEMA_CHARS = 2000  # an input schema's JSON; a larger one is not offered
+NO_ARGUMENTS = {"type": "object", "properties": {}}
+# Runs a device's tool (by its own name): its MCP result, None when it failed or timed out.
+DeviceCall = Callable[[str, dict[str, Any]], Any]
+
+
+class ToolFailed(RuntimeError):
+    """A device's tool answered an error, or nothing in time."""
 
 
 @dataclass(frozen=True)
@@ -165,6 +185,54 @@ def settle(nudge: Nudge, status: Any) -> ToolCall | None:
 def status_tool(tools: Sequence[Mapping[str, Any]]) -> str | None:
     names = [t.get("name") for t in tools]
     return next((n for n in names if isinstance(n, str) and n.endswith(STATUS_TOOL)), None)
+
+
+def offered_tools(tools: Sequence[Mapping[str, Any]], call: DeviceCall) -> ToolBox | None:
+    """The device's MCP tools (`tools/list` entries) as a model is offered them, run by
+    `call`; None when none is acceptable. Of two tools one name for the model, the first."""
+    named: dict[str, tuple[str, dict[str, Any]]] = {}
+    for tool in tools:
+        spec = function_spec(tool)
+        if spec is not None:
+            named.setdefault(spec["function"]["name"], (str(tool["name"]), spec))
+    if not named:
+        return None
+
+    def run(name: str, arguments: dict[str, Any]) -> str:
+        result = call(named[name][0], arguments)
+        if result is None:
+            raise ToolFailed("the device answered an error, or nothing in time")
+        return result_text(result)
+
+    return ToolBox(tuple(spec for _, spec in named.values()), run)
+
+
+def function_spec(tool: Mapping[str, Any]) -> dict[str, Any] | None:
+    """An MCP tool in function form (OpenAI's, which Ollama reads too), or None when its name
+    or its input schema is not acceptable."""
+    name, schema = tool.get("name"), tool.get("inputSchema", NO_ARGUMENTS)
+    if not isinstance(name, str) or not TOOL_NAME.fullmatch(name):
+        return None
+    if not isinstance(schema, Mapping) or schema.get("type", "object") != "object":
+        return None
+    if len(json.dumps(schema)) > MAX_SCHEMA_CHARS:
+        return None
+    description = tool.get("description")
+    function = {
+        "name": name.replace(".", "_"),
+        "description": description[:MAX_DESCRIPTION_CHARS] if isinstance(description, str) else "",
+        "parameters": {**NO_ARGUMENTS, **schema},
+    }
+    return {"type": "function", "function": function}
+
+
+def result_text(result: Any) -> str:
+    """An MCP tool result as the model reads it: its text contents, else its JSON."""
+    if isinstance(result, Mapping) and isinstance(result.get("content"), list):
+        texts = [c.get("text") for c in result["content"] if isinstance(c, Mapping)]
+        if any(isinstance(t, str) for t in texts):
+            return "\n".join(t for t in texts if isinstance(t, str))
+    return json.dumps(result)
 
 
 def _is_integer(spec: Mapping[str, Any]) -> bool:

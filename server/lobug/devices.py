@@ -4,7 +4,10 @@ The least recently used device beyond the limit is dropped; its next turn warms 
 from the conversation log. A device in the middle of a turn is never dropped: its turn holds
 the state's lock, and only an idle state can be evicted. A turn that took a state which was
 evicted before it got the lock takes the fresh one instead, so one device never has two
-states, or two turns at once."""
+states, or two turns at once.
+
+The tools a connected device offers (`offer_tools`) are kept apart from its state, so a state
+evicted while the device stays connected is warmed again with them."""
 
 from __future__ import annotations
 
@@ -13,6 +16,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
+from lobug.backends.base import ToolBox
 from lobug.conversation import DeviceState
 
 
@@ -21,6 +25,7 @@ class DeviceStates:
         self.limit = limit
         self._warm = warm
         self._states: OrderedDict[str, DeviceState] = OrderedDict()
+        self._tools: dict[str, ToolBox] = {}
         self._lock = threading.Lock()
 
     def __len__(self) -> int:
@@ -42,10 +47,30 @@ class DeviceStates:
             state = self._states.get(device_id)
             if state is None:
                 state = self._warm(device_id)
+                state.tools = self._tools.get(device_id)
                 self._states[device_id] = state
             self._states.move_to_end(device_id)
             self._evict_idle(keep=device_id)
             return state
+
+    def offer_tools(self, device_id: str, tools: ToolBox | None) -> None:
+        """The device's turns offer `tools` to the model from now on (None: none)."""
+        with self._lock:
+            self._set_tools(device_id, tools)
+
+    def withdraw_tools(self, device_id: str, tools: ToolBox) -> None:
+        """No more `tools` (the device left), unless others replaced them (it came back)."""
+        with self._lock:
+            if self._tools.get(device_id) is tools:
+                self._set_tools(device_id, None)
+
+    def _set_tools(self, device_id: str, tools: ToolBox | None) -> None:
+        if tools is None:
+            self._tools.pop(device_id, None)
+        else:
+            self._tools[device_id] = tools
+        if (state := self._states.get(device_id)) is not None:
+            state.tools = tools
 
     @contextmanager
     def turn(self, device_id: str) -> Iterator[DeviceState]:

@@ -60,6 +60,15 @@ class Reply:
 
 
 @dataclass
+class AsksForTools:
+    """A scripted streamed answer that asks for tools: `calls` (name, arguments), after the
+    words `said`."""
+
+    calls: list[tuple[str, dict[str, Any]]]
+    said: list[str] = field(default_factory=list)
+
+
+@dataclass
 class Received:
     method: str
     path: str
@@ -150,7 +159,7 @@ class FakeServer:
     def __init__(self) -> None:
         self.received: list[Received] = []
         self.failures: dict[str, deque[Reply]] = {}
-        self.chat_replies: deque[list[str]] = deque()
+        self.chat_replies: deque[list[str] | AsksForTools] = deque()
         self.cut: str | None = None  # the next streams are cut so (`Reply.cut`)
         self.chunk_delay_s = 0.0  # a model writing its reply at this pace
         self.streams_closed_early = 0  # streams the client closed before their end
@@ -183,6 +192,10 @@ class FakeServer:
         """Script the next chat reply (streamed in these pieces, or joined when not streaming)."""
         self.chat_replies.append(list(pieces))
 
+    def ask_for_tools(self, *calls: tuple[str, dict[str, Any]], said: tuple[str, ...] = ()) -> None:
+        """Script the next chat reply as a streamed request for `calls`, after `said`."""
+        self.chat_replies.append(AsksForTools(list(calls), list(said)))
+
     def fail_next(self, path: str, status: int, message: str = "scripted failure") -> None:
         self.failures.setdefault(path, deque()).append(self.error(status, message))
 
@@ -198,7 +211,7 @@ class FakeServer:
                 return pending.popleft()
             return self.route(method, path, body)
 
-    def next_reply(self) -> list[str]:
+    def next_reply(self) -> list[str] | AsksForTools:
         return self.chat_replies.popleft() if self.chat_replies else ["(nothing scripted)"]
 
     def route(self, method: str, path: str, body: Any) -> Reply:
@@ -241,9 +254,15 @@ class FakeOllama(FakeServer):
     def _chat(self, body: Any) -> Reply:
         pieces = self.next_reply()
         if not body.get("stream"):
+            assert isinstance(pieces, list)
             part = _ollama_chat_part(body["model"], "".join(pieces), done=True)
             return Reply(body=part, cut=self.cut)
-        lines = [_ollama_chat_part(body["model"], piece, done=False) for piece in pieces]
+        said = pieces.said if isinstance(pieces, AsksForTools) else pieces
+        lines = [_ollama_chat_part(body["model"], piece, done=False) for piece in said]
+        if isinstance(pieces, AsksForTools):  # Ollama sends the calls whole, in one part
+            calls = [{"function": {"name": n, "arguments": a}} for n, a in pieces.calls]
+            lines.append(_ollama_chat_part(body["model"], "", done=False))
+            lines[-1]["message"]["tool_calls"] = calls
         if self.cut is None:
             lines.append(_ollama_chat_part(body["model"], "", done=True))
         return Reply(
@@ -331,6 +350,7 @@ class FakeOpenAI(FakeServer):
     def _chat(self, body: Any) -> Reply:
         pieces = self.next_reply()
         if not body.get("stream"):
+            assert isinstance(pieces, list)
             return Reply(
                 body={
                     "id": "chatcmpl-1",
@@ -348,9 +368,13 @@ class FakeOpenAI(FakeServer):
                 cut=self.cut,
             )
         deltas: list[tuple[dict[str, Any], str | None]] = [({"role": "assistant"}, None)]
-        deltas += [({"content": piece}, None) for piece in pieces]
+        if isinstance(pieces, AsksForTools):
+            deltas += [({"content": piece}, None) for piece in pieces.said]
+            deltas += _openai_call_deltas(pieces.calls)
+        else:
+            deltas += [({"content": piece}, None) for piece in pieces]
         if self.cut is None:
-            deltas.append(({}, "stop"))
+            deltas.append(({}, "tool_calls" if isinstance(pieces, AsksForTools) else "stop"))
         events = [
             json.dumps(
                 {
@@ -393,6 +417,23 @@ class FakeOpenAI(FakeServer):
                 "usage": {"prompt_tokens": 1, "total_tokens": 1},
             }
         )
+
+
+def _openai_call_deltas(
+    calls: list[tuple[str, dict[str, Any]]],
+) -> list[tuple[dict[str, Any], str | None]]:
+    """Calls as an OpenAI-compatible stream sends them: the id and the name first, the
+    arguments' JSON text in two fragments."""
+    deltas: list[tuple[dict[str, Any], str | None]] = []
+    for index, (name, arguments) in enumerate(calls):
+        text = json.dumps(arguments)
+        first = {"index": index, "id": f"call-{index}", "type": "function"}
+        deltas.append(({"tool_calls": [{**first, "function": {"name": name}}]}, None))
+        for fragment in (text[: len(text) // 2], text[len(text) // 2 :]):
+            deltas.append(
+                ({"tool_calls": [{"index": index, "function": {"arguments": fragment}}]}, None)
+            )
+    return deltas
 
 
 # ------------------------------------------------------------------------------- fixtures

@@ -66,6 +66,19 @@ def until_abandoned(pieces: Iterator[str], abandoned: AbandonCheck | None) -> It
             close()
 
 
+@dataclass(frozen=True)
+class ToolBox:
+    """Tools a chat model may call while it answers (a device's settings: issue 30).
+
+    `specs`: each tool in function form (`{"type": "function", "function": {"name",
+    "description", "parameters"}}`, which both OpenAI-compatible servers and Ollama read).
+    `call(name, arguments)` runs one and returns its result as text for the model; it raises
+    when the tool failed, and returns or raises within its own time bound."""
+
+    specs: tuple[dict[str, Any], ...]
+    call: Callable[[str, dict[str, Any]], str]
+
+
 class SpeechNotReady(BackendUnavailable):
     """Speech models are still loading, failed to load, or are not configured."""
 
@@ -82,6 +95,8 @@ class ChatBackend(ABC):
     # after the history, so the prefix repeats. Off by default: some chat templates of other
     # servers refuse a system message that is not first.
     caches_prompt_prefix: bool = False
+    # Calls the tools `stream_with_tools` offers (Ollama, OpenAI-compatible servers).
+    supports_tools: bool = False
 
     @abstractmethod
     def complete(
@@ -117,6 +132,21 @@ class ChatBackend(ABC):
         """Yield the reply in pieces as they are generated; one piece where not supported.
         `abandoned` as for `complete` (raised on the first step)."""
         yield self.complete(
+            messages, max_tokens=max_tokens, temperature=temperature, abandoned=abandoned
+        )
+
+    def stream_with_tools(
+        self,
+        messages: Sequence[ChatMessage],
+        tools: ToolBox | None,
+        *,
+        max_tokens: int,
+        temperature: float = 0.7,
+        abandoned: AbandonCheck | None = None,
+    ) -> Iterator[str]:
+        """`stream`, the model calling `tools` on the way where it can (`supports_tools`;
+        other backends answer without them): only the words to say come out."""
+        return self.stream(
             messages, max_tokens=max_tokens, temperature=temperature, abandoned=abandoned
         )
 

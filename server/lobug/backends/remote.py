@@ -3,7 +3,7 @@ OpenAI-compatible server such as vLLM, llama.cpp server or OpenAI (official `ope
 
 from __future__ import annotations
 
-from collections.abc import Callable, Generator, Iterator, Sequence
+from collections.abc import Callable, Generator, Mapping, Sequence
 from contextlib import closing, nullcontext
 from functools import partial
 from typing import TYPE_CHECKING, Any, cast
@@ -14,16 +14,23 @@ from lobug.backends.base import (
     AbandonCheck,
     BackendError,
     BackendUnavailable,
-    ChatBackend,
     ChatMessage,
     Embedder,
     JsonSchema,
+    ToolBox,
     Vector,
     normalise,
     raise_if_abandoned,
-    until_abandoned,
 )
 from lobug.backends.sharing import Attempt, ModelTurns, gives_way, until_a_person_comes
+from lobug.backends.tool_calls import (
+    StreamedCalls,
+    ToolCallingChat,
+    ToolRequest,
+    arguments_of,
+    ollama_record,
+    openai_record,
+)
 
 if TYPE_CHECKING:
     import ollama
@@ -100,12 +107,13 @@ def ollama_has_model(host: str, model: str) -> bool:
     return wanted in names or model in names
 
 
-class OllamaChat(ChatBackend):
+class OllamaChat(ToolCallingChat):
     """Ollama's chat. A background call gives way to a person's (`until_a_person_comes`):
     Ollama answers one request at a time unless OLLAMA_NUM_PARALLEL says otherwise."""
 
     name = "ollama"
     supports_json_schema = True
+    record = staticmethod(ollama_record)
 
     def __init__(self, host: str, model: str, *, timeout_s: float, connect_timeout_s: float):
         self.host = host
@@ -129,7 +137,7 @@ class OllamaChat(ChatBackend):
 
             def run(_text: str, _tokens: int) -> Attempt:
                 raise_if_abandoned(abandoned)
-                pieces = self._pieces(messages, options, json_schema)
+                pieces = self._pieces(messages, options=options, json_schema=json_schema)
                 return until_a_person_comes(pieces, self._turns)
 
             return gives_way(self._turns, run, resumable=False, max_tokens=max_tokens)
@@ -142,31 +150,33 @@ class OllamaChat(ChatBackend):
             raise _ollama_failure(exc, self.host) from exc
         return response.message.content or ""
 
-    def stream(
+    def _round(
         self,
-        messages: Sequence[ChatMessage],
-        *,
         max_tokens: int,
-        temperature: float = 0.7,
-        abandoned: AbandonCheck | None = None,
-    ) -> Iterator[str]:
-        raise_if_abandoned(abandoned)
-        with self._turns.person():
-            options = {"num_predict": max_tokens, "temperature": temperature}
-            yield from until_abandoned(self._pieces(messages, options, None), abandoned)
+        temperature: float,
+        messages: list[dict[str, Any]],
+        tools: ToolBox | None,
+    ) -> Generator[str, None, list[ToolRequest]]:
+        options = {"num_predict": max_tokens, "temperature": temperature}
+        return self._pieces(messages, tools, options=options)
 
     def _pieces(
         self,
-        messages: Sequence[ChatMessage],
+        messages: Sequence[Any],
+        tools: ToolBox | None = None,
+        *,
         options: dict[str, Any],
-        json_schema: JsonSchema | None,
-    ) -> Generator[str, None, None]:
+        json_schema: JsonSchema | None = None,
+    ) -> Generator[str, None, list[ToolRequest]]:
+        """The streamed words, then the tool calls asked for (sent whole, in any part)."""
         cut = StreamCut(f"Ollama at {self.host} {CUT_STREAM}")
         started = finished = False
+        calls: list[ToolRequest] = []
         try:
             parts = self._client.chat(
                 model=self.model,
                 messages=list(messages),
+                tools=None if tools is None else list(tools.specs),
                 stream=True,
                 format=json_schema,
                 options=options,
@@ -174,6 +184,7 @@ class OllamaChat(ChatBackend):
             with closing(cast("Generator[Any, None, None]", parts)):  # closed: Ollama stops
                 for part in parts:
                     started, finished = True, finished or bool(part.done)
+                    calls += _ollama_calls(part.message.tool_calls or (), len(calls))
                     if part.message.content:
                         yield part.message.content
         except _OLLAMA_ERRORS as exc:
@@ -182,12 +193,21 @@ class OllamaChat(ChatBackend):
             raise _ollama_failure(exc, self.host) from exc
         if not finished:  # the body simply ended: no part said `done`
             raise cut
+        return calls
 
     def is_available(self) -> bool:
         return ollama_has_model(self.host, self.model)
 
     def close(self) -> None:
         self._client.close()
+
+
+def _ollama_calls(asked: Sequence[Any], before: int) -> list[ToolRequest]:
+    """Ollama's calls (named, no ids: numbered after the `before` of the same answer)."""
+    return [
+        ToolRequest(f"call_{before + n}", call.function.name, arguments_of(call.function.arguments))
+        for n, call in enumerate(asked)
+    ]
 
 
 class _ServedEmbedder(Embedder):
@@ -273,7 +293,7 @@ def rejects_structured_output(exc: Exception) -> bool:
     return any(marker in text for marker in STRUCTURED_OUTPUT_MARKERS)
 
 
-class OpenAIChat(ChatBackend):
+class OpenAIChat(ToolCallingChat):
     """An OpenAI-compatible server's chat. On a server of one's own (`base_url` given:
     llama.cpp's server, vLLM, LM Studio... may answer one request at a time) a background
     call gives way to a person's (`until_a_person_comes`); OpenAI's own serves both at once,
@@ -281,6 +301,7 @@ class OpenAIChat(ChatBackend):
 
     name = "openai"
     supports_json_schema = True
+    record = staticmethod(openai_record)
 
     def __init__(
         self,
@@ -319,7 +340,7 @@ class OpenAIChat(ChatBackend):
 
     def _request(
         self,
-        messages: Sequence[ChatMessage],
+        messages: Sequence[Mapping[str, Any]],
         max_tokens: int,
         temperature: float,
         json_schema: JsonSchema | None,
@@ -376,26 +397,19 @@ class OpenAIChat(ChatBackend):
         self.supports_json_schema = False  # as in `_answer`: once more without it
         return self._background_try(ask, abandoned)
 
-    def stream(
+    def _round(
         self,
-        messages: Sequence[ChatMessage],
-        *,
         max_tokens: int,
-        temperature: float = 0.7,
-        abandoned: AbandonCheck | None = None,
-    ) -> Iterator[str]:
-        raise_if_abandoned(abandoned)
-        request = {
-            "model": self.model,
-            "messages": list(messages),
-            "max_tokens": max_tokens,
-            "temperature": temperature,
-            "stream": True,
-        }
-        with self._turns.person():
-            yield from until_abandoned(self._pieces(request), abandoned)
+        temperature: float,
+        messages: list[dict[str, Any]],
+        tools: ToolBox | None,
+    ) -> Generator[str, None, list[ToolRequest]]:
+        request = {**self._request(messages, max_tokens, temperature, None), "stream": True}
+        offered = {} if tools is None else {"tools": list(tools.specs)}
+        return self._pieces({**request, **offered})
 
-    def _pieces(self, request: dict[str, Any]) -> Generator[str, None, None]:
+    def _pieces(self, request: dict[str, Any]) -> Generator[str, None, list[ToolRequest]]:
+        """The streamed words, then the tool calls asked for (sent in parts)."""
         import openai
 
         try:
@@ -403,7 +417,7 @@ class OpenAIChat(ChatBackend):
         except _openai_errors() as exc:
             raise _openai_failure(exc, self.base_url) from exc
         cut = StreamCut(f"OpenAI-compatible server at {self.base_url} {CUT_STREAM}")
-        finished = False
+        finished, calls = False, StreamedCalls()
         try:
             with chunks:  # an abandoned stream releases its connection at once
                 for chunk in chunks:
@@ -411,6 +425,11 @@ class OpenAIChat(ChatBackend):
                     if not choices:
                         continue
                     finished = finished or choices[0].finish_reason is not None
+                    for part in choices[0].delta.tool_calls or ():
+                        asked = part.function
+                        calls.add(
+                            part.index, part.id, asked and asked.name, asked and asked.arguments
+                        )
                     if choices[0].delta.content:
                         yield choices[0].delta.content
         except (openai.APIConnectionError, ValueError) as exc:  # the connection broke midway
@@ -419,6 +438,7 @@ class OpenAIChat(ChatBackend):
             raise _openai_failure(exc, self.base_url) from exc
         if not finished:  # the body simply ended: no finish_reason was sent
             raise cut
+        return calls.requests()
 
     def is_available(self) -> bool:
         try:

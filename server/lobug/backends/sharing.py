@@ -126,7 +126,7 @@ def gives_way(
                 return text
 
 
-def until_a_person_comes(pieces: Generator[str, None, None], turns: ModelTurns) -> Attempt:
+def until_a_person_comes(pieces: Generator[str, None, object], turns: ModelTurns) -> Attempt:
     """One try of a background call, streamed: its text once the stream is finished, or so
     far when a person's call arrives: the stream is closed then, and closing the connection
     stops the generation on Ollama, llama.cpp's server and vLLM, so the person's request

@@ -25,12 +25,12 @@ from typing import Any, Protocol
 import numpy as np
 
 from lobug.audio import STREAMING_DATA_SIZE, wav_header
-from lobug.backends.base import SpeechNotReady, VoiceActivity
+from lobug.backends.base import SpeechNotReady, ToolBox, VoiceActivity
 from lobug.endpointing import Endpointer
 from lobug.listening import Heard
 from lobug.services import Services
 from lobug.voice import StreamedVoice
-from lobug.xiaozhi import frames, messages, unasked
+from lobug.xiaozhi import frames, messages, offered, unasked
 from lobug.xiaozhi.limits import (
     HELLO_TIMEOUT_S,
     IDLE_TIMEOUT_S,
@@ -161,6 +161,7 @@ class Session:
         self.id = uuid.uuid4().hex
         self.rate = svc.settings.xiaozhi.output_rate
         self.tools: list[dict[str, Any]] = []  # the device's MCP tools
+        self.offered: ToolBox | None = None  # ...as its turns' model is offered them
         self.utterance: Utterance | None = None
         self.reply: Reply | None = None
         self._decoder: OpusDecoder | None = None
@@ -219,6 +220,7 @@ class Session:
     async def _end(self) -> None:
         self._gone.set()
         self.left.set()
+        offered.withdraw_tools(self)
         if self._ringing is not None:  # a reminder being said is stored as far as it was said
             await asyncio.wait({self._ringing}, timeout=30)
         if self.reply is not None:
@@ -320,6 +322,7 @@ class Session:
             if isinstance(tools, list):
                 self.tools = [t for t in tools if isinstance(t, dict)][:MAX_MCP_TOOLS]
                 log.info("xiaozhi %s offers %d tools", self.device, len(self.tools))
+                offered.offer_tools(self)
 
     async def call_tool(self, name: str, arguments: dict[str, Any]) -> dict[str, Any] | None:
         """The device's result of its tool `name` (None: an error, or none in `TOOL_CALL_S`)."""
