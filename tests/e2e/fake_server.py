@@ -20,12 +20,16 @@ FAKE_REAL_SPEECH=1 the speech models are the real bundled ones (the voice path w
 A last user message holding `CUT_CLOSE` gets a stream whose connection is closed midway (a
 body without length, ended by the close: no `finish_reason`, no `[DONE]`); one holding
 `CUT_CHUNKED` a chunked stream that stops midway, without its last chunk. Not streamed, both
-get half of the JSON answer before the connection closes."""
+get half of the JSON answer before the connection closes. A model that calls tools: a streamed
+request that offers a `..._set_volume` tool and whose last user message names a number
+("make the sound thirty") asks for that tool with `{"volume": N}`; given the tool's result, it
+answers `TOOL_DONE` (or `TOOL_FAILED` when the result says the call failed)."""
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 import time
 from collections.abc import Sequence
@@ -45,6 +49,10 @@ MODEL = "fake-model"
 MODEL_REPLY = ("Once upon a time a bug lived in a lamp. ", "And then ", "the model")
 CUT_CLOSE = "cut-by-close"
 CUT_CHUNKED = "cut-chunked"
+TOOL_DONE = "Done, the sound is at {volume} now."
+TOOL_FAILED = "Sorry, the sound could not be changed."
+TENS = {"ten": 10, "twenty": 20, "thirty": 30, "forty": 40, "fifty": 50, "sixty": 60}
+TENS |= {"seventy": 70, "eighty": 80, "ninety": 90, "hundred": 100}
 
 
 def switched_on(variable: str) -> bool:
@@ -118,7 +126,7 @@ def main(command: str, port: int) -> None:
 # ---------------------------------------------------------------------- the fake model server
 
 
-def chunk_event(delta: dict[str, str], finish: str | None) -> bytes:
+def chunk_event(delta: dict[str, Any], finish: str | None) -> bytes:
     chunk = {
         "id": "chatcmpl-fake",
         "object": "chat.completion.chunk",
@@ -159,8 +167,13 @@ class ModelHandler(BaseHTTPRequestHandler):
             return
         said = str(body["messages"][-1].get("content", ""))
         cut_close, cut_chunked = CUT_CLOSE in said, CUT_CHUNKED in said
-        if body.get("stream"):
-            self._stream(cut_close=cut_close, cut_chunked=cut_chunked)
+        calling = tool_events(body)
+        if body.get("stream") and calling:
+            self._stream(calling)
+        elif body.get("stream"):
+            self._stream(
+                text_events(MODEL_REPLY, cut=cut_close or cut_chunked), cut_close, cut_chunked
+            )
         elif cut_close or cut_chunked:
             self._cut_json(completion("".join(MODEL_REPLY)), chunked=cut_chunked)
         else:
@@ -190,11 +203,9 @@ class ModelHandler(BaseHTTPRequestHandler):
             self.wfile.write(half)
         self.close_connection = True
 
-    def _stream(self, *, cut_close: bool, cut_chunked: bool) -> None:
-        events = [chunk_event({"role": "assistant", "content": ""}, None)]
-        events += [chunk_event({"content": piece}, None) for piece in MODEL_REPLY]
-        if not (cut_close or cut_chunked):
-            events += [chunk_event({}, "stop"), b"data: [DONE]\n\n"]
+    def _stream(
+        self, events: list[bytes], cut_close: bool = False, cut_chunked: bool = False
+    ) -> None:
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream")
         if cut_close:  # no length, no chunks: the body ends where the connection closes
@@ -217,6 +228,42 @@ class ModelHandler(BaseHTTPRequestHandler):
 
     def log_message(self, format: str, *args: Any) -> None:
         pass
+
+
+def text_events(pieces: Sequence[str], *, cut: bool = False) -> list[bytes]:
+    """A streamed answer in `pieces`; `cut`: without its end."""
+    events = [chunk_event({"role": "assistant", "content": ""}, None)]
+    events += [chunk_event({"content": piece}, None) for piece in pieces]
+    return events if cut else [*events, chunk_event({}, "stop"), b"data: [DONE]\n\n"]
+
+
+def tool_events(body: dict[str, Any]) -> list[bytes]:
+    """The streamed answer of a model that calls tools (see the module's doc), or none."""
+    tools = [t["function"]["name"] for t in body.get("tools") or []]
+    volume_tool = next((name for name in tools if name.endswith("set_volume")), None)
+    last = body["messages"][-1]
+    if last["role"] == "tool":
+        asked = json.loads(body["messages"][-2]["tool_calls"][0]["function"]["arguments"])
+        failed = last["content"].startswith(("Failed", "Not done"))
+        answer = TOOL_FAILED if failed else TOOL_DONE.format(volume=asked["volume"])
+        return text_events([answer[:12], answer[12:]])
+    volume = number_in(str(last.get("content", "")))
+    if volume_tool is None or last["role"] != "user" or volume is None:
+        return []
+    call = {"index": 0, "id": "call-1", "type": "function"}
+    call["function"] = {"name": volume_tool, "arguments": json.dumps({"volume": volume})}
+    opening = chunk_event({"role": "assistant", "content": None, "tool_calls": [call]}, None)
+    return [opening, chunk_event({}, "tool_calls"), b"data: [DONE]\n\n"]
+
+
+def number_in(said: str) -> int | None:
+    """The first number in `said`, in digits or a word of tens ("thirty")."""
+    for word in re.findall(r"[a-z]+|\d+", said.lower()):
+        if word.isdigit():
+            return int(word)
+        if word in TENS:
+            return TENS[word]
+    return None
 
 
 def serve_model(port: int) -> None:

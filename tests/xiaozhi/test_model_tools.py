@@ -1,0 +1,109 @@
+"""A xiaozhi device's MCP tools called by the model (issue 30, item 5), through the real app
+with the real OpenAI-compatible backend on a fake model server: the tools the device lists
+are offered to the model of its turns, the call the model asks for goes to the device over
+the WebSocket, its result back to the model, and the words after it are said; spoken rules
+still come first, and the tools are withdrawn when the device leaves."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+
+from lobug.app import create_app
+from lobug.backends import Backends
+from lobug.backends.remote import OpenAIChat
+from lobug.config import Settings
+from tests.backends.test_remote import FakeOpenAI
+from tests.fakes import FakeEmbedder, FakeSTT, FakeTTS
+from tests.polling import eventually
+from tests.xiaozhi.test_session import MAC, greet, headers, until_tts_stop
+from tests.xiaozhi.test_unasked import VOLUME_TOOLS, device_answers, said
+
+OK = {"content": [{"type": "text", "text": "true"}], "isError": False}
+
+
+@pytest.fixture
+def model() -> Iterator[FakeOpenAI]:
+    server = FakeOpenAI(models=["served-model"])
+    yield server
+    server.close()
+
+
+@pytest.fixture
+def client(
+    settings: Settings, model: FakeOpenAI, fake_embedder: FakeEmbedder
+) -> Iterator[TestClient]:
+    chat = OpenAIChat(
+        "served-model", base_url=model.base_url, api_key=None, timeout_s=10, connect_timeout_s=1
+    )
+    backends = Backends(chat, fake_embedder, FakeSTT("What time is it now?"), FakeTTS())
+    with TestClient(create_app(settings, backends)) as app_client:
+        yield app_client
+
+
+def turns(model: FakeOpenAI) -> list[dict[str, Any]]:
+    """The streamed requests of the turns (not memory work)."""
+    bodies: list[dict[str, Any]] = model.bodies("/v1/chat/completions")
+    return [body for body in bodies if body.get("stream")]
+
+
+def test_the_model_calls_the_devices_tool_and_says_what_follows(
+    client: TestClient, model: FakeOpenAI
+) -> None:
+    model.ask_for_tools(("self_audio_speaker_set_volume", {"volume": 35}))
+    model.say("The volume ", "is 35 now.")
+    devices = client.app.state.services.assistant.devices  # type: ignore[attr-defined]
+    with client.websocket_connect("/xiaozhi/v1/", headers=headers()) as ws:
+        session = greet(ws)["session_id"]
+        tools = {"jsonrpc": "2.0", "id": 2, "result": {"tools": VOLUME_TOOLS}}
+        ws.send_text(json.dumps({"session_id": session, "type": "mcp", "payload": tools}))
+        ws.send_text(
+            json.dumps(
+                {
+                    "session_id": session,
+                    "type": "listen",
+                    "state": "detect",
+                    "text": "Could you make it a little quieter, like 35",
+                }
+            )
+        )
+        assert ws.receive_json()["type"] == "stt"
+        assert devices.get(MAC.lower()).tools is not None
+        assert device_answers(ws, session, OK) == {
+            "name": "self.audio_speaker.set_volume",  # the device's own name
+            "arguments": {"volume": 35},
+        }
+        assert said(until_tts_stop(ws, 1)[0]) == "The volume is 35 now."
+    first, second = turns(model)
+    offered = [tool["function"]["name"] for tool in first["tools"]]
+    assert offered == ["self_get_device_status", "self_audio_speaker_set_volume"]
+    assert second["messages"][-1] == {"role": "tool", "tool_call_id": "call-0", "content": "true"}
+    assert eventually(lambda: devices.get(MAC.lower()).tools is None)  # withdrawn: it left
+
+
+def test_spoken_rules_come_first_and_a_device_without_tools_offers_none(
+    client: TestClient, model: FakeOpenAI
+) -> None:
+    model.say("Hello there.")
+    with client.websocket_connect("/xiaozhi/v1/", headers=headers()) as ws:
+        session = greet(ws)["session_id"]
+        tools = {"jsonrpc": "2.0", "id": 2, "result": {"tools": VOLUME_TOOLS}}
+        ws.send_text(json.dumps({"session_id": session, "type": "mcp", "payload": tools}))
+        detect = {"session_id": session, "type": "listen", "state": "detect"}
+        ws.send_text(json.dumps({**detect, "text": "Volume 30"}))
+        assert ws.receive_json()["type"] == "stt"
+        assert device_answers(ws, session, OK)["arguments"] == {"volume": 30}
+        assert said(until_tts_stop(ws, 1)[0]) == "Volume 30."
+    assert turns(model) == []  # no model asked
+    with client.websocket_connect("/xiaozhi/v1/", headers=headers()) as ws:
+        session = greet(ws)["session_id"]  # lists no tools
+        detect = {"session_id": session, "type": "listen", "state": "detect"}
+        ws.send_text(json.dumps({**detect, "text": "Hello"}))
+        assert ws.receive_json()["type"] == "stt"
+        assert said(until_tts_stop(ws, 1)[0]) == "Hello there."
+    (turn,) = turns(model)
+    assert "tools" not in turn
