@@ -6,7 +6,6 @@ still come first, and the tools are withdrawn when the device leaves."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from typing import Any
 
@@ -21,7 +20,7 @@ from tests.backends.test_remote import FakeOpenAI
 from tests.fakes import FakeEmbedder, FakeSTT, FakeTTS
 from tests.polling import eventually
 from tests.xiaozhi.test_session import MAC, greet, headers, until_tts_stop
-from tests.xiaozhi.test_unasked import VOLUME_TOOLS, device_answers, said
+from tests.xiaozhi.test_unasked import VOLUME_TOOLS, ask, device_answers, list_tools, said
 
 OK = {"content": [{"type": "text", "text": "true"}], "isError": False}
 
@@ -59,19 +58,8 @@ def test_the_model_calls_the_devices_tool_and_says_what_follows(
     devices = client.app.state.services.assistant.devices  # type: ignore[attr-defined]
     with client.websocket_connect("/xiaozhi/v1/", headers=headers()) as ws:
         session = greet(ws)["session_id"]
-        tools = {"jsonrpc": "2.0", "id": 2, "result": {"tools": VOLUME_TOOLS}}
-        ws.send_text(json.dumps({"session_id": session, "type": "mcp", "payload": tools}))
-        ws.send_text(
-            json.dumps(
-                {
-                    "session_id": session,
-                    "type": "listen",
-                    "state": "detect",
-                    "text": "Could you make it a little quieter, like 35",
-                }
-            )
-        )
-        assert ws.receive_json()["type"] == "stt"
+        list_tools(ws, session, VOLUME_TOOLS)
+        ask(ws, session, "Could you make it a little quieter, like 35")
         assert devices.get(MAC.lower()).tools is not None
         assert device_answers(ws, session, OK) == {
             "name": "self.audio_speaker.set_volume",  # the device's own name
@@ -91,19 +79,13 @@ def test_spoken_rules_come_first_and_a_device_without_tools_offers_none(
     model.say("Hello there.")
     with client.websocket_connect("/xiaozhi/v1/", headers=headers()) as ws:
         session = greet(ws)["session_id"]
-        tools = {"jsonrpc": "2.0", "id": 2, "result": {"tools": VOLUME_TOOLS}}
-        ws.send_text(json.dumps({"session_id": session, "type": "mcp", "payload": tools}))
-        detect = {"session_id": session, "type": "listen", "state": "detect"}
-        ws.send_text(json.dumps({**detect, "text": "Volume 30"}))
-        assert ws.receive_json()["type"] == "stt"
+        list_tools(ws, session, VOLUME_TOOLS)
+        ask(ws, session, "Volume 30")
         assert device_answers(ws, session, OK)["arguments"] == {"volume": 30}
         assert said(until_tts_stop(ws, 1)[0]) == "Volume 30."
     assert turns(model) == []  # no model asked
     with client.websocket_connect("/xiaozhi/v1/", headers=headers()) as ws:
-        session = greet(ws)["session_id"]  # lists no tools
-        detect = {"session_id": session, "type": "listen", "state": "detect"}
-        ws.send_text(json.dumps({**detect, "text": "Hello"}))
-        assert ws.receive_json()["type"] == "stt"
+        ask(ws, greet(ws)["session_id"], "Hello")  # it lists no tools
         assert said(until_tts_stop(ws, 1)[0]) == "Hello there."
     (turn,) = turns(model)
     assert "tools" not in turn

@@ -55,6 +55,19 @@ def test_a_reminder_due_while_away_is_said_on_connecting_once(
     assert services.store.waiting_reminders("lobug") == []  # said once, never again
 
 
+def list_tools(ws: Any, session: str, tools: list[dict[str, Any]]) -> None:
+    """The device's answer to the server's tools/list."""
+    listed = {"jsonrpc": "2.0", "id": 2, "result": {"tools": tools}}
+    ws.send_text(json.dumps({"session_id": session, "type": "mcp", "payload": listed}))
+
+
+def ask(ws: Any, session: str, text: str) -> None:
+    """`text` typed on the device (`listen detect`), heard back as `stt`."""
+    detect = {"session_id": session, "type": "listen", "state": "detect", "text": text}
+    ws.send_text(json.dumps(detect))
+    assert ws.receive_json()["type"] == "stt"
+
+
 def device_answers(ws: Any, session: str, result: dict[str, Any]) -> dict[str, Any]:
     """The next tools/call the server sends, answered with `result`."""
     call = ws.receive_json()
@@ -70,25 +83,20 @@ def test_volume_said_calls_the_devices_tool_and_is_answered_without_the_model(
 ) -> None:
     with app_client.websocket_connect("/xiaozhi/v1/", headers=headers()) as ws:
         session = greet(ws)["session_id"]
-        tools = {"jsonrpc": "2.0", "id": 2, "result": {"tools": VOLUME_TOOLS}}
-        ws.send_text(json.dumps({"session_id": session, "type": "mcp", "payload": tools}))
-        detect = {"session_id": session, "type": "listen", "state": "detect"}
-        ws.send_text(json.dumps({**detect, "text": "Volume 30"}))
-        assert ws.receive_json()["type"] == "stt"
+        list_tools(ws, session, VOLUME_TOOLS)
+        ask(ws, session, "Volume 30")
         ok = {"content": [{"type": "text", "text": "true"}], "isError": False}
         assert device_answers(ws, session, ok) == {
             "name": "self.audio_speaker.set_volume",
             "arguments": {"volume": 30},
         }
         assert said(until_tts_stop(ws, 1)[0]) == "Volume 30."
-        ws.send_text(json.dumps({**detect, "text": "Louder, please"}))
-        assert ws.receive_json()["type"] == "stt"
+        ask(ws, session, "Louder, please")
         status = {"content": [{"type": "text", "text": '{"audio_speaker": {"volume": 30}}'}]}
         assert device_answers(ws, session, status)["name"] == "self.get_device_status"
         assert device_answers(ws, session, ok)["arguments"] == {"volume": 40}
         assert said(until_tts_stop(ws, 1)[0]) == "Volume 40."
-        ws.send_text(json.dumps({**detect, "text": "Volume 70"}))
-        assert ws.receive_json()["type"] == "stt"
+        ask(ws, session, "Volume 70")
         device_answers(ws, session, {"content": [], "isError": True})
         assert said(until_tts_stop(ws, 1)[0]) == "I couldn't set the volume."
     assert fake_chat.chat_requests() == []
