@@ -144,11 +144,29 @@ def test_a_devices_tools_are_offered_in_function_form_and_called_by_their_own_na
         {"name": "set_volume", "inputSchema": {"type": "array"}},
         {"name": "set_volume", "inputSchema": "anything"},
         {"name": "set_volume", "inputSchema": {"description": "x" * MAX_SCHEMA_CHARS}},
+        {"name": "set_volume", "inputSchema": {"properties": {"volume": 5}}},
+        {"name": "set_volume", "inputSchema": {"properties": {"volume": {"type": 5}}}},
+        {"name": "set_volume", "inputSchema": {"properties": {"v": {"description": 5}}}},
+        {"name": "set_volume", "inputSchema": {"properties": {"v": {"enum": "ab"}}}},
+        {"name": "set_volume", "inputSchema": {"properties": [], "required": []}},
+        {"name": "set_volume", "inputSchema": {"required": "volume"}},
     ],
 )
 def test_a_tool_with_a_bad_name_or_schema_is_not_offered(tool: dict[str, Any]) -> None:
     assert function_spec(tool) is None
     assert offered_tools([tool], lambda name, arguments: STATUS) is None
+
+
+def test_every_tool_the_firmware_and_the_emulator_offer_is_acceptable() -> None:
+    import ollama  # whose client refuses a whole request for one tool it cannot read
+    from xiaozhi_sdk.utils import mcp_tool
+
+    listed = [v for v in vars(mcp_tool).values() if isinstance(v, dict) and "inputSchema" in v]
+    assert len(listed) >= 10
+    for tool in [*FIRMWARE_TOOLS, *EMULATOR_TOOLS, *listed]:
+        spec = function_spec(tool)
+        assert spec is not None, tool
+        ollama.Tool.model_validate(spec)
 
 
 def test_a_tools_description_is_capped_and_its_schema_is_an_object() -> None:

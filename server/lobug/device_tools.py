@@ -213,9 +213,7 @@ def function_spec(tool: Mapping[str, Any]) -> dict[str, Any] | None:
     name, schema = tool.get("name"), tool.get("inputSchema", NO_ARGUMENTS)
     if not isinstance(name, str) or not TOOL_NAME.fullmatch(name):
         return None
-    if not isinstance(schema, Mapping) or schema.get("type", "object") != "object":
-        return None
-    if len(json.dumps(schema)) > MAX_SCHEMA_CHARS:
+    if not _is_object_schema(schema) or len(json.dumps(schema)) > MAX_SCHEMA_CHARS:
         return None
     description = tool.get("description")
     function = {
@@ -224,6 +222,30 @@ def function_spec(tool: Mapping[str, Any]) -> dict[str, Any] | None:
         "parameters": {**NO_ARGUMENTS, **schema},
     }
     return {"type": "function", "function": function}
+
+
+def _is_object_schema(schema: Any) -> bool:
+    """An object's schema whose properties are each described as servers (and Ollama's
+    client, which refuses a whole request for one odd tool) read them."""
+    if not isinstance(schema, Mapping) or schema.get("type", "object") != "object":
+        return False
+    properties, required = schema.get("properties", {}), schema.get("required", [])
+    if not isinstance(properties, Mapping) or not _strings(required):
+        return False
+    return all(_is_property(p) for p in properties.values())
+
+
+def _is_property(spec: Any) -> bool:
+    if not isinstance(spec, Mapping):
+        return False
+    kind, description = spec.get("type", ""), spec.get("description", "")
+    if not isinstance(kind, str) and not _strings(kind):
+        return False
+    return isinstance(description, str) and isinstance(spec.get("enum", []), list)
+
+
+def _strings(value: Any) -> bool:
+    return isinstance(value, list) and all(isinstance(item, str) for item in value)
 
 
 def result_text(result: Any) -> str:

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from lobug.backends.base import ChatBackend, ToolBox
+from lobug.backends.base import BackendError, ChatBackend, ToolBox
 from lobug.backends.tool_calls import MAX_TOOL_ROUNDS, arguments_of
 from tests.backends.test_remote import (
     HELLO,
@@ -68,9 +68,12 @@ def served(server: FakeServer, closing: Closer) -> tuple[FakeServer, ChatBackend
     return server, _openai_chat(closing, server.base_url)
 
 
+def chat_path(server: FakeServer) -> str:
+    return "/api/chat" if isinstance(server, FakeOllama) else "/v1/chat/completions"
+
+
 def chat_bodies(server: FakeServer) -> list[dict[str, Any]]:
-    path = "/api/chat" if isinstance(server, FakeOllama) else "/v1/chat/completions"
-    bodies: list[dict[str, Any]] = server.bodies(path)
+    bodies: list[dict[str, Any]] = server.bodies(chat_path(server))
     return bodies
 
 
@@ -194,3 +197,33 @@ def test_without_tools_none_are_offered(served: tuple[FakeServer, ChatBackend]) 
 )
 def test_a_calls_arguments_are_read_as_a_json_object_or_refused(raw: Any, read: Any) -> None:
     assert arguments_of(raw) == read
+
+
+def test_a_server_that_refuses_tools_is_asked_again_without_and_offered_none_again(
+    served: tuple[FakeServer, ChatBackend],
+) -> None:
+    server, chat = served
+    server.fail_next(
+        chat_path(server), 400, "registry.ollama.ai/library/gemma:2b does not support tools"
+    )
+    server.say("Hello.")
+    server.say("Hello again.")
+    device = Device()
+
+    assert answer(chat, device) == "Hello."
+    assert not chat.supports_tools
+    assert answer(chat, device) == "Hello again."
+    assert [offered_names(b) for b in chat_bodies(server)] == [
+        ["self_audio_speaker_set_volume"],
+        [],
+        [],
+    ]
+
+
+def test_any_other_refusal_is_the_turns_failure(served: tuple[FakeServer, ChatBackend]) -> None:
+    server, chat = served
+    server.fail_next(chat_path(server), 400, "the context is too long")
+
+    with pytest.raises(BackendError, match="too long"):
+        answer(chat, Device())
+    assert chat.supports_tools and len(chat_bodies(server)) == 1

@@ -6,7 +6,9 @@ they are called, the call and its result are added to the messages in the backen
 and the model is asked again, so the caller still sees only the words to say. The rounds are
 bounded: after `MAX_TOOL_ROUNDS` the model is asked once more without tools and must answer in
 words. A tool that fails, or that the model named wrongly, never costs the turn: the model is
-told, and answers."""
+told, and answers. Nor does a server that refuses tools (Ollama's models without tool support,
+llama.cpp's server without `--jinja`, vLLM without a tool parser: a 400 naming them): it is
+asked again without, and offered none again."""
 
 from __future__ import annotations
 
@@ -20,6 +22,8 @@ from typing import Any
 
 from lobug.backends.base import (
     AbandonCheck,
+    BackendError,
+    BackendUnavailable,
     ChatBackend,
     ChatMessage,
     ToolBox,
@@ -93,10 +97,38 @@ class ToolCallingChat(ChatBackend):
         abandoned: AbandonCheck | None = None,
     ) -> Iterator[str]:
         raise_if_abandoned(abandoned)
+        offered = tools if self.supports_tools else None
         with self._turns.person():
-            ask = partial(self._round, max_tokens, temperature)
-            answer = answer_calling(ask, messages, tools, self.record, abandoned)
+            ask = partial(self._unless_refused, max_tokens, temperature)
+            answer = answer_calling(ask, messages, offered, self.record, abandoned)
             yield from until_abandoned(answer, abandoned)
+
+    def _unless_refused(
+        self,
+        max_tokens: int,
+        temperature: float,
+        messages: list[dict[str, Any]],
+        tools: ToolBox | None,
+    ) -> Generator[str, None, list[ToolRequest]]:
+        """A `_round`, asked again without tools when the server refuses them."""
+        said: list[str] = []
+        try:
+            return (
+                yield from _said_along(self._round(max_tokens, temperature, messages, tools), said)
+            )
+        except BackendError as exc:
+            if tools is None or said or not refuses_tools(exc):
+                raise
+        log.warning("%s refuses tools: the model is offered none from now on", self.name)
+        self.supports_tools = False
+        return (yield from self._round(max_tokens, temperature, messages, None))
+
+
+def refuses_tools(exc: BackendError) -> bool:
+    """Whether a failed request was refused for its tools (a 400 naming them)."""
+    if isinstance(exc, BackendUnavailable):
+        return False
+    return "tool" in str(exc.__cause__ or exc).lower()
 
 
 def answer_calling(
