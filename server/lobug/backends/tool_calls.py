@@ -235,7 +235,9 @@ def openai_record(
         {"role": "tool", "tool_call_id": r.id, "content": result}
         for r, result in zip(requests, results, strict=True)
     ]
-    return [{"role": "assistant", "content": said or None, "tool_calls": calls}, *answers]
+    # Without words the content is left out: some compatible servers refuse it as null.
+    asked = {"role": "assistant", "tool_calls": calls, **({"content": said} if said else {})}
+    return [asked, *answers]
 
 
 def ollama_record(
