@@ -77,7 +77,7 @@ def test_forget_takes_a_fact_out_of_every_search_and_purge_erases_its_bytes(
     ).id
     store.forget_fact("a", second, actor="manual")
     assert store.search_facts("a", fake_embedder.embed("dog"), 5) == []
-    assert store.keyword_facts("a", SECRET, 5) == []
+    assert store.keyword_fact_hits("a", SECRET, 5) == []
     assert store.pinned_facts("a") == [] and store.list_facts("a", FactQuery())[1] == 0
     assert all(f.forgotten_at for f in store.fact_versions("a", first))
     store.forget_fact("a", first, actor="manual", purge=True)

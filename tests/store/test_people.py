@@ -52,7 +52,6 @@ def seen(store: Store, viewer: Viewer, words: str) -> set[str]:
     """Every fact text `viewer` meets for `words`: nearest, keywords, rows, pins, lists."""
     vector = FakeEmbedder().embed(words)
     texts = {f.fact.content for f in store.search_facts(AGENT, vector, 10, viewer)}
-    texts |= {f.content for f, _ in store.keyword_facts(AGENT, words, 10, viewer)}
     hits = [h.id for h in store.nearest_fact_hits(AGENT, vector, 10, viewer)]
     hits += [h.id for h in store.keyword_fact_hits(AGENT, words, 10, viewer)]
     texts |= {f.content for f in store.facts_by_ids(hits, viewer).values()}

@@ -172,10 +172,12 @@ class Curation:
         (when none does) close to it in meaning. Raises TopicLookupFailed when that second
         look fails (the embedder down): [] always means none was found."""
         words = content_stems(topic)
+        by_words = self.store.keyword_fact_hits(agent, topic, TOPIC_CANDIDATES, viewer)
+        found = self.store.facts_by_ids([hit.id for hit in by_words], viewer)
         named = [
-            fact
-            for fact, _ in self.store.keyword_facts(agent, topic, TOPIC_CANDIDATES, viewer)
-            if words <= content_stems(fact.content)
+            found[hit.id]
+            for hit in by_words
+            if hit.id in found and words <= content_stems(found[hit.id].content)
         ]
         if named or not words:
             return named

@@ -321,10 +321,6 @@ class SearchStore(Protocol):
 
     def search_messages(self, agent: str, query: Vector, k: int) -> list[ScoredMessage]: ...
 
-    def keyword_facts(
-        self, agent: str, query: str, k: int, viewer: Viewer = EVERYONE
-    ) -> list[tuple[Fact, float]]: ...
-
     def nearest_fact_hits(
         self, agent: str, query: Vector, k: int, viewer: Viewer = EVERYONE
     ) -> list[FactHit]: ...

@@ -6,7 +6,7 @@ so only the ratios between hits matter; MEMORY.md says how they differ from BM25
 from __future__ import annotations
 
 from lobug.store.household import EVERYONE, Viewer
-from lobug.store.models import Fact, FactHit, Message
+from lobug.store.models import FactHit, Message
 from lobug.store.postgres.database import PostgresDatabase
 from lobug.store.sql import rows
 from lobug.store.sql.visibility import visible_facts
@@ -77,28 +77,11 @@ class PostgresFullText(PostgresDatabase):
         )
         return [(rows.message(agent, row), float(row["score"])) for row in found]
 
-    def keyword_facts(
-        self, agent: str, query: str, k: int, viewer: Viewer = EVERYONE
-    ) -> list[tuple[Fact, float]]:
-        """The agent's current facts `viewer` may see matching any word of `query` but the
-        common ones (see `COMMON_WORD_ROWS`), best rank first."""
-        match = any_of(self._uncommon_fact_words(query))
-        if not match:
-            return []
-        visible, shown = visible_facts(viewer, mark="%s")
-        found = self._query(
-            f"SELECT {rows.FACT_COLUMNS}, ts_rank_cd(f.search, q) AS score "
-            f"FROM {rows.FACTS_JOIN_AGENTS}, to_tsquery('english', %s) q "
-            f"WHERE f.search @@ q AND f.agent_id = %s AND f.invalidated_at IS NULL{visible} "
-            "ORDER BY score DESC, f.id LIMIT %s",
-            (match, self.agent_id(agent), *shown, k),
-        )
-        return [(rows.fact(row), float(row["score"])) for row in found]
-
     def keyword_fact_hits(
         self, agent: str, query: str, k: int, viewer: Viewer = EVERYONE
     ) -> list[FactHit]:
-        """`keyword_facts` without the facts' rows."""
+        """The agent's current facts `viewer` may see matching any word of `query` but the
+        common ones (see `COMMON_WORD_ROWS`), best rank first."""
         match = any_of(self._uncommon_fact_words(query))
         if not match:
             return []

@@ -8,7 +8,7 @@ import re
 from collections.abc import Callable
 
 from lobug.store.household import EVERYONE, Viewer
-from lobug.store.models import Fact, FactHit, Message
+from lobug.store.models import FactHit, Message
 from lobug.store.sql import rows
 from lobug.store.sql.visibility import visible_facts
 from lobug.store.sqlite.database import SQLiteDatabase
@@ -32,11 +32,6 @@ messages (at least `COMMON_MESSAGE_MIN_ROWS`; the messages are counted up to
 speaker's name or a word said every day matches short greetings best (BM25 favours short
 rows) and pushes out what was asked about. On the dev half of LoCoMo recall@10 went from
 0.730 to 0.740 (0.657 to 0.687 on the test half); shares of 2, 10 and 20% did worse on dev."""
-
-_CURRENT_FACTS_MATCHING = (
-    "WHERE facts_fts MATCH ? AND f.agent_id = ? AND f.invalidated_at IS NULL{visible} "
-    "ORDER BY bm25(facts_fts) LIMIT ?"
-)
 
 
 def fts_words(text: str) -> list[str]:
@@ -136,9 +131,9 @@ class SQLiteFullText(SQLiteDatabase):
         )
         return [(rows.message(agent, row), float(row["score"])) for row in found]
 
-    def keyword_facts(
+    def keyword_fact_hits(
         self, agent: str, query: str, k: int, viewer: Viewer = EVERYONE
-    ) -> list[tuple[Fact, float]]:
+    ) -> list[FactHit]:
         """The agent's current facts `viewer` may see matching any word of `query` but the
         common ones (see `COMMON_WORD_ROWS`), best BM25 first."""
         match = any_of(self._uncommon_words("facts_fts", query))
@@ -146,25 +141,10 @@ class SQLiteFullText(SQLiteDatabase):
             return []
         visible, shown = visible_facts(viewer)
         found = self._query(
-            f"SELECT {rows.FACT_COLUMNS}, -bm25(facts_fts) AS score FROM facts_fts "
-            "JOIN facts f ON f.id = facts_fts.rowid JOIN agents a ON a.id = f.agent_id "
-            f"{_CURRENT_FACTS_MATCHING.format(visible=visible)}",
-            (match, self.agent_id(agent), *shown, k),
-        )
-        return [(rows.fact(row), float(row["score"])) for row in found]
-
-    def keyword_fact_hits(
-        self, agent: str, query: str, k: int, viewer: Viewer = EVERYONE
-    ) -> list[FactHit]:
-        """`keyword_facts` without the facts' rows."""
-        match = any_of(self._uncommon_words("facts_fts", query))
-        if not match:
-            return []
-        visible, shown = visible_facts(viewer)
-        found = self._query(
             "SELECT f.id, -bm25(facts_fts) AS score, f.created_at, f.user_score "
             "FROM facts_fts JOIN facts f ON f.id = facts_fts.rowid "
-            f"{_CURRENT_FACTS_MATCHING.format(visible=visible)}",
+            f"WHERE facts_fts MATCH ? AND f.agent_id = ? AND f.invalidated_at IS NULL{visible} "
+            "ORDER BY bm25(facts_fts) LIMIT ?",
             (match, self.agent_id(agent), *shown, k),
         )
         return [rows.fact_hit(row) for row in found]
