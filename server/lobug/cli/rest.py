@@ -89,46 +89,37 @@ class MemoryAccess:
     # ------------------------------------------------------------------ people
 
     def people(self, agent: str) -> list[Json]:
-        found: list[Json] = self.call("GET", f"/people/{agent}")
-        return found
+        return self.call("GET", f"/people/{agent}")
 
     def add_person(self, agent: str, name: str, devices: list[str]) -> Json:
         body = {"name": name, "devices": devices}
-        found: Json = self.call("POST", f"/people/{agent}", json=body)
-        return found
+        return self.call("POST", f"/people/{agent}", json=body)
 
     def forget_person(self, agent: str, person_id: int, delete: bool) -> Json:
         path = f"/people/{agent}/{person_id}"
-        found: Json = self.call("DELETE", path) if delete else self.call("POST", f"{path}/forget")
-        return found
+        return self.call("DELETE", path) if delete else self.call("POST", f"{path}/forget")
 
     def person_facts(self, agent: str, person_id: int) -> list[Json]:
-        found: list[Json] = self.call("GET", f"/people/{agent}/{person_id}/facts")
-        return found
+        return self.call("GET", f"/people/{agent}/{person_id}/facts")
 
     def set_device_person(self, agent: str, device: str, person_id: int | None) -> list[Json]:
         body = {"person_id": person_id}
-        found: list[Json] = self.call("PUT", f"/people/{agent}/devices/{device}", json=body)
-        return found
+        return self.call("PUT", f"/people/{agent}/devices/{device}", json=body)
 
     def move_fact(self, agent: str, fact_id: int, scope: str, shareable: bool) -> Json:
         body = {"scope": scope, "shareable": shareable}
-        found: Json = self.call("PUT", f"/facts/{agent}/{fact_id}/scope", json=body)
-        return found
+        return self.call("PUT", f"/facts/{agent}/{fact_id}/scope", json=body)
 
     # ------------------------------------------------------------------ agents, facts
 
     def agents(self) -> list[Json]:
-        found: list[Json] = self.call("GET", "/agents")
-        return found
+        return self.call("GET", "/agents")
 
     def create_agent(self, name: str) -> Json:
-        found: Json = self.call("POST", "/agents", json={"name": name})
-        return found
+        return self.call("POST", "/agents", json={"name": name})
 
     def delete_agent(self, name: str) -> Json:
-        found: Json = self.call("DELETE", f"/agents/{name}", params={"confirm": name})
-        return found
+        return self.call("DELETE", f"/agents/{name}", params={"confirm": name})
 
     def facts(self, agent: str, query: FactQuery) -> Json:
         params: dict[str, Any] = {
@@ -140,21 +131,17 @@ class MemoryAccess:
             params["type"] = query.fact_type
         if query.pinned is not None:
             params["pinned"] = query.pinned
-        found: Json = self.call("GET", f"/facts/{agent}", params=params)
-        return found
+        return self.call("GET", f"/facts/{agent}", params=params)
 
     def fact(self, agent: str, fact_id: int) -> Json:
-        found: Json = self.call("GET", f"/facts/{agent}/{fact_id}")
-        return found
+        return self.call("GET", f"/facts/{agent}/{fact_id}")
 
     def add_fact(self, agent: str, text: str, fact_type: str | None) -> Json:
         body = {"content": text, "type": fact_type or DEFAULT_FACT_TYPE}
-        found: Json = self.call("POST", f"/facts/{agent}", json=body)
-        return found
+        return self.call("POST", f"/facts/{agent}", json=body)
 
     def correct_fact(self, agent: str, fact_id: int, text: str) -> Json:
-        found: Json = self.call("PUT", f"/facts/{agent}/{fact_id}", json={"content": text})
-        return found
+        return self.call("PUT", f"/facts/{agent}/{fact_id}", json={"content": text})
 
     def flag_fact(self, agent: str, fact_id: int, flags: FactFlags) -> Json:
         body: Json = {}
@@ -162,12 +149,10 @@ class MemoryAccess:
             body["pinned"] = flags.pinned
         if flags.user_score is not None or flags.clear_score:
             body["user_score"] = flags.user_score
-        found: Json = self.call("PATCH", f"/facts/{agent}/{fact_id}", json=body)
-        return found
+        return self.call("PATCH", f"/facts/{agent}/{fact_id}", json=body)
 
     def forget_fact(self, agent: str, fact_id: int, purge: bool) -> Json:
-        found: Json = self.call("DELETE", f"/facts/{agent}/{fact_id}", params={"purge": purge})
-        return found
+        return self.call("DELETE", f"/facts/{agent}/{fact_id}", params={"purge": purge})
 
     def search(self, agent: str, text: str, mode: SearchMode, limit: int) -> list[Json]:
         params = {"q": text, "mode": mode, "limit": limit}
@@ -195,8 +180,7 @@ class MemoryAccess:
     # ------------------------------------------------------------------ messages
 
     def messages(self, agent: str, limit: int) -> list[Json]:
-        found: list[Json] = self.call("GET", f"/messages/{agent}", params={"limit": limit})
-        return found
+        return self.call("GET", f"/messages/{agent}", params={"limit": limit})
 
     def forget_span(
         self, agent: str, device: str | None, since: float | None, until: float | None
@@ -207,68 +191,53 @@ class MemoryAccess:
             "since": None if since is None else iso(since),
             "until": None if until is None else iso(until),
         }
-        found: Json = self.call("POST", "/forget", json=body)
-        return found
+        return self.call("POST", "/forget", json=body)
 
     # ------------------------------------------------------------------ blocks, base memory
 
     def blocks(self, agent: str) -> list[Json]:
-        found: list[Json] = self.call("GET", f"/memory-blocks/{agent}")
-        return found
+        return self.call("GET", f"/memory-blocks/{agent}")
 
     def set_block(self, agent: str, label: str, value: str) -> Json:
         path = f"/memory-blocks/{agent}/{label}"
         exists = self.http.get(self.prefix + path).status_code == 200
         if exists:
-            found: Json = self.call("PUT", path, json={"value": value, "changed_by": "cli"})
-            return found
+            return self.call("PUT", path, json={"value": value, "changed_by": "cli"})
         body = {"agent_name": agent, "label": label, "value": value, "changed_by": "cli"}
-        created: Json = self.call("POST", "/memory-blocks", json=body)
-        return created
+        return self.call("POST", "/memory-blocks", json=body)
 
     def delete_block(self, agent: str, label: str, purge: bool) -> Json:
         self.call("DELETE", f"/memory-blocks/{agent}/{label}", params={"purge": purge})
         return {"agent": agent, "label": label, "purged": purge}
 
     def base_memory(self, agent: str) -> Json:
-        found: Json = self.call("GET", f"/base-memory/{agent}")
-        return found
+        return self.call("GET", f"/base-memory/{agent}")
 
     def write_base_memory(self, agent: str, content: str) -> Json:
-        found: Json = self.call("PUT", f"/base-memory/{agent}", json={"content": content})
-        return found
+        return self.call("PUT", f"/base-memory/{agent}", json={"content": content})
 
     def audit(self, agent: str, limit: int) -> Json:
-        found: Json = self.call("GET", f"/audit/{agent}", params={"limit": limit})
-        return found
+        return self.call("GET", f"/audit/{agent}", params={"limit": limit})
 
     def dream(self, agent: str, dry_run: bool) -> Json:
-        found: Json = self.call(
+        return self.call(
             "POST", f"/dream/{agent}", params={"dry_run": dry_run}, timeout=WORK_TIMEOUT
         )
-        return found
 
     def dreams(self, agent: str, limit: int) -> list[Json]:
-        found: list[Json] = self.call("GET", f"/dreams/{agent}", params={"limit": limit})
-        return found
+        return self.call("GET", f"/dreams/{agent}", params={"limit": limit})
 
     def undo_dream(self, agent: str, dream_id: int) -> Json:
-        found: Json = self.call("POST", f"/dreams/{agent}/{dream_id}/undo")
-        return found
+        return self.call("POST", f"/dreams/{agent}/{dream_id}/undo")
 
     def topics(self, agent: str) -> list[Json]:
-        found: list[Json] = self.call("GET", f"/agents/{agent}/topics")
-        return found
+        return self.call("GET", f"/agents/{agent}/topics")
 
     def rebuild_topics(self, agent: str) -> list[Json]:
-        found: list[Json] = self.call(
-            "POST", f"/agents/{agent}/topics/rebuild", timeout=WORK_TIMEOUT
-        )
-        return found
+        return self.call("POST", f"/agents/{agent}/topics/rebuild", timeout=WORK_TIMEOUT)
 
     def global_memory(self, agent: str) -> Json:
-        found: Json = self.call("GET", f"/agents/{agent}/global")
-        return found
+        return self.call("GET", f"/agents/{agent}/global")
 
     # ------------------------------------------------------------------ whole database
 
@@ -293,16 +262,14 @@ class MemoryAccess:
         return sum(f.stat().st_size for f in files if f.exists())
 
     def learning(self, limit: int) -> Json:
-        found: Json = self.call("GET", "/learning", params={"limit": limit})
-        return found
+        return self.call("GET", "/learning", params={"limit": limit})
 
     def retry_learning(self, ids: list[int] | None) -> Json:
         """On the local file, answered once done: its server ends with the command."""
         params = {"wait": self.local_file is not None}
-        found: Json = self.call(
+        return self.call(
             "POST", "/learning/retry", params=params, json={"ids": ids}, timeout=WORK_TIMEOUT
         )
-        return found
 
     def export(self, agent: str | None) -> Iterator[bytes]:
         path = self.prefix + (f"/export/{agent}" if agent else "/export")
@@ -316,10 +283,7 @@ class MemoryAccess:
         params: dict[str, Any] = {"merge": merge}
         if as_agent:
             params["as"] = as_agent
-        found: Json = self.call(
-            "POST", "/import", params=params, json=document, timeout=WORK_TIMEOUT
-        )
-        return found
+        return self.call("POST", "/import", params=params, json=document, timeout=WORK_TIMEOUT)
 
 
 def refusal(answer: httpx.Response) -> Refused:
