@@ -243,7 +243,7 @@ def backlog_database(path: Path, messages: int) -> None:
     try:
         store.bind_embedding(embedder.model, embedder.dimension)
         for n in range(messages):
-            store.append_message_to_embed(AGENT, API_SOURCE, "user", f"imported message {n}")
+            store.append_embedded_message(AGENT, API_SOURCE, "user", f"imported message {n}", None)
     finally:
         store.close()
 

@@ -276,7 +276,7 @@ def test_messages_stored_while_the_embedder_failed_are_embedded_later(
     store: SQLiteStore, fake_embedder: FakeEmbedder
 ) -> None:
     kept = [
-        store.append_message_to_embed("lobug", "api", "user", f"note {i} about copper")
+        store.append_embedded_message("lobug", "api", "user", f"note {i} about copper", None)
         for i in range(5)
     ]
     store.append_message("lobug", "default", "user", "a device turn, never embedded")

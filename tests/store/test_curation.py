@@ -128,8 +128,8 @@ def test_a_message_forgotten_before_its_vector_came_gets_none(
 ) -> None:
     """The memory work embeds a turn after the reply: a forget in between must leave no
     vector of the forgotten words, and the others' vectors still land."""
-    secret = store.append_message_to_embed("a", "desk", "user", f"My cat is {SECRET}")
-    kept = store.append_message_to_embed("a", "desk", "user", "I like tea")
+    secret = store.append_embedded_message("a", "desk", "user", f"My cat is {SECRET}", None)
+    kept = store.append_embedded_message("a", "desk", "user", "I like tea", None)
     read = store.messages_to_embed(10)
     store.forget_messages("a", [secret.id], actor="voice")
     store.add_message_vectors([(m, fake_embedder.embed(m.content)) for m in read])

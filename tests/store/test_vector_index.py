@@ -275,7 +275,7 @@ def test_message_index_stays_in_step_with_vec0_through_every_write(tmp_path: Pat
     for i, vector in enumerate(unit_rows(rng, 40, dim)):
         store.append_embedded_message("ada", "api", "user", f"logged {i}", vector)
         store.append_message_to_learn("ada", "desk", "user", f"queued {i}", vector[::-1].copy())
-        store.append_message_to_embed("ada", "desk", "assistant", f"later {i}")
+        store.append_embedded_message("ada", "desk", "assistant", f"later {i}", None)
         store.append_embedded_message("bob", "api", "user", f"bob {i}", vector)
     backlog = store.messages_to_embed(100)
     store.add_message_vectors(list(zip(backlog, unit_rows(rng, len(backlog), dim), strict=True)))

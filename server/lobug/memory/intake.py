@@ -68,12 +68,7 @@ def take_message(
         )
         exchange = None if queued.user is None else Exchange(queued.user, queued.message)
         return Intake(queued.message, embedded, True, exchange)
-    if vector is None:
-        message = store.append_message_to_embed(
-            agent.name, source, role, content, metadata=metadata
-        )
-    else:
-        message = store.append_embedded_message(
-            agent.name, source, role, content, vector, metadata=metadata
-        )
+    message = store.append_embedded_message(
+        agent.name, source, role, content, vector, metadata=metadata
+    )
     return Intake(message, embedded, False)

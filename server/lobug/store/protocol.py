@@ -74,18 +74,7 @@ class ConversationLog(Protocol):
         device_id: str,
         role: str,
         content: str,
-        vector: Vector,
-        *,
-        metadata: dict[str, Any] | None = None,
-        speaker: Speaker | None = None,
-    ) -> Message: ...
-
-    def append_message_to_embed(
-        self,
-        agent: str,
-        device_id: str,
-        role: str,
-        content: str,
+        vector: Vector | None,
         *,
         metadata: dict[str, Any] | None = None,
         speaker: Speaker | None = None,

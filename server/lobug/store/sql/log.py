@@ -59,12 +59,14 @@ class SqlLog(SqlDatabase):
         device_id: str,
         role: str,
         content: str,
-        vector: Vector,
+        vector: Vector | None,
         *,
         metadata: dict[str, Any] | None = None,
         speaker: Speaker | None = None,
     ) -> Message:
-        """Log a message with its vector, so that `search_messages` finds it too."""
+        """Log a message with its vector, so that `search_messages` finds it too; None: a
+        vector that could not be made now, and the message waits in the embedding backlog
+        (`messages_to_embed`)."""
         agent_id = self.agent_id(agent)
         with self._writing():  # a forget in between must not leave the vector in the index
             with self._transaction() as conn:
@@ -72,27 +74,8 @@ class SqlLog(SqlDatabase):
                     conn, agent, agent_id, device_id, role, content, metadata, speaker
                 )
                 self._insert_vector(conn, message, vector)
-            self._index_message_vectors([(message, vector)])
-        return message
-
-    def append_message_to_embed(
-        self,
-        agent: str,
-        device_id: str,
-        role: str,
-        content: str,
-        *,
-        metadata: dict[str, Any] | None = None,
-        speaker: Speaker | None = None,
-    ) -> Message:
-        """Log a message meant to have a vector that could not be made now: it waits in the
-        embedding backlog (`messages_to_embed`)."""
-        agent_id = self.agent_id(agent)
-        with self._transaction() as conn:
-            message = self._insert_message(
-                conn, agent, agent_id, device_id, role, content, metadata, speaker
-            )
-            self._insert_vector(conn, message, None)
+            if vector is not None:
+                self._index_message_vectors([(message, vector)])
         return message
 
     def _insert_message(
