@@ -42,7 +42,7 @@ from lobug.store.models import (
     ScoredMessage,
     ScoredSummary,
 )
-from lobug.store.protocol import EpisodeStore, Store
+from lobug.store.protocol import Store
 
 log = logging.getLogger(__name__)
 
@@ -295,78 +295,6 @@ def winners(
     return [(facts[i], score) for i, score in fused if i in facts]
 
 
-def explained(
-    store: Store,
-    found: FactCandidates,
-    weights: SearchWeights,
-    k: int,
-    viewer: Viewer = EVERYONE,
-) -> list[FactMatch]:
-    """The candidates fused as `search_facts` fuses them, each with its parts."""
-    return [
-        FactMatch(
-            fact,
-            score,
-            found.cosine.get(fact.id),
-            found.keyword.get(fact.id),
-            found.recency[fact.id],
-            found.user.get(fact.id),
-        )
-        for fact, score in winners(store, found, weights, k, viewer)
-    ]
-
-
-def search_facts(
-    store: Store,
-    agent: str,
-    query: str,
-    vector: Vector | None,
-    k: int,
-    *,
-    min_similarity: float,
-    weights: SearchWeights,
-    now: float,
-    viewer: Viewer = EVERYONE,
-) -> list[ScoredFact]:
-    """Current facts `viewer` may see for a prompt, best first: the candidates' signals
-    fused."""
-    found = fact_candidates(
-        store, agent, query, vector, k, min_similarity=min_similarity, now=now, viewer=viewer
-    )
-    return [
-        ScoredFact(fact, found.cosine.get(fact.id, 0.0))
-        for fact, _ in winners(store, found, weights, k, viewer)
-    ]
-
-
-def search_episodes(
-    store: EpisodeStore,
-    agent: str,
-    query: str,
-    vector: Vector | None,
-    k: int,
-    *,
-    min_similarity: float,
-    weights: SearchWeights,
-) -> list[ScoredSummary]:
-    """Episodes by hybrid search: cosine (at least `min_similarity`) and BM25 fused as facts
-    are (no recency: an old conversation is as worth recalling as a new one that matches)."""
-    n = fusion_pool_size(k)
-    by_vector = [
-        (summary, similarity)
-        for summary, similarity in (
-            store.search_summaries(agent, vector, n) if vector is not None else []
-        )
-        if similarity >= min_similarity
-    ]
-    by_words = store.keyword_summaries(agent, query, n)
-    found = {s.id: s for s, _ in [*by_vector, *by_words]}
-    cosine = {s.id: score for s, score in by_vector}
-    keyword = keyword_scores([(s.id, score) for s, score in by_words])
-    fused = fuse([(weights.vector, cosine), (weights.keyword, keyword)], k)
-    return [ScoredSummary(found[i], cosine.get(i, 0.0), score) for i, score in fused]
-
-
 @dataclass(frozen=True)
 class Explained:
     """What a fact search finds, each match with the parts of its score; whether the query
@@ -424,17 +352,20 @@ class MemorySearch:
         weights = self.weights
         if mode == "vector":
             weights = dataclasses.replace(weights, keyword=0.0)
-        return search_facts(
+        found = fact_candidates(
             self.store,
             agent,
             query,
             vector,
             k,
             min_similarity=min_similarity,
-            weights=weights,
             now=self.clock(),
             viewer=viewer,
         )
+        return [
+            ScoredFact(fact, found.cosine.get(fact.id, 0.0))
+            for fact, _ in winners(self.store, found, weights, k, viewer)
+        ]
 
     def explained(self, agent: str, query: str, k: int, viewer: Viewer = EVERYONE) -> Explained:
         """What hybrid `facts` finds for `query`, with the parts of each score."""
@@ -442,7 +373,17 @@ class MemorySearch:
         found = fact_candidates(
             self.store, agent, query, vector, k, min_similarity=0.0, now=self.clock(), viewer=viewer
         )
-        matches = explained(self.store, found, self.weights, k, viewer)
+        matches = [
+            FactMatch(
+                fact,
+                score,
+                found.cosine.get(fact.id),
+                found.keyword.get(fact.id),
+                found.recency[fact.id],
+                found.user.get(fact.id),
+            )
+            for fact, score in winners(self.store, found, self.weights, k, viewer)
+        ]
         return Explained(matches, vector is not None, self.weights)
 
     def messages(
@@ -476,13 +417,20 @@ class MemorySearch:
     def episodes(
         self, agent: str, query: str, vector: Vector | None, k: int, *, min_similarity: float
     ) -> list[ScoredSummary]:
-        """Episodes for `query` by cosine and words (no recency); `vector` None: words alone."""
-        return search_episodes(
-            self.store,
-            agent,
-            query,
-            vector,
-            k,
-            min_similarity=min_similarity,
-            weights=self.weights,
-        )
+        """Episodes for `query` by hybrid search: cosine (at least `min_similarity`) and BM25
+        fused as facts are (no recency: an old conversation is as worth recalling as a new one
+        that matches); `vector` None: words alone."""
+        n = fusion_pool_size(k)
+        by_vector = [
+            (summary, similarity)
+            for summary, similarity in (
+                self.store.search_summaries(agent, vector, n) if vector is not None else []
+            )
+            if similarity >= min_similarity
+        ]
+        by_words = self.store.keyword_summaries(agent, query, n)
+        found = {s.id: s for s, _ in [*by_vector, *by_words]}
+        cosine = {s.id: score for s, score in by_vector}
+        keyword = keyword_scores([(s.id, score) for s, score in by_words])
+        fused = fuse([(self.weights.vector, cosine), (self.weights.keyword, keyword)], k)
+        return [ScoredSummary(found[i], cosine.get(i, 0.0), score) for i, score in fused]
