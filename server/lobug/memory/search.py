@@ -123,48 +123,6 @@ def message_pool_size(k: int) -> int:
     return math.ceil(MESSAGE_CANDIDATES_PER_RESULT * k)
 
 
-def search_messages(
-    store: Store,
-    embed: Callable[[str], Vector],
-    agent: str,
-    query: str,
-    k: int,
-    *,
-    weights: SearchWeights,
-    now: float,
-    mode: SearchMode = "hybrid",
-) -> MessageSearch:
-    vector = None
-    if mode != "keyword":
-        try:
-            vector = embed(query)
-        except Exception as exc:
-            log.warning("embedding failed (%s); searching by keywords only", exc)
-            mode = "keyword"
-    n = message_pool_size(k)
-    by_vector = store.search_messages(agent, vector, n) if vector is not None else []
-    words = store.uncommon_message_words(agent, query) if mode != "vector" else []
-    by_words = store.keyword_messages(agent, " ".join(words), n) if words else []
-    messages = {h.message.id: h.message for h in by_vector}
-    messages.update({m.id: m for m, _ in by_words})
-    known = {h.message.id: h.similarity for h in by_vector}
-    similarity = with_similarities(store.message_similarities, known, messages, vector)
-    recency = weights.recency if mode == "hybrid" else 0.0
-    fused = fuse(
-        [
-            (weights.vector, similarity),
-            (weights.keyword, keyword_scores([(m.id, s) for m, s in by_words])),
-            (recency, recency_scores({i: m.created_at for i, m in messages.items()}, now)),
-        ],
-        len(messages),
-    )
-    if mode == "hybrid" and vector is not None:
-        scores = dict(fused)
-        fused = with_neighbours(store, agent, vector, scores, messages, similarity, weights, now)
-    hits = [ScoredMessage(messages[i], similarity.get(i, 0.0)) for i, _ in fused[:k]]
-    return MessageSearch(hits, mode)
-
-
 def with_neighbours(
     store: Store,
     agent: str,
@@ -399,20 +357,40 @@ class MemorySearch:
         """The agent's messages for `query` that `viewer` may hear again, best first, by
         `mode` (keywords alone when the query cannot be embedded); `vector` is the query's
         when it was embedded already."""
-        found = search_messages(
-            self.store,
-            self.embedder.embed if vector is None else lambda _: vector,
-            agent,
-            query,
-            k,
-            weights=self.weights,
-            now=self.clock(),
-            mode=mode,
+        if mode == "keyword":
+            vector = None
+        elif vector is None:
+            try:
+                vector = self.embedder.embed(query)
+            except Exception as exc:
+                log.warning("embedding failed (%s); searching by keywords only", exc)
+                mode = "keyword"
+        store, weights, now = self.store, self.weights, self.clock()
+        n = message_pool_size(k)
+        by_vector = store.search_messages(agent, vector, n) if vector is not None else []
+        words = store.uncommon_message_words(agent, query) if mode != "vector" else []
+        by_words = store.keyword_messages(agent, " ".join(words), n) if words else []
+        messages = {h.message.id: h.message for h in by_vector}
+        messages.update({m.id: m for m, _ in by_words})
+        known = {h.message.id: h.similarity for h in by_vector}
+        similarity = with_similarities(store.message_similarities, known, messages, vector)
+        recency = weights.recency if mode == "hybrid" else 0.0
+        fused = fuse(
+            [
+                (weights.vector, similarity),
+                (weights.keyword, keyword_scores([(m.id, s) for m, s in by_words])),
+                (recency, recency_scores({i: m.created_at for i, m in messages.items()}, now)),
+            ],
+            len(messages),
         )
-        if viewer.sees_everything:
-            return found
-        heard = [hit for hit in found.hits if viewer.hears(hit.message.person_id)]
-        return MessageSearch(heard, found.mode)
+        if mode == "hybrid" and vector is not None:
+            scores = dict(fused)
+            fused = with_neighbours(
+                store, agent, vector, scores, messages, similarity, weights, now
+            )
+        hits = [ScoredMessage(messages[i], similarity.get(i, 0.0)) for i, _ in fused[:k]]
+        heard = [hit for hit in hits if viewer.hears(hit.message.person_id)]
+        return MessageSearch(heard, mode)
 
     def episodes(
         self, agent: str, query: str, vector: Vector | None, k: int, *, min_similarity: float
