@@ -199,21 +199,9 @@ def open_memory_services(settings: Settings, backends: Backends | None = None) -
     """Load the embedder and the chat model (which learns from posted messages) and open the
     store, without speech (for `lobug memory-server` and `MemoryEngine`; blocking)."""
     backends = backends or build_backends(settings)
-    store = open_store(settings, backends.embedder)
-    memory = memory_manager(settings, store, backends)
-    log.info(
-        "memory API ready: chat=%s (%s), embeddings=%s (%s, %d dims), db=%s",
-        backends.chat.name,
-        backends.chat.model,
-        backends.embedder.name,
-        backends.embedder.model,
-        backends.embedder.dimension,
-        redacted(settings.store_url),
-    )
-    curation = Curation(store, backends.embedder, settings.memory, searcher=memory.searcher)
-    return MemoryServices(
-        settings, store, backends.embedder, curation, memory, MemoryWork(store, memory)
-    )
+    services = memory_services(settings, open_store(settings, backends.embedder), backends)
+    log_ready("memory API ready", settings, backends)
+    return services
 
 
 def open_local_services(settings: Settings, backends: Backends | None = None) -> MemoryServices:
@@ -231,10 +219,16 @@ def open_local_services(settings: Settings, backends: Backends | None = None) ->
     except EmbeddingMismatch:
         store.close()
         raise
+    return memory_services(settings, store, backends, CLI)
+
+
+def memory_services(
+    settings: Settings, store: Store, backends: Backends, actor: str = MANUAL
+) -> MemoryServices:
     memory = memory_manager(settings, store, backends)
     curation = Curation(store, backends.embedder, settings.memory, searcher=memory.searcher)
     work = MemoryWork(store, memory)
-    return MemoryServices(settings, store, backends.embedder, curation, memory, work, CLI)
+    return MemoryServices(settings, store, backends.embedder, curation, memory, work, actor)
 
 
 def local_embedder(settings: Settings, store: Store) -> Embedder:
@@ -371,8 +365,14 @@ def open_services(settings: Settings, backends: Backends | None = None) -> Servi
     assistant = Assistant(settings, store, memory, backends.chat, backends.embedder)
     voices = partial(HouseholdVoices, store)  # each agent's household's
     voice = Voice(settings, assistant, speech, voice_recognition(settings, voices))
+    log_ready("ready", settings, backends)
+    return Services(settings, backends, store, memory, memory_work, assistant, speech, voice)
+
+
+def log_ready(what: str, settings: Settings, backends: Backends) -> None:
     log.info(
-        "ready: chat=%s (%s), embeddings=%s (%s, %d dims), db=%s",
+        "%s: chat=%s (%s), embeddings=%s (%s, %d dims), db=%s",
+        what,
         backends.chat.name,
         backends.chat.model,
         backends.embedder.name,
@@ -380,4 +380,3 @@ def open_services(settings: Settings, backends: Backends | None = None) -> Servi
         backends.embedder.dimension,
         redacted(settings.store_url),
     )
-    return Services(settings, backends, store, memory, memory_work, assistant, speech, voice)
