@@ -164,8 +164,7 @@ def install_mcp(app: FastAPI, settings: Settings) -> Callable[[], Any]:
     `app.state.memory` (the memory services) is set."""
 
     def engine_of() -> MemoryEngine:
-        engine: MemoryEngine = app.state.mcp_engine
-        return engine
+        return app.state.mcp_engine
 
     server = build_mcp(engine_of, http_role)
     # Host and Origin are checked by the app's one rule for every path (lobug.api.cross_site),

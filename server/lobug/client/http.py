@@ -45,8 +45,7 @@ class MemoryClient:
     @staticmethod
     def _json(response: httpx.Response) -> dict[str, Any]:
         response.raise_for_status()
-        found: dict[str, Any] = response.json()
-        return found
+        return response.json()
 
 
 def memory_url(server_url: str | None, base_url: str | None = None) -> str:

@@ -233,8 +233,7 @@ def items_of(context: MemoryContext, name: str) -> Iterable[Any]:
     value = getattr(context, name)
     if name == "base_memory":
         return [value] if value.strip() else []
-    items: Iterable[Any] = value
-    return items
+    return value
 
 
 def with_item(context: MemoryContext, name: str, item: Any) -> MemoryContext:

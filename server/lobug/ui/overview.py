@@ -47,8 +47,7 @@ class Activity:
 
 def device_services(request: Request) -> Services | None:
     """The device server's services; None on `lobug memory-server`."""
-    found: Services | None = getattr(request.app.state, "services", None)
-    return found
+    return getattr(request.app.state, "services", None)
 
 
 async def health_checks(svc: MemoryServices, device: Services | None) -> list[Check]:

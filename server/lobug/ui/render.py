@@ -106,8 +106,7 @@ def link_for(agent: str | None, path: str, **params: Any) -> str:
 
 
 def sessions_of(request: Request) -> Sessions:
-    found: Sessions = request.app.state.ui_sessions
-    return found
+    return request.app.state.ui_sessions
 
 
 def page(

@@ -25,8 +25,7 @@ MAX_TOKEN_CHARS = 1000
 
 
 def settings_of(request: Request) -> Settings:
-    found: Settings = request.app.state.settings
-    return found
+    return request.app.state.settings
 
 
 def signed_in(request: Request, role: Role, wanted: str | None) -> Response:
@@ -45,8 +44,7 @@ def signed_in(request: Request, role: Role, wanted: str | None) -> Response:
 
 
 def throttle_of(request: Request) -> SignInThrottle:
-    found: SignInThrottle = request.app.state.ui_sign_ins
-    return found
+    return request.app.state.ui_sign_ins
 
 
 def client_of(request: Request) -> str:

@@ -13,14 +13,12 @@ from lobug.services import MemoryServices, Services
 
 def services(request: Request) -> Services:
     """The device server's running services (opened by the app's lifespan)."""
-    found: Services = request.app.state.services
-    return found
+    return request.app.state.services
 
 
 def memory_services(request: Request) -> MemoryServices:
     """The memory API's services: on the device server and on `lobug memory-server`."""
-    found: MemoryServices = request.app.state.memory
-    return found
+    return request.app.state.memory
 
 
 ServicesDep = Annotated[Services, Depends(services)]

@@ -90,5 +90,4 @@ def role_of_token(
 def caller_role(scope: Mapping[str, Any]) -> Role | None:
     """The role the API's gate recorded for this request (an ASGI scope); None on an open
     path without a token."""
-    role: Role | None = scope.get("state", {}).get(ROLE_KEY)
-    return role
+    return scope.get("state", {}).get(ROLE_KEY)
