@@ -5,7 +5,6 @@ from __future__ import annotations
 import time
 
 from lobug.store.models import Clock
-from lobug.store.postgres.activity import PostgresActivity
 from lobug.store.postgres.backup import PostgresBackup
 from lobug.store.postgres.database import POOL_SIZE
 from lobug.store.postgres.exclusive import PostgresExclusive
@@ -14,6 +13,7 @@ from lobug.store.postgres.fulltext import PostgresFullText
 from lobug.store.postgres.queue import PostgresWorkQueue
 from lobug.store.postgres.topics import PostgresTopics
 from lobug.store.postgres.vectors import EF_SEARCH, PostgresVectors
+from lobug.store.sql.activity import SqlActivity
 from lobug.store.sql.blocks import SqlBlocks
 from lobug.store.sql.dreams import SqlDreams
 from lobug.store.sql.importing import SqlImport
@@ -32,7 +32,7 @@ class PostgresStore(
     SqlReminders,
     PostgresFullText,
     PostgresExclusive,
-    PostgresActivity,
+    SqlActivity,
     SqlImport,
     PostgresBackup,
 ):

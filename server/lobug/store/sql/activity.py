@@ -4,21 +4,16 @@ message committed, then the answer committed). Days are UTC dates, `YYYY-MM-DD`.
 
 from __future__ import annotations
 
-from typing import ClassVar
-
 from lobug.store.models import ConversationDay, DayGrowth, DayLatency
 from lobug.store.sql import rows
 from lobug.store.sql.database import SqlDatabase
 
 
 class SqlActivity(SqlDatabase):
-    # The UTC date (`YYYY-MM-DD`) of a row's `created_at`, in the engine's SQL.
-    _DAY: ClassVar[str]
-
     def conversation_days(self, agent: str, limit: int) -> list[ConversationDay]:
         """Each device's days with messages, newest first."""
         found = self._query(
-            f"SELECT device_id, {self._DAY} AS day, COUNT(*) AS messages, "
+            f"SELECT device_id, {self.dialect.day} AS day, COUNT(*) AS messages, "
             "MIN(created_at) AS first_at, MAX(created_at) AS last_at FROM conversation_log "
             "WHERE agent_id = ? GROUP BY device_id, day ORDER BY day DESC, last_at DESC LIMIT ?",
             (self.agent_id(agent), limit),
@@ -30,9 +25,9 @@ class SqlActivity(SqlDatabase):
         agent_id = self.agent_id(agent)
         found = self._query(
             "SELECT day, SUM(is_message) AS messages, SUM(1 - is_message) AS facts FROM ("
-            f"SELECT {self._DAY} AS day, 1 AS is_message FROM conversation_log "
+            f"SELECT {self.dialect.day} AS day, 1 AS is_message FROM conversation_log "
             "WHERE agent_id = ? AND created_at >= ? UNION ALL "
-            f"SELECT {self._DAY} AS day, 0 FROM facts WHERE agent_id = ? AND created_at >= ?"
+            f"SELECT {self.dialect.day} AS day, 0 FROM facts WHERE agent_id = ? AND created_at >= ?"
             ") stored GROUP BY day ORDER BY day",
             (agent_id, since, agent_id, since),
         )
@@ -42,7 +37,7 @@ class SqlActivity(SqlDatabase):
         """Per day, the replies that directly followed a user message of the same device and
         the mean seconds between the two commits, oldest first."""
         found = self._query(
-            f"SELECT {self._DAY} AS day, COUNT(*) AS replies, "
+            f"SELECT {self.dialect.day} AS day, COUNT(*) AS replies, "
             "AVG(created_at - asked_at) AS mean_s FROM (SELECT role, created_at, "
             "LAG(role) OVER turn AS asked_role, LAG(created_at) OVER turn AS asked_at "
             "FROM conversation_log WHERE agent_id = ? AND created_at >= ? "

@@ -4,8 +4,8 @@ Statements are written once, with `?` placeholders (SQLite's own: its hot paths 
 PostgreSQL's connection turns them into psycopg's `%s` once per distinct text (`to_format`,
 cached). Both engines take `INSERT ... RETURNING`, `ON CONFLICT ... DO NOTHING / DO UPDATE` and
 `IN (?, ?, ...)` as they are, so the dialect holds only what is spelled differently: row locks,
-case-insensitive LIKE and reading a JSON array of ids. A `%` is never written in a shared
-statement (psycopg would read it as a placeholder): LIKE patterns are parameters."""
+case-insensitive LIKE, reading a JSON array of ids, a time's day. A `%` is never written in a
+shared statement (psycopg would read it as a placeholder): LIKE patterns are parameters."""
 
 from __future__ import annotations
 
@@ -20,6 +20,7 @@ class Dialect:
     row_lock: str  # appended to a SELECT whose rows the transaction goes on to change
     ilike: str  # LIKE that ignores case
     json_ids: str  # a subquery of one `value` column: the ids of a JSON array column `{}`
+    day: str  # the UTC date (`YYYY-MM-DD`) of a row's `created_at`
 
     def lock_rows(self, of: str = "") -> str:
         """` FOR UPDATE` (of the table alias `of`, when the SELECT joins) where rows can be
@@ -37,6 +38,7 @@ SQLITE = Dialect(
     row_lock="",
     ilike="LIKE",
     json_ids="SELECT value FROM json_each({})",
+    day="date(created_at, 'unixepoch')",
 )
 
 POSTGRES = Dialect(
@@ -44,6 +46,7 @@ POSTGRES = Dialect(
     row_lock=" FOR UPDATE",
     ilike="ILIKE",
     json_ids="SELECT value::bigint AS value FROM jsonb_array_elements_text({}::jsonb)",
+    day="to_char(to_timestamp(created_at) AT TIME ZONE 'UTC', 'YYYY-MM-DD')",
 )
 
 

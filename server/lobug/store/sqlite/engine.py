@@ -8,12 +8,12 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from lobug.store.models import Clock
+from lobug.store.sql.activity import SqlActivity
 from lobug.store.sql.blocks import SqlBlocks
 from lobug.store.sql.dreams import SqlDreams
 from lobug.store.sql.importing import SqlImport
 from lobug.store.sql.people import SqlPeople
 from lobug.store.sql.reminders import SqlReminders
-from lobug.store.sqlite.activity import SQLiteActivity
 from lobug.store.sqlite.backup import FileHold, SQLiteBackup, hold_shared
 from lobug.store.sqlite.database import prepare_private_file
 from lobug.store.sqlite.forgetting import SQLiteForgetting
@@ -33,7 +33,7 @@ class SQLiteStore(
     SqlBlocks,
     SqlReminders,
     SQLiteFullText,
-    SQLiteActivity,
+    SqlActivity,
     SqlImport,
     SQLiteBackup,
 ):
