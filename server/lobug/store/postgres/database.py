@@ -173,12 +173,6 @@ class PostgresDatabase(SqlDatabase):
         rows = self._query("SELECT MAX(version) AS version FROM schema_migrations")
         return int(rows[0]["version"] or 0)
 
-    def table_names(self) -> set[str]:
-        rows = self._query(
-            "SELECT tablename AS name FROM pg_tables WHERE schemaname = current_schema()"
-        )
-        return {row["name"] for row in rows}
-
     def agent_id(self, name: str) -> int:
         """The id of a namespace, created on first use. Not cached: another process may
         delete the agent."""

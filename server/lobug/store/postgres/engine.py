@@ -8,7 +8,6 @@ from lobug.store.models import Clock
 from lobug.store.postgres.backup import PostgresBackup
 from lobug.store.postgres.database import POOL_SIZE
 from lobug.store.postgres.exclusive import PostgresExclusive
-from lobug.store.postgres.forgetting import PostgresForgetting
 from lobug.store.postgres.fulltext import PostgresFullText
 from lobug.store.postgres.queue import PostgresWorkQueue
 from lobug.store.postgres.topics import PostgresTopics
@@ -24,7 +23,6 @@ from lobug.store.sql.reminders import SqlReminders
 class PostgresStore(
     PostgresWorkQueue,
     PostgresVectors,
-    PostgresForgetting,
     SqlPeople,
     SqlDreams,
     PostgresTopics,

@@ -29,6 +29,9 @@ class SqlDatabase:
         """The value of a `SELECT COUNT(*) AS n ...` query."""
         return int(self._query(sql, params)[0]["n"])
 
+    def table_names(self) -> set[str]:
+        return {row["name"] for row in self._query(self.dialect.tables)}
+
     def agent_id(self, name: str) -> int:
         raise NotImplementedError
 

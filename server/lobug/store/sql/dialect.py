@@ -4,8 +4,9 @@ Statements are written once, with `?` placeholders (SQLite's own: its hot paths 
 PostgreSQL's connection turns them into psycopg's `%s` once per distinct text (`to_format`,
 cached). Both engines take `INSERT ... RETURNING`, `ON CONFLICT ... DO NOTHING / DO UPDATE` and
 `IN (?, ?, ...)` as they are, so the dialect holds only what is spelled differently: row locks,
-case-insensitive LIKE, reading a JSON array of ids, a time's day. A `%` is never written in a
-shared statement (psycopg would read it as a placeholder): LIKE patterns are parameters."""
+case-insensitive LIKE, reading a JSON array of ids, a time's day, the list of tables. A `%` is
+never written in a shared statement (psycopg would read it as a placeholder): LIKE patterns are
+parameters."""
 
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ class Dialect:
     ilike: str  # LIKE that ignores case
     json_ids: str  # a subquery of one `value` column: the ids of a JSON array column `{}`
     day: str  # the UTC date (`YYYY-MM-DD`) of a row's `created_at`
+    tables: str  # a query of one `name` column: the tables there are
 
     def lock_rows(self, of: str = "") -> str:
         """` FOR UPDATE` (of the table alias `of`, when the SELECT joins) where rows can be
@@ -39,6 +41,7 @@ SQLITE = Dialect(
     ilike="LIKE",
     json_ids="SELECT value FROM json_each({})",
     day="date(created_at, 'unixepoch')",
+    tables="SELECT name FROM sqlite_master WHERE type='table'",
 )
 
 POSTGRES = Dialect(
@@ -47,6 +50,7 @@ POSTGRES = Dialect(
     ilike="ILIKE",
     json_ids="SELECT value::bigint AS value FROM jsonb_array_elements_text({}::jsonb)",
     day="to_char(to_timestamp(created_at) AT TIME ZONE 'UTC', 'YYYY-MM-DD')",
+    tables="SELECT tablename AS name FROM pg_tables WHERE schemaname = current_schema()",
 )
 
 

@@ -106,7 +106,7 @@ class SqlForgetting(SqlFactEdits):
 
     def _table_names_in(self, conn: Any) -> set[str]:
         """The tables there are, seen from inside the transaction on `conn`."""
-        raise NotImplementedError
+        return {row["name"] for row in conn.execute(self.dialect.tables)}
 
     # ------------------------------------------------------------------ statements
 

@@ -160,10 +160,6 @@ class SQLiteDatabase(SqlDatabase):
         rows = self._query("SELECT MAX(version) AS version FROM schema_migrations")
         return int(rows[0]["version"] or 0)
 
-    def table_names(self) -> set[str]:
-        rows = self._query("SELECT name FROM sqlite_master WHERE type='table'")
-        return {row["name"] for row in rows}
-
     def agent_id(self, name: str) -> int:
         """The id of a namespace, created on first use."""
         cached = self._agent_ids.get(name)

@@ -1,10 +1,8 @@
-"""SQLite's part of forgetting: its in-memory indexes and agent ids follow, and its tables are
-listed from `sqlite_master`."""
+"""SQLite's part of forgetting: its in-memory indexes and agent ids follow."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 from lobug.store.sql.forgetting import SqlForgetting
 from lobug.store.sqlite.facts import SQLiteFacts
@@ -22,6 +20,3 @@ class SQLiteForgetting(SqlForgetting, SQLiteFacts):
         self._agent_ids.pop(name, None)
         self._require_index().drop_agent(agent_id)
         self._require_message_index().drop_agent(agent_id)
-
-    def _table_names_in(self, conn: Any) -> set[str]:
-        return {row["name"] for row in conn.execute("SELECT name FROM sqlite_master")}
