@@ -17,7 +17,7 @@ How a search reaches recall@5 >= 0.99 against exact search (figures in README's 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from lobug.store.errors import EmbeddingMismatch
@@ -26,9 +26,9 @@ from lobug.store.models import FactHit, ScoredFact, ScoredMessage, Vector
 from lobug.store.postgres.database import as_vector
 from lobug.store.postgres.facts import PostgresFacts
 from lobug.store.sql import rows
+from lobug.store.sql.database import EmbedBatch
 from lobug.store.sql.visibility import nearest_to_read, visible_facts
 
-EmbedBatch = Callable[[list[str]], list[Vector]]
 EF_SEARCH = 200  # recall@5 1.000 at 100k and 1M bench vectors, 0.98 at 1M with 100 (README)
 HNSW_M = 16  # pgvector's default (links per row)
 HNSW_EF_CONSTRUCTION = 200  # pgvector's 64: recall@5 0.88 at 1M bench vectors, ef_search 200
@@ -36,13 +36,6 @@ EXACT_SCAN_ROWS = 20_000  # an agent with no more vectors is searched exactly
 INDEX_BUILD_MIN_MB = 512  # maintenance_work_mem for a build: at least this, more for big tables
 INDEX_BUILD_MAX_MB = 8192
 VECTOR_TABLES = (("fact_vectors", "fact_id", "facts"), ("message_vectors", "message_id", None))
-
-
-def _embed_all(embed_batch: EmbedBatch, texts: list[str]) -> list[Vector]:
-    vectors: list[Vector] = []
-    for start in range(0, len(texts), 256):
-        vectors.extend(embed_batch(texts[start : start + 256]))
-    return vectors
 
 
 def _write_signature(conn: Any, model: str, dim: int) -> None:
@@ -135,12 +128,6 @@ class PostgresVectors(PostgresFacts):
     ef_search = EF_SEARCH
     exact_scan_rows = EXACT_SCAN_ROWS
 
-    def embedding_signature(self) -> tuple[str, int] | None:
-        meta = {r["key"]: r["value"] for r in self._query("SELECT key, value FROM store_meta")}
-        if "embedding_model" not in meta:
-            return None
-        return meta["embedding_model"], int(meta["embedding_dim"])
-
     def bind_embedding(self, model: str, dim: int) -> None:
         """Tie the store to one embedding model; refuse another one with a clear message."""
         with self._transaction() as conn:
@@ -166,19 +153,9 @@ class PostgresVectors(PostgresFacts):
     def reindex(self, model: str, dim: int, embed_batch: EmbedBatch) -> int:
         """Re-embed every current fact, every message that had a vector and every episode
         (summary) with a new model; return how many facts and messages were embedded."""
-        facts = self._query(
-            "SELECT id, agent_id, content FROM facts WHERE invalidated_at IS NULL ORDER BY id"
+        (facts, fact_vectors), (messages, message_vectors), (episodes, episode_vectors) = (
+            self._reembedded(embed_batch)
         )
-        messages = self._query(
-            "SELECT c.id, c.agent_id, c.content FROM conversation_log c "
-            "JOIN message_vectors v ON v.message_id = c.id ORDER BY c.id"
-            if "message_vectors" in self.table_names()
-            else "SELECT 1 WHERE false"
-        )
-        fact_vectors = _embed_all(embed_batch, [row["content"] for row in facts])
-        message_vectors = _embed_all(embed_batch, [row["content"] for row in messages])
-        episodes = self._query("SELECT id, agent_id, content FROM summaries ORDER BY id")
-        episode_vectors = _embed_all(embed_batch, [row["content"] for row in episodes])
         with self._transaction() as conn, conn.cursor() as cursor:
             cursor.execute("DROP TABLE IF EXISTS fact_vectors, message_vectors, summary_vectors")
             create_vector_tables(cursor, dim)

@@ -3,12 +3,15 @@ PostgreSQL's database classes implement it; every shared part of the store inher
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from typing import Any, ClassVar
 
 from lobug.store.models import Clock, Message, Vector
 from lobug.store.sql.dialect import Dialect
+
+EmbedBatch = Callable[[list[str]], list[Vector]]
+EMBED_BATCH = 256  # texts per call of the embedder while re-embedding everything
 
 
 class SqlDatabase:
@@ -31,6 +34,29 @@ class SqlDatabase:
 
     def table_names(self) -> set[str]:
         return {row["name"] for row in self._query(self.dialect.tables)}
+
+    def embedding_signature(self) -> tuple[str, int] | None:
+        meta = {r["key"]: r["value"] for r in self._query("SELECT key, value FROM store_meta")}
+        if "embedding_model" not in meta:
+            return None
+        return meta["embedding_model"], int(meta["embedding_dim"])
+
+    def _reembedded(self, embed_batch: EmbedBatch) -> list[tuple[list[Any], list[Vector]]]:
+        """For `reindex`: the current facts, the messages that have a vector and the episodes
+        (summaries), as rows of `id, agent_id, content`, each kind with its new vectors."""
+        facts = self._query(
+            "SELECT id, agent_id, content FROM facts WHERE invalidated_at IS NULL ORDER BY id"
+        )
+        messages = (
+            self._query(
+                "SELECT c.id, c.agent_id, c.content FROM conversation_log c "
+                "JOIN message_vectors v ON v.message_id = c.id ORDER BY c.id"
+            )
+            if "message_vectors" in self.table_names()
+            else []
+        )
+        episodes = self._query("SELECT id, agent_id, content FROM summaries ORDER BY id")
+        return [(found, embed_all(embed_batch, found)) for found in (facts, messages, episodes)]
 
     def agent_id(self, name: str) -> int:
         raise NotImplementedError
@@ -61,3 +87,12 @@ class SqlDatabase:
     def _erase_free_pages(self) -> None:
         """After a purge: the engine's way of leaving no bytes of the erased text."""
         raise NotImplementedError
+
+
+def embed_all(embed_batch: EmbedBatch, found: Sequence[Any]) -> list[Vector]:
+    """The vectors of the rows' `content`, `EMBED_BATCH` texts at a time."""
+    texts = [row["content"] for row in found]
+    vectors: list[Vector] = []
+    for start in range(0, len(texts), EMBED_BATCH):
+        vectors.extend(embed_batch(texts[start : start + EMBED_BATCH]))
+    return vectors

@@ -5,7 +5,7 @@ bound, kept in step by every write); the vec0 tables are the store of record."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -14,20 +14,12 @@ from lobug.store.errors import EmbeddingMismatch
 from lobug.store.household import EVERYONE, Viewer
 from lobug.store.models import FactHit, ScoredFact, ScoredMessage, Vector
 from lobug.store.sql import rows
+from lobug.store.sql.database import EmbedBatch
 from lobug.store.sql.dialect import marks
 from lobug.store.sql.visibility import nearest_to_read, visible_facts
 from lobug.store.sqlite.database import vector_blob
 from lobug.store.sqlite.facts import SQLiteFacts
 from lobug.store.sqlite.vector_index import VectorIndex, unit_rows
-
-EmbedBatch = Callable[[list[str]], list[Vector]]
-
-
-def _embed_all(embed_batch: EmbedBatch, texts: list[str]) -> list[Vector]:
-    vectors: list[Vector] = []
-    for start in range(0, len(texts), 256):
-        vectors.extend(embed_batch(texts[start : start + 256]))
-    return vectors
 
 
 def _write_signature(conn: Any, model: str, dim: int) -> None:
@@ -47,14 +39,6 @@ def _create_vector_tables(conn: Any, dim: int) -> None:
 
 
 class SQLiteVectors(SQLiteFacts):
-    def embedding_signature(self) -> tuple[str, int] | None:
-        meta = {
-            row["key"]: row["value"] for row in self._query("SELECT key, value FROM store_meta")
-        }
-        if "embedding_model" not in meta:
-            return None
-        return meta["embedding_model"], int(meta["embedding_dim"])
-
     def bind_embedding(self, model: str, dim: int) -> None:
         """Tie the store to one embedding model; refuse another one with a clear message."""
         signature = self.embedding_signature()
@@ -79,14 +63,9 @@ class SQLiteVectors(SQLiteFacts):
     def reindex(self, model: str, dim: int, embed_batch: EmbedBatch) -> int:
         """Re-embed every current fact, every message that had a vector and every episode
         (summary) with a new model; return how many facts and messages were embedded."""
-        facts = self._query(
-            "SELECT id, agent_id, content FROM facts WHERE invalidated_at IS NULL ORDER BY id"
+        (facts, fact_vectors), (messages, message_vectors), (episodes, episode_vectors) = (
+            self._reembedded(embed_batch)
         )
-        messages = self._embedded_messages()
-        fact_vectors = _embed_all(embed_batch, [row["content"] for row in facts])
-        message_vectors = _embed_all(embed_batch, [row["content"] for row in messages])
-        episodes = self._query("SELECT id, content FROM summaries ORDER BY id")
-        episode_vectors = _embed_all(embed_batch, [row["content"] for row in episodes])
         with self._transaction() as conn:
             conn.execute("DELETE FROM summary_vectors")
             conn.executemany(
@@ -110,14 +89,6 @@ class SQLiteVectors(SQLiteFacts):
             _write_signature(conn, model, dim)
         self._load_index(dim)
         return len(facts) + len(messages)
-
-    def _embedded_messages(self) -> list[Any]:
-        if "message_vectors" not in self.table_names():
-            return []
-        return self._query(
-            "SELECT c.id, c.agent_id, c.content FROM conversation_log c "
-            "JOIN message_vectors v ON v.message_id = c.id ORDER BY c.id"
-        )
 
     def _load_index(self, dim: int) -> None:
         """Both in-memory indexes, built anew from the vec0 tables: the current facts', and
