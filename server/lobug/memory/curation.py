@@ -109,13 +109,9 @@ class Curation:
         page = found[query.offset :]
         return FactPage([h.fact for h in page], len(found), [h.similarity for h in page])
 
-    def search(self, agent: str, text: str, k: int, min_similarity: float = 0.0) -> list[Fact]:
-        hits = self.searcher.facts(agent, text, k, min_similarity=min_similarity)
-        return [hit.fact for hit in hits]
-
     def explain_search(self, agent: str, text: str, k: int) -> Explained:
-        """What `search` finds, with the cosine, keyword, recency and score parts of each,
-        whether the text could be embedded (False: keywords alone) and the weights."""
+        """What hybrid fact search finds, with the cosine, keyword, recency and score parts of
+        each, whether the text could be embedded (False: keywords alone) and the weights."""
         return self.searcher.explained(agent, text, k)
 
     def add_fact(
