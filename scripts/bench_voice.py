@@ -406,7 +406,13 @@ def report(length: str, clips: list[Clip], results: dict[str, Results]) -> None:
 
 def print_breakdown(results: dict[str, Results]) -> None:
     """Where a xiaozhi turn's time went after the last speech (the servers' log lines)."""
-    names = [stage for stage, _ in STAGES] + ["total", "turn_retrieve", "turn_llm_start"]
+    names = [stage for stage, _ in STAGES] + [
+        "total",
+        "turn_retrieve",
+        "turn_llm_start",
+        "turn_ahead",
+        "words",
+    ]
     for name, result in results.items():
         turns = result.breakdown
         if not turns:

@@ -177,3 +177,24 @@ def test_a_question_memory_answers_is_answered_with_the_facts_words_without_the_
         said = "".join(streaming.pieces())
     assert said == "Yes. You have a dog called Biscuit."
     assert fake_chat.chat_requests() == []
+
+
+@pytest.mark.parametrize("heard_last", ["What should I bring my sister?", "What should I bring"])
+def test_a_voice_turn_adopts_the_answer_begun_in_the_persons_pause_if_they_said_no_more(
+    assistant: Assistant, fake_chat: FakeChat, heard_last: str
+) -> None:
+    fake_chat.answers_ahead = True
+    spoken = SpokenLimit(2, 96, notes_tokens=80)
+    fake_chat.enqueue("Flowers are nice.", "Chocolate, perhaps.")
+    assistant.prime("desk", agency=True, spoken=spoken, heard=heard_last, answer=True)
+    words = "What should I bring my sister?"
+    with assistant.reply_streaming("desk", words, agency=True, spoken=spoken) as streaming:
+        said = "".join(streaming.pieces())
+    asked = [messages[-1]["content"] for messages in fake_chat.chat_requests()]
+    if heard_last == words:  # adopted: the model was asked once
+        assert (said, asked) == ("Flowers are nice.", [words])
+        assert streaming.timings_ms["ahead"] > 0
+    else:  # the person spoke on after the pause: answered anew
+        assert (said, asked) == ("Chocolate, perhaps.", [heard_last, words])
+        assert streaming.timings_ms["ahead"] == 0
+    assert streaming.turn is not None and streaming.turn.response == said  # stored as said

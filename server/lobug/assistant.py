@@ -15,6 +15,7 @@ from dataclasses import dataclass, field, replace
 from functools import partial
 from types import TracebackType
 
+from lobug.backends.ahead import AnswersAhead
 from lobug.backends.base import AbandonCheck, ChatBackend, ChatMessage, Embedder
 from lobug.claims import known_words
 from lobug.config import Settings
@@ -77,6 +78,7 @@ class Assistant:
         )
         self.guard = ReplyGuard(settings.language)
         self.early = EarlyRecall(memory)  # a voice turn's memory, looked up as it is heard
+        self.ahead = AnswersAhead(chat)  # a voice turn's answer, begun in the person's pause
 
     def device(self, device_id: str) -> DeviceState:
         """The device's state, its working memory warmed from the log when not in memory."""
@@ -181,15 +183,18 @@ class Assistant:
         prepared = self._prepare(state, text, agency, spoken, voice)
         prepared.rings_in_stream = True
         if prepared.answer is not None:
-            return prepared, ringing(iter([prepared.answer]), prepared.reminders)
-        stream = self.chat.stream_with_tools(  # the device's tools, where the model calls them
+            self.ahead.drop(state.device_id)
+            return prepared, prepared.reminders.ringing(iter([prepared.answer]))
+        stream = self.ahead.stream(
+            state.device_id,
             prepared.messages,
             state.tools,
             max_tokens=self._reply_tokens(spoken),
             temperature=self.settings.llm_temperature,
             abandoned=abandoned,
+            timings=prepared.timings,
         )
-        return prepared, ringing(stream, prepared.reminders)
+        return prepared, prepared.reminders.ringing(stream)
 
     def _reply_tokens(self, spoken: SpokenLimit | None) -> int:
         limit = self.settings.llm_max_tokens
@@ -272,19 +277,24 @@ class Assistant:
         agency: bool = False,
         spoken: SpokenLimit | None = None,
         heard: str = "",
+        answer: bool = False,
     ) -> None:
         """Have the model read the device's next prompt as far as it is known before the turn
         starts: without `heard` (nothing said yet) the standing prompt and the history; with
         the words `heard` so far, also their notes and those words, so a turn whose person
         said no more finds its whole prompt read. Built as `reply` builds it, the history as
         it will be with the words added; read only by a model that caches prompt prefixes,
-        while the memory for `heard` is looked up for any model, kept for the turn."""
+        while the memory for `heard` is looked up for any model, kept for the turn. To
+        `answer` (the person paused after `heard`), a model that `answers_ahead` begins the
+        answer to them (`backends/ahead.py`): the turn adopts it if they said no more."""
         with self.early.looking_up(device_id, heard) as ahead:
             state = self.device(device_id)
             viewer = self.memory.household.viewer_at(state.agent, state.device_id, heard)
             if heard:
                 ahead(state.agent, heard, viewer)  # kept for the turn (`memory/early.py`)
-            if not self.chat.caches_prompt_prefix:
+            answer = answer and bool(heard) and self.chat.answers_ahead
+            answer = answer and not self.ahead.calls(state.tools)
+            if not (self.chat.caches_prompt_prefix or answer):
                 return
             history = state.shown(coming=1, viewer=viewer)
             if heard:
@@ -293,7 +303,11 @@ class Assistant:
             messages, _ = self._prompt(
                 state.agent, heard, sensors, history, agency, spoken, viewer, ahead
             )
-        self.chat.prefill(messages)
+        if not answer:
+            self.chat.prefill(messages)
+            return
+        tokens, temperature = self._reply_tokens(spoken), self.settings.llm_temperature
+        self.ahead.start(device_id, messages, max_tokens=tokens, temperature=temperature)
 
 
 @dataclass
@@ -331,7 +345,7 @@ class PreparedTurn:
         if self.spoken is not None and decision.action == "respond":
             decision = replace(decision, text=self.spoken.cut(decision.text))
         if decision.action == "respond" and not self.rings_in_stream:
-            decision = replace(decision, text=then(decision.text, self.reminders.claim()))
+            decision = replace(decision, text=self.reminders.after(decision.text))
         state = self.state
         assistant_message = None
         metadata = guard_metadata(decision)
@@ -468,25 +482,6 @@ class StreamingTurn(AbstractContextManager["StreamingTurn"]):
         if self.action == "respond" and not text:
             return Decision("ignore", "")
         return Decision(self.action, text)
-
-
-def then(answer: str, reminders: str) -> str:
-    """The answer with the due reminders said after it."""
-    return f"{answer} {reminders}".strip() if reminders else answer
-
-
-def ringing(stream: Iterator[str], reminders: DueReminders) -> Iterator[str]:
-    """`stream`, then the due reminders as its last piece once it has ended (not claimed
-    when the stream is stopped first: they ring at a later turn)."""
-    try:
-        yield from stream
-    finally:
-        close = getattr(stream, "close", None)
-        if close is not None:
-            close()
-    said = reminders.claim()
-    if said:
-        yield " " + said
 
 
 class Stopwatch:

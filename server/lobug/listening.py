@@ -184,8 +184,9 @@ class Heard:
     speaker: Speaker | None = None  # recognised by voice, when a listener was given
 
 
-# Have the model read a device's next prompt with the words heard so far ("": none yet).
-Prime = Callable[[str], None]
+# Have the model read a device's next prompt with the words heard so far ("": none yet), and
+# answer them when the person paused after them (True).
+Prime = Callable[[str, bool], None]
 # Told the words of the stretches heard so far, each time one more has been transcribed, and
 # the 16 kHz sample where the audio they were heard from ends (on the event loop:
 # `hear_arriving`'s `words_heard`).
@@ -273,9 +274,10 @@ async def _speaker(
 class ReadAhead:
     """While a recording arrives, the model reads the answer's prompt as far as it is known
     (`Voice.prime`): at its first bytes, the standing prompt and the history; each time a
-    stretch of speech has been heard, also the notes for the words so far and those words.
-    When the person said no more (the device records its closing silence meanwhile), the
-    turn finds its whole prompt read. A stretch is also heard while it goes on, each second
+    stretch of speech has been heard, also the notes for the words so far and those words,
+    and the model begins the answer to them (`backends/ahead.py`). When the person said no
+    more (the device records its closing silence meanwhile), the turn finds its whole prompt
+    read and its answer begun. A stretch is also heard while it goes on, each second
     (`LiveRecording.partial`), so the notes for its first words and those words are read
     while the person still speaks. Primes are not awaited: they never raise, and the turn
     queues behind them for the model. None starts once the recording has ended."""
@@ -291,12 +293,12 @@ class ReadAhead:
         self._words_heard = words_heard
         self.covers: dict[asyncio.Task[Transcript], int] = {}  # where each stretch ends
         self._started = self._stopped = False
-        self._words = ""
+        self._words = ("", False)  # the words last primed with, and whether to answer them
 
     def start(self) -> None:
         if not self._started:
             self._started = True
-            self._prime("")
+            self._prime("", answer=False)
 
     def stop(self) -> None:
         self._stopped = True
@@ -307,12 +309,12 @@ class ReadAhead:
         if self._words_heard is not None:
             covered = self.covers.get(self._heard[len(finished) - 1], 0) if finished else 0
             self._words_heard(self._live.heard(finished).text, covered)
-        self._prime_with(finished)
+        self._prime_with(finished, answer=True)
 
     def guessed(self, partial: asyncio.Task[Transcript]) -> None:
         """The stretch in progress was heard early: prime with the words so far and its."""
         if not partial.cancelled() and partial.exception() is None:
-            self._prime_with([*self._finished(), partial.result()])
+            self._prime_with([*self._finished(), partial.result()], answer=False)
 
     def _finished(self) -> list[Transcript]:
         """The transcripts of the stretches heard so far, in order (up to the first one
@@ -324,12 +326,12 @@ class ReadAhead:
             transcripts.append(task.result())
         return transcripts
 
-    def _prime_with(self, transcripts: list[Transcript]) -> None:
+    def _prime_with(self, transcripts: list[Transcript], *, answer: bool) -> None:
         words = self._live.heard(transcripts).text
-        if words and words != self._words:
-            self._words = words
-            self._prime(words)
+        if words and (words, answer) != self._words:
+            self._words = (words, answer)
+            self._prime(words, answer=answer)
 
-    def _prime(self, words: str) -> None:
+    def _prime(self, words: str, *, answer: bool) -> None:
         if not self._stopped:
-            asyncio.get_running_loop().run_in_executor(None, self._prime_now, words)
+            asyncio.get_running_loop().run_in_executor(None, self._prime_now, words, answer)

@@ -290,12 +290,13 @@ class Voice:
 
     # ------------------------------------------------------------------ streamed reply
 
-    def prime(self, device_id: str, heard: str = "") -> None:
-        """While the device's person is still speaking: let the model read the answer's
-        prompt as far as it is known, with the words `heard` so far (`Assistant.prime`). Best
-        effort: a failure only costs that head start."""
+    def prime(self, device_id: str, heard: str = "", answer: bool = False) -> None:
+        """While the device's person is still speaking: the model reads the prompt with the
+        words `heard` so far, and may `answer` them (`Assistant.prime`). Best effort."""
         try:
-            self.assistant.prime(device_id, agency=True, spoken=self.spoken, heard=heard)
+            self.assistant.prime(
+                device_id, agency=True, spoken=self.spoken, heard=heard, answer=answer
+            )
         except Exception:
             log.debug("priming the prompt of %s failed", device_id, exc_info=True)
 

@@ -97,6 +97,9 @@ class ChatBackend(ABC):
     caches_prompt_prefix: bool = False
     # Calls the tools `stream_with_tools` offers (Ollama, OpenAI-compatible servers).
     supports_tools: bool = False
+    # May begin a voice turn's answer in the person's pause, before the turn has ended, and
+    # stop it at its next token if they speak on (`ahead.py`): a model of one's own.
+    answers_ahead: bool = False
 
     @abstractmethod
     def complete(

@@ -89,6 +89,7 @@ class EmbeddedChat(ChatBackend):
     supports_json_schema = True
     prefers_simple_json = True
     caches_prompt_prefix = True
+    answers_ahead = True
 
     def __init__(
         self,

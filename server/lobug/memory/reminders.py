@@ -18,7 +18,7 @@ answer says the time it chose, so a wrong guess is heard at once.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import datetime, time, timedelta
 
@@ -265,6 +265,23 @@ class DueReminders:
                 ring_due(self._store, self._agent, self._device, self._clock()) if due else ""
             )
         return self._said
+
+    def after(self, answer: str) -> str:
+        """The answer with the due reminders said after it (claimed)."""
+        said = self.claim()
+        return f"{answer} {said}".strip() if said else answer
+
+    def ringing(self, stream: Iterator[str]) -> Iterator[str]:
+        """`stream`, then the due reminders as its last piece once it has ended (not claimed
+        when the stream is stopped first: they ring at a later turn)."""
+        try:
+            yield from stream
+        finally:
+            close = getattr(stream, "close", None)
+            if close is not None:
+                close()
+        if said := self.claim():
+            yield " " + said
 
 
 class NoReminders(DueReminders):

@@ -97,6 +97,8 @@ class Utterance:
         self._samples = 0
         self.closed = False
         self.last_voice_at = 0.0  # perf_counter of the frame that held the last speech
+        # Speech again after a pause: the answer begun in the pause is not the turn's.
+        self._spoke_on = partial(svc.assistant.ahead.drop, device)
         words = self._heard if self.endpointer else None
         self.hearing: asyncio.Task[Heard] = asyncio.create_task(
             svc.voice.hear_arriving(device, self._pieces(), self.timings, words)
@@ -105,6 +107,7 @@ class Utterance:
     def _heard(self, words: str, covered: int) -> None:
         """The words so far (`listening.WordsHeard`): they may end the turn on their own."""
         if self.endpointer is not None and not self.closed:
+            self.clock.marks["words"] = time.perf_counter()  # the last words before the end
             self.endpointer.heard(words, covered)
             if self.endpointer.ended:
                 self._on_end(self)
@@ -131,6 +134,7 @@ class Utterance:
             self.endpointer.feed(pcm)
             if self.endpointer.last_voice_s > voiced_before:
                 self.last_voice_at = time.perf_counter()
+                self._spoke_on()
         if self._samples >= MAX_UTTERANCE_S * SAMPLE_RATE_IN:
             self.close()
 

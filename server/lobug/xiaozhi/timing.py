@@ -46,13 +46,15 @@ class TurnClock:
         first = self.marks.get("last_voice")
         if first is not None and "frame" in self.marks:
             stages["total"] = (self.marks["frame"] - first) * 1000
+        if first is not None and "words" in self.marks:  # the words heard last, after speech
+            stages["words"] = (self.marks["words"] - first) * 1000
         return stages
 
     def log(self, device: str) -> None:
         turn = {
             k: v
             for k, v in self.turn_ms.items()
-            if k in ("retrieve", "llm_start", "stt") or k.startswith("retrieve_")
+            if k in ("retrieve", "llm_start", "stt", "ahead") or k.startswith("retrieve_")
         }
         stages = {**self.stages_ms(), **{f"turn_{k}": v for k, v in turn.items()}}
         if stages:
