@@ -25,6 +25,7 @@ import numpy.typing as npt
 
 from lobug.audio import STT_RATE, AudioError, CorruptAudio, check_audio_size, parse_wav, resample
 from lobug.backends.base import SpeechToText, Transcript
+from lobug import endpointing
 from lobug.speakers.identify import Speaker
 from lobug.speakers.live import SpeakerListener
 
@@ -33,6 +34,10 @@ log = logging.getLogger(__name__)
 FRAME_SAMPLES = STT_RATE * 30 // 1000
 PAUSE_FRAMES = 8  # 240 ms of quiet ends a stretch of speech
 KEEP_FRAMES = 4  # of the pause, kept at the end of the stretch (whisper likes a little room)
+# A pause is heard at once, as soon as it is as long as what a stretch keeps of it: those are
+# the samples of the stretch if the pause goes on to end it, so its transcription is the
+# stretch's (`pausing`), ready before the stretch is cut; and its words, when they end a
+# sentence, may be answered already (`ReadAhead.paused`).
 MIN_LEVEL = 0.006  # mean |sample| of float audio; quieter is never speech
 FLOOR_RATIO = 3.0  # speech stands this far above the quietest frame
 HEADER_PATIENCE = 4096  # bytes to wait for a WAV header with its data chunk
@@ -66,6 +71,7 @@ class LiveRecording:
         self._live = False  # the last piece came at the pace of speech
         self._partial_from = -1  # the stretch start a partial was given for
         self._partial_end = 0  # and where that partial ended
+        self._paused_at = -1  # the end of the last stretch heard at its pause (`pausing`)
 
     @property
     def seconds(self) -> float:
@@ -93,6 +99,22 @@ class LiveRecording:
             return None
         self._partial_from, self._partial_end = self._cursor, len(self._samples)
         return Stretch(self._cursor, len(self._samples))
+
+    def pausing(self) -> Stretch | None:
+        """The stretch in progress once the person has paused for `KEEP_FRAMES` (once a
+        pause, while the audio comes at the pace of speech): the very samples the stretch
+        will have if the pause goes on to end it (`_next_stretch`)."""
+        if not self._live:
+            return None
+        speech = self._levels(self._cursor) > self._threshold()
+        voiced = np.flatnonzero(speech)
+        if len(voiced) == 0 or len(speech) - voiced[-1] - 1 < KEEP_FRAMES:
+            return None
+        end = self._cursor + (voiced[-1] + 1 + KEEP_FRAMES) * FRAME_SAMPLES
+        if end == self._paused_at:
+            return None
+        self._paused_at = end
+        return Stretch(self._cursor, end)
 
     def finish(self) -> list[Stretch]:
         """The body has ended: what is left to transcribe (raises AudioError for a body that
@@ -211,38 +233,65 @@ async def hear_arriving(
     Raises AudioError (AudioTooLarge past `max_bytes`)."""
     live = LiveRecording(max_seconds)
     pending: list[asyncio.Task[Transcript]] = []
-    guesses: list[asyncio.Task[Transcript]] = []  # stretches heard before they ended
     read_ahead = ReadAhead(prime, live, pending, words_heard)
-
-    def transcribe(
-        stretch: Stretch, then: Callable[[asyncio.Task[Transcript]], object]
-    ) -> asyncio.Task[Transcript]:
-        task = asyncio.create_task(asyncio.to_thread(transcribe_stretch, stt, live, stretch))
-        read_ahead.covers[task] = stretch.end
-        task.add_done_callback(then)
-        return task
-
+    heard = Transcriptions(stt, live, read_ahead, pending)
     received, started = 0, time.perf_counter()
     try:
         async for piece in pieces:
             read_ahead.start()
             received += len(piece)
             check_audio_size(received, max_bytes)
-            elapsed = time.perf_counter() - started
-            pending += [transcribe(s, read_ahead.heard) for s in live.add(piece, elapsed)]
-            if all(g.done() for g in guesses) and (partial := live.partial()) is not None:
-                guesses.append(transcribe(partial, read_ahead.guessed))
+            heard.ended(live.add(piece, time.perf_counter() - started))
+            heard.early()
             if listener is not None:
                 listener.hear(live.recorded())
         ended = time.perf_counter()
         read_ahead.stop()
-        pending += [transcribe(s, read_ahead.heard) for s in live.finish()]
+        heard.ended(live.finish())
         speaker = await _speaker(listener, live, ended, timings)
         transcripts = list(await asyncio.gather(*pending))
     finally:
-        _cancel(pending + guesses, listener)
+        _cancel(pending + heard.guesses, listener)
     timings["stt"] = (time.perf_counter() - ended) * 1000
     return Heard(live.heard(transcripts), live.seconds, speaker)
+
+
+class Transcriptions:
+    """A recording's stretches transcribed as soon as each can be: a stretch once it has
+    ended (`ended`, in order into `pending`), and before (`early`): at its pause, kept for
+    the stretch when the pause goes on to end it (`LiveRecording.pausing`), and each second
+    of speech (`LiveRecording.partial`)."""
+
+    def __init__(
+        self,
+        stt: SpeechToText,
+        live: LiveRecording,
+        read_ahead: ReadAhead,
+        pending: list[asyncio.Task[Transcript]],
+    ) -> None:
+        self._stt, self._live, self._read_ahead, self.pending = stt, live, read_ahead, pending
+        self.guesses: list[asyncio.Task[Transcript]] = []  # stretches heard before they ended
+        self._paused: dict[Stretch, asyncio.Task[Transcript]] = {}
+
+    def ended(self, stretches: list[Stretch]) -> None:
+        self.pending += [self._transcribe(s, self._read_ahead.heard) for s in stretches]
+
+    def early(self) -> None:
+        if (pause := self._live.pausing()) is not None:
+            self._paused[pause] = self._transcribe(pause, self._read_ahead.paused)
+            self.guesses.append(self._paused[pause])
+        if all(g.done() for g in self.guesses) and (partial := self._live.partial()):
+            self.guesses.append(self._transcribe(partial, self._read_ahead.guessed))
+
+    def _transcribe(
+        self, stretch: Stretch, then: Callable[[asyncio.Task[Transcript]], object]
+    ) -> asyncio.Task[Transcript]:
+        task = self._paused.pop(stretch, None) or asyncio.create_task(
+            asyncio.to_thread(transcribe_stretch, self._stt, self._live, stretch)
+        )
+        self._read_ahead.covers[task] = stretch.end
+        task.add_done_callback(then)
+        return task
 
 
 def _cancel(tasks: list[asyncio.Task[Transcript]], listener: SpeakerListener | None) -> None:
@@ -310,6 +359,15 @@ class ReadAhead:
             covered = self.covers.get(self._heard[len(finished) - 1], 0) if finished else 0
             self._words_heard(self._live.heard(finished).text, covered)
         self._prime_with(finished, answer=True)
+
+    def paused(self, pause: asyncio.Task[Transcript]) -> None:
+        """The person paused (`LiveRecording.pausing`): prime with the words so far and
+        those of the stretch that may have ended, and answer them when they end a sentence
+        (`endpointing.finished`: the turn may end in this pause)."""
+        if not pause.cancelled() and pause.exception() is None:
+            transcripts = [*self._finished(), pause.result()]
+            words = self._live.heard(transcripts).text
+            self._prime_with(transcripts, answer=endpointing.finished(words))
 
     def guessed(self, partial: asyncio.Task[Transcript]) -> None:
         """The stretch in progress was heard early: prime with the words so far and its."""
