@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import AsyncIterator
+
 import numpy as np
 import pytest
 
 from lobug.audio import STT_RATE, AudioError, encode_wav
 from lobug.backends.base import Transcript, TranscriptSegment
-from lobug.listening import LiveRecording, Stretch
+from lobug.listening import LiveRecording, Stretch, hear_arriving
+from tests.fakes import FakeSTT
 
 
 def tone(seconds: float) -> np.ndarray:
@@ -42,6 +46,23 @@ def test_each_stretch_is_found_when_its_pause_arrives() -> None:
     assert second_at < len(pieces(encode_wav(recording, STT_RATE))) - 3
     assert live.finish() == []  # the closing silence is not transcribed
     assert live.seconds == pytest.approx(2.7, abs=0.01)
+
+
+def test_a_pause_is_heard_at_once_as_the_stretch_it_goes_on_to_end() -> None:
+    recording = np.concatenate([tone(0.6), quiet(0.15), tone(0.5), quiet(0.6)])
+    live = LiveRecording(max_seconds=30)
+    paused, ended = [], []
+    for n, piece in enumerate(pieces(encode_wav(recording, STT_RATE), size=960)):  # 30 ms
+        ended += [(n, s) for s in live.add(piece, n * 0.03)]
+        if (pause := live.pausing()) is not None:
+            paused.append((n, pause))
+    # Both pauses heard once each, 120 ms in; only the second goes on to end a stretch,
+    # with the very samples heard at its start, 120 ms earlier.
+    assert [stretch.start for _, stretch in paused] == [0, 0]
+    ends = [stretch.end / STT_RATE for _, stretch in paused]
+    assert ends == [pytest.approx(0.72, abs=0.03), pytest.approx(1.37, abs=0.03)]
+    assert [stretch for _, stretch in ended] == [paused[1][1]]
+    assert ended[0][0] - paused[1][0] == 4  # 120 ms of a 240 ms pause later
 
 
 def test_what_follows_the_last_pause_is_left_for_the_end() -> None:
@@ -110,3 +131,31 @@ def test_a_recording_over_the_limit_is_refused_while_it_arrives() -> None:
     live = LiveRecording(max_seconds=1)
     with pytest.raises(AudioError):
         feed(live, encode_wav(tone(2.0), STT_RATE))
+
+
+def test_a_stretch_heard_at_its_pause_is_transcribed_once_and_answered_ahead() -> None:
+    wav = encode_wav(np.concatenate([quiet(0.1), tone(0.6), quiet(0.6)]), STT_RATE)
+    stt = FakeSTT("Where are my keys?")
+    primed: list[tuple[str, bool]] = []
+
+    async def live() -> AsyncIterator[bytes]:
+        for piece in pieces(wav, size=960):
+            await asyncio.sleep(0.03)  # at the pace of speech: 30 ms pieces
+            yield piece
+
+    async def hear() -> str:
+        heard = await hear_arriving(
+            live(),
+            stt,
+            lambda words, answer: primed.append((words, answer)),
+            max_seconds=30,
+            max_bytes=10_000_000,
+            timings={},
+        )
+        return heard.transcript.text
+
+    assert asyncio.run(hear()) == "Where are my keys?"
+    assert stt.calls == 1, (
+        stt.heard_samples
+    )  # heard at its pause, kept when the pause ended the stretch
+    assert primed == [("", False), ("Where are my keys?", True)]

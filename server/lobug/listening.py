@@ -23,9 +23,9 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
+from lobug import endpointing
 from lobug.audio import STT_RATE, AudioError, CorruptAudio, check_audio_size, parse_wav, resample
 from lobug.backends.base import SpeechToText, Transcript
-from lobug import endpointing
 from lobug.speakers.identify import Speaker
 from lobug.speakers.live import SpeakerListener
 
@@ -110,7 +110,7 @@ class LiveRecording:
         voiced = np.flatnonzero(speech)
         if len(voiced) == 0 or len(speech) - voiced[-1] - 1 < KEEP_FRAMES:
             return None
-        end = self._cursor + (voiced[-1] + 1 + KEEP_FRAMES) * FRAME_SAMPLES
+        end = self._cursor + (int(voiced[-1]) + 1 + KEEP_FRAMES) * FRAME_SAMPLES
         if end == self._paused_at:
             return None
         self._paused_at = end

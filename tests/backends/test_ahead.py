@@ -9,7 +9,7 @@ import pytest
 
 from lobug.backends import ahead as ahead_module
 from lobug.backends.ahead import AnswersAhead
-from lobug.backends.base import BackendError, ChatMessage
+from lobug.backends.base import BackendError, ChatMessage, ToolBox
 from tests.fakes import FakeChat
 from tests.polling import eventually
 
@@ -136,3 +136,15 @@ def test_an_answer_no_turn_adopts_is_dropped_after_a_while(
     assert eventually(stopped_ahead)
     assert chat.streamed < 12
     assert answered(answers, ASKED) == REPLY  # begun anew
+
+
+def test_an_answer_that_may_call_the_devices_tools_is_never_taken_from_ahead() -> None:
+    chat = FakeChat()
+    chat.supports_tools = True
+    chat.enqueue(REPLY, "Volume set.")
+    answers = AnswersAhead(chat)
+    tools = ToolBox((), lambda name, arguments: "done")
+    assert answers.calls(tools) and not answers.calls(None)
+    begin(answers)
+    assert answered(answers, ASKED, tools=tools) == "Volume set."
+    assert len(chat.requests) == 2

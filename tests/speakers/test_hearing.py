@@ -37,7 +37,7 @@ def hear(wav: bytes, listener: SpeakerListener | None, timings: dict[str, float]
         return await hear_arriving(
             spoken(wav),
             FakeSTT("who am I"),
-            lambda _words: None,
+            lambda _words, _answer: None,
             max_seconds=30,
             max_bytes=10_000_000,
             timings=timings,

@@ -187,14 +187,14 @@ class AnswersAhead:
             ahead = self._ahead.pop(device_id, None)
         if timings is not None:
             timings["ahead"] = 0.0
-        if ahead is not None and not self.calls(tools):
-            if ahead.request == Request(tuple(messages), max_tokens, temperature):
-                rest = ahead.adopt(abandoned)
-                if rest is not None:
-                    self.adopted += 1
-                    if timings is not None:
-                        timings["ahead"] = (time.perf_counter() - ahead.began) * 1000
-                    return rest
+        request = Request(tuple(messages), max_tokens, temperature)
+        if ahead is not None and ahead.request == request and not self.calls(tools):
+            rest = ahead.adopt(abandoned)
+            if rest is not None:
+                self.adopted += 1
+                if timings is not None:
+                    timings["ahead"] = (time.perf_counter() - ahead.began) * 1000
+                return rest
         if ahead is not None:
             ahead.drop()
             self.missed += 1
