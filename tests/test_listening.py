@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import AsyncIterator
 
 import numpy as np
+import numpy.typing as npt
 import pytest
 
 from lobug.audio import STT_RATE, AudioError, encode_wav
@@ -133,9 +135,25 @@ def test_a_recording_over_the_limit_is_refused_while_it_arrives() -> None:
         feed(live, encode_wav(tone(2.0), STT_RATE))
 
 
-def test_a_stretch_heard_at_its_pause_is_transcribed_once_and_answered_ahead() -> None:
+class SlowSTT(FakeSTT):
+    """Takes `seconds` over each transcription, as whisper does."""
+
+    def __init__(self, heard: str, seconds: float) -> None:
+        super().__init__(heard)
+        self.seconds = seconds
+
+    def transcribe(self, samples: npt.NDArray[np.float32]) -> Transcript:
+        time.sleep(self.seconds)
+        return super().transcribe(samples)
+
+
+# 0.2 s: the pause goes on to end the stretch before its words are heard.
+@pytest.mark.parametrize("stt_seconds", [0.0, 0.2])
+def test_a_stretch_heard_at_its_pause_is_transcribed_once_and_answered_ahead(
+    stt_seconds: float,
+) -> None:
     wav = encode_wav(np.concatenate([quiet(0.1), tone(0.6), quiet(0.6)]), STT_RATE)
-    stt = FakeSTT("Where are my keys?")
+    stt = SlowSTT("Where are my keys?", stt_seconds)
     primed: list[tuple[str, bool]] = []
 
     async def live() -> AsyncIterator[bytes]:

@@ -365,7 +365,9 @@ class ReadAhead:
         those of the stretch that may have ended, and answer them when they end a sentence
         (`endpointing.finished`: the turn may end in this pause)."""
         if not pause.cancelled() and pause.exception() is None:
-            transcripts = [*self._finished(), pause.result()]
+            transcripts = self._finished()
+            if pause not in self._heard:  # not yet the stretch's own (its pause went on)
+                transcripts.append(pause.result())
             words = self._live.heard(transcripts).text
             self._prime_with(transcripts, answer=endpointing.finished(words))
 

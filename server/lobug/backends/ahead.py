@@ -198,7 +198,8 @@ class AnswersAhead:
         if ahead is not None:
             ahead.drop()
             self.missed += 1
-            log.debug("%s: the answer ahead was for another prompt", device_id)
+            why = _diff(ahead.request, request)
+            log.debug("%s: the answer ahead was for another prompt (%s)", device_id, why)
         return self.chat.stream_with_tools(
             messages, tools, max_tokens=max_tokens, temperature=temperature, abandoned=abandoned
         )
@@ -208,3 +209,15 @@ class AnswersAhead:
             if self._ahead.get(device_id) is ahead:
                 del self._ahead[device_id]
         ahead.drop()
+
+
+def _diff(ahead: Request, turn: Request) -> str:
+    """Where the turn's request differs from the one the answer ahead was begun for (a log
+    line's words: never the text)."""
+    if (ahead.max_tokens, ahead.temperature) != (turn.max_tokens, turn.temperature):
+        return "its limits"
+    if len(ahead.messages) != len(turn.messages):
+        return f"{len(ahead.messages)} messages, not {len(turn.messages)}"
+    pairs = enumerate(zip(ahead.messages, turn.messages, strict=True))
+    differ = [f"message {n} ({b['role']})" for n, (a, b) in pairs if a != b]
+    return differ[0] if differ else "the device's tools"
