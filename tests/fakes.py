@@ -32,6 +32,16 @@ from lobug.backends.base import (
 Responder = Callable[[Sequence[ChatMessage], JsonSchema | None], str]
 
 
+class FakeClock:
+    """A clock a test sets (`now`, epoch seconds)."""
+
+    def __init__(self, now: float = 1000.0) -> None:
+        self.now = now
+
+    def __call__(self) -> float:
+        return self.now
+
+
 class FakeChat(ChatBackend):
     """Answers from a queue of scripted replies, then from `default`; records every request.
 

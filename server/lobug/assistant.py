@@ -292,8 +292,7 @@ class Assistant:
             viewer = self.memory.household.viewer_at(state.agent, state.device_id, heard)
             if heard:
                 ahead(state.agent, heard, viewer)  # kept for the turn (`memory/early.py`)
-            answer = answer and bool(heard) and self.chat.answers_ahead
-            answer = answer and not self.ahead.calls(state.tools)
+            answer = answer and bool(heard) and self.ahead.may_begin(state.tools)
             if not (self.chat.caches_prompt_prefix or answer):
                 return
             history = state.shown(coming=1, viewer=viewer)

@@ -14,7 +14,7 @@ from lobug.memory.manager import MemoryManager
 from lobug.store.household import EVERYONE, Viewer
 from lobug.store.models import NewFact
 from lobug.store.sqlite.engine import SQLiteStore
-from tests.fakes import FakeChat, FakeEmbedder
+from tests.fakes import FakeChat, FakeClock, FakeEmbedder
 
 AGENT = "lobug"
 FACTS = (
@@ -22,14 +22,6 @@ FACTS = (
     "The user likes mushroom pizza",
     "The user's dentist is Doctor Okafor",
 )
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = 1000.0
-
-    def __call__(self) -> float:
-        return self.now
 
 
 @pytest.fixture
@@ -113,7 +105,7 @@ def test_other_words_are_retrieved_anew(
 def test_a_look_up_serves_one_turn_of_its_device_its_agent_and_viewer_while_fresh(
     memory: MemoryManager, fake_embedder: FakeEmbedder
 ) -> None:
-    clock = Clock()
+    clock = FakeClock()
     early = EarlyRecall(memory, clock)
     words = "Where does my sister Emma live"
 

@@ -20,7 +20,7 @@ from lobug.store.protocol import Store
 from lobug.store.sqlite.database import open_connection
 from lobug.store.sqlite.engine import SQLiteStore
 from lobug.store.sqlite.schema import MIGRATIONS
-from tests.fakes import FakeChat, FakeEmbedder
+from tests.fakes import FakeChat, FakeClock, FakeEmbedder
 
 BERLIN = ZoneInfo("Europe/Berlin")
 
@@ -32,24 +32,16 @@ def at(*parts: int) -> float:
 NOW = at(2024, 3, 13, 10, 30)
 
 
-class Clock:
-    def __init__(self, now: float) -> None:
-        self.now = now
-
-    def __call__(self) -> float:
-        return self.now
-
-
 @pytest.fixture
-def clock() -> Clock:
-    return Clock(NOW)
+def clock() -> FakeClock:
+    return FakeClock(NOW)
 
 
 @pytest.fixture
 def dated_store(
     engine: str,
     tmp_path: Path,
-    clock: Clock,
+    clock: FakeClock,
     fake_embedder: FakeEmbedder,
     request: pytest.FixtureRequest,
 ) -> Iterator[Store]:
@@ -66,7 +58,7 @@ def dated_store(
     opened.close()
 
 
-def said(store: Store, clock: Clock, when: float, *texts: str) -> list[Message]:
+def said(store: Store, clock: FakeClock, when: float, *texts: str) -> list[Message]:
     clock.now = when
     messages = []
     for i, text in enumerate(texts):
@@ -80,14 +72,14 @@ def episode(store: Store, embedder: FakeEmbedder, summary: str, messages: list[M
     store.add_summary("lobug", summary, messages, vector=embedder.embed(summary))
 
 
-def memory_of(store: Store, clock: Clock, embedder: FakeEmbedder) -> MemoryManager:
+def memory_of(store: Store, clock: FakeClock, embedder: FakeEmbedder) -> MemoryManager:
     config = MemoryConfig(timezone="Europe/Berlin")
     return MemoryManager(store, FakeChat(), embedder, config, clock=clock)
 
 
 @pytest.mark.both_engines
 def test_an_episode_spans_the_times_of_its_messages(
-    dated_store: Store, clock: Clock, fake_embedder: FakeEmbedder
+    dated_store: Store, clock: FakeClock, fake_embedder: FakeEmbedder
 ) -> None:
     messages = said(dated_store, clock, at(2024, 3, 12, 9, 0), "hello", "hi", "bye")
     summary = dated_store.add_summary("lobug", "Greetings.", messages)
@@ -97,7 +89,7 @@ def test_an_episode_spans_the_times_of_its_messages(
 
 @pytest.mark.both_engines
 def test_a_dated_question_recalls_the_episodes_and_messages_of_its_window(
-    dated_store: Store, clock: Clock, fake_embedder: FakeEmbedder
+    dated_store: Store, clock: FakeClock, fake_embedder: FakeEmbedder
 ) -> None:
     older = said(dated_store, clock, at(2024, 3, 5, 20, 0), "I bought a kayak", "Fun!")
     episode(dated_store, fake_embedder, "The user bought a kayak.", older)
@@ -116,7 +108,7 @@ def test_a_dated_question_recalls_the_episodes_and_messages_of_its_window(
 
 @pytest.mark.both_engines
 def test_episodes_are_found_by_their_words_and_meaning(
-    dated_store: Store, clock: Clock, fake_embedder: FakeEmbedder
+    dated_store: Store, clock: FakeClock, fake_embedder: FakeEmbedder
 ) -> None:
     kayak = said(dated_store, clock, at(2024, 3, 5, 20, 0), "I bought a kayak", "Fun!")
     episode(dated_store, fake_embedder, "The user bought a red kayak.", kayak)
@@ -133,7 +125,7 @@ def test_episodes_are_found_by_their_words_and_meaning(
 
 @pytest.mark.both_engines
 def test_the_budgeted_context_carries_the_episodes_before_the_messages(
-    dated_store: Store, clock: Clock, fake_embedder: FakeEmbedder
+    dated_store: Store, clock: FakeClock, fake_embedder: FakeEmbedder
 ) -> None:
     yesterday = said(dated_store, clock, at(2024, 3, 12, 19, 0), "We booked Lisbon", "Great!")
     episode(dated_store, fake_embedder, "The user booked a trip to Lisbon.", yesterday)
@@ -151,7 +143,7 @@ def test_the_budgeted_context_carries_the_episodes_before_the_messages(
 
 
 def test_a_device_turn_is_assembled_by_the_same_call_less_what_its_history_holds(
-    dated_store: Store, clock: Clock, fake_embedder: FakeEmbedder
+    dated_store: Store, clock: FakeClock, fake_embedder: FakeEmbedder
 ) -> None:
     yesterday = said(dated_store, clock, at(2024, 3, 12, 19, 0), "We booked Lisbon", "Great!")
     episode(dated_store, fake_embedder, "The user booked a trip to Lisbon.", yesterday)
@@ -169,7 +161,7 @@ def test_a_device_turn_is_assembled_by_the_same_call_less_what_its_history_holds
 
 
 def test_the_budgeted_context_embeds_the_question_once(
-    dated_store: Store, clock: Clock, fake_embedder: FakeEmbedder
+    dated_store: Store, clock: FakeClock, fake_embedder: FakeEmbedder
 ) -> None:
     said(dated_store, clock, at(2024, 3, 12, 19, 0), "We booked Lisbon", "Great!")
     memory = memory_of(dated_store, clock, fake_embedder)
@@ -181,7 +173,7 @@ def test_the_budgeted_context_embeds_the_question_once(
 
 @pytest.mark.both_engines
 def test_forgetting_a_message_drops_the_episode_its_vector_and_its_words(
-    dated_store: Store, clock: Clock, fake_embedder: FakeEmbedder
+    dated_store: Store, clock: FakeClock, fake_embedder: FakeEmbedder
 ) -> None:
     messages = said(dated_store, clock, at(2024, 3, 12, 19, 0), "zanzibar plans", "ok")
     episode(dated_store, fake_embedder, "The user talked about zanzibar.", messages)
@@ -193,7 +185,7 @@ def test_forgetting_a_message_drops_the_episode_its_vector_and_its_words(
 
 @pytest.mark.both_engines
 def test_a_device_turn_is_embedded_by_the_memory_work(
-    dated_store: Store, clock: Clock, fake_embedder: FakeEmbedder
+    dated_store: Store, clock: FakeClock, fake_embedder: FakeEmbedder
 ) -> None:
     user, assistant = said(dated_store, clock, NOW, "my cat is called Miso", "Cute!")
     memory_of(dated_store, clock, fake_embedder).process_exchange("lobug", user, assistant)
@@ -244,7 +236,7 @@ def test_an_unknown_time_zone_is_refused() -> None:
 
 @pytest.mark.both_engines
 def test_the_episode_vectors_kept_in_memory_follow_new_and_dropped_episodes(
-    dated_store: Store, clock: Clock, fake_embedder: FakeEmbedder
+    dated_store: Store, clock: FakeClock, fake_embedder: FakeEmbedder
 ) -> None:
     query = fake_embedder.embed("a trip to Lisbon")
     first = said(dated_store, clock, at(2024, 3, 5, 20, 0), "kayak talk", "ok")

@@ -18,23 +18,15 @@ from lobug.names import InvalidPersonName, person_name
 from lobug.store.household import EVERYONE, GUEST_VIEWER, HOUSEHOLD, PRIVATE, Speaker, Viewer
 from lobug.store.models import NewFact
 from lobug.store.protocol import Store
-from tests.fakes import FakeEmbedder
+from tests.fakes import FakeClock, FakeEmbedder
 
 AGENT = "home"
 
 
-class Clock:
-    def __init__(self) -> None:
-        self.now = 1000.0
-
-    def __call__(self) -> float:
-        return self.now
-
-
 @pytest.fixture
-def home(store: Store) -> tuple[Household, Clock, int, int]:
+def home(store: Store) -> tuple[Household, FakeClock, int, int]:
     store.ensure_agent(AGENT)
-    clock = Clock()
+    clock = FakeClock()
     household = Household(store, clock)
     jordan = store.add_person(AGENT, person_name("Jordan"), actor="test").id
     sam = store.add_person(AGENT, person_name(" Sam "), actor="test").id
@@ -42,7 +34,7 @@ def home(store: Store) -> tuple[Household, Clock, int, int]:
     return household, clock, jordan, sam
 
 
-def test_the_best_source_speaks_first(home: tuple[Household, Clock, int, int]) -> None:
+def test_the_best_source_speaks_first(home: tuple[Household, FakeClock, int, int]) -> None:
     household, clock, jordan, sam = home
     voice = Speaker(sam, "voice", 0.93)
     assert household.speaker(AGENT, "kitchen", "it's Jordan", voice) == voice
@@ -61,7 +53,7 @@ def test_the_best_source_speaks_first(home: tuple[Household, Clock, int, int]) -
     assert household.speaker(AGENT, "kitchen", "how are you").person_id is None
 
 
-def test_claims_name_only_known_people(home: tuple[Household, Clock, int, int]) -> None:
+def test_claims_name_only_known_people(home: tuple[Household, FakeClock, int, int]) -> None:
     household, _, jordan, sam = home
     people = household.store.people(AGENT)
     assert claim_in("I'm tired", people) is None
@@ -71,7 +63,7 @@ def test_claims_name_only_known_people(home: tuple[Household, Clock, int, int]) 
     assert claim_in("tell Jordan it's late", people) is None
 
 
-def test_viewers(store: Store, home: tuple[Household, Clock, int, int]) -> None:
+def test_viewers(store: Store, home: tuple[Household, FakeClock, int, int]) -> None:
     household, _, jordan, _ = home
     assert household.viewer(AGENT, Speaker(jordan, "voice", 1.0)) == Viewer.person(jordan)
     assert household.viewer(AGENT, Speaker(None, "guest", 0.0)) == GUEST_VIEWER
@@ -109,7 +101,7 @@ def test_facts_belong_to_their_speaker_or_the_household(store: Store) -> None:
 
 
 def test_forget_me_waits_for_its_confirmation(
-    store: Store, home: tuple[Household, Clock, int, int]
+    store: Store, home: tuple[Household, FakeClock, int, int]
 ) -> None:
     household, _, jordan, _ = home
     me = Speaker(jordan, "device_default", 0.5)
@@ -157,7 +149,7 @@ def test_a_dream_never_settles_one_persons_fact_by_anothers() -> None:
 
 
 def test_a_recognised_voice_names_a_person_of_the_household(
-    home: tuple[Household, Clock, int, int],
+    home: tuple[Household, FakeClock, int, int],
 ) -> None:
     """The voice recognizer (`speakers/`) keeps its profiles by name; its answer becomes the
     turn's first source when the name is a person's of the device's household."""

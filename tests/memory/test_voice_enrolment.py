@@ -15,18 +15,10 @@ from lobug.memory.voices import HouseholdVoices
 from lobug.speakers.identify import VoiceProfile, VoiceSample
 from lobug.store.household import GUEST_SPEAKER, Speaker
 from lobug.store.protocol import Store
-from tests.fakes import FakeEmbedder
+from tests.fakes import FakeClock, FakeEmbedder
 
 AGENT = "home"
 AT = (AGENT, "kitchen")
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = 1000.0
-
-    def __call__(self) -> float:
-        return self.now
 
 
 def voice(*values: float) -> HeardVoice:
@@ -47,7 +39,7 @@ def say(enrolment: VoiceEnrolment, curation: Curation, text: str, heard: HeardVo
 
 
 def test_three_sentences_make_a_new_persons_profile(curation: Curation) -> None:
-    enrolment = VoiceEnrolment(Clock())
+    enrolment = VoiceEnrolment(FakeClock())
     asked = say(enrolment, curation, "Learn my voice, I'm jordan.", voice(1, 0, 0))
     assert asked.startswith("Okay Jordan, say three sentences")
     assert say(enrolment, curation, "I had toast.", voice(1, 0.1, 0)) == "Got it. Two more."
@@ -63,7 +55,7 @@ def test_three_sentences_make_a_new_persons_profile(curation: Curation) -> None:
 
 
 def test_every_turn_that_cannot_be_learnt_from_says_why(curation: Curation) -> None:
-    clock = Clock()
+    clock = FakeClock()
     enrolment = VoiceEnrolment(clock)
     assert "aloud" in say(enrolment, curation, "learn my voice, I'm Sam", None)  # typed
     off = HeardVoice(None, listening=False)
@@ -88,7 +80,7 @@ def test_every_turn_that_cannot_be_learnt_from_says_why(curation: Curation) -> N
 
 def test_a_known_persons_name_and_the_speakers_own_person(curation: Curation) -> None:
     sam = curation.add_person(AGENT, "Sam", actor="test")
-    enrolment = VoiceEnrolment(Clock())
+    enrolment = VoiceEnrolment(FakeClock())
     said_by_sam = Speaker(sam.id, "device_default", 0.5)
     asked = enrolment.turn(curation, AT, said_by_sam, "learn my voice", voice(0, 1, 0))
     assert asked is not None and asked.startswith("Okay Sam,")
@@ -99,7 +91,7 @@ def test_a_known_persons_name_and_the_speakers_own_person(curation: Curation) ->
 
 
 def test_not_one_voice_or_someone_elses_profile_is_refused(curation: Curation) -> None:
-    enrolment = VoiceEnrolment(Clock())
+    enrolment = VoiceEnrolment(FakeClock())
     say(enrolment, curation, "learn my voice, I'm Jordan", voice(1, 0, 0))
     say(enrolment, curation, "one", voice(1, 0, 0))
     say(enrolment, curation, "two", voice(1, 0, 0))

@@ -8,21 +8,14 @@ import numpy as np
 
 from lobug.store.models import ConversationDay, DayGrowth, DayLatency, NewFact
 from lobug.store.sqlite.engine import SQLiteStore
+from tests.fakes import FakeClock
 
 DAY = 86_400.0
 JAN_1 = 1_767_225_600.0  # 2026-01-01T00:00:00Z
 
 
-class Clock:
-    def __init__(self, now: float) -> None:
-        self.now = now
-
-    def __call__(self) -> float:
-        return self.now
-
-
 def test_days_growth_and_latency_come_from_the_log(tmp_path: Path) -> None:
-    clock = Clock(JAN_1 + 3600)
+    clock = FakeClock(JAN_1 + 3600)
     store = SQLiteStore(tmp_path / "activity.db", clock=clock)
     store.bind_embedding("fake", 2)
     store.append_message("a", "kitchen", "user", "hi")

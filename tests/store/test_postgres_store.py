@@ -22,7 +22,7 @@ from lobug.store.models import DreamChange, FactFlags, NewFact, TopicDraft, Topi
 from lobug.store.protocol import Store
 from lobug.store.sqlite.engine import SQLiteStore
 from tests.engines import Databases
-from tests.fakes import FakeEmbedder
+from tests.fakes import FakeClock, FakeEmbedder
 from tests.store.test_protocol import protocol_methods, shape
 
 pytest.importorskip("psycopg")
@@ -31,18 +31,10 @@ from lobug.store.postgres.engine import PostgresStore
 from lobug.store.postgres.queue import CLAIM_LEASE_S
 
 
-class Clock:
-    def __init__(self) -> None:
-        self.now = 1_000_000.0
-
-    def __call__(self) -> float:
-        return self.now
-
-
 @pytest.fixture
-def two(postgres: Databases) -> tuple[PostgresStore, PostgresStore, Clock]:
+def two(postgres: Databases) -> tuple[PostgresStore, PostgresStore, FakeClock]:
     """Two stores on one database, as two processes would hold them, sharing a clock."""
-    url, clock = postgres.fresh(), Clock()
+    url, clock = postgres.fresh(), FakeClock(1_000_000.0)
     first, second = PostgresStore(url, clock=clock), PostgresStore(url, clock=clock)
     for store in (first, second):
         store.bind_embedding("fake-embed", 64)
@@ -59,7 +51,7 @@ def test_postgres_store_takes_the_protocols_parameters() -> None:
 
 
 def test_an_exchange_is_claimed_by_one_process_only(
-    two: tuple[PostgresStore, PostgresStore, Clock],
+    two: tuple[PostgresStore, PostgresStore, FakeClock],
 ) -> None:
     first, second, clock = two
     said = first.append_message("a", "desk", "user", "hello")
@@ -79,7 +71,7 @@ def test_an_exchange_is_claimed_by_one_process_only(
 
 
 def test_maintenance_runs_in_one_process_at_a_time(
-    two: tuple[PostgresStore, PostgresStore, Clock],
+    two: tuple[PostgresStore, PostgresStore, FakeClock],
 ) -> None:
     first, second, _ = two
     with first.exclusively("maintenance:x") as held:
@@ -93,7 +85,7 @@ def test_maintenance_runs_in_one_process_at_a_time(
 
 
 def test_a_fact_changed_in_one_process_is_seen_by_the_other(
-    two: tuple[PostgresStore, PostgresStore, Clock], fake_embedder: FakeEmbedder
+    two: tuple[PostgresStore, PostgresStore, FakeClock], fake_embedder: FakeEmbedder
 ) -> None:
     first, second, _ = two
     fact = first.add_fact("a", NewFact("The user likes tea"), fake_embedder.embed("tea"))
@@ -109,7 +101,7 @@ def nearest_ids(vectors: np.ndarray, first_id: int, query: np.ndarray, k: int) -
 
 
 def test_vector_search_matches_exact_search_on_every_path(
-    two: tuple[PostgresStore, PostgresStore, Clock],
+    two: tuple[PostgresStore, PostgresStore, FakeClock],
 ) -> None:
     store, _, _ = two
     rng = np.random.default_rng(3)
@@ -303,7 +295,7 @@ def test_lone_messages_pair_blocks_delete_and_activity_count(
 
 
 def test_postgres_refuses_file_backup(
-    two: tuple[PostgresStore, PostgresStore, Clock], tmp_path: Path
+    two: tuple[PostgresStore, PostgresStore, FakeClock], tmp_path: Path
 ) -> None:
     first, _, _ = two
     first.append_message("a", "api", "user", "hi")

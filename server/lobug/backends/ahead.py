@@ -163,6 +163,11 @@ class AnswersAhead:
         if ahead is not None:
             ahead.drop()
 
+    def may_begin(self, tools: ToolBox | None) -> bool:
+        """Whether a turn's answer may be begun ahead: by a model that `answers_ahead`, and
+        one that will not call the device's `tools`."""
+        return self.chat.answers_ahead and not self.calls(tools)
+
     def calls(self, tools: ToolBox | None) -> bool:
         """Whether the model would call `tools` while it answers: such an answer is never
         begun ahead (a tool call changes the device)."""

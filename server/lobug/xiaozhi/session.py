@@ -107,7 +107,7 @@ class Utterance:
     def _heard(self, words: str, covered: int) -> None:
         """The words so far (`listening.WordsHeard`): they may end the turn on their own."""
         if self.endpointer is not None and not self.closed:
-            self.clock.marks["words"] = time.perf_counter()  # the last words before the end
+            self.clock.mark("words", again=True)  # the last words before the end
             self.endpointer.heard(words, covered)
             if self.endpointer.ended:
                 self._on_end(self)

@@ -30,8 +30,10 @@ class TurnClock:
     marks: dict[str, float] = field(default_factory=dict)
     turn_ms: dict[str, float] = field(default_factory=dict)
 
-    def mark(self, name: str, at: float | None = None) -> None:
-        self.marks.setdefault(name, time.perf_counter() if at is None else at)
+    def mark(self, name: str, at: float | None = None, *, again: bool = False) -> None:
+        """The first time `name` happened (or, `again`, the latest)."""
+        at = time.perf_counter() if at is None else at
+        self.marks[name] = at if again else self.marks.get(name, at)
 
     def stages_ms(self) -> dict[str, float]:
         stages = {}
