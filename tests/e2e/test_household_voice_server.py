@@ -137,17 +137,17 @@ def test_two_people_and_a_guest_by_voice(tmp_path: Path) -> None:
             assert not any(word in guest for word in ("pineapple", "purple", "banana", "rex"))
 
             said = client.get(f"/memory/messages/{AGENT}", params={"limit": 100}).json()
-            heard = [m for m in said if m["role"] == "user"]
-            # "dog", not the name: whisper has heard "Rex" at the guest's pitch as "Brex".
-            who = {
-                word: {(m["speaker"], m["speaker_source"]) for m in heard if word in m["content"]}
-                for word in ("pineapple", "banana", "dog")
-            }
-            assert who == {
-                "pineapple": {("Jordan", "voice")},
-                "banana": {("Sam", "voice")},
-                "dog": {("guest", "guest")},
-            }
+            heard = sorted((m for m in said if m["role"] == "user"), key=lambda m: m["created_at"])
+            # Who said each of the four, in the order they were said: not found by their words,
+            # which whisper hears differently from run to run at the guest's pitch ("My dog is
+            # called Rex." as "... Brex." or "My dad is cold Rex.").
+            assert [(m["speaker"], m["speaker_source"]) for m in heard[:4]] == [
+                ("Jordan", "voice"),
+                ("Sam", "voice"),
+                ("Sam", "voice"),
+                ("guest", "guest"),
+            ]
+            assert "pineapple" in heard[0]["content"] and "banana" in heard[2]["content"].lower()
             assert {m["speaker"] for m in said if m["role"] == "assistant"} == {"assistant"}
             by_voice = [m["speaker_confidence"] for m in said if m["speaker_source"] == "voice"]
             assert by_voice and min(by_voice) >= 0.4  # the similarity, at the threshold or more
