@@ -87,6 +87,27 @@ def test_a_barge_in_needs_less_speech_than_a_turn() -> None:
         ("My favourite colour is.", False),
         ("Can you remind me to buy.", False),
         ("I would like to", False),
+        # a subject or an auxiliary at the end: open, unless said whole every day
+        ("Thank you.", True),
+        ("No, thank you.", True),
+        ("Nice to meet you.", True),
+        ("How are you?", True),
+        ("Who am I?", True),
+        ("What reminders do I have?", True),
+        ("What can you do?", True),
+        ("Can you?", False),  # "Can you ... remind me?"
+        ("What would you?", False),  # "What would you ... recommend?"
+        ("Tomorrow my wife and I.", False),
+        ("Is it that you.", False),
+        ("What is?", False),
+        ("Why do you think that is?", True),
+        ("What is that?", True),
+        ("Where is it?", True),
+        ("I think that.", False),
+        ("Is it?", True),
+        ("yes", True),  # one word, whisper's punctuation left off
+        ("louder", True),
+        ("yesterday", False),
     ],
 )
 def test_a_sentence_left_open_by_its_last_word_is_not_finished(words: str, whole: bool) -> None:

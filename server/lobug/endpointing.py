@@ -8,9 +8,13 @@ transcribes each stretch of speech at its first pause):
 - a long one (`OPEN_SILENCE_MS`) otherwise: a pause mid-sentence ("I'd like to ... call Anna")
   is waited through. Whisper ends what it hears with a full stop even when the person
   paused mid-sentence ("I would like to call."), so a sentence whose last word leaves it open
-  (`OPEN_ENDINGS`: an article, a preposition, a conjunction, "is", "to", or a verb that wants
-  its object, "call", "buy", "visit") counts as unfinished: it costs such a sentence, when
-  it was whole, the long wait, never the turn.
+  (`OPEN_ENDINGS`: an article, a preposition, a conjunction, "to", or a verb that wants its
+  object, "call", "buy", "visit") counts as unfinished: it costs such a sentence, when it was
+  whole, the long wait, never the turn. A subject or an auxiliary at the end ("My wife and
+  I ...", "Can you ...") leaves it open too, except where it closes a sentence people say
+  whole every day: "Thank you." (`you_as_object`), "How are you?", "What do I have?"
+  (`whole_question`); "What would you ...?" stays open (its verb is still to come). Words
+  without a full stop are open, but for a one-word reply ("yes", "stop", `ONE_WORD_REPLIES`).
 
 Time is counted in audio (samples fed), not on the wall clock, so the rule is the same on a
 busy machine and in tests."""
@@ -23,6 +27,7 @@ import numpy as np
 import numpy.typing as npt
 
 from lobug.backends.base import VoiceActivity
+from lobug.text import words_of
 
 RATE = 16_000
 SPEECH_PROBABILITY = 0.5
@@ -33,18 +38,28 @@ BARGE_IN_SPEECH_MS = 96
 FINISHED_SILENCE_MS = 300
 OPEN_SILENCE_MS = 900
 SENTENCE_END = re.compile(r"[.?!。？！]['\")\]]*\s*$")
-LAST_WORD = re.compile(r"([\w']+)\W*$")
-OPEN_ENDINGS = frozenset(
-    # articles, possessives, prepositions, conjunctions, auxiliaries and "to"
+# articles, possessives, prepositions, conjunctions and "to"
+LINKING_WORDS = frozenset(
     "a an the my your our their his its this that these those some any every "
     "to of in on at for with about from into onto by as than like "
-    "and or but so because if when while that which who whose where "
-    "is are was were am be been being do does did have has had will would can could "
-    "should shall may might must i we you they he she "
-    # verbs that want an object, said before it in a pause ("I'd like to call ... Anna")
+    "and or but so because if when while that which who whose where".split()
+)
+# verbs that want an object, said before it in a pause ("I'd like to call ... Anna")
+OBJECT_VERBS = frozenset(
     "call buy visit get bring tell ask send take make book order remind find meet see "
     "show give put set play watch read text email".split()
 )
+OPEN_ENDINGS = LINKING_WORDS | OBJECT_VERBS
+SUBJECTS = frozenset("i we you they he she".split())
+POINTERS = SUBJECTS | frozenset("it this that these those there".split())
+BE = frozenset("is are was were am".split())
+AUXILIARIES = BE | frozenset(
+    "be been being do does did have has had will would can could should shall may might "
+    "must".split()
+)
+# Said alone, whole: whisper often writes them without a full stop ("yes", "louder").
+ONE_WORD_REPLIES = frozenset("yes yeah yep no nope stop thanks louder quieter hello hi bye".split())
+QUESTION_WORDS = frozenset("what who where when how why which whose".split())
 
 
 class Endpointer:
@@ -112,7 +127,32 @@ class Endpointer:
 
 def finished(words: str) -> bool:
     """Whether `words` end a sentence that is whole (see the module)."""
-    last = LAST_WORD.search(words)
-    return bool(SENTENCE_END.search(words)) and (
-        last is None or last.group(1).lower() not in OPEN_ENDINGS
+    said = words_of(words)
+    end = SENTENCE_END.search(words)
+    if end is None:
+        return len(said) == 1 and said[0] in ONE_WORD_REPLIES
+    asked = "?" in end[0] or "？" in end[0]
+    if (asked and whole_question(said)) or you_as_object(said):
+        return True
+    last = said[-1] if said else ""
+    return last not in OPEN_ENDINGS and last not in SUBJECTS and last not in AUXILIARIES
+
+
+def whole_question(said: list[str]) -> bool:
+    """A question asked with a question word whose last words are a form of "be" and its
+    subject ("How are you?", "What is that?") or a subject and its verb ("What do I have?",
+    "What can you do?"); "What would you?" is still open (its verb is to come)."""
+    if len(said) < 3 or said[0] not in QUESTION_WORDS:
+        return False
+    before, last = said[-2:]
+    return (last in POINTERS and before in BE) or (last in AUXILIARIES and before in POINTERS)
+
+
+def you_as_object(said: list[str]) -> bool:
+    """ "Thank you.", "Nice to meet you.", not "Can you." or "and you"."""
+    return (
+        len(said) > 1
+        and said[-1] == "you"
+        and said[-2] not in AUXILIARIES
+        and said[-2] not in LINKING_WORDS
     )
