@@ -51,7 +51,7 @@ def test_a_refused_reply_is_asked_for_again_with_safer_settings(
     turn = assistant.reply("desk", "I live in Lisbon with my partner Joana.")
     assert turn.response == GOOD
     second = fake_chat.chat_requests()[1]
-    assert "Write in English only." in second[0]["content"]
+    assert "Write in English only." in second[-1]["content"]  # after the person's words
     assert turn.assistant_message is not None
     assert turn.assistant_message.metadata is not None
     assert turn.assistant_message.metadata["guard"] == "regenerated"
@@ -118,15 +118,20 @@ def test_a_streamed_answer_cut_after_good_sentences_keeps_them(
     }
 
 
-def test_careful_messages_add_the_rule_to_the_first_system_message() -> None:
+def test_careful_messages_add_the_rule_after_the_persons_words() -> None:
     messages = [
         {"role": "system", "content": "You are Lo-Bug."},
         {"role": "user", "content": "hi"},
     ]
     careful = careful_messages(messages, "en")
-    assert careful[0]["content"].startswith("You are Lo-Bug.\nWrite in English only.")
-    assert messages[0]["content"] == "You are Lo-Bug."  # not changed in place
-    assert careful_messages([{"role": "user", "content": "hi"}], "auto")[0]["role"] == "system"
+    assert careful[0] == messages[0]  # the cached prompt's start is left as it was
+    assert careful[1]["content"].startswith("hi\n\n(Write in English only.")
+    assert messages[1]["content"] == "hi"  # not changed in place
+    after_a_reply = careful_messages([*messages, {"role": "assistant", "content": "Hey"}], "auto")
+    assert after_a_reply[-1]["role"] == "system" and after_a_reply[:3] == [
+        *messages,
+        {"role": "assistant", "content": "Hey"},
+    ]
 
 
 @pytest.mark.parametrize(
@@ -201,6 +206,9 @@ KNOWN = known_words(["The user has a dog called Biscuit.", "What is my dog's nam
         ("Have you been to Rome?", []),  # a question claims nothing
         ("Paris is lovely in spring.", []),  # not about the person
         ("Sure! Your dog Biscuit sounds lovely.", []),
+        ("You've got great taste in food.", []),  # a contraction of "you" is no name
+        ("You'd like the park.", []),
+        ("He's right, you've met Biscuit.", []),
     ],
 )
 def test_a_claim_about_the_person_names_only_what_the_prompt_holds(

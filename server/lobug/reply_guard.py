@@ -14,7 +14,7 @@ import logging
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import replace
 
-from lobug.backends.base import AbandonCheck, ChatBackend, ChatMessage, with_rule
+from lobug.backends.base import AbandonCheck, ChatBackend, ChatMessage, with_closing_rule
 from lobug.claims import invented_details
 from lobug.decision import Decision
 from lobug.quality import CUT, FALLBACK, INTERRUPTED, REGENERATED, language_rule, text_problem
@@ -48,9 +48,10 @@ def interrupted(said: str) -> Decision:
 
 
 def careful_messages(messages: Sequence[ChatMessage], language: str) -> list[ChatMessage]:
-    """`messages` with a plainer instruction, for a second try."""
+    """`messages` with a plainer instruction after the person's words, for a second try that
+    reads only the instruction when the first try's prompt is still cached."""
     rule = "Reply in one or two short, plain sentences and never repeat yourself."
-    return with_rule(messages, f"{language_rule(language)} {rule}".strip())
+    return with_closing_rule(messages, f"{language_rule(language)} {rule}".strip())
 
 
 def careful_reply(

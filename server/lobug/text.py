@@ -32,7 +32,7 @@ FUNCTION_WORDS = frozenset(
     ours ourselves out over own same she should so some such than that the their theirs them
     themselves then there these they this those through to too under until up very was we were
     what when where which while who whom why will with would you your yours yourself yourselves
-    im ive youre whats thats dont didnt""".split()
+    im ive youre youve youd youll hes shes theyre theyve weve whats thats dont didnt""".split()
 )
 
 # Modal verbs and common irregular past forms take no third-person -s.

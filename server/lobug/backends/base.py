@@ -26,6 +26,17 @@ def with_rule(messages: Sequence[ChatMessage], rule: str) -> list[ChatMessage]:
     return copied
 
 
+def with_closing_rule(messages: Sequence[ChatMessage], rule: str) -> list[ChatMessage]:
+    """`messages` with `rule` after the person's last words (or a system message last): all
+    before it is the prompt as it was, so a model that cached that prompt reads only the rule
+    (a rule in the first system message makes it read the whole history again)."""
+    copied: list[ChatMessage] = [{"role": m["role"], "content": m["content"]} for m in messages]
+    if copied and copied[-1]["role"] == "user":
+        copied[-1]["content"] = f"{copied[-1]['content']}\n\n({rule})"
+        return copied
+    return [*copied, {"role": "system", "content": rule}]
+
+
 JsonSchema = dict[str, Any]
 Vector = npt.NDArray[np.float32]
 
