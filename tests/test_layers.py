@@ -23,6 +23,7 @@ FLOORS: dict[str, tuple[str, ...]] = {  # top to bottom
     "turns": (
         *("assistant", "voice", "conversation", "reply_guard", "proxy"),
         *("decision", "devices", "listening", "spoken", "turn_timings", "device_tools"),
+        "streaming_turn",
         "endpointing",
     ),
     "domain": ("memory",),

@@ -3,6 +3,8 @@ said; the log marks it, and a fallback is never learned from (issue 18)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator
+
 import pytest
 
 from lobug.assistant import Assistant
@@ -20,6 +22,7 @@ from lobug.reply_guard import (
     careful_messages,
     text_chunks,
 )
+from lobug.spoken import sentences
 from lobug.store.sqlite.engine import SQLiteStore
 from tests.fakes import FakeChat, FakeEmbedder
 
@@ -89,17 +92,77 @@ def test_the_fallback_is_no_context_for_fact_extraction(
     assert [f.content for f in facts] == ["The user is allergic to peanuts"]
 
 
-def test_a_streamed_answer_refused_before_anything_was_said_is_replaced(
+REFUSED_FIRST = f"{PORTUGUESE} And more."  # its first sentence is refused
+
+
+def said_and_stored(assistant: Assistant, *replies: str) -> tuple[list[str], Decision]:
+    """A streamed turn said sentence by sentence through its reply guard: what was said and
+    the answer the log keeps (with the guard's marks)."""
+    fake_chat = assistant.chat
+    assert isinstance(fake_chat, FakeChat)
+    fake_chat.enqueue(*replies)
+    with assistant.reply_streaming("desk", "I live in Lisbon.") as streaming:
+        said = list(streaming.guarded(said_sentences).passed(streaming.pieces()))
+    message = streaming.turn.assistant_message if streaming.turn else None
+    if message is None:
+        return said, Decision("ignore", "")
+    marks = message.metadata or {}
+    return said, Decision("respond", message.content, marks.get("guard"), marks.get("problem"))
+
+
+def said_sentences(pieces: Iterable[str]) -> Iterator[str]:
+    return sentences(iter(pieces))
+
+
+def test_a_streamed_answer_refused_before_anything_was_said_is_replaced_as_it_streams(
     assistant: Assistant, fake_chat: FakeChat
 ) -> None:
-    fake_chat.enqueue(LOOP, GOOD)
+    said, stored = said_and_stored(assistant, REFUSED_FIRST, GOOD)
+    assert said == ["Lisbon is lovely.", "How long have you lived there with Joana?"]
+    assert (stored.text, stored.guard) == (GOOD, "regenerated")
+    assert fake_chat.abandoned_streams == 1  # the refused answer's model was stopped
+    second = fake_chat.chat_requests()[1]
+    assert second[-1]["content"].endswith("never repeat yourself.)")  # the careful rule
+
+
+def test_a_second_try_refused_at_its_first_sentence_says_the_fallback(
+    assistant: Assistant, fake_chat: FakeChat
+) -> None:
+    said, stored = said_and_stored(assistant, REFUSED_FIRST, REFUSED_FIRST)
+    assert said == [FALLBACK_REPLY]
+    assert (stored.text, stored.guard) == (FALLBACK_REPLY, "fallback")
+    assert fake_chat.abandoned_streams == 2  # both models stopped
+
+
+def test_a_second_try_refused_after_a_good_sentence_keeps_it(
+    assistant: Assistant, fake_chat: FakeChat
+) -> None:
+    said, stored = said_and_stored(assistant, REFUSED_FIRST, f"Lisbon is lovely. {REFUSED_FIRST}")
+    assert said == ["Lisbon is lovely."]
+    assert (stored.text, stored.guard) == ("Lisbon is lovely.", CUT)
+    assert fake_chat.abandoned_streams == 2
+
+
+def test_a_second_try_that_says_nothing_says_the_fallback(
+    assistant: Assistant, fake_chat: FakeChat
+) -> None:
+    said, stored = said_and_stored(assistant, REFUSED_FIRST, "[IGNORE]")
+    assert said == [FALLBACK_REPLY] and stored.guard == "fallback"
+
+
+def test_a_barge_in_during_the_second_try_keeps_what_was_heard_of_it(
+    assistant: Assistant, fake_chat: FakeChat
+) -> None:
+    fake_chat.enqueue(REFUSED_FIRST, GOOD)
     with assistant.reply_streaming("desk", "I live in Lisbon.") as streaming:
-        pieces = iter(streaming.pieces())
-        next(pieces)
-        replacement = streaming.refuse("degenerate: a loop", "")
-        assert replacement is not None and replacement.text == GOOD
-    assert streaming.turn is not None and streaming.turn.response == GOOD
-    assert fake_chat.abandoned_streams == 1  # the looping model was stopped
+        heard = next(streaming.guarded(said_sentences).passed(streaming.pieces()))
+        streaming.interrupt(heard)
+    assert heard == "Lisbon is lovely."
+    turn = streaming.turn
+    assert turn is not None and turn.response == "Lisbon is lovely."
+    assert turn.assistant_message is not None
+    assert turn.assistant_message.metadata == {"guard": "cut", "problem": "interrupted"}
+    assert fake_chat.abandoned_streams == 2  # the refused answer's model, the second try's
 
 
 def test_a_streamed_answer_cut_after_good_sentences_keeps_them(

@@ -7,20 +7,17 @@ Blocking: the API runs `reply` in a worker thread; the memory work after an answ
 from __future__ import annotations
 
 import logging
-import threading
 import time
-from collections.abc import Callable, Iterator
-from contextlib import AbstractContextManager, ExitStack
+from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from functools import partial
-from types import TracebackType
 
 from lobug.backends.ahead import AnswersAhead
 from lobug.backends.base import AbandonCheck, ChatBackend, ChatMessage, Embedder
 from lobug.claims import known_words
 from lobug.config import Settings
 from lobug.conversation import DeviceState, SensorReading, new_device_state, said, turn_messages
-from lobug.decision import Action, Decision, parse_reply, read_action_prefix
+from lobug.decision import Action, Decision, parse_reply
 from lobug.devices import DeviceStates
 from lobug.memory.assembly import TURN_SECTIONS, ContextRequest, Recall, assemble
 from lobug.memory.context import MemoryContext
@@ -32,11 +29,17 @@ from lobug.memory.reminders import DueReminders, NoReminders
 from lobug.memory.spoken_curation import answer_request
 from lobug.memory.voice_enrolment import HeardVoice
 from lobug.memory.work_queue import Exchange
-from lobug.reply_guard import GuardedReply, ReplyGuard, careful_reply, guard_metadata, interrupted
+from lobug.reply_guard import (
+    ReplyGuard,
+    careful_reply,
+    careful_stream,
+    guard_metadata,
+)
 from lobug.spoken import SpokenLimit
 from lobug.store.household import EVERYONE, Viewer, answering
 from lobug.store.models import Message
 from lobug.store.protocol import MessageIntake, Store
+from lobug.streaming_turn import StreamingTurn
 
 log = logging.getLogger(__name__)
 
@@ -167,8 +170,20 @@ class Assistant:
             spoken=spoken,
             voice=voice,
         )
-        regenerate = partial(self._careful_reply, abandoned=abandoned)
-        return StreamingTurn(self.devices.turn(device_id), start, self.guard, regenerate)
+        retry = partial(self._careful_stream, abandoned=abandoned)
+        return StreamingTurn(self.devices.turn(device_id), start, self.guard, retry)
+
+    def _careful_stream(
+        self, prepared: PreparedTurn, abandoned: AbandonCheck | None
+    ) -> Iterator[str]:
+        """The second answer to a streamed turn whose first one was refused (`SecondTry`)."""
+        return careful_stream(
+            self.chat,
+            prepared.messages,
+            self.settings.language,
+            self.settings.llm_max_tokens,
+            abandoned,
+        )
 
     def _start_stream(
         self,
@@ -373,114 +388,6 @@ class PreparedTurn:
             assistant_message=assistant_message,
             timings_ms=self.timings,
         )
-
-
-StreamStart = Callable[[DeviceState], tuple[PreparedTurn, Iterator[str]]]
-# After a refused streamed answer that said nothing: the turn's second answer.
-Regenerate = Callable[[PreparedTurn], Decision]
-
-
-class StreamingTurn(AbstractContextManager["StreamingTurn"]):
-    """A turn whose answer is still being generated; see `Assistant.reply_streaming`.
-
-    It holds its device from the moment it is made (the device's next turn waits) until it is
-    closed, by `close()` or at the end of a `with` block: closing stops the model if it is
-    still writing (the device hung up), stores what was said and lets the next turn in."""
-
-    def __init__(
-        self,
-        device: AbstractContextManager[DeviceState],
-        start: StreamStart,
-        guard: ReplyGuard,
-        regenerate: Regenerate,
-    ) -> None:
-        with ExitStack() as stack:
-            state = stack.enter_context(device)
-            self._prepared, self._rest = start(state)
-            self._guard = guard.knowing(  # this turn's claims checked
-                self._prepared.known, answer=self._prepared.about_them
-            )
-            self.action, self._head = read_action_prefix(self._rest)
-            self._prepared.clock.lap("llm_start")  # the prompt read, the action known
-            self._held = stack.pop_all()  # started: the device stays held until `close`
-        self.user_message = self._prepared.user_message
-        self._regenerate = regenerate
-        self._replacement: Decision | None = None  # set when the answer was refused
-        self._said: list[str] = []
-        self._open = True
-        self._closing = threading.Lock()
-        self.turn: Turn | None = None
-
-    @property
-    def timings_ms(self) -> dict[str, float]:
-        return self._prepared.timings
-
-    def pieces(self) -> Iterator[str]:
-        """The answer's text as it is generated (nothing for ignore/react)."""
-        if self.action != "respond":
-            return
-        if self._head:
-            self._said.append(self._head)
-            yield self._head
-        for piece in self._rest:
-            self._said.append(piece)
-            yield piece
-
-    def guarded(self) -> GuardedReply:
-        """The reply guard's loop over this turn's sentences as they are said
-        (`GuardedReply.passed`); at a refused one, `refuse` settles what is stored."""
-        return GuardedReply(self._guard, self.refuse, separator=" ")
-
-    def refuse(self, problem: str, spoken: str) -> Decision | None:
-        """The answer broke the reply guard after `spoken` (all that was said of it): stop
-        the model. What was said stands, marked; when nothing was, the turn's second try (or
-        the fallback) replaces it. None when the turn was closed meanwhile."""
-        with self._closing:
-            if not self._open:
-                return None
-            regenerate = partial(self._regenerate, self._prepared)
-            self._replacement = self._guard.refused(problem, spoken, self._stop_model, regenerate)
-            return self._replacement
-
-    def interrupt(self, spoken: str) -> None:
-        """Barge-in after `spoken`: stop the model; `reply_guard.interrupted` is stored."""
-        with self._closing:
-            if self._open and self._replacement is None:
-                self._stop_model()
-                self._replacement = interrupted(spoken)
-
-    def close(self) -> Turn | None:
-        """Stop the model, store what was said, free the device; the stored turn (None when
-        storing it failed before). Safe to call again, from any thread."""
-        with self._closing:
-            if self._open:
-                self._open = False
-                with self._held:  # the device is freed however storing goes
-                    self._stop_model()  # the device may have hung up mid-answer
-                    self._prepared.clock.lap("llm")
-                    self.turn = self._prepared.conclude(self._decision())
-        return self.turn
-
-    def _stop_model(self) -> None:
-        close_model = getattr(self._rest, "close", None)
-        if close_model is not None:
-            close_model()
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
-        self.close()
-
-    def _decision(self) -> Decision:
-        if self._replacement is not None:
-            return self._replacement
-        text = "".join(self._said).strip() if self.action == "respond" else self._head
-        if self.action == "respond" and not text:
-            return Decision("ignore", "")
-        return Decision(self.action, text)
 
 
 class Stopwatch:

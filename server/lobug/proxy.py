@@ -11,7 +11,6 @@ import logging
 from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import partial
-from typing import Any
 
 from lobug.backends.base import AbandonCheck, ChatBackend, ChatMessage
 from lobug.client.messages import insert_after_system, last_user_text
@@ -30,7 +29,9 @@ from lobug.reply_guard import (
     GuardedReply,
     ReplyGuard,
     careful_reply,
+    careful_stream,
     guard_metadata,
+    stop_stream,
     text_chunks,
 )
 from lobug.store.household import EVERYONE, Speaker, Viewer
@@ -173,15 +174,18 @@ class MemoryProxy:
         model = self.chat.stream(
             messages, max_tokens=request.max_tokens, temperature=request.temperature
         )
-        regenerate = partial(self._careful_reply, request, messages, None)
+        retry = partial(
+            careful_stream, self.chat, messages, self.guard.language, request.max_tokens
+        )
         sent = GuardedReply(
             self.guard,
             lambda problem, said: self.guard.refused(
-                problem, said, partial(_stop, model), regenerate
+                problem, said, partial(stop_stream, model), retry
             ),
+            chunks=text_chunks,
         )
         try:
-            yield from sent.passed(text_chunks(model))
+            yield from sent.passed(model)
         except GeneratorExit:
             self._keep_partial_reply(request.agent, user, sent.decision())
             stored.settle(None)
@@ -191,7 +195,7 @@ class MemoryProxy:
             stored.settle(None)  # the part sent is not stored: the client was told it failed
             raise
         finally:
-            _stop(model)
+            stop_stream(model)
         stored.settle(self.remember(request.agent, user, sent.decision()))
 
     def remember(self, agent: str, user: Message, reply: Decision) -> Exchange | None:
@@ -209,10 +213,3 @@ class MemoryProxy:
             self.remember(agent, user, reply)
         except Exception as exc:  # runs while the iterator is being closed: never raise here
             log.warning("could not store the reply of an abandoned stream: %s", exc)
-
-
-def _stop(model: Iterator[str]) -> None:
-    """Stop a model's stream (closing it tells the backend to stop generating)."""
-    close: Any = getattr(model, "close", None)
-    if close is not None:
-        close()

@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 from lobug.backends.base import AbandonCheck, ChatBackend, ChatMessage, with_closing_rule
 from lobug.claims import invented_details
-from lobug.decision import Decision
+from lobug.decision import Decision, read_action_prefix
 from lobug.quality import CUT, FALLBACK, INTERRUPTED, REGENERATED, language_rule, text_problem
 from lobug.spoken import SENTENCE_END
 
@@ -69,6 +69,37 @@ def careful_reply(
         temperature=RETRY_TEMPERATURE,
         abandoned=abandoned,
     )
+
+
+def careful_stream(
+    chat: ChatBackend,
+    messages: Sequence[ChatMessage],
+    language: str,
+    max_tokens: int,
+    abandoned: AbandonCheck | None = None,
+) -> Iterator[str]:
+    """`careful_reply`'s answer streamed, so its first sentence can be said while the model
+    writes the rest; an action prefix read first (anything but an answer is no answer)."""
+    stream = chat.stream(
+        careful_messages(messages, language),
+        max_tokens=min(RETRY_MAX_TOKENS, max_tokens),
+        temperature=RETRY_TEMPERATURE,
+        abandoned=abandoned,
+    )
+    try:
+        action, head = read_action_prefix(stream)
+        if action == "respond":
+            yield head
+            yield from stream
+    finally:
+        stop_stream(stream)
+
+
+def stop_stream(stream: Iterable[str]) -> None:
+    """Stop the model behind `stream` (a generator's `close`), if it has one."""
+    close = getattr(stream, "close", None)
+    if close is not None:
+        close()
 
 
 def text_chunks(pieces: Iterable[str]) -> Iterator[str]:
@@ -142,6 +173,11 @@ class ReplyGuard:
         second_problem = self.problem(second.text)
         if second_problem is None:
             return replace(second, guard=REGENERATED, problem=problem)
+        return self.fallback(problem, second_problem)
+
+    def fallback(self, problem: str, second_problem: str | None) -> Decision:
+        """What is said when the second try failed too (`second_problem`; None: it said
+        nothing)."""
         log.warning("reply refused twice (%s, then %s); said the fallback", problem, second_problem)
         fallback = UNKNOWN_REPLY if problem.startswith(INVENTED) else FALLBACK_REPLY
         return Decision("respond", fallback, guard=FALLBACK, problem=problem)
@@ -151,53 +187,102 @@ class ReplyGuard:
         problem: str,
         said: str,
         stop: Callable[[], None],
-        regenerate: Callable[[], Decision],
-    ) -> Decision:
+        retry: Callable[[], Iterator[str]],
+    ) -> Decision | SecondTry:
         """A streamed answer broke the guard after `said` (all that was said of it): stop the
-        model. What was said stands, marked cut; when nothing was, a second try (or the
-        fallback) replaces it."""
+        model. What was said stands, marked cut; when nothing was, a second try is streamed
+        in its place (`retry`: `careful_stream`), checked the same way."""
         stop()
         if said.strip():
             return Decision("respond", said.strip(), CUT, problem)
-        return self.second_try(problem, regenerate)
+        log.info("reply refused (%s); asking again with safer settings", problem)
+        return SecondTry(problem, retry())
+
+
+@dataclass
+class SecondTry:
+    """The second answer to a streamed one refused before a word of it was said."""
+
+    problem: str  # why the first was refused
+    stream: Iterator[str]  # the model's pieces (`careful_stream`)
+
+    def stop(self) -> None:
+        stop_stream(self.stream)
 
 
 # What a guarded reply does when a piece breaks the guard: given the problem and what was
-# said, the decision to store instead (None: the reply was closed meanwhile, nothing to do).
-Refusal = Callable[[str, str], Decision | None]
+# said, the decision to store instead, or a second try to say in its place (None: the reply
+# was closed meanwhile, nothing to do).
+Refusal = Callable[[str, str], Decision | SecondTry | None]
+Chunks = Callable[[Iterable[str]], Iterable[str]]
 
 
 class GuardedReply:
     """One reply checked piece by piece as it is said or sent: the one guarded loop of every
-    streamed path (`/v1` chunks, voice sentences, whole or streamed). Each piece passes alone
-    and after what was said before it; at the first that does not, `refusal` decides what is
-    stored instead and the loop ends, saying the replacement when nothing was said yet."""
+    streamed path (`/v1` chunks, voice sentences, whole or streamed). The model's pieces are
+    regrouped by `chunks` (into sentences, ...); each passes alone and after what was said
+    before it. At the first that does not, `refusal` decides what is stored instead and the
+    loop ends, saying the replacement when nothing was said yet, or streaming a `SecondTry`
+    in its place, checked the same way: refused at its first piece, the fallback is said
+    instead; later, what was said of it stands, cut."""
 
-    def __init__(self, guard: ReplyGuard, refusal: Refusal, separator: str = "") -> None:
+    def __init__(
+        self, guard: ReplyGuard, refusal: Refusal, separator: str = "", chunks: Chunks = iter
+    ) -> None:
         self.guard = guard
         self._refusal = refusal
         self._separator = separator  # between pieces as they are heard (" " for sentences)
+        self._chunks = chunks
         self.said: list[str] = []
         self.replacement: Decision | None = None  # set when the guard stepped in
+        self._second: tuple[SecondTry, GuardedReply] | None = None  # once under way
 
     def text(self) -> str:
         return self._separator.join(self.said)
 
     def passed(self, pieces: Iterable[str]) -> Iterator[str]:
         """The pieces that pass, then the replacement when it is all there is to say."""
-        for piece in pieces:
+        for piece in self._chunks(pieces):
             said = self.text() + self._separator if self.said else ""
             problem = self.guard.chunk_problem(said, piece)
             if problem is None:
                 self.said.append(piece)
                 yield piece
                 continue
-            self.replacement = self._refusal(problem, self.text())
-            instead = self.replacement
+            instead = self._refusal(problem, self.text())
+            if isinstance(instead, SecondTry):
+                yield from self._second_try(instead)
+                return
+            self.replacement = instead
             if not self.said and instead is not None and instead.action == "respond":
                 yield instead.text
             return
 
+    def _second_try(self, second: SecondTry) -> Iterator[str]:
+        def refused(problem: str, said: str) -> Decision:
+            second.stop()
+            if said.strip():
+                return Decision("respond", said.strip(), CUT, problem)
+            return self.guard.fallback(second.problem, problem)
+
+        reply = GuardedReply(self.guard, refused, self._separator, self._chunks)
+        self._second = second, reply
+        try:
+            yield from reply.passed(second.stream)
+        finally:
+            second.stop()
+        if not reply.said and reply.replacement is None:  # the model said nothing
+            reply.replacement = self.guard.fallback(second.problem, None)
+            yield reply.replacement.text
+
     def decision(self) -> Decision:
         """The reply as it is stored: the replacement, or what was said."""
-        return self.replacement or Decision("respond", self.text().strip())
+        if self._second is None:
+            return self.replacement or Decision("respond", self.text().strip())
+        second, reply = self._second
+        if reply.replacement is not None:
+            return reply.replacement
+        text = reply.text().strip()
+        if not text:  # closed before the second try said a word
+            return Decision("ignore", "")
+        return Decision("respond", text, REGENERATED, second.problem)

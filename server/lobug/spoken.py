@@ -10,9 +10,19 @@ import re
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
-from lobug.backends.base import ChatMessage
+from lobug.backends.base import ChatMessage, with_rule
 
 SENTENCE_END = re.compile(r"[.!?…]+[\"')\]]*(\s+|$)|\n+")
+MAX_SENTENCE_CHARS = 240
+CLAUSE_END = re.compile(r"[,;:]\s+")
+FIRST_CLAUSE_CHARS = 16  # a shorter opening clause ("Sure, ") sounds clipped alone
+# Where a phrase starts in a sentence without commas: before a conjunction or preposition.
+PHRASE_START = re.compile(
+    r"\s(?=(?:and|but|or|so|because|with|for|to|that|which|who|when|where|while|if|in|on|at"
+    r"|from|about|after|before|until)\s)",
+    re.IGNORECASE,
+)
+FIRST_PHRASE_WORDS = 4  # the fewest words an opening phrase is said with
 
 
 @dataclass(frozen=True)
@@ -35,12 +45,7 @@ class SpokenLimit:
 
     def instructed(self, messages: Sequence[ChatMessage]) -> list[ChatMessage]:
         """`messages` with the instruction added to the first system message."""
-        copied: list[ChatMessage] = [{"role": m["role"], "content": m["content"]} for m in messages]
-        first = next((m for m in copied if m["role"] == "system"), None)
-        if first is None:
-            return [{"role": "system", "content": self.instruction}, *copied]
-        first["content"] = f"{first['content']}\n{self.instruction}"
-        return copied
+        return with_rule(messages, self.instruction)
 
     def cut(self, text: str) -> str:
         """A whole reply up to the end of its last allowed sentence."""
@@ -77,6 +82,10 @@ class SpokenLimit:
         if pulled[said:] and self._may_say(ended, pulled):
             yield pulled[said:]
 
+    def sentences(self, pieces: Iterable[str]) -> Iterator[str]:
+        """A streamed reply's pieces as the sentences said (`capped`, then `sentences`)."""
+        return sentences(self.capped(pieces), first_clause=True)
+
     def _may_say(self, index: int, through: str) -> bool:
         """Whether sentence `index` (from 0), ending the text `through`, may be said."""
         if index >= self.max_sentences:
@@ -92,3 +101,46 @@ def sentence_ends(text: str, *, finished: bool) -> list[int]:
     if not finished and ends and ends[-1] >= len(text) and not text[-1].isspace():
         ends.pop()
     return ends
+
+
+def sentences(pieces: Iterator[str], *, first_clause: bool = False) -> Iterator[str]:
+    """Cut a stream of text pieces at sentence ends (or at a comma when a sentence runs long).
+    With `first_clause` the first piece of speech may end at a clause (", ") or, in a
+    sentence without one, before a phrase of at least `FIRST_PHRASE_WORDS` words ("It's a
+    lovely day | with a light breeze"), so the first audio leaves sooner."""
+    buffer = ""
+    for piece in pieces:
+        buffer += piece
+        while True:
+            cut = _sentence_cut(buffer)
+            if first_clause and (cut is None or cut == len(buffer)):
+                cut = _clause_cut(buffer) or cut  # a whole first sentence still starts early
+            if cut is None:
+                break
+            sentence, buffer = buffer[:cut].strip(), buffer[cut:]
+            if sentence:
+                first_clause = False
+                yield sentence
+    if buffer.strip():
+        yield buffer.strip()
+
+
+def _sentence_cut(buffer: str) -> int | None:
+    ends = sentence_ends(buffer, finished=False)  # "3." may become "3.5"; "3. " may not
+    if ends:
+        return ends[0]
+    if len(buffer) > MAX_SENTENCE_CHARS:
+        comma = buffer.rfind(", ", 0, MAX_SENTENCE_CHARS)
+        return comma + 2 if comma > 0 else MAX_SENTENCE_CHARS
+    return None
+
+
+def _clause_cut(buffer: str) -> int | None:
+    for match in CLAUSE_END.finditer(buffer):
+        if match.start() >= FIRST_CLAUSE_CHARS and match.end() < len(buffer):
+            return match.end()
+    for match in PHRASE_START.finditer(buffer):
+        said = buffer[: match.start()]
+        if len(said.strip()) >= FIRST_CLAUSE_CHARS and len(said.split()) >= FIRST_PHRASE_WORDS:
+            return match.end()
+    return None

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import base64
 import logging
-import re
 import threading
 import time
 import uuid
@@ -19,7 +18,7 @@ from functools import partial
 
 import numpy as np
 
-from lobug.assistant import Assistant, StreamingTurn, Turn
+from lobug.assistant import Assistant, Turn
 from lobug.audio import STREAMING_DATA_SIZE, STT_RATE, Audio, encode_wav, resample, wav_header
 from lobug.backends.base import (
     AbandonCheck,
@@ -36,20 +35,11 @@ from lobug.memory.work_queue import Exchange, StreamedExchange
 from lobug.speakers.identify import Speaker
 from lobug.speakers.live import SpeakerListener
 from lobug.speakers.recognition import VoiceRecognition
-from lobug.spoken import SpokenLimit, sentence_ends
+from lobug.spoken import SpokenLimit
+from lobug.streaming_turn import StreamingTurn
 
 log = logging.getLogger(__name__)
 
-MAX_SENTENCE_CHARS = 240
-CLAUSE_END = re.compile(r"[,;:]\s+")
-FIRST_CLAUSE_CHARS = 16  # a shorter opening clause ("Sure, ") sounds clipped alone
-# Where a phrase starts in a sentence without commas: before a conjunction or preposition.
-PHRASE_START = re.compile(
-    r"\s(?=(?:and|but|or|so|because|with|for|to|that|which|who|when|where|while|if|in|on|at"
-    r"|from|about|after|before|until)\s)",
-    re.IGNORECASE,
-)
-FIRST_PHRASE_WORDS = 4  # the fewest words an opening phrase is said with
 RECENT_TURNS = 64
 WARM_UP_TEXT = "Hello, this is Lo-Bug."
 
@@ -389,8 +379,7 @@ class Voice:
         """The answer's sentences as far as a voice turn may say them, each checked by the
         reply guard before it is spoken (`StreamingTurn.guarded`): at the first refused one
         the model is stopped; what was said stands, or the turn's second try is said."""
-        said = self.spoken.capped(streaming.pieces())
-        yield from streaming.guarded().passed(sentences(said, first_clause=True))
+        yield from streaming.guarded(self.spoken.sentences).passed(streaming.pieces())
 
     def finish_stream(self, streamed: StreamedVoice) -> None:
         """Stop the model, persist what was said and free the device; settle `stored`.
@@ -441,49 +430,6 @@ class Voice:
         with self._turns_lock:
             found = self._turns.get(turn_id)
             return dict(found) if found else None
-
-
-def sentences(pieces: Iterator[str], *, first_clause: bool = False) -> Iterator[str]:
-    """Cut a stream of text pieces at sentence ends (or at a comma when a sentence runs long).
-    With `first_clause` the first piece of speech may end at a clause (", ") or, in a
-    sentence without one, before a phrase of at least `FIRST_PHRASE_WORDS` words ("It's a
-    lovely day | with a light breeze"), so the first audio leaves sooner."""
-    buffer = ""
-    for piece in pieces:
-        buffer += piece
-        while True:
-            cut = _sentence_cut(buffer)
-            if first_clause and (cut is None or cut == len(buffer)):
-                cut = _clause_cut(buffer) or cut  # a whole first sentence still starts early
-            if cut is None:
-                break
-            sentence, buffer = buffer[:cut].strip(), buffer[cut:]
-            if sentence:
-                first_clause = False
-                yield sentence
-    if buffer.strip():
-        yield buffer.strip()
-
-
-def _sentence_cut(buffer: str) -> int | None:
-    ends = sentence_ends(buffer, finished=False)  # "3." may become "3.5"; "3. " may not
-    if ends:
-        return ends[0]
-    if len(buffer) > MAX_SENTENCE_CHARS:
-        comma = buffer.rfind(", ", 0, MAX_SENTENCE_CHARS)
-        return comma + 2 if comma > 0 else MAX_SENTENCE_CHARS
-    return None
-
-
-def _clause_cut(buffer: str) -> int | None:
-    for match in CLAUSE_END.finditer(buffer):
-        if match.start() >= FIRST_CLAUSE_CHARS and match.end() < len(buffer):
-            return match.end()
-    for match in PHRASE_START.finditer(buffer):
-        said = buffer[: match.start()]
-        if len(said.strip()) >= FIRST_CLAUSE_CHARS and len(said.split()) >= FIRST_PHRASE_WORDS:
-            return match.end()
-    return None
 
 
 def _judged(transcript: Transcript, seconds: float) -> str | None:

@@ -1,0 +1,137 @@
+"""A turn whose answer is said while the model writes it (`Assistant.reply_streaming`): the
+device held until it is closed, each sentence checked by the reply guard as it is said, a
+barge-in or a hang-up stopping the model, and what was said stored."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, ExitStack
+from functools import partial
+from types import TracebackType
+from typing import TYPE_CHECKING, TypeAlias
+
+from lobug.conversation import DeviceState
+from lobug.decision import Decision, read_action_prefix
+from lobug.reply_guard import (
+    Chunks,
+    GuardedReply,
+    ReplyGuard,
+    SecondTry,
+    interrupted,
+    stop_stream,
+)
+
+if TYPE_CHECKING:
+    from lobug.assistant import PreparedTurn, Turn
+
+StreamStart: TypeAlias = "Callable[[DeviceState], tuple[PreparedTurn, Iterator[str]]]"
+# After a refused streamed answer that said nothing: the turn's second answer, streamed.
+Retry: TypeAlias = "Callable[[PreparedTurn], Iterator[str]]"
+
+
+class StreamingTurn(AbstractContextManager["StreamingTurn"]):
+    """A turn whose answer is still being generated; see `Assistant.reply_streaming`.
+
+    It holds its device from the moment it is made (the device's next turn waits) until it is
+    closed, by `close()` or at the end of a `with` block: closing stops the model if it is
+    still writing (the device hung up), stores what was said and lets the next turn in."""
+
+    def __init__(
+        self,
+        device: AbstractContextManager[DeviceState],
+        start: StreamStart,
+        guard: ReplyGuard,
+        retry: Retry,
+    ) -> None:
+        with ExitStack() as stack:
+            state = stack.enter_context(device)
+            self._prepared, self._rest = start(state)
+            self._guard = guard.knowing(  # this turn's claims checked
+                self._prepared.known, answer=self._prepared.about_them
+            )
+            self.action, self._head = read_action_prefix(self._rest)
+            self._prepared.clock.lap("llm_start")  # the prompt read, the action known
+            self._held = stack.pop_all()  # started: the device stays held until `close`
+        self.user_message = self._prepared.user_message
+        self._retry = retry
+        self._replacement: Decision | SecondTry | None = None  # set when the guard stepped in
+        self._reply: GuardedReply | None = None  # the guarded loop, once asked for
+        self._said: list[str] = []
+        self._open = True
+        self._closing = threading.Lock()
+        self.turn: Turn | None = None
+
+    @property
+    def timings_ms(self) -> dict[str, float]:
+        return self._prepared.timings
+
+    def pieces(self) -> Iterator[str]:
+        """The answer's text as it is generated (nothing for ignore/react)."""
+        if self.action != "respond":
+            return
+        if self._head:
+            self._said.append(self._head)
+            yield self._head
+        for piece in self._rest:
+            self._said.append(piece)
+            yield piece
+
+    def guarded(self, sentences: Chunks) -> GuardedReply:
+        """The reply guard's loop over this turn's `sentences` (the pieces regrouped) as they
+        are said (`GuardedReply.passed`); at a refused one, `refuse` settles what is stored."""
+        self._reply = GuardedReply(self._guard, self.refuse, " ", sentences)
+        return self._reply
+
+    def refuse(self, problem: str, spoken: str) -> Decision | SecondTry | None:
+        """The answer broke the reply guard after `spoken` (all that was said of it): stop
+        the model. What was said stands, marked; when nothing was, the turn's second try is
+        said in its place. None when the turn was closed meanwhile."""
+        with self._closing:
+            if not self._open:
+                return None
+            retry = partial(self._retry, self._prepared)
+            self._replacement = self._guard.refused(problem, spoken, self._stop_model, retry)
+            return self._replacement
+
+    def interrupt(self, spoken: str) -> None:
+        """Barge-in after `spoken`: stop the model; `reply_guard.interrupted` is stored."""
+        with self._closing:
+            if self._open and not isinstance(self._replacement, Decision):
+                self._stop_model()
+                self._replacement = interrupted(spoken)
+
+    def close(self) -> Turn | None:
+        """Stop the model, store what was said, free the device; the stored turn (None when
+        storing it failed before). Safe to call again, from any thread."""
+        with self._closing:
+            if self._open:
+                self._open = False
+                with self._held:  # the device is freed however storing goes
+                    self._stop_model()  # the device may have hung up mid-answer
+                    self._prepared.clock.lap("llm")
+                    self.turn = self._prepared.conclude(self._decision())
+        return self.turn
+
+    def _stop_model(self) -> None:
+        stop_stream(self._rest)
+        if isinstance(self._replacement, SecondTry):
+            self._replacement.stop()
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def _decision(self) -> Decision:
+        if isinstance(self._replacement, SecondTry) and self._reply is not None:
+            return self._reply.decision()
+        if isinstance(self._replacement, Decision):
+            return self._replacement
+        text = "".join(self._said).strip() if self.action == "respond" else self._head
+        if self.action == "respond" and not text:
+            return Decision("ignore", "")
+        return Decision(self.action, text)
