@@ -90,6 +90,15 @@ PAUSED = [
     ("My favourite colour is", "dark green, like a forest."),
     ("Tomorrow I am going to visit", "my grandmother in the city."),
     ("What do you think about", "taking the train to Paris?"),
+    # Added in the session that made the turn-end rule read subjects and softeners: a pause
+    # after a subject, a preposition, "that", and before a request's verb.
+    ("My sister", "lives in Berlin with her two cats."),
+    ("The weather tomorrow", "will be sunny, I hope."),
+    ("Remind me in", "twenty minutes to check the oven."),
+    ("I was thinking that", "we could go to the lake."),
+    ("Our neighbour's dog", "barks every night at three."),
+    ("Could you please", "turn the lights off in the kitchen?"),
+    ("My wife and I", "are going to Rome in May."),
 ]
 PAUSES_MS = (400, 500, 600, 700)
 QUIET = 300  # |sample| below this at a clip's ends is piper's silence, trimmed
@@ -113,6 +122,7 @@ class Results:
     failed: int = 0  # turns that got no answer in time (a machine too busy), left out
     device: DeviceFigures = field(default_factory=DeviceFigures)  # the xiaozhi WebSocket turns
     breakdown: list[dict[str, float]] = field(default_factory=list)  # xiaozhi turns, server log
+    ended_in_pause: dict[str, list[bool]] = field(default_factory=dict)  # by first half
     verbose: bool = False  # print each streamed turn as it comes
 
 
@@ -142,15 +152,17 @@ class PausedClip:
 
 
 def synthesize_paused() -> list[PausedClip]:
-    """Each of `PAUSED` with each of `PAUSES_MS`, in the order pauses take turns."""
+    """Each of `PAUSED` with each of `PAUSES_MS`, every sentence once before any twice (the
+    first `len(PAUSED)` turns say each sentence), its pauses taking turns."""
     from lobug.backends.speech import PiperTTS
 
     tts = PiperTTS()
     halves = [(spoken(tts, a, trim=True), spoken(tts, b, trim=True)) for a, b in PAUSED]
     return [
         PausedClip(f"{a} ({pause} ms) {b}", first, second, pause / 1000)
+        for turn in range(len(PAUSES_MS))
         for n, ((a, b), (first, second)) in enumerate(zip(PAUSED, halves, strict=True))
-        for pause in PAUSES_MS[n % len(PAUSES_MS) :] + PAUSES_MS[: n % len(PAUSES_MS)]
+        for pause in [PAUSES_MS[(n + turn) % len(PAUSES_MS)]]
     ]
 
 
@@ -256,9 +268,10 @@ def paused_turn(client: httpx.Client, clip: PausedClip, results: Results) -> Non
     device = results.device
     before = device.false_ends
     asyncio.run(pause_turn(websocket_url(client), clip.first, clip.pause_s, clip.second, device))
+    ended = device.false_ends > before
+    results.ended_in_pause.setdefault(clip.text.split(" (")[0], []).append(ended)
     if results.verbose:
-        verdict = "ended in the pause" if device.false_ends > before else "waited"
-        print(f"  {clip.text!r}: {verdict}", flush=True)
+        print(f"  {clip.text!r}: {'ended in the pause' if ended else 'waited'}", flush=True)
 
 
 def server_timing(header: str) -> dict[str, float]:
@@ -529,6 +542,9 @@ def run_pauses(args: argparse.Namespace, servers: dict[str, Server]) -> None:
         share = device.false_ends / device.pause_turns if device.pause_turns else float("nan")
         ended = f"{device.false_ends} of {device.pause_turns}"
         print(f"  {name}: {ended} ended in the pause ({share:.0%})")
+        for half, ends in result.ended_in_pause.items():
+            if any(ends):
+                print(f"    {half!r} ...: {sum(ends)} of {len(ends)}")
 
 
 def measured(

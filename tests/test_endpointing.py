@@ -108,6 +108,20 @@ def test_a_barge_in_needs_less_speech_than_a_turn() -> None:
         ("yes", True),  # one word, whisper's punctuation left off
         ("louder", True),
         ("yesterday", False),
+        # a subject said alone: its predicate is still to come
+        ("My favorite colors.", False),  # whisper's "My favourite colour is"
+        ("My sister.", False),
+        ("The weather tomorrow.", False),
+        ("I have news. My sister.", False),
+        ("My sister is a nurse.", True),
+        ("My favourite colour is green. My sister likes red.", True),
+        ("The weather tomorrow?", True),  # asked: whole
+        ("My dog barks at night.", True),
+        ("...", True),  # no words: nothing left open
+        ("Could you please?", False),  # "Could you please ... turn the lights off?"
+        ("Can you just.", False),
+        ("Would you mind?", True),
+        ("Could you please turn the lights off?", True),
     ],
 )
 def test_a_sentence_left_open_by_its_last_word_is_not_finished(words: str, whole: bool) -> None:

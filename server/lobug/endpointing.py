@@ -15,6 +15,9 @@ transcribes each stretch of speech at its first pause):
   whole every day: "Thank you." (`you_as_object`), "How are you?", "What do I have?"
   (`whole_question`); "What would you ...?" stays open (its verb is still to come). Words
   without a full stop are open, but for a one-word reply ("yes", "stop", `ONE_WORD_REPLIES`).
+  A sentence that is only a short subject ("My favourite colour.", "The weather tomorrow.",
+  `subject_alone`) is open too: its predicate is still to come; so is a request that has not
+  reached its verb ("Could you please.", `verb_to_come`).
 
 Time is counted in audio (samples fed), not on the wall clock, so the rule is the same on a
 busy machine and in tests."""
@@ -37,6 +40,7 @@ MIN_SPEECH_MS = 200  # less voiced audio than this is a click or a breath, not a
 BARGE_IN_SPEECH_MS = 96
 FINISHED_SILENCE_MS = 300
 OPEN_SILENCE_MS = 900
+LAST_SENTENCE = re.compile(r"[^.?!。？！]+[.?!。？！]*")
 SENTENCE_END = re.compile(r"[.?!。？！]['\")\]]*\s*$")
 # articles, possessives, prepositions, conjunctions and "to"
 LINKING_WORDS = frozenset(
@@ -59,6 +63,9 @@ AUXILIARIES = BE | frozenset(
 )
 # Said alone, whole: whisper often writes them without a full stop ("yes", "louder").
 ONE_WORD_REPLIES = frozenset("yes yeah yep no nope stop thanks louder quieter hello hi bye".split())
+DETERMINERS = frozenset("the my your our his her their this these those".split())
+SOFTENERS = frozenset("please just maybe perhaps also kindly quickly".split())
+SUBJECT_WORDS = 3  # the most words a subject said alone has ("My favourite colour")
 QUESTION_WORDS = frozenset("what who where when how why which whose".split())
 
 
@@ -134,8 +141,36 @@ def finished(words: str) -> bool:
     asked = "?" in end[0] or "？" in end[0]
     if (asked and whole_question(said)) or you_as_object(said):
         return True
+    sentences = LAST_SENTENCE.findall(words)
+    last_sentence = words_of(sentences[-1]) if sentences else []
+    if subject_alone(last_sentence, asked=asked) or verb_to_come(last_sentence):
+        return False
     last = said[-1] if said else ""
     return last not in OPEN_ENDINGS and last not in SUBJECTS and last not in AUXILIARIES
+
+
+def verb_to_come(sentence: list[str]) -> bool:
+    """A request begun with an auxiliary and its subject and nothing but softeners after
+    them ("Could you please ...", "Can you just ..."): its verb is still to come."""
+    return (
+        len(sentence) >= 2
+        and sentence[0] in AUXILIARIES
+        and sentence[1] in SUBJECTS
+        and all(word in SOFTENERS for word in sentence[2:])
+    )
+
+
+def subject_alone(sentence: list[str], *, asked: bool) -> bool:
+    """A sentence of a few words that is only a subject, a determiner and a noun or two with
+    no verb ("My favourite colour ...", "My sister ...", "The weather tomorrow ..."): its
+    predicate is still to come. Whisper writes such a half with a full stop, and even hears
+    "My favourite colour is" as "My favorite colors."."""
+    return (
+        not asked
+        and 2 <= len(sentence) <= SUBJECT_WORDS
+        and sentence[0] in DETERMINERS
+        and not any(word in AUXILIARIES for word in sentence)
+    )
 
 
 def whole_question(said: list[str]) -> bool:
