@@ -3,6 +3,7 @@ the hello, a manual turn in each binary protocol version, abort, tokens, bad inp
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
 from typing import Any
@@ -18,6 +19,7 @@ from lobug.backends import Backends
 from lobug.config import Settings
 from lobug.xiaozhi import frames
 from lobug.xiaozhi.opus import OpusDecoder, OpusEncoder
+from lobug.xiaozhi.routes import StarletteLink
 from tests.fakes import FakeChat, FakeEmbedder, FakeSTT, FakeTTS
 from tests.polling import eventually
 
@@ -204,3 +206,19 @@ def test_bad_input_closes_with_a_code(app_client: TestClient, sent: list[Any], c
             message = ws.receive()
     assert message["code"] == code, message
     assert app_client.get("/health").status_code == 200
+
+
+class HungUp:
+    """A WebSocket whose device has gone: every send raises, as Starlette's does."""
+
+    async def send_text(self, text: str) -> None:
+        raise WebSocketDisconnect(code=1006)
+
+    async def send_bytes(self, data: bytes) -> None:
+        raise WebSocketDisconnect(code=1006)
+
+
+def test_sending_to_a_device_that_hung_up_is_nothing_not_an_error() -> None:
+    link = StarletteLink(HungUp())  # type: ignore[arg-type]
+    asyncio.run(link.send_text('{"type": "tts", "state": "stop"}'))
+    asyncio.run(link.send_bytes(b"\x00"))  # an answer's last frames after the device left

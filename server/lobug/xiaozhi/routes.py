@@ -96,7 +96,9 @@ class StarletteLink:
         return text
 
     async def send_text(self, text: str) -> None:
-        await self.websocket.send_text(text)
+        with contextlib.suppress(WebSocketDisconnect, RuntimeError):  # the device left
+            await self.websocket.send_text(text)
 
     async def send_bytes(self, data: bytes) -> None:
-        await self.websocket.send_bytes(data)
+        with contextlib.suppress(WebSocketDisconnect, RuntimeError):  # the device left
+            await self.websocket.send_bytes(data)
