@@ -122,7 +122,7 @@ class Results:
     failed: int = 0  # turns that got no answer in time (a machine too busy), left out
     device: DeviceFigures = field(default_factory=DeviceFigures)  # the xiaozhi WebSocket turns
     breakdown: list[dict[str, float]] = field(default_factory=list)  # xiaozhi turns, server log
-    ended_in_pause: dict[str, list[bool]] = field(default_factory=dict)  # by first half
+    ended_in_pause: dict[str, list[str]] = field(default_factory=dict)  # words heard, by half
     verbose: bool = False  # print each streamed turn as it comes
 
 
@@ -269,7 +269,9 @@ def paused_turn(client: httpx.Client, clip: PausedClip, results: Results) -> Non
     before = device.false_ends
     asyncio.run(pause_turn(websocket_url(client), clip.first, clip.pause_s, clip.second, device))
     ended = device.false_ends > before
-    results.ended_in_pause.setdefault(clip.text.split(" (")[0], []).append(ended)
+    if ended:
+        heard = device.heard[-1] if device.heard else ""
+        results.ended_in_pause.setdefault(clip.text.split(" (")[0], []).append(heard)
     if results.verbose:
         print(f"  {clip.text!r}: {'ended in the pause' if ended else 'waited'}", flush=True)
 
@@ -542,9 +544,8 @@ def run_pauses(args: argparse.Namespace, servers: dict[str, Server]) -> None:
         share = device.false_ends / device.pause_turns if device.pause_turns else float("nan")
         ended = f"{device.false_ends} of {device.pause_turns}"
         print(f"  {name}: {ended} ended in the pause ({share:.0%})")
-        for half, ends in result.ended_in_pause.items():
-            if any(ends):
-                print(f"    {half!r} ...: {sum(ends)} of {len(ends)}")
+        for half, heard in result.ended_in_pause.items():
+            print(f"    {half!r} ...: {len(heard)} time(s), heard as {heard!r}")
 
 
 def measured(
