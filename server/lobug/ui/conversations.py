@@ -11,11 +11,10 @@ from typing import Annotated
 from fastapi import APIRouter, Form, Request
 from fastapi.responses import HTMLResponse, RedirectResponse
 
-from lobug.memory.agents import require_agent
 from lobug.services import MemoryServices
 from lobug.store.models import MANUAL, ConversationDay, Message
 from lobug.ui.access import EditorDep, ViewerDep
-from lobug.ui.render import AgentChoice, act, choose_agent, link_for, page
+from lobug.ui.render import AgentChoice, act, choose_agent, page
 from lobug.web.deps import MemoryDep
 
 router = APIRouter(include_in_schema=False)
@@ -107,7 +106,6 @@ async def forget_span(
     until: Annotated[float, Form()],
 ) -> RedirectResponse:
     def forget() -> str:
-        require_agent(svc.store, agent)
         low, high = sorted((since, until))
         forgotten = svc.curation.forget_span(
             agent, device=device, since=low, until=high, actor=MANUAL
@@ -118,5 +116,6 @@ async def forget_span(
             f"them were purged and {counts['summaries']} summaries dropped."
         )
 
-    back = link_for(agent, "/ui/conversations", device=device, day=day)
-    return await act(request, viewer, back, forget)
+    return await act(
+        request, viewer, svc, agent, forget, "/ui/conversations", device=device, day=day
+    )

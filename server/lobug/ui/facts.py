@@ -11,7 +11,6 @@ from typing import Annotated
 from fastapi import APIRouter, Form, Path, Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse
 
-from lobug.memory.agents import require_agent
 from lobug.memory.limits import MAX_FACT_CHARS, MAX_ID
 from lobug.services import MemoryServices
 from lobug.store.errors import FactNotFound
@@ -25,7 +24,7 @@ from lobug.store.models import (
     Message,
 )
 from lobug.ui.access import EditorDep, ViewerDep
-from lobug.ui.render import AgentChoice, AgentField, act, choose_agent, link_for, message_page, page
+from lobug.ui.render import AgentChoice, AgentField, act, choose_agent, message_page, page
 from lobug.web.deps import MemoryDep
 
 router = APIRouter(include_in_schema=False)
@@ -140,12 +139,11 @@ async def add_fact(
     fact_type: Annotated[str, Form(alias="type")] = DEFAULT_FACT_TYPE,
 ) -> RedirectResponse:
     def add() -> str:
-        require_agent(svc.store, agent)
         added = svc.curation.add_fact(agent, content, fact_type, actor=MANUAL)
         replaced = f"; it replaces fact {', '.join(map(str, added.superseded))}"
         return f"Added fact {added.fact.id}{replaced if added.superseded else ''}."
 
-    return await act(request, viewer, link_for(agent, "/ui/facts"), add)
+    return await act(request, viewer, svc, agent, add, "/ui/facts")
 
 
 @router.post("/ui/facts/{fact_id}/correct")
@@ -158,11 +156,10 @@ async def correct_fact(
     content: FactText,
 ) -> RedirectResponse:
     def correct() -> str:
-        require_agent(svc.store, agent)
         fact = svc.curation.correct_fact(agent, fact_id, content, actor=MANUAL)
         return f"Corrected: fact {fact.id} is the new version."
 
-    return await act(request, viewer, link_for(agent, f"/ui/facts/{fact_id}"), correct)
+    return await act(request, viewer, svc, agent, correct, f"/ui/facts/{fact_id}")
 
 
 @router.post("/ui/facts/{fact_id}/pin")
@@ -175,11 +172,10 @@ async def pin_fact(
     pinned: Annotated[bool, Form()],
 ) -> RedirectResponse:
     def pin() -> str:
-        require_agent(svc.store, agent)
         svc.curation.set_flags(agent, fact_id, FactFlags(pinned=pinned), actor=MANUAL)
         return "Pinned: always in the prompt." if pinned else "Unpinned."
 
-    return await act(request, viewer, link_for(agent, f"/ui/facts/{fact_id}"), pin)
+    return await act(request, viewer, svc, agent, pin, f"/ui/facts/{fact_id}")
 
 
 def score_flags(score: str) -> FactFlags:
@@ -201,11 +197,10 @@ async def score_fact(
     score: Annotated[str, Form(max_length=10)] = "",
 ) -> RedirectResponse:
     def rate() -> str:
-        require_agent(svc.store, agent)
         fact = svc.curation.set_flags(agent, fact_id, score_flags(score), actor=MANUAL)
         return "Score cleared." if fact.user_score is None else f"Scored {fact.user_score}."
 
-    return await act(request, viewer, link_for(agent, f"/ui/facts/{fact_id}"), rate)
+    return await act(request, viewer, svc, agent, rate, f"/ui/facts/{fact_id}")
 
 
 @router.post("/ui/facts/{fact_id}/forget")
@@ -218,9 +213,8 @@ async def forget_fact(
     purge: Annotated[bool, Form()] = False,
 ) -> RedirectResponse:
     def forget() -> str:
-        require_agent(svc.store, agent)
         svc.curation.forget_fact(agent, fact_id, purge=purge, actor=MANUAL)
         erased = " and its text erased" if purge else ""
         return f"Fact {fact_id} forgotten with every version{erased}."
 
-    return await act(request, viewer, link_for(agent, f"/ui/facts/{fact_id}"), forget)
+    return await act(request, viewer, svc, agent, forget, f"/ui/facts/{fact_id}")

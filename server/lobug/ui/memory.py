@@ -12,13 +12,12 @@ from typing import Annotated
 from fastapi import APIRouter, Form, Request
 from fastapi.responses import HTMLResponse, RedirectResponse
 
-from lobug.memory.agents import require_agent
 from lobug.memory.limits import MAX_BASE_MEMORY_CHARS, MAX_CONTENT_CHARS
 from lobug.services import MemoryServices
 from lobug.store.models import MANUAL, BaseMemoryVersion, MemoryBlock
 from lobug.ui.access import EditorDep, ViewerDep
 from lobug.ui.diff import DiffRow, side_by_side
-from lobug.ui.render import AgentChoice, AgentField, act, choose_agent, link_for, page
+from lobug.ui.render import AgentChoice, AgentField, act, choose_agent, page
 from lobug.web.deps import MemoryDep
 
 router = APIRouter(include_in_schema=False)
@@ -81,11 +80,10 @@ async def write_base_memory(
     content: Annotated[str, Form(max_length=MAX_BASE_MEMORY_CHARS)] = "",
 ) -> RedirectResponse:
     def write() -> str:
-        require_agent(svc.store, agent)
         svc.curation.write_base_memory(agent, content, actor=MANUAL)
         return "Base memory saved as a new version."
 
-    return await act(request, viewer, link_for(agent, "/ui/base-memory"), write)
+    return await act(request, viewer, svc, agent, write, "/ui/base-memory")
 
 
 @router.get("/ui/blocks")
@@ -110,11 +108,10 @@ async def update_block(
     value: Annotated[str, Form(max_length=MAX_CONTENT_CHARS)] = "",
 ) -> RedirectResponse:
     def update() -> str:
-        require_agent(svc.store, agent)
         svc.curation.update_block(agent, label, value, actor=MANUAL)
         return f"Block {label!r} saved."
 
-    return await act(request, viewer, link_for(agent, "/ui/blocks"), update)
+    return await act(request, viewer, svc, agent, update, "/ui/blocks")
 
 
 @router.post("/ui/blocks/{label}/delete")
@@ -127,9 +124,8 @@ async def delete_block(
     purge: Annotated[bool, Form()] = False,
 ) -> RedirectResponse:
     def delete() -> str:
-        require_agent(svc.store, agent)
         svc.curation.delete_block(agent, label, actor=MANUAL, purge=purge)
         erased = " and its texts erased from the audit log" if purge else ""
         return f"Block {label!r} deleted with its history{erased}."
 
-    return await act(request, viewer, link_for(agent, "/ui/blocks"), delete)
+    return await act(request, viewer, svc, agent, delete, "/ui/blocks")

@@ -14,13 +14,12 @@ from fastapi.responses import HTMLResponse, RedirectResponse
 from starlette.datastructures import UploadFile
 
 from lobug.memory import voices
-from lobug.memory.agents import require_agent
 from lobug.memory.limits import MAX_ID
 from lobug.speakers.profiles import MAX_UTTERANCES
 from lobug.store.household import Person
 from lobug.store.models import MANUAL, Fact
 from lobug.ui.access import EditorDep, ViewerDep
-from lobug.ui.render import AgentChoice, AgentField, act, choose_agent, link_for, page
+from lobug.ui.render import AgentChoice, AgentField, act, choose_agent, page
 from lobug.web.deps import MemoryDep
 
 PersonId = Annotated[int, Path(ge=1, le=MAX_ID)]
@@ -58,7 +57,6 @@ async def enrol_voice(
     wavs = [await part.read() for part in parts[: MAX_UTTERANCES + 1] if part.filename]
 
     def enrol() -> str:
-        require_agent(svc.store, agent)
         person, enrolment = voices.enrol_voice(
             svc.recognition,
             svc.store,
@@ -70,7 +68,7 @@ async def enrol_voice(
         )
         return f"Learnt {person.name}'s voice from {enrolment.profile.utterances} recordings."
 
-    return await act(request, viewer, link_for(agent, "/ui/people", person=person_id), enrol)
+    return await act(request, viewer, svc, agent, enrol, "/ui/people", person=person_id)
 
 
 @router.post("/ui/people/{person_id}/voice/delete")
@@ -78,8 +76,7 @@ async def forget_voice(
     request: Request, viewer: EditorDep, svc: MemoryDep, person_id: PersonId, agent: AgentField
 ) -> RedirectResponse:
     def forget() -> str:
-        require_agent(svc.store, agent)
         person = voices.forget_voice(svc.recognition, svc.store, agent, person_id, actor=MANUAL)
         return f"Forgot {person.name}'s voice."
 
-    return await act(request, viewer, link_for(agent, "/ui/people", person=person_id), forget)
+    return await act(request, viewer, svc, agent, forget, "/ui/people", person=person_id)

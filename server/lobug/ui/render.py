@@ -18,6 +18,7 @@ from fastapi.responses import HTMLResponse, RedirectResponse
 from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
 
 from lobug.backends.base import BackendError
+from lobug.memory.agents import require_agent
 from lobug.services import MemoryServices
 from lobug.store.errors import StoreError
 from lobug.store.models import AgentCounts
@@ -145,13 +146,25 @@ def message_page(request: Request, title: str, text: str, status: int) -> HTMLRe
 
 
 async def act(
-    request: Request, viewer: Session, back: str, change: Callable[[], str]
+    request: Request,
+    viewer: Session,
+    svc: MemoryServices,
+    agent: str,
+    change: Callable[[], str],
+    path: str,
+    **params: Any,
 ) -> RedirectResponse:
-    """Run `change` (blocking) in a worker thread; its answer, or why it failed, becomes the
-    note the page shows after going back to `back`."""
+    """Run `change` (blocking) in a worker thread once the form's `agent` is known to exist;
+    its answer, or why it failed, becomes the note the page shows after going back to `path`
+    (`link_for` the agent, with `params`)."""
+
+    def checked() -> str:
+        require_agent(svc.store, agent)
+        return change()
+
     try:
-        note = Note(await asyncio.to_thread(change))
+        note = Note(await asyncio.to_thread(checked))
     except (StoreError, BackendError, ValueError) as exc:
         note = Note(str(exc) or type(exc).__name__, failed=True)
     sessions_of(request).leave_note(viewer, note)
-    return RedirectResponse(back, status_code=303)
+    return RedirectResponse(link_for(agent, path, **params), status_code=303)

@@ -10,12 +10,11 @@ from dataclasses import dataclass
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, RedirectResponse
 
-from lobug.memory.agents import require_agent
 from lobug.memory.global_memory import ACTIVE_DAYS, most_active
 from lobug.services import MemoryServices
 from lobug.store.models import Fact, Topic
 from lobug.ui.access import EditorDep, ViewerDep
-from lobug.ui.render import AgentChoice, AgentField, act, choose_agent, link_for, page
+from lobug.ui.render import AgentChoice, AgentField, act, choose_agent, page
 from lobug.web.deps import MemoryDep
 
 router = APIRouter(include_in_schema=False)
@@ -65,8 +64,7 @@ async def rebuild_topics(
     agent: AgentField,
 ) -> RedirectResponse:
     def rebuild() -> str:
-        require_agent(svc.store, agent)
         built = svc.topic_builder.rebuild(agent)
         return f"Topics rebuilt: {len(built)}."
 
-    return await act(request, viewer, link_for(agent, "/ui/topics"), rebuild)
+    return await act(request, viewer, svc, agent, rebuild, "/ui/topics")
