@@ -61,7 +61,7 @@ HALLUCINATIONS = (
 def ignore_reason(transcript: Transcript, audio_seconds: float) -> str | None:
     """Why a transcribed recording should be ignored before it reaches the LLM, or None."""
     text = transcript.text.strip()
-    words = _words(text)
+    words = words_of(text)
     if audio_seconds < MIN_AUDIO_SECONDS:
         return "too_short"
     if not words:
@@ -79,10 +79,10 @@ def ignore_reason(transcript: Transcript, audio_seconds: float) -> str | None:
 
 def is_hallucination(text: str) -> bool:
     """Whisper's stock phrases on noise, and recordings that are nothing but fillers."""
-    lowered = " ".join(_words(text))
+    lowered = " ".join(words_of(text))
     if any(phrase in lowered for phrase in HALLUCINATIONS):
         return True
-    return all(word in FILLERS for word in _words(text))
+    return all(word in FILLERS for word in words_of(text))
 
 
 def _uncertain_short_clip(transcript: Transcript, audio_seconds: float) -> bool:
@@ -92,10 +92,6 @@ def _uncertain_short_clip(transcript: Transcript, audio_seconds: float) -> bool:
     return (
         segment.no_speech_prob > UNCERTAIN_NO_SPEECH_PROB or segment.avg_logprob < UNCERTAIN_LOGPROB
     )
-
-
-def _words(text: str) -> list[str]:
-    return words_of(text)
 
 
 # Enough of a streamed reply to tell whether it opens with an action prefix.

@@ -89,19 +89,15 @@ LANGUAGE_NAMES = {
 }
 
 
-def words(text: str) -> list[str]:
-    return words_of(text)
-
-
 def distinct_word_ratio(text: str) -> float:
     """Distinct words over all words (1.0 for an empty text)."""
-    found = words(text)
+    found = words_of(text)
     return len(set(found)) / len(found) if found else 1.0
 
 
 def degeneracy(text: str) -> str | None:
     """Why `text` is a repetition loop, or None when it is not."""
-    found = words(text)
+    found = words_of(text)
     if any(len(w) > MAX_WORD_CHARS for w in found):
         return "a run-on word"
     if len(found) >= MIN_WORDS_FOR_RATIO and distinct_word_ratio(text) < MIN_DISTINCT_WORD_RATIO:
@@ -128,14 +124,14 @@ def _repeated_phrase(found: list[str]) -> bool:
 
 
 def _repeated_sentence(text: str) -> bool:
-    sentences = [" ".join(words(s)) for s in _SENTENCE.findall(text)]
+    sentences = [" ".join(words_of(s)) for s in _SENTENCE.findall(text)]
     counts = Counter(s for s in sentences if len(s.split()) >= 2)
     return any(count > MAX_SENTENCE_REPEATS for count in counts.values())
 
 
 def language_scores(text: str) -> dict[str, int]:
     """How many of the text's words are markers of each listed language."""
-    found = [w for w in words(text) if w not in _SHARED]
+    found = [w for w in words_of(text) if w not in _SHARED]
     return {lang: sum(1 for w in found if w in vocab) for lang, vocab in LANGUAGE_WORDS.items()}
 
 
