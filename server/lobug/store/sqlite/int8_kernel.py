@@ -12,6 +12,8 @@ from typing import TypeVar
 import numpy as np
 import numpy.typing as npt
 
+from lobug.backends.base import cpu_session
+
 T = TypeVar("T")
 
 SPLIT_MIN_ROWS = 32768  # below this, handing half the rows to a thread is not worth it
@@ -27,15 +29,7 @@ class Int8Kernel:
     core the two halves take little longer than one call over all rows."""
 
     def __init__(self) -> None:
-        import onnxruntime
-
-        options = onnxruntime.SessionOptions()
-        options.intra_op_num_threads = 1
-        options.inter_op_num_threads = 1
-        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-        self._session = onnxruntime.InferenceSession(
-            _matmul_integer_model(), options, providers=["CPUExecutionProvider"]
-        )
+        self._session = cpu_session(_matmul_integer_model(), threads=1)
         parallel = (os.cpu_count() or 1) > 1
         self._helper = ThreadPoolExecutor(1, "vector-index") if parallel else None
 
