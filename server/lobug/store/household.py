@@ -14,7 +14,6 @@ GUEST = "guest"
 # A fact's scope: its owner's alone, or every person's in the household.
 PRIVATE = "private"
 HOUSEHOLD = "household"
-SCOPES = (PRIVATE, HOUSEHOLD)
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,6 @@ import asyncio
 import functools
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated, Any
 from urllib.parse import urlencode
@@ -18,6 +17,7 @@ from fastapi.responses import HTMLResponse, RedirectResponse
 from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
 
 from lobug.backends.base import BackendError
+from lobug.clock import utc_text
 from lobug.memory.agents import require_agent
 from lobug.services import MemoryServices
 from lobug.store.errors import StoreError
@@ -50,9 +50,7 @@ NAV = (
 
 
 def when(moment: float | None) -> str:
-    if moment is None:
-        return ""
-    return datetime.fromtimestamp(moment, UTC).strftime("%Y-%m-%d %H:%M:%S")
+    return "" if moment is None else utc_text(moment)
 
 
 def size(n_bytes: int) -> str:
