@@ -22,8 +22,9 @@ SERVERS = ("serve", "memory-server", "reindex")
 
 
 class LobugGroup(click.Group):
-    """Turns refusals (the store's, the domain's, a failing model, a file that cannot be
-    written) into exit code 1 with their message."""
+    """Turns refusals (the store's, the domain's: a ValueError such as a fact type the
+    curation refused, a failing model, a file that cannot be written) into exit code 1 with
+    their message."""
 
     def invoke(self, ctx: click.Context) -> Any:
         from lobug.backends.base import BackendError
@@ -34,9 +35,7 @@ class LobugGroup(click.Group):
             return super().invoke(ctx)
         except ConfigError as exc:
             raise ConfigurationError(str(exc)) from exc
-        except (StoreError, InvalidExport, BackendError, OSError) as exc:
-            raise Refused(str(exc)) from exc
-        except ValueError as exc:  # a fact type or text the curation refused
+        except (StoreError, InvalidExport, BackendError, OSError, ValueError) as exc:
             raise Refused(str(exc)) from exc
 
 
