@@ -24,12 +24,10 @@ class CloseCode(IntEnum):
     """WebSocket close codes (RFC 6455) this surface closes with."""
 
     NORMAL = 1000
-    GOING_AWAY = 1001
     PROTOCOL_ERROR = 1002
     UNSUPPORTED_DATA = 1003
     POLICY_VIOLATION = 1008  # no valid token, too fast, idle
     TOO_BIG = 1009
-    SERVER_ERROR = 1011
     TRY_AGAIN_LATER = 1013  # the speech models are still loading
 
 
