@@ -113,7 +113,6 @@ class VoiceReply:
     action: Action
     response: str
     wav: bytes = b""
-    ignored_because: str | None = None
     turn: Turn | None = None
     timings_ms: dict[str, float] = field(default_factory=dict)
 
@@ -181,11 +180,8 @@ class Voice:
         abandoned: AbandonCheck | None = None,
     ) -> VoiceReply:
         transcript = self.transcribe(audio, timings)
-        reason = _judged(transcript, audio.seconds)
-        if reason is not None:
-            return VoiceReply(
-                transcript.text, "ignore", "", ignored_because=reason, timings_ms=timings
-            )
+        if _judged(transcript, audio.seconds) is not None:
+            return VoiceReply(transcript.text, "ignore", "", timings_ms=timings)
         voice = self._heard(device_id, self._speaker(device_id, audio))
         turn, pcm = self._said_whole(device_id, transcript.text, abandoned, timings, voice)
         timings.update(turn.timings_ms)
