@@ -74,7 +74,6 @@ class Audio:
 class _Format:
     channels: int
     sample_rate: int
-    bits: int
 
 
 def parse_wav(data: bytes, *, max_seconds: float | None = None) -> Audio:
@@ -128,7 +127,7 @@ def _parse_format(body: bytes) -> _Format:
         raise UnsupportedAudio(f"Only mono or stereo is accepted (got {channels} channels)")
     if not MIN_RATE <= rate <= MAX_RATE:
         raise UnsupportedAudio(f"Sample rate must be 8-48 kHz (got {rate} Hz)")
-    return _Format(channels=channels, sample_rate=rate, bits=bits)
+    return _Format(channels=channels, sample_rate=rate)
 
 
 def _decode(body: bytes, fmt: _Format, max_seconds: float | None) -> Audio:
