@@ -77,7 +77,6 @@ class ConversationLog(Protocol):
         vector: Vector | None,
         *,
         metadata: dict[str, Any] | None = None,
-        speaker: Speaker | None = None,
     ) -> Message: ...
 
     def recent_messages(self, agent: str, device_id: str, limit: int) -> list[Message]: ...
@@ -113,7 +112,6 @@ class WorkQueueStore(Protocol):
         vector: Vector | None,
         *,
         metadata: dict[str, Any] | None = None,
-        speaker: Speaker | None = None,
     ) -> QueuedMessage: ...
 
     def queued_exchanges(

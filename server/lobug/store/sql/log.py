@@ -62,7 +62,6 @@ class SqlLog(SqlDatabase):
         vector: Vector | None,
         *,
         metadata: dict[str, Any] | None = None,
-        speaker: Speaker | None = None,
     ) -> Message:
         """Log a message with its vector, so that `search_messages` finds it too; None: a
         vector that could not be made now, and the message waits in the embedding backlog
@@ -71,7 +70,7 @@ class SqlLog(SqlDatabase):
         with self._writing():  # a forget in between must not leave the vector in the index
             with self._transaction() as conn:
                 message = self._insert_message(
-                    conn, agent, agent_id, device_id, role, content, metadata, speaker
+                    conn, agent, agent_id, device_id, role, content, metadata
                 )
                 self._insert_vector(conn, message, vector)
             if vector is not None:

@@ -22,7 +22,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
-from lobug.store.household import Speaker
 from lobug.store.models import Message, ParkedExchange, QueuedMessage, Vector
 from lobug.store.sql import rows
 from lobug.store.sql.dialect import marks
@@ -82,7 +81,6 @@ class SqlWorkQueue(SqlLog):
         vector: Vector | None,
         *,
         metadata: dict[str, Any] | None = None,
-        speaker: Speaker | None = None,
     ) -> QueuedMessage:
         """Log a message (with its vector; None: into the embedding backlog) and queue it for
         learning in one transaction, unclaimed (the maintenance pass of any process learns
@@ -95,7 +93,7 @@ class SqlWorkQueue(SqlLog):
                 self._lock_lone_messages(conn, agent_id)
                 waiting = self._lone_user_message(conn, agent, agent_id, device_id)
                 message = self._insert_message(
-                    conn, agent, agent_id, device_id, role, content, metadata, speaker
+                    conn, agent, agent_id, device_id, role, content, metadata
                 )
                 self._insert_vector(conn, message, vector)
                 user = waiting if role == "assistant" else None
