@@ -10,6 +10,16 @@ class StoreError(RuntimeError):
 class EmbeddingMismatch(StoreError):
     """The database was embedded with another model or dimension than the one configured."""
 
+    @classmethod
+    def of(cls, database: str, old: tuple[str, int], model: str, dim: int) -> EmbeddingMismatch:
+        """The refusal of `database` (as the message names it), embedded with `old`."""
+        return cls(
+            f"The {database} was embedded with {old[0]} ({old[1]} dimensions), but this server "
+            f"is configured for {model} ({dim} dimensions). Run `lobug reindex` to re-embed "
+            "every fact with the configured model, or set LOBUG_EMBED_BACKEND / "
+            "LOBUG_EMBED_MODEL back to the old one."
+        )
+
 
 class StorageUnavailable(StoreError):
     """The database cannot be read or written now: disk full, read-only, I/O error, or locked

@@ -143,12 +143,7 @@ class PostgresVectors(PostgresFacts):
             with self._transaction() as conn:  # bound before the schema's version 2
                 create_summary_vectors(conn, dim)
         if old != (model, dim):
-            raise EmbeddingMismatch(
-                f"The memory database was embedded with {old[0]} ({old[1]} dimensions), but "
-                f"this server is configured for {model} ({dim} dimensions). Run `lobug "
-                "reindex` to re-embed every fact with the configured model, or set "
-                "LOBUG_EMBED_BACKEND / LOBUG_EMBED_MODEL back to the old one."
-            )
+            raise EmbeddingMismatch.of("memory database", old, model, dim)
 
     def reindex(self, model: str, dim: int, embed_batch: EmbedBatch) -> int:
         """Re-embed every current fact, every message that had a vector and every episode

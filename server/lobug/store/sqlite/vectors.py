@@ -51,13 +51,7 @@ class SQLiteVectors(SQLiteFacts):
             with self._transaction() as conn:
                 _create_vector_tables(conn, dim)
         else:
-            old_model, old_dim = signature
-            raise EmbeddingMismatch(
-                f"The memory database {self.path} was embedded with {old_model} ({old_dim} "
-                f"dimensions), but this server is configured for {model} ({dim} dimensions). "
-                "Run `lobug reindex` to re-embed every fact with the configured model, or set "
-                "LOBUG_EMBED_BACKEND / LOBUG_EMBED_MODEL back to the old one."
-            )
+            raise EmbeddingMismatch.of(f"memory database {self.path}", signature, model, dim)
         self._load_index(dim)
 
     def reindex(self, model: str, dim: int, embed_batch: EmbedBatch) -> int:
