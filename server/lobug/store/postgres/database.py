@@ -169,10 +169,6 @@ class PostgresDatabase(SqlDatabase):
     def _lock_fact_writers(self, conn: Any, agent_id: int) -> None:
         conn.execute("SELECT pg_advisory_xact_lock(?, ?)", (FACT_LOCK, agent_id))
 
-    def schema_version(self) -> int:
-        rows = self._query("SELECT MAX(version) AS version FROM schema_migrations")
-        return int(rows[0]["version"] or 0)
-
     def agent_id(self, name: str) -> int:
         """The id of a namespace, created on first use. Not cached: another process may
         delete the agent."""

@@ -35,6 +35,10 @@ class SqlDatabase:
     def table_names(self) -> set[str]:
         return {row["name"] for row in self._query(self.dialect.tables)}
 
+    def schema_version(self) -> int:
+        found = self._query("SELECT MAX(version) AS version FROM schema_migrations")
+        return int(found[0]["version"] or 0)
+
     def embedding_signature(self) -> tuple[str, int] | None:
         meta = {r["key"]: r["value"] for r in self._query("SELECT key, value FROM store_meta")}
         if "embedding_model" not in meta:

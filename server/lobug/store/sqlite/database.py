@@ -156,10 +156,6 @@ class SQLiteDatabase(SqlDatabase):
                 applied.append(migration.version)
             return applied
 
-    def schema_version(self) -> int:
-        rows = self._query("SELECT MAX(version) AS version FROM schema_migrations")
-        return int(rows[0]["version"] or 0)
-
     def agent_id(self, name: str) -> int:
         """The id of a namespace, created on first use."""
         cached = self._agent_ids.get(name)
