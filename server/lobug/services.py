@@ -15,14 +15,13 @@ from typing import TYPE_CHECKING, Any
 from lobug.backends import (
     Backends,
     ChatBackend,
-    ChatMessage,
     Embedder,
     build_backends,
     build_embedder,
     build_stt,
     build_tts,
 )
-from lobug.backends.base import AbandonCheck, JsonSchema, Vector
+from lobug.backends.base import AbandonCheck, ChatMessage, JsonSchema, Vector
 from lobug.clock import clock_time
 from lobug.config import Settings
 from lobug.maintenance import Task, one_process_at_a_time

@@ -23,9 +23,16 @@ from typing import Any
 import numpy as np
 import pytest
 
-from lobug.backends import BackendError, BackendUnavailable, ChatMessage, build_chat
 from lobug.backends import _choose_auto_backend as choose_auto_backend
-from lobug.backends.base import Abandoned, ChatBackend, Embedder
+from lobug.backends import build_chat
+from lobug.backends.base import (
+    Abandoned,
+    BackendError,
+    BackendUnavailable,
+    ChatBackend,
+    ChatMessage,
+    Embedder,
+)
 from lobug.backends.remote import (
     OllamaChat,
     OllamaEmbedder,

@@ -6,23 +6,12 @@ import logging
 from dataclasses import dataclass
 from pathlib import Path
 
-from lobug.backends.base import (
-    BackendError,
-    BackendUnavailable,
-    ChatBackend,
-    ChatMessage,
-    Embedder,
-    SpeechToText,
-    TextToSpeech,
-)
+from lobug.backends.base import ChatBackend, Embedder, SpeechToText, TextToSpeech
 from lobug.config import DEFAULT_OLLAMA_CHAT_MODEL, ConfigError, Settings
 
 __all__ = [
-    "BackendError",
-    "BackendUnavailable",
     "Backends",
     "ChatBackend",
-    "ChatMessage",
     "Embedder",
     "build_backends",
     "build_chat",
