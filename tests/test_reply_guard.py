@@ -191,10 +191,8 @@ def test_careful_messages_add_the_rule_after_the_persons_words() -> None:
     assert careful[1]["content"].startswith("hi\n\n(Write in English only.")
     assert messages[1]["content"] == "hi"  # not changed in place
     after_a_reply = careful_messages([*messages, {"role": "assistant", "content": "Hey"}], "auto")
-    assert after_a_reply[-1]["role"] == "system" and after_a_reply[:3] == [
-        *messages,
-        {"role": "assistant", "content": "Hey"},
-    ]
+    assert after_a_reply[0]["content"].startswith("You are Lo-Bug.\nReply in one or two")
+    assert after_a_reply[1:] == [*messages[1:], {"role": "assistant", "content": "Hey"}]
 
 
 @pytest.mark.parametrize(

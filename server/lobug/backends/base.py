@@ -27,14 +27,15 @@ def with_rule(messages: Sequence[ChatMessage], rule: str) -> list[ChatMessage]:
 
 
 def with_closing_rule(messages: Sequence[ChatMessage], rule: str) -> list[ChatMessage]:
-    """`messages` with `rule` after the person's last words (or a system message last): all
-    before it is the prompt as it was, so a model that cached that prompt reads only the rule
-    (a rule in the first system message makes it read the whole history again)."""
+    """`messages` with `rule` after the person's last words: all before it is the prompt as
+    it was, so a model that cached that prompt reads only the rule (a rule in the first
+    system message makes it read the whole history again). When the messages do not end with
+    the person's, `with_rule` (some servers' chat templates refuse a system message last)."""
+    if not messages or messages[-1]["role"] != "user":
+        return with_rule(messages, rule)
     copied: list[ChatMessage] = [{"role": m["role"], "content": m["content"]} for m in messages]
-    if copied and copied[-1]["role"] == "user":
-        copied[-1]["content"] = f"{copied[-1]['content']}\n\n({rule})"
-        return copied
-    return [*copied, {"role": "system", "content": rule}]
+    copied[-1]["content"] = f"{copied[-1]['content']}\n\n({rule})"
+    return copied
 
 
 JsonSchema = dict[str, Any]
