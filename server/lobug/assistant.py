@@ -11,6 +11,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from functools import partial
+from typing import Any
 
 from lobug.backends.ahead import AnswersAhead
 from lobug.backends.base import AbandonCheck, ChatBackend, ChatMessage, Embedder
@@ -203,7 +204,7 @@ class Assistant:
         stream = self.ahead.stream(
             state.device_id,
             prepared.messages,
-            state.tools,
+            None if state.tools is None else state.tools.recording(prepared.tools_used),
             max_tokens=self._reply_tokens(spoken),
             temperature=self.settings.llm_temperature,
             abandoned=abandoned,
@@ -340,6 +341,7 @@ class PreparedTurn:
     # Due reminders, said after the answer (`conclude`), or as the stream's last piece.
     reminders: DueReminders = field(default_factory=NoReminders)
     rings_in_stream: bool = False
+    tools_used: list[dict[str, Any]] = field(default_factory=list)  # the device's, by the model
 
     @property
     def about_them(self) -> bool:
@@ -362,7 +364,7 @@ class PreparedTurn:
             decision = replace(decision, text=self.reminders.after(decision.text))
         state = self.state
         assistant_message = None
-        metadata = guard_metadata(decision)
+        metadata = guard_metadata(decision, self.tools_used)
         if decision.text and self.user_message is not None:
             if decision.action == "respond":
                 assistant_message = self.store.append_reply_for_memory_work(

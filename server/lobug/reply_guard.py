@@ -13,6 +13,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
+from typing import Any
 
 from lobug.backends.base import AbandonCheck, ChatBackend, ChatMessage, with_closing_rule
 from lobug.claims import invented_details
@@ -33,10 +34,15 @@ RETRY_MAX_TOKENS = 96
 MAX_CHUNK_CHARS = 200
 
 
-def guard_metadata(decision: Decision) -> dict[str, str] | None:
-    if decision.guard is None:
-        return None
-    return {"guard": decision.guard, "problem": decision.problem or ""}
+def guard_metadata(
+    decision: Decision, tools_used: list[dict[str, Any]] | None = None
+) -> dict[str, Any] | None:
+    """What an assistant message's metadata records: the guard's marks, and the device
+    tools the model called while it answered (`tools`)."""
+    metadata: dict[str, Any] = {"tools": tools_used} if tools_used else {}
+    if decision.guard is not None:
+        metadata.update(guard=decision.guard, problem=decision.problem or "")
+    return metadata or None
 
 
 def interrupted(said: str) -> Decision:

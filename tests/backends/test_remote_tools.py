@@ -230,3 +230,20 @@ def test_any_other_refusal_is_the_turns_failure(served: tuple[FakeServer, ChatBa
     with pytest.raises(BackendError, match="too long"):
         answer(chat, Device())
     assert chat.supports_tools and len(chat_bodies(server)) == 1
+
+
+def test_a_recording_toolbox_keeps_each_call_with_its_result_or_failure() -> None:
+    uses: list[dict[str, Any]] = []
+    box = Device(result="x" * 300).box.recording(uses)
+    assert box.call("self_audio_speaker_set_volume", {"volume": 30}) == "x" * 300
+    failing = Device(fails=TimeoutError("the device did not answer")).box.recording(uses)
+    with pytest.raises(TimeoutError):
+        failing.call("self_audio_speaker_set_volume", {"volume": 40})
+    assert uses == [
+        {"name": "self_audio_speaker_set_volume", "arguments": {"volume": 30}, "result": "x" * 200},
+        {
+            "name": "self_audio_speaker_set_volume",
+            "arguments": {"volume": 40},
+            "failed": "the device did not answer",
+        },
+    ]

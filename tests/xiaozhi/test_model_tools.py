@@ -71,6 +71,15 @@ def test_the_model_calls_the_devices_tool_and_says_what_follows(
     assert offered == ["self_get_device_status", "self_audio_speaker_set_volume"]
     assert second["messages"][-1] == {"role": "tool", "tool_call_id": "call-0", "content": "true"}
     assert eventually(lambda: devices.get(MAC.lower()).tools is None)  # withdrawn: it left
+    store = client.app.state.services.store  # type: ignore[attr-defined]
+
+    def replies() -> list[Any]:
+        return [m for m in store.recent_messages("lobug", MAC.lower(), 2) if m.role == "assistant"]
+
+    assert eventually(lambda: bool(replies()))  # stored once the turn is closed
+    (reply,) = replies()
+    call = {"name": "self_audio_speaker_set_volume", "arguments": {"volume": 35}, "result": "true"}
+    assert (reply.content, reply.metadata) == ("The volume is 35 now.", {"tools": [call]})
 
 
 def test_spoken_rules_come_first_and_a_device_without_tools_offers_none(

@@ -90,6 +90,26 @@ class ToolBox:
     specs: tuple[dict[str, Any], ...]
     call: Callable[[str, dict[str, Any]], str]
 
+    def recording(self, uses: list[dict[str, Any]]) -> ToolBox:
+        """These tools, each call made through them added to `uses` (the tool's name, its
+        arguments, and its result or why it failed, cut to `USE_CHARS`)."""
+
+        def call(name: str, arguments: dict[str, Any]) -> str:
+            use: dict[str, Any] = {"name": name, "arguments": arguments}
+            uses.append(use)
+            try:
+                result = self.call(name, arguments)
+            except Exception as exc:
+                use["failed"] = str(exc)[:USE_CHARS] or type(exc).__name__
+                raise
+            use["result"] = result[:USE_CHARS]
+            return result
+
+        return ToolBox(self.specs, call)
+
+
+USE_CHARS = 200  # of a tool's result kept in the log
+
 
 class SpeechNotReady(BackendUnavailable):
     """Speech models are still loading, failed to load, or are not configured."""
