@@ -239,7 +239,9 @@ def test_a_recording_toolbox_keeps_each_call_with_its_result_or_failure() -> Non
     failing = Device(fails=TimeoutError("the device did not answer")).box.recording(uses)
     with pytest.raises(TimeoutError):
         failing.call("self_audio_speaker_set_volume", {"volume": 40})
-    assert uses == [
+    box.call("self_audio_speaker_set_volume", {"note": "y" * 300})
+    assert uses[-1]["arguments"] == '{"note": "' + "y" * 190  # as JSON text, cut
+    assert uses[:2] == [
         {"name": "self_audio_speaker_set_volume", "arguments": {"volume": 30}, "result": "x" * 200},
         {
             "name": "self_audio_speaker_set_volume",

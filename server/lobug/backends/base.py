@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
@@ -92,10 +93,13 @@ class ToolBox:
 
     def recording(self, uses: list[dict[str, Any]]) -> ToolBox:
         """These tools, each call made through them added to `uses` (the tool's name, its
-        arguments, and its result or why it failed, cut to `USE_CHARS`)."""
+        arguments, and its result or why it failed; arguments longer than `USE_CHARS` as
+        JSON are kept as that text, cut, and so are results)."""
 
         def call(name: str, arguments: dict[str, Any]) -> str:
-            use: dict[str, Any] = {"name": name, "arguments": arguments}
+            written = json.dumps(arguments, ensure_ascii=False)
+            kept = arguments if len(written) <= USE_CHARS else written[:USE_CHARS]
+            use: dict[str, Any] = {"name": name, "arguments": kept}
             uses.append(use)
             try:
                 result = self.call(name, arguments)
