@@ -17,7 +17,8 @@ transcribes each stretch of speech at its first pause):
   without a full stop are open, but for a one-word reply ("yes", "stop", `ONE_WORD_REPLIES`).
   A sentence that is only a short subject ("My favourite colour.", "The weather tomorrow.",
   `subject_alone`) is open too: its predicate is still to come; so is a request that has not
-  reached its verb ("Could you please.", `verb_to_come`).
+  reached its verb ("Could you please.", `verb_to_come`), nor one where whisper heard a
+  greeting where "to" wants a verb ("Can you remind me to bye?": "buy" before a pause).
 
 Time is counted in audio (samples fed), not on the wall clock, so the rule is the same on a
 busy machine and in tests."""
@@ -66,6 +67,7 @@ ONE_WORD_REPLIES = frozenset("yes yeah yep no nope stop thanks louder quieter he
 DETERMINERS = frozenset("the my your our his her their this these those".split())
 SOFTENERS = frozenset("please just maybe perhaps also kindly quickly".split())
 SUBJECT_WORDS = 3  # the most words a subject said alone has ("My favourite colour")
+INTERJECTIONS = frozenset("hi hello bye goodbye yes no thanks".split())  # never a verb after "to"
 QUESTION_WORDS = frozenset("what who where when how why which whose".split())
 
 
@@ -145,6 +147,8 @@ def finished(words: str) -> bool:
     last_sentence = words_of(sentences[-1]) if sentences else []
     if subject_alone(last_sentence, asked=asked) or verb_to_come(last_sentence):
         return False
+    if len(said) > 1 and said[-2] == "to" and said[-1] in INTERJECTIONS:
+        return False  # "remind me to bye?": "to" wants a verb, whisper misheard it ("buy")
     last = said[-1] if said else ""
     return last not in OPEN_ENDINGS and last not in SUBJECTS and last not in AUXILIARIES
 
