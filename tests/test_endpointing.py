@@ -101,6 +101,7 @@ def test_a_barge_in_needs_less_speech_than_a_turn() -> None:
         ("Is it that you.", False),
         ("What is?", False),
         ("Why do you think that is?", True),
+        ("I have news. How are you?", True),  # the last sentence counts
         ("What is that?", True),
         ("Where is it?", True),
         ("I think that.", False),

@@ -62,12 +62,12 @@ AUXILIARIES = BE | frozenset(
     "be been being do does did have has had will would can could should shall may might "
     "must".split()
 )
+INTERJECTIONS = frozenset("hi hello bye goodbye yes no thanks".split())  # never a verb after "to"
 # Said alone, whole: whisper often writes them without a full stop ("yes", "louder").
-ONE_WORD_REPLIES = frozenset("yes yeah yep no nope stop thanks louder quieter hello hi bye".split())
+ONE_WORD_REPLIES = INTERJECTIONS | frozenset("yeah yep nope stop louder quieter".split())
 DETERMINERS = frozenset("the my your our his her their this these those".split())
 SOFTENERS = frozenset("please just maybe perhaps also kindly quickly".split())
 SUBJECT_WORDS = 3  # the most words a subject said alone has ("My favourite colour")
-INTERJECTIONS = frozenset("hi hello bye goodbye yes no thanks".split())  # never a verb after "to"
 QUESTION_WORDS = frozenset("what who where when how why which whose".split())
 
 
@@ -135,17 +135,17 @@ class Endpointer:
 
 
 def finished(words: str) -> bool:
-    """Whether `words` end a sentence that is whole (see the module)."""
-    said = words_of(words)
+    """Whether `words` end a sentence that is whole (see the module); only the last sentence
+    counts."""
+    sentences = LAST_SENTENCE.findall(words)
+    said = words_of(sentences[-1]) if sentences else []
     end = SENTENCE_END.search(words)
     if end is None:
         return len(said) == 1 and said[0] in ONE_WORD_REPLIES
     asked = "?" in end[0] or "？" in end[0]
     if (asked and whole_question(said)) or you_as_object(said):
         return True
-    sentences = LAST_SENTENCE.findall(words)
-    last_sentence = words_of(sentences[-1]) if sentences else []
-    if subject_alone(last_sentence, asked=asked) or verb_to_come(last_sentence):
+    if subject_alone(said, asked=asked) or verb_to_come(said):
         return False
     if len(said) > 1 and said[-2] == "to" and said[-1] in INTERJECTIONS:
         return False  # "remind me to bye?": "to" wants a verb, whisper misheard it ("buy")
