@@ -270,6 +270,15 @@ KNOWN = known_words(["The user has a dog called Biscuit.", "What is my dog's nam
         ("You've got great taste in food.", []),  # a contraction of "you" is no name
         ("You'd like the park.", []),
         ("He's right, you've met Biscuit.", []),
+        ("Alright, your dog is lovely.", []),  # an opener, not a name
+        ("Today you walked Biscuit.", []),
+        # "you" acted on, not acting: no claim about them.
+        ("I'd be happy to help you find some delicious Italian recipes!", []),
+        ("I can tell you that Bella Vita serves pizza.", []),
+        ("I think you live in Bergelmar.", ["Bergelmar"]),  # "you" acting after a verb
+        ("A friend of yours lives in Oslo.", ["Oslo"]),
+        ("Packing light, you will enjoy the hills.", []),  # an -ing form opens the sentence
+        ("Hiking with Biscuit, you met Tobias.", ["Tobias"]),
     ],
 )
 def test_a_claim_about_the_person_names_only_what_the_prompt_holds(
@@ -289,6 +298,16 @@ def test_a_turn_whose_reply_invents_a_detail_says_it_does_not_know(
         "guard": "fallback",
         "problem": "invented: Maximilian",
     }
+
+
+def test_advice_asked_after_news_about_the_person_may_name_things(
+    assistant: Assistant, fake_chat: FakeChat
+) -> None:
+    fake_chat.enqueue("A classic Italian Margherita: tomatoes, mozzarella and basil.")
+    said = "My favourite food is pizza with mushrooms. Can you suggest a good recipe?"
+    turn = assistant.reply("desk", said)
+    assert turn.response == "A classic Italian Margherita: tomatoes, mozzarella and basil."
+    assert turn.assistant_message is not None and turn.assistant_message.metadata is None
 
 
 def test_an_answer_about_the_person_is_checked_sentence_by_sentence() -> None:

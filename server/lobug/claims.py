@@ -4,10 +4,12 @@ dog called Biscuit; "your adventures with NASA" for someone who never named NASA
 
 A sentence claims something about the person when it is not a question and speaks of them:
 "your", or "you" followed by anything but a modal or a word of conversation ("you could",
-"you know"). Its details are its names and numbers: a word written with a capital (the
-sentence's first word too, unless it is a common opener) or holding a digit. A detail is
-invented when it is none of the `known` words: those of the turn's whole prompt (the facts,
-base memory and blocks it was given, the history, the person's own words).
+"you know"), unless a verb or a preposition before that "you" acts on them ("help you find
+a recipe", "tell you that", "for you"). Its details are its names and numbers: a word
+written with a capital (the sentence's first word too, unless it is a common opener or an
+-ing form) or holding a digit. A detail is invented when it is none of the `known` words:
+those of the turn's whole prompt (the facts, base memory and blocks it was given, the
+history, the person's own words).
 """
 
 from __future__ import annotations
@@ -15,18 +17,23 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from lobug.text import FUNCTION_WORDS, word_tokens
+from lobug.text import FUNCTION_WORDS, sentences_of, word_tokens
 
-SENTENCE = re.compile(r"[^.!?]+[.!?]*")
 NOT_CLAIMS = frozenset(
     """could should might may can will would must shall need want know see mean think guess bet
     ask tell try get please say said""".split()
 )
 SPEAKS_OF_THEM = re.compile(r"\byour\b|\byours\b|\byou(?:'re|'ve|'d)?\s+([a-z]+)", re.IGNORECASE)
+# Words after which "you" is acted on, not the one acting ("let you know", "with you").
+ACTS_ON_THEM = frozenset(
+    """help helps helped helping let lets make makes made ask asks asked tell tells told give
+    gives gave show shows showed remind reminds reminded invite take takes bring brings send
+    sends wish thank for to with than about at from of by""".split()
+)
 COMMON_OPENERS = frozenset(
     """yes no sure sorry great well okay ok hello hi hey thanks thank oh ah hmm yeah nope
     certainly absolutely maybe perhaps good nice wow cant wont lets its theres heres isnt
-    arent wasnt""".split()
+    arent wasnt alright today tonight tomorrow yesterday""".split()
 )
 
 
@@ -40,7 +47,7 @@ def invented_details(text: str, known: frozenset[str], *, answer: bool = False) 
     `answer` (`text` answers a question about the person) every sentence counts as a claim
     about them: "Which car do I drive?" -> "... the 2018 model"."""
     invented = []
-    for sentence in SENTENCE.findall(text):
+    for sentence in sentences_of(text):
         if sentence.rstrip().endswith("?") or not (answer or claims_about_them(sentence)):
             continue
         for position, token in enumerate(word_tokens(sentence)):
@@ -52,7 +59,11 @@ def invented_details(text: str, known: frozenset[str], *, answer: bool = False) 
 def claims_about_them(sentence: str) -> bool:
     for match in SPEAKS_OF_THEM.finditer(sentence):
         verb = match.group(1)
-        if verb is None or verb.lower() not in NOT_CLAIMS:
+        if verb is None:  # your, yours
+            return True
+        before = sentence[: match.start()].split()
+        acted_on = bool(before) and before[-1].lower() in ACTS_ON_THEM
+        if verb.lower() not in NOT_CLAIMS and not acted_on:
             return True
     return False
 
@@ -63,7 +74,13 @@ def is_detail(token: str, position: int) -> bool:
     if not token[:1].isupper() or token in ("I", "I'm", "I've", "I'd", "I'll"):
         return False
     word = token.lower().replace("'", "").replace("’", "")
-    return position > 0 or (word not in FUNCTION_WORDS and word not in COMMON_OPENERS)
+    return position > 0 or not (word in FUNCTION_WORDS or word in COMMON_OPENERS or is_gerund(word))
+
+
+def is_gerund(word: str) -> bool:
+    """A verb's -ing form ("Packing for the hills, ..."), taken for one when it opens a
+    sentence: a place or name like "Reading" is missed there, and only there."""
+    return len(word) >= 6 and word.endswith("ing")
 
 
 def bare(token: str) -> str:

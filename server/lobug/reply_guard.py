@@ -170,6 +170,7 @@ class ReplyGuard:
         problem = self.problem(decision.text) if decision.action != "ignore" else None
         if problem is None:
             return decision
+        log.debug("refused reply: %r", decision.text)
         return self.second_try(problem, regenerate)
 
     def second_try(self, problem: str, regenerate: Callable[[], Decision]) -> Decision:
@@ -255,6 +256,7 @@ class GuardedReply:
                 self.said.append(piece)
                 yield piece
                 continue
+            log.debug("refused piece: %r", piece)
             instead = self._refusal(problem, self.text())
             if isinstance(instead, SecondTry):
                 yield from self._second_try(instead)

@@ -1,5 +1,6 @@
-"""Text helpers shared by memory and search: the one word splitter, English function words,
-and facts about the user written in the third person."""
+"""Text helpers shared by memory and search: the one word splitter, the one sentence
+splitter of written text, English function words, and facts about the user written in the
+third person."""
 
 from __future__ import annotations
 
@@ -20,6 +21,15 @@ def word_tokens(text: str) -> list[str]:
 def words_of(text: str) -> list[str]:
     """The words of `text`, lower case."""
     return [word.lower() for word in word_tokens(text)]
+
+
+# A sentence of written text: up to and with its closing marks (the last may have none).
+SENTENCE = re.compile(r"[^.!?]+[.!?]*")
+
+
+def sentences_of(text: str) -> list[str]:
+    """The sentences of `text`, each with its closing marks and leading space."""
+    return SENTENCE.findall(text)
 
 
 # English function words: they carry no claim (fact grounding) and match most rows (keyword

@@ -67,6 +67,25 @@ def test_the_asked_words_leave_out_how_it_is_asked() -> None:
 
 
 @pytest.mark.parametrize(
+    "said",
+    [
+        # News about the person, then a request: the question is the request.
+        "My favourite food is pizza with mushrooms. Can you suggest a good recipe?",
+        "Tomorrow I want to visit my sister Emma in Berlin. What should I bring her?",
+        "I am planning a trip to the mountains next week. What should I pack for it?",
+        "Is it cold out? My dog needs a walk.",  # the question is not about the person
+    ],
+)
+def test_only_the_question_of_several_sentences_is_read(said: str) -> None:
+    assert asked_words(said) == []
+
+
+def test_a_question_about_the_person_after_news_is_still_answered() -> None:
+    assert asked_words("I'm back from work. What is my dog called?") == ["dog", "called"]
+    assert answer_from_facts("I have news. Where was I born?", KNOWN) == "You were born in Bergen."
+
+
+@pytest.mark.parametrize(
     ("fact", "said"),
     [
         ("The user's dog is called Biscuit", "Your dog is called Biscuit."),

@@ -20,7 +20,7 @@ import re
 from collections.abc import Iterable, Sequence
 
 from lobug.store.models import ScoredFact
-from lobug.text import FUNCTION_WORDS, sentence_case, words_of
+from lobug.text import FUNCTION_WORDS, sentence_case, sentences_of, words_of
 
 # Words that say how something is asked, not what about.
 ASKING_WORDS = frozenset(
@@ -81,14 +81,28 @@ def answer_from_facts(question: str, facts: Sequence[ScoredFact]) -> str | None:
     return None
 
 
-def asked_words(question: str) -> list[str]:
-    """What a question about the person asks about (its content words), or [] when it is no
-    such question."""
+def asked_words(said: str) -> list[str]:
+    """What the question `said` asks about the person (its content words), or [] when it is
+    no such question. Only the last question of several sentences counts: "My favourite
+    food is pizza. Can you suggest a recipe?" asks for advice, not about the person."""
+    questions = [s for s in sentences_of(said) if is_question(s)]
+    return _asked_about_them(questions[-1]) if questions else []
+
+
+def is_question(sentence: str) -> bool:
+    """A question mark, or a question word or auxiliary first (whisper often leaves the
+    mark out: "what's my dog's name")."""
+    text = plain(sentence)
+    words = bare_words(text)
+    return bool(words) and (
+        sentence.rstrip().endswith("?") or words[0] in QUESTION_OPENERS or bool(YES_NO.match(text))
+    )
+
+
+def _asked_about_them(question: str) -> list[str]:
     text = plain(question)
     words = bare_words(text)
-    if not words or ADVICE.match(text) or not ABOUT_THE_PERSON.intersection(words):
-        return []
-    if not (question.rstrip().endswith("?") or words[0] in QUESTION_OPENERS or YES_NO.match(text)):
+    if ADVICE.match(text) or not ABOUT_THE_PERSON.intersection(words):
         return []
     return [w for w in words if w not in FUNCTION_WORDS and w not in ASKING_WORDS]
 
