@@ -200,16 +200,9 @@ class SqlFacts(SqlAudit):
 
     def facts(self, agent: str) -> list[Fact]:
         """The agent's current facts, oldest first."""
-        return self._facts_where(agent, "AND f.invalidated_at IS NULL")
-
-    def facts_with_history(self, agent: str) -> list[Fact]:
-        """The agent's facts, superseded ones included, oldest first."""
-        return self._facts_where(agent, "")
-
-    def _facts_where(self, agent: str, condition: str) -> list[Fact]:
         found = self._query(
             f"SELECT {rows.FACT_COLUMNS} FROM {rows.FACTS_JOIN_AGENTS} "
-            f"WHERE f.agent_id = ? {condition} ORDER BY f.id",
+            "WHERE f.agent_id = ? AND f.invalidated_at IS NULL ORDER BY f.id",
             (self.agent_id(agent),),
         )
         return [rows.fact(row) for row in found]
