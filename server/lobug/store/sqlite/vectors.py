@@ -39,6 +39,18 @@ def _create_vector_tables(conn: Any, dim: int) -> None:
 
 
 class SQLiteVectors(SQLiteFacts):
+    def _index_forgotten(self, fact_ids: Sequence[int], message_ids: Sequence[int]) -> None:
+        index, message_index = self._require_index(), self._require_message_index()
+        for fact_id in fact_ids:
+            index.remove(fact_id)
+        for message_id in message_ids:
+            message_index.remove(message_id)
+
+    def _agent_deleted(self, name: str, agent_id: int) -> None:
+        self._agent_ids.pop(name, None)
+        self._require_index().drop_agent(agent_id)
+        self._require_message_index().drop_agent(agent_id)
+
     def bind_embedding(self, model: str, dim: int) -> None:
         """Tie the store to one embedding model; refuse another one with a clear message."""
         signature = self.embedding_signature()
