@@ -75,12 +75,7 @@ class AuditEntryOut(BaseModel):
 
 
 def counts_out(counted: AgentCounts) -> AgentCountsOut:
-    return AgentCountsOut(
-        **agent_out(counted.agent).model_dump(),
-        messages=counted.messages,
-        facts=counted.facts,
-        summaries=counted.summaries,
-    )
+    return shown(AgentCountsOut, counted, **agent_out(counted.agent).model_dump())
 
 
 def block_out(block: MemoryBlock) -> BlockOut:
