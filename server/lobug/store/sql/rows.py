@@ -155,15 +155,18 @@ def _json_tuple(text: str | None) -> tuple[Any, ...]:
     return tuple(json_column(text))
 
 
+# The flag columns (0 or 1), the JSON lists and the JSON objects, by name.
+FLAGS = ("summarized", "pinned", "read_only", "incorporated", "shareable")
+JSON_LISTS = ("source_message_ids", "target_ids", "open_questions", "next_actions")
+JSON_OBJECTS = ("metadata", "detail")
 # How `_record` reads a column, by the name of its field; a column not named here is read as
 # it is.
 _READ: dict[str, Callable[[Any], Any]] = {
     **dict.fromkeys(RECORD_TIMES, time_or_none),
     **dict.fromkeys(("started_at", "ended_at", "finished_at", "undone_at"), time_or_none),
-    **dict.fromkeys(("summarized", "pinned", "read_only", "incorporated", "shareable"), bool),
-    **dict.fromkeys(("source_message_ids", "target_ids"), _json_tuple),
-    **dict.fromkeys(("open_questions", "next_actions"), _json_tuple),
-    **dict.fromkeys(("metadata", "detail"), _dict_or_none),
+    **dict.fromkeys(FLAGS, bool),
+    **dict.fromkeys(JSON_LISTS, _json_tuple),
+    **dict.fromkeys(JSON_OBJECTS, _dict_or_none),
     "confidence": float,
     "dropped_sentences": int,
 }
