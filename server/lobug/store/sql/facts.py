@@ -178,46 +178,40 @@ class SqlFacts(SqlAudit):
 
     # ------------------------------------------------------------------ reads
 
-    def get_fact(self, fact_id: int) -> Fact:
+    def _facts_where(self, condition: str, params: Sequence[Any]) -> list[Fact]:
+        """The facts that `condition` (on `facts f` joined to `agents a`, with its ORDER BY)
+        picks."""
         found = self._query(
-            f"SELECT {rows.FACT_COLUMNS} FROM {rows.FACTS_JOIN_AGENTS} WHERE f.id = ?",
-            (fact_id,),
+            f"SELECT {rows.FACT_COLUMNS} FROM {rows.FACTS_JOIN_AGENTS} WHERE {condition}", params
         )
+        return [rows.fact(row) for row in found]
+
+    def get_fact(self, fact_id: int) -> Fact:
+        found = self._facts_where("f.id = ?", (fact_id,))
         if not found:
             raise KeyError(fact_id)
-        return rows.fact(found[0])
+        return found[0]
 
     def agent_fact(self, agent: str, fact_id: int) -> Fact:
         """One of the agent's facts (any version); FactNotFound when it has none by this id."""
-        found = self._query(
-            f"SELECT {rows.FACT_COLUMNS} FROM {rows.FACTS_JOIN_AGENTS} "
-            "WHERE f.id = ? AND f.agent_id = ?",
-            (fact_id, self.agent_id(agent)),
-        )
+        found = self._facts_where("f.id = ? AND f.agent_id = ?", (fact_id, self.agent_id(agent)))
         if not found:
             raise errors.FactNotFound(f"agent {agent!r} has no fact {fact_id}")
-        return rows.fact(found[0])
+        return found[0]
 
     def facts(self, agent: str) -> list[Fact]:
         """The agent's current facts, oldest first."""
-        found = self._query(
-            f"SELECT {rows.FACT_COLUMNS} FROM {rows.FACTS_JOIN_AGENTS} "
-            "WHERE f.agent_id = ? AND f.invalidated_at IS NULL ORDER BY f.id",
-            (self.agent_id(agent),),
+        return self._facts_where(
+            "f.agent_id = ? AND f.invalidated_at IS NULL ORDER BY f.id", (self.agent_id(agent),)
         )
-        return [rows.fact(row) for row in found]
 
     def facts_by_ids(self, ids: Sequence[int], viewer: Viewer = EVERYONE) -> dict[int, Fact]:
         """The facts among `ids` that `viewer` may see."""
         if not ids:
             return {}
         visible, shown = visible_facts(viewer)
-        found = self._query(
-            f"SELECT {rows.FACT_COLUMNS} FROM {rows.FACTS_JOIN_AGENTS} "
-            f"WHERE f.id IN ({marks(ids)}){visible}",
-            [*ids, *shown],
-        )
-        return {row["id"]: rows.fact(row) for row in found}
+        found = self._facts_where(f"f.id IN ({marks(ids)}){visible}", [*ids, *shown])
+        return {fact.id: fact for fact in found}
 
     def fact_texts_containing(self, agent: str, words: Sequence[str]) -> list[str]:
         """The texts of the agent's current facts holding any of `words`, in any case (ASCII
@@ -233,12 +227,10 @@ class SqlFacts(SqlAudit):
         return [row["content"] for row in found]
 
     def recent_facts(self, agent: str, limit: int) -> list[Fact]:
-        found = self._query(
-            f"SELECT {rows.FACT_COLUMNS} FROM {rows.FACTS_JOIN_AGENTS} "
-            "WHERE f.agent_id = ? AND f.invalidated_at IS NULL ORDER BY f.id DESC LIMIT ?",
+        return self._facts_where(
+            "f.agent_id = ? AND f.invalidated_at IS NULL ORDER BY f.id DESC LIMIT ?",
             (self.agent_id(agent), limit),
         )
-        return [rows.fact(row) for row in found]
 
     def count_facts(self, agent: str) -> int:
         return self._count(
