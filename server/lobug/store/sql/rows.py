@@ -198,11 +198,11 @@ def message(agent_name: str, row: Any, prefix: str = "") -> Message:
 
 
 def conversation_day(row: Any) -> ConversationDay:
-    """A device's day of the log (`device_id, day, messages, first_at, last_at`); a day the
-    database cannot name (a time out of range) is named by its mended last time."""
-    first_at, last_at = time_or_none(row["first_at"]), time_or_none(row["last_at"])
+    """A device's day of the log (`device_id, day, messages, last_at`); a day the database
+    cannot name (a time out of range) is named by its mended last time."""
+    last_at = time_or_none(row["last_at"])
     day = row["day"] or utc_day(last_at)
-    return ConversationDay(row["device_id"], day, row["messages"], first_at, last_at)
+    return ConversationDay(row["device_id"], day, row["messages"], last_at)
 
 
 def fact(row: Any) -> Fact:
