@@ -17,8 +17,14 @@ from lobug.store.household import EVERYONE, Viewer, owned
 from lobug.store.models import EXTRACTION, AddedFact, Fact, NewFact, Vector
 from lobug.store.sql import audit, rows
 from lobug.store.sql.audit import SqlAudit
-from lobug.store.sql.dialect import like_pattern, marks
+from lobug.store.sql.dialect import insert_returning_id, like_pattern, marks
 from lobug.store.sql.visibility import visible_facts
+
+# The fields of a new fact written as they are (`_insert_fact`).
+NEW_FACT_COPIED = (
+    *("content", "fact_type", "subject", "relation", "object", "time_span", "confidence"),
+    *("origin", "due_at"),
+)
 
 
 class SqlFacts(SqlAudit):
@@ -121,29 +127,16 @@ class SqlFacts(SqlAudit):
     def _insert_fact(
         self, conn: Any, agent_id: int, fact: NewFact, vector: Vector, now: float
     ) -> int:
-        row = conn.execute(
-            "INSERT INTO facts(agent_id, content, fact_type, subject, relation, object, "
-            "time_span, confidence, source_message_ids, created_at, valid_from, origin, due_at, "
-            "owner_person_id, scope, shareable) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
-            (
-                agent_id,
-                fact.content,
-                fact.fact_type,
-                fact.subject,
-                fact.relation,
-                fact.object,
-                fact.time_span,
-                fact.confidence,
-                json.dumps(list(fact.source_message_ids)),
-                now,
-                now,
-                fact.origin,
-                fact.due_at,
-                *owned(fact),
-            ),
-        ).fetchone()
-        fact_id = int(row["id"])
+        columns = {
+            "agent_id": agent_id,
+            **{name: getattr(fact, name) for name in NEW_FACT_COPIED},
+            "source_message_ids": json.dumps(list(fact.source_message_ids)),
+            "created_at": now,
+            "valid_from": now,
+            **dict(zip(("owner_person_id", "scope", "shareable"), owned(fact), strict=True)),
+        }
+        sql = insert_returning_id("facts", list(columns))
+        fact_id = int(conn.execute(sql, tuple(columns.values())).fetchone()["id"])
         conn.execute(
             "INSERT INTO fact_vectors(fact_id, agent_id, embedding) VALUES (?, ?, ?)",
             (fact_id, agent_id, self._vector_value(vector)),

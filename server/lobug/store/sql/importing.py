@@ -19,7 +19,7 @@ from lobug.store.errors import ImportConflict
 from lobug.store.models import API_SOURCE, Message, Vector
 from lobug.store.records import KINDS, AgentRecords, Imported, Record, content_key
 from lobug.store.sql import audit, rows
-from lobug.store.sql.dialect import marks
+from lobug.store.sql.dialect import insert_returning_id
 from lobug.store.sql.export_rows import SqlExportRows, held_keys
 from lobug.store.sql.facts import SqlFacts
 from lobug.store.sql.people import name_key
@@ -92,13 +92,8 @@ class ImportWriter:
         """INSERT into `table` the agent's id, the record's `copied` fields as they are and
         the `values` given, and map the record to its new id."""
         columns = {"agent_id": self.agent_id, **{name: record[name] for name in copied}, **values}
-        new_id = int(
-            self.conn.execute(
-                f"INSERT INTO {table}({', '.join(columns)}) VALUES ({marks(list(columns))}) "
-                "RETURNING id",
-                tuple(columns.values()),
-            ).fetchone()["id"]
-        )
+        sql = insert_returning_id(table, list(columns))
+        new_id = int(self.conn.execute(sql, tuple(columns.values())).fetchone()["id"])
         self.ids[kind][record["id"]] = new_id
         self.held[kind][content_key(kind, record)] = new_id
         self.added[kind] += 1
