@@ -14,7 +14,7 @@ from lobug.memory.manager import (
     MemoryManager,
     oldest_that_fit,
 )
-from lobug.store.models import FactFlags, Message, NewFact
+from lobug.store.models import FactFlags, FactQuery, Message, NewFact
 from lobug.store.sqlite.engine import SQLiteStore
 from tests.fakes import FakeChat, FakeEmbedder, unreachable
 
@@ -61,7 +61,7 @@ def test_near_duplicate_supersedes_the_old_fact(
     report = memory.process_exchange(
         "lobug", *exchange(store, "I work at NASA in Houston now", "Nice")
     )
-    history = store.facts_with_history("lobug")
+    history = store.list_facts("lobug", FactQuery(include_history=True))[0][::-1]
     assert len(history) == 2
     assert history[0].superseded_by == history[1].id
     assert report.facts_superseded == [history[0].id]
@@ -221,7 +221,8 @@ def test_jobs_learning_the_same_fact_at_once_keep_one_current_fact(
         reports = list(pool.map(job, exchanges))
     assert [r.errors for r in reports] == [{}] * len(exchanges)
     assert [f.content for f in store.facts("lobug")] == ["The user works at NASA in Houston"]
-    assert len(store.facts_with_history("lobug")) == len(exchanges)
+    _, with_history = store.list_facts("lobug", FactQuery(include_history=True))
+    assert with_history == len(exchanges)
     assert sum(len(r.facts_superseded) for r in reports) == len(exchanges) - 1
 
 

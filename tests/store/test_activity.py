@@ -30,9 +30,9 @@ def test_days_growth_and_latency_come_from_the_log(tmp_path: Path) -> None:
     store.add_fact("a", NewFact("likes tea"), np.array([1.0, 0.0], dtype=np.float32))
 
     assert store.conversation_days("a", 10) == [
-        ConversationDay("kitchen", "2026-01-02", 2, JAN_1 + DAY + 60, JAN_1 + DAY + 64),
-        ConversationDay("desk", "2026-01-01", 1, JAN_1 + 3603, JAN_1 + 3603),
-        ConversationDay("kitchen", "2026-01-01", 2, JAN_1 + 3600, JAN_1 + 3602),
+        ConversationDay("kitchen", "2026-01-02", 2, JAN_1 + DAY + 64),
+        ConversationDay("desk", "2026-01-01", 1, JAN_1 + 3603),
+        ConversationDay("kitchen", "2026-01-01", 2, JAN_1 + 3602),
     ]
     assert store.conversation_days("a", 1)[0].device_id == "kitchen"
     assert store.growth_by_day("a", JAN_1) == [

@@ -91,7 +91,8 @@ def test_the_migration_maps_old_types_and_clears_free_text_time_spans(
     store = open_database(database_url)
     try:
         found = {
-            f.id: (f.fact_type, f.time_span, f.due_at) for f in store.facts_with_history("lobug")
+            f.id: (f.fact_type, f.time_span, f.due_at)
+            for f in store.list_facts("lobug", FactQuery(include_history=True))[0]
         }
     finally:
         store.close()

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from lobug.store.errors import EmbeddingMismatch, StoreError
-from lobug.store.models import FactFlags, NewFact
+from lobug.store.models import FactFlags, FactQuery, NewFact
 from lobug.store.sqlite.database import open_connection
 from lobug.store.sqlite.engine import SQLiteStore
 from lobug.store.sqlite.schema import MIGRATIONS
@@ -97,7 +97,7 @@ def test_superseded_fact_becomes_linked_history(store: SQLiteStore) -> None:
     )
     new = added.fact
     assert added.superseded == (old.id,)
-    history = {f.id: f for f in store.facts_with_history("lobug")}
+    history = {f.id: f for f in store.list_facts("lobug", FactQuery(include_history=True))[0][::-1]}
     assert history[old.id].invalidated_at is not None
     assert history[old.id].superseded_by == new.id
     assert [f.id for f in store.facts("lobug")] == [new.id]

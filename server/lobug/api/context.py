@@ -25,7 +25,7 @@ from lobug.memory.assembly import (
 )
 from lobug.memory.limits import MAX_CONTENT_CHARS
 from lobug.memory.search import SearchMode
-from lobug.read_model.common import MessageOut, iso_or_none
+from lobug.read_model.common import MessageOut, shown
 from lobug.read_model.memory import BlockOut, MadeOut, block_out
 from lobug.services import MemoryServices
 from lobug.store.models import API_SOURCE, MemoryBlock, Summary
@@ -94,14 +94,7 @@ class ContextOut(BaseModel):
 
 
 def episode_out(summary: Summary) -> SummaryOut:
-    return SummaryOut(
-        id=str(summary.id),
-        content=summary.content,
-        started_at=iso_or_none(summary.started_at),
-        ended_at=iso_or_none(summary.ended_at),
-        made_by=summary.made_by,
-        dropped_sentences=summary.dropped_sentences,
-    )
+    return shown(SummaryOut, summary)
 
 
 def context_out(found: BudgetedContext, blocks: list[MemoryBlock]) -> ContextOut:
@@ -119,12 +112,11 @@ def context_out(found: BudgetedContext, blocks: list[MemoryBlock]) -> ContextOut
             if b.label in kept
         ],
         facts=[
-            ContextFactOut(
-                id=str(hit.fact.id),
+            shown(
+                ContextFactOut,
+                hit.fact,
                 type=hit.fact.fact_type,
-                content=hit.fact.content,
                 similarity=round(hit.similarity, 6),
-                due_at=iso_or_none(hit.fact.due_at),
             )
             for hit in context.facts
         ],

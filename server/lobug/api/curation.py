@@ -22,7 +22,7 @@ from lobug.api.shapes import AgentName, StrictBody
 from lobug.memory.agents import require_agent
 from lobug.memory.limits import MAX_BASE_MEMORY_CHARS, MAX_ID
 from lobug.names import DEVICE_ID
-from lobug.read_model.common import iso, iso_or_none
+from lobug.read_model.common import shown
 from lobug.read_model.memory import (
     AgentCountsOut,
     AuditEntryOut,
@@ -109,29 +109,11 @@ def timestamp(moment: datetime) -> float:
 
 
 def version_out(version: BaseMemoryVersion) -> BaseMemoryVersionOut:
-    return BaseMemoryVersionOut(
-        id=str(version.id),
-        content=version.content,
-        written_by=version.written_by,
-        created_at=iso(version.created_at),
-        made_by=version.made_by,
-        dropped_sentences=version.dropped_sentences,
-    )
+    return shown(BaseMemoryVersionOut, version)
 
 
 def summary_out(summary: Summary) -> SummaryOut:
-    return SummaryOut(
-        id=str(summary.id),
-        content=summary.content,
-        source_from_id=str(summary.source_from_id),
-        source_to_id=str(summary.source_to_id),
-        created_at=iso(summary.created_at),
-        incorporated=summary.incorporated,
-        started_at=iso_or_none(summary.started_at),
-        ended_at=iso_or_none(summary.ended_at),
-        made_by=summary.made_by,
-        dropped_sentences=summary.dropped_sentences,
-    )
+    return shown(SummaryOut, summary)
 
 
 # ---------------------------------------------------------------------- base memory, summaries

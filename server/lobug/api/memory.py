@@ -28,7 +28,7 @@ from lobug.memory.limits import (
     MAX_NAME_CHARS,
 )
 from lobug.memory.search import MessageSearch, SearchMode
-from lobug.read_model.common import AgentOut, MessageOut, agent_out, iso, message_out
+from lobug.read_model.common import AgentOut, MessageOut, agent_out, message_out, shown
 from lobug.read_model.memory import BlockOut, block_out
 from lobug.services import MemoryServices
 from lobug.store.engines import redacted
@@ -101,14 +101,7 @@ def scored_out(hits: list[ScoredMessage]) -> list[MessageOut]:
 
 
 def change_out(change: BlockChange) -> BlockChangeOut:
-    return BlockChangeOut(
-        id=str(change.id),
-        block_id=str(change.block_id),
-        old_value=change.old_value,
-        new_value=change.new_value,
-        changed_by=change.changed_by,
-        changed_at=iso(change.changed_at),
-    )
+    return shown(BlockChangeOut, change)
 
 
 # ---------------------------------------------------------------------- helpers

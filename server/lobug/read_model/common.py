@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, TypeVar
 
 from pydantic import BaseModel, Field
 
@@ -11,6 +11,7 @@ from lobug.clock import utc_iso
 from lobug.store.models import Agent, Message
 
 iso = utc_iso
+Shown = TypeVar("Shown", bound=BaseModel)
 
 
 class AgentOut(BaseModel):
@@ -45,30 +46,35 @@ def iso_or_none(timestamp: float | None) -> str | None:
     return None if timestamp is None else iso(timestamp)
 
 
+def shown(model: type[Shown], thing: Any, **given: Any) -> Shown:
+    """`model` filled from `thing`'s attributes of its fields' names (an id, `*_id` or
+    `*_ids` as text, a time `*_at` as ISO 8601 UTC, None as None), the fields `given` as given;
+    a field `thing` lacks keeps its default."""
+    values = dict(given)
+    for name in model.model_fields:
+        if name in given or not hasattr(thing, name):
+            continue
+        value = getattr(thing, name)
+        if value is not None and (name == "id" or name.endswith("_id")):
+            value = str(value)
+        elif value is not None and name.endswith("_ids"):
+            value = [str(i) for i in value]
+        elif value is not None and name.endswith("_at"):
+            value = iso(value)
+        values[name] = value
+    return model(**values)
+
+
 def agent_out(agent: Agent) -> AgentOut:
-    return AgentOut(
-        id=str(agent.id), name=agent.name, created_at=iso(agent.created_at), metadata=agent.metadata
-    )
+    return shown(AgentOut, agent)
 
 
 def message_out(
     message: Message, similarity: float | None = None, names: Mapping[int, str] | None = None
 ) -> MessageOut:
     """`names`: the household's people by id, to name who said it."""
-    return MessageOut(
-        speaker=speaker_of(message, names or {}),
-        person_id=None if message.person_id is None else str(message.person_id),
-        speaker_source=message.speaker_source,
-        speaker_confidence=message.speaker_confidence,
-        id=str(message.id),
-        agent_id=str(message.agent_id),
-        device_id=message.device_id,
-        role=message.role,
-        content=message.content,
-        created_at=iso(message.created_at),
-        metadata=message.metadata,
-        similarity=similarity,
-    )
+    speaker = speaker_of(message, names or {})
+    return shown(MessageOut, message, speaker=speaker, similarity=similarity)
 
 
 def speaker_of(message: Message, names: Mapping[int, str]) -> str | None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pydantic import BaseModel
 
 from lobug.memory.dream import DreamPlan, DreamResult
-from lobug.read_model.common import iso, iso_or_none
+from lobug.read_model.common import shown
 from lobug.store.models import Dream, DreamChange
 
 
@@ -35,25 +35,13 @@ class DreamOut(BaseModel):
 
 
 def change_out(change: DreamChange) -> DreamChangeOut:
-    return DreamChangeOut(
-        action=change.action,
-        fact_id=str(change.fact_id),
-        kept_id=str(change.kept_id) if change.kept_id is not None else None,
-        reason=change.reason,
-    )
+    return shown(DreamChangeOut, change)
 
 
 def dream_out(dream: Dream) -> DreamOut:
-    return DreamOut(
-        id=str(dream.id),
-        agent=dream.agent,
-        started_at=iso(dream.started_at),
-        finished_at=iso(dream.finished_at),
-        undone_at=iso_or_none(dream.undone_at),
-        changes=[change_out(c) for c in dream.changes],
-        base_memory_rewritten=dream.base_memory_before is not None,
-        diary=dream.diary,
-    )
+    rewritten = dream.base_memory_before is not None
+    changes = [change_out(c) for c in dream.changes]
+    return shown(DreamOut, dream, changes=changes, base_memory_rewritten=rewritten)
 
 
 def plan_out(plan: DreamPlan, *, dry_run: bool, skipped: bool) -> DreamOut:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
-from lobug.read_model.common import MessageOut, iso, iso_or_none, message_out
+from lobug.read_model.common import MessageOut, iso, message_out, shown
 from lobug.store.models import AddedFact, Fact
 from lobug.store.protocol import FactReads
 
@@ -52,29 +52,12 @@ class FactDetailOut(FactOut):
 
 
 def fact_fields(fact: Fact, score: float | None = None) -> FactOut:
-    return FactOut(
-        id=str(fact.id),
+    return shown(
+        FactOut,
+        fact,
         type=fact.fact_type,
-        content=fact.content,
-        subject=fact.subject,
-        relation=fact.relation,
-        object=fact.object,
-        time_span=fact.time_span,
-        due_at=iso_or_none(fact.due_at),
-        confidence=fact.confidence,
-        user_score=fact.user_score,
-        pinned=fact.pinned,
-        created_at=iso(fact.created_at),
         valid_from=iso(fact.valid_from),
-        invalidated_at=iso_or_none(fact.invalidated_at),
-        forgotten_at=iso_or_none(fact.forgotten_at),
-        purged_at=iso_or_none(fact.purged_at),
-        origin=fact.origin,
-        source_message_ids=[str(i) for i in fact.source_message_ids],
         superseded_by=None if fact.superseded_by is None else str(fact.superseded_by),
-        owner_person_id=None if fact.owner_person_id is None else str(fact.owner_person_id),
-        scope=fact.scope,
-        shareable=fact.shareable,
         score=None if score is None else round(score, 6),
     )
 

@@ -7,7 +7,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from lobug.read_model.common import AgentOut, agent_out, iso, iso_or_none
+from lobug.read_model.common import AgentOut, agent_out, iso, iso_or_none, shown
 from lobug.store.models import AgentCounts, AuditEntry, Forgotten, MemoryBlock
 from lobug.store.protocol import SummaryStore
 
@@ -75,26 +75,11 @@ class AuditEntryOut(BaseModel):
 
 
 def counts_out(counted: AgentCounts) -> AgentCountsOut:
-    return AgentCountsOut(
-        **agent_out(counted.agent).model_dump(),
-        messages=counted.messages,
-        facts=counted.facts,
-        summaries=counted.summaries,
-    )
+    return shown(AgentCountsOut, counted, **agent_out(counted.agent).model_dump())
 
 
 def block_out(block: MemoryBlock) -> BlockOut:
-    return BlockOut(
-        id=str(block.id),
-        agent_id=str(block.agent_id),
-        label=block.label,
-        value=block.value,
-        description=block.description,
-        limit=block.char_limit,
-        read_only=block.read_only,
-        created_at=iso(block.created_at),
-        updated_at=iso(block.updated_at),
-    )
+    return shown(BlockOut, block, limit=block.char_limit)
 
 
 def base_memory_out(store: SummaryStore, agent: str) -> BaseMemoryOut:
@@ -121,14 +106,4 @@ def forgotten_out(forgotten: Forgotten) -> ForgottenOut:
 
 
 def audit_out(entry: AuditEntry) -> AuditEntryOut:
-    return AuditEntryOut(
-        id=str(entry.id),
-        at=iso(entry.at),
-        actor=entry.actor,
-        action=entry.action,
-        target=entry.target,
-        target_ids=[str(i) for i in entry.target_ids],
-        before=entry.before,
-        after=entry.after,
-        detail=entry.detail,
-    )
+    return shown(AuditEntryOut, entry, at=iso(entry.at))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
-from lobug.read_model.common import iso
+from lobug.read_model.common import shown
 from lobug.store.household import Person
 
 
@@ -26,13 +26,7 @@ class ForgottenPersonOut(BaseModel):
 
 
 def person_out(person: Person) -> PersonOut:
-    return PersonOut(
-        id=str(person.id),
-        name=person.name,
-        created_at=iso(person.created_at),
-        devices=list(person.devices),
-        voice_profiles=person.voice_profiles,
-    )
+    return shown(PersonOut, person)
 
 
 def forgotten_person_out(

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pydantic import BaseModel, Field
 
 from lobug.memory.global_memory import ACTIVE_DAYS, global_memory
-from lobug.read_model.common import iso
+from lobug.read_model.common import iso, shown
 from lobug.read_model.facts import FactOut, fact_fields
 from lobug.store.models import Topic
 from lobug.store.protocol import TopicReads
@@ -49,18 +49,11 @@ class GlobalMemoryOut(BaseModel):
 
 def topic_out(topic: Topic) -> TopicOut:
     newest = max((m.at for m in topic.members), default=None)
-    return TopicOut(
-        id=str(topic.id),
-        position=topic.position,
-        name=topic.name,
-        summary=topic.summary,
-        open_questions=list(topic.open_questions),
-        next_actions=list(topic.next_actions),
+    return shown(
+        TopicOut,
+        topic,
         fact_ids=[str(i) for i in topic.member_ids("fact")],
         episode_ids=[str(i) for i in topic.member_ids("episode")],
-        written_by=topic.written_by,
-        dropped_sentences=topic.dropped_sentences,
-        built_at=iso(topic.built_at),
         last_active_at=None if newest is None else iso(newest),
     )
 

@@ -19,103 +19,42 @@ import numpy as np
 from lobug.store.engines import is_postgres, redacted, sqlite_path
 from lobug.store.errors import StoreError
 
-# (table, key columns, columns) in an order that satisfies the foreign keys; facts are copied
-# without `superseded_by` (it points at later rows), which a second pass fills in. The key
-# columns come first in `columns`: the copy pages through the source by them.
-TABLES: tuple[tuple[str, str, str], ...] = (
-    ("agents", "id", "id, name, created_at, metadata"),
-    ("people", "id", "id, agent_id, name, name_key, created_at"),
-    ("device_people", "agent_id, device_id", "agent_id, device_id, person_id"),
-    ("voice_profiles", "id", "id, person_id, embedding, model, created_at"),
-    (
-        "conversation_log",
-        "id",
-        "id, agent_id, device_id, role, content, created_at, summarized, metadata, person_id, "
-        "speaker_source, speaker_confidence",
-    ),
-    (
-        "facts",
-        "id",
-        "id, agent_id, content, fact_type, subject, relation, object, time_span, confidence, "
-        "user_score, source_message_ids, created_at, valid_from, invalidated_at, origin, "
-        "pinned, forgotten_at, purged_at, due_at, owner_person_id, scope, shareable",
-    ),
-    (
-        "summaries",
-        "id",
-        "id, agent_id, content, source_from_id, source_to_id, created_at, incorporated, "
-        "started_at, ended_at, made_by, dropped_sentences",
-    ),
-    ("base_memory", "agent_id", "agent_id, content, updated_at, stale"),
-    (
-        "base_memory_versions",
-        "id",
-        "id, agent_id, content, written_by, created_at, made_by, dropped_sentences",
-    ),
-    (
-        "memory_blocks",
-        "id",
-        "id, agent_id, label, value, description, char_limit, read_only, created_at, updated_at",
-    ),
-    (
-        "memory_block_history",
-        "id",
-        "id, block_id, old_value, new_value, changed_by, changed_at",
-    ),
-    (
-        "learning_queue",
-        "assistant_message_id",
-        "assistant_message_id, user_message_id, attempts, queued_at, parked_at, last_error",
-    ),
-    ("embedding_backlog", "message_id", "message_id"),
-    (
-        "audit_log",
-        "id",
-        "id, agent_id, at, actor, action, target, target_ids, before, after, detail",
-    ),
-    (
-        "dreams",
-        "id",
-        "id, agent_id, started_at, finished_at, diary, changes, base_memory_before, watermark, "
-        "undone_at",
-    ),
-    ("dream_vectors", "dream_id, fact_id", "dream_id, fact_id, embedding"),
-    (
-        "topics",
-        "id",
-        "id, agent_id, position, name, summary, open_questions, next_actions, written_by, "
-        "built_at, size, last_active_at, dropped_sentences",
-    ),
-    ("topic_members", "topic_id, kind, member_id", "topic_id, kind, member_id, at"),
-    (
-        "reminders",
-        "id",
-        "id, agent_id, device_id, what, ring_at, created_at, said_at, said_on, cancelled_at",
-    ),
-    ("fact_vectors", "fact_id", "fact_id, agent_id, embedding"),
-    ("message_vectors", "message_id", "message_id, agent_id, embedding"),
-    ("summary_vectors", "summary_id", "summary_id, agent_id, embedding"),
+# (table, key columns) in an order that satisfies the foreign keys. The columns copied are the
+# target's (`_columns`), the key columns first (the copy pages through the source by them);
+# facts are copied without `superseded_by` (it points at later rows), which a second pass
+# fills in.
+TABLES: tuple[tuple[str, str], ...] = (
+    ("agents", "id"),
+    ("people", "id"),
+    ("device_people", "agent_id, device_id"),
+    ("voice_profiles", "id"),
+    ("conversation_log", "id"),
+    ("facts", "id"),
+    ("summaries", "id"),
+    ("base_memory", "agent_id"),
+    ("base_memory_versions", "id"),
+    ("memory_blocks", "id"),
+    ("memory_block_history", "id"),
+    ("learning_queue", "assistant_message_id"),
+    ("embedding_backlog", "message_id"),
+    ("audit_log", "id"),
+    ("dreams", "id"),
+    ("dream_vectors", "dream_id, fact_id"),
+    ("topics", "id"),
+    ("topic_members", "topic_id, kind, member_id"),
+    ("reminders", "id"),
+    ("fact_vectors", "fact_id"),
+    ("message_vectors", "message_id"),
+    ("summary_vectors", "summary_id"),
 )
+# The target's columns a copy leaves alone: facts' `superseded_by` (the second pass) and the
+# work queue's claims (PostgreSQL's alone).
+NOT_COPIED = frozenset({"superseded_by", "claimed_until"})
 # What SQLite's tables lack of PostgreSQL's: an episode's vector is keyed by the agent there too.
 SOURCES = {
     "summary_vectors": "SELECT v.summary_id, s.agent_id, v.embedding FROM summary_vectors v "
     "JOIN summaries s ON s.id = v.summary_id",
 }
-IDENTITY_TABLES = (
-    "agents",
-    "people",
-    "voice_profiles",
-    "conversation_log",
-    "facts",
-    "summaries",
-    "base_memory_versions",
-    "memory_blocks",
-    "memory_block_history",
-    "audit_log",
-    "dreams",
-    "topics",
-    "reminders",
-)
 Progress = Callable[[str, int, int], None]  # table, rows copied so far, rows in the source
 
 
@@ -158,7 +97,8 @@ def migrate_database(
             register_vector_type(target)
             if bound:
                 drop_vector_indexes(target)  # built once at the end: far faster than row by row
-            for table, key, columns in _present(source):
+            for table, key in _present(source):
+                columns = _columns(target, table, key)
                 _copy_table(source, target, table, key, columns, batch, progress or _quiet)
             _link_superseded(source, target, batch)
             _advance_sequences(target)
@@ -191,14 +131,27 @@ def _prepare_target(source: Any, target_url: str) -> bool:
     return "embedding_model" in meta
 
 
-def _present(source: Any) -> Iterator[tuple[str, str, str]]:
+def _present(source: Any) -> Iterator[tuple[str, str]]:
     """The tables to copy that the source has (vector tables exist once it was bound; the
     target's `summary_vectors` too, which SQLite's schema always has)."""
     names = {row[0] for row in source.execute("SELECT name FROM sqlite_master")}
     if "fact_vectors" not in names:
         names.discard("summary_vectors")
-    yield ("store_meta", "key", "key, value")
+    yield ("store_meta", "key")
     yield from (t for t in TABLES if t[0] in names)
+
+
+def _columns(target: Any, table: str, key: str) -> str:
+    """The columns of `table` in the target that a copy writes (not generated ones, nor
+    `NOT_COPIED`), the key columns first; a vector table's embedding stays last."""
+    found = target.execute(
+        "SELECT column_name FROM information_schema.columns WHERE table_schema = "
+        "current_schema() AND table_name = %s AND is_generated = 'NEVER' ORDER BY ordinal_position",
+        (table,),
+    )
+    keys = [name.strip() for name in key.split(",")]
+    rest = [row["column_name"] for row in found if row["column_name"] not in keys]
+    return ", ".join(keys + [name for name in rest if name not in NOT_COPIED])
 
 
 def _copy_table(
@@ -251,8 +204,8 @@ def _link_superseded(source: Any, target: Any, batch: int) -> None:
 
 
 def _advance_sequences(target: Any) -> None:
-    """New rows in the target get ids after the copied ones."""
-    for table in IDENTITY_TABLES:
+    """New rows in the target get ids after the copied ones (the tables keyed by `id`)."""
+    for table in (table for table, key in TABLES if key == "id"):
         target.execute(
             f"SELECT setval(pg_get_serial_sequence('{table}', 'id'), "
             f"GREATEST((SELECT MAX(id) FROM {table}), 1))"
@@ -260,7 +213,7 @@ def _advance_sequences(target: Any) -> None:
 
 
 def _compare(source: Any, target: Any) -> MigrationReport:
-    tables = [table for table, _, _ in _present(source)]
+    tables = [table for table, _ in _present(source)]
     source_counts = {t: source.execute(f"SELECT COUNT(*) FROM {t}").fetchone()[0] for t in tables}
     target_counts = {
         t: target.execute(f"SELECT COUNT(*) AS n FROM {t}").fetchone()["n"] for t in tables

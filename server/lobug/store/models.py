@@ -377,7 +377,6 @@ class ConversationDay:
     device_id: str
     day: str
     messages: int
-    first_at: float
     last_at: float
 
 

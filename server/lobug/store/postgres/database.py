@@ -11,13 +11,15 @@ works again without a restart; during one, calls fail fast with StorageUnavailab
 from __future__ import annotations
 
 import time
+import zlib
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from lobug.store.errors import StorageUnavailable
+from lobug.store.errors import StorageUnavailable, StoreError
 from lobug.store.models import Clock, Vector
 from lobug.store.postgres.schema import MIGRATIONS
 from lobug.store.sql.database import SqlDatabase
@@ -29,6 +31,25 @@ POOL_TIMEOUT_S = 5.0  # how long a call waits for a connection before StorageUna
 CONNECT_TIMEOUT_S = 5
 MIGRATION_LOCK = 0x10B06  # pg_advisory_xact_lock key held while migrating
 FACT_LOCK = 0x10B0F  # pg_advisory_xact_lock(FACT_LOCK, agent_id): one fact writer per agent
+EXCLUSIVE_LOCK = 0x10B0E  # pg_try_advisory_lock(EXCLUSIVE_LOCK, crc32(name))
+
+# Tables a purge or a deletion erased text from: VACUUM marks their dead rows' space free.
+PURGED_TABLES = (
+    "topics",
+    "conversation_log",
+    "facts",
+    "summaries",
+    "audit_log",
+    "base_memory",
+    "base_memory_versions",
+    "memory_blocks",
+    "memory_block_history",
+    "fact_vectors",
+    "message_vectors",
+    "summary_vectors",
+    "dreams",
+    "dream_vectors",
+)
 
 
 @contextmanager
@@ -168,6 +189,35 @@ class PostgresDatabase(SqlDatabase):
 
     def _lock_fact_writers(self, conn: Any, agent_id: int) -> None:
         conn.execute("SELECT pg_advisory_xact_lock(?, ?)", (FACT_LOCK, agent_id))
+
+    def _erase_free_pages(self) -> None:
+        """After a purge: VACUUM the tables text was erased from, so the dead row versions
+        that still hold it are removed from their pages and the space marked free. What VACUUM
+        does not promise (the bytes until overwritten, the WAL, replicas, backups) is in
+        MEMORY.md. A VACUUM that fails (another one running) is left to autovacuum."""
+        with self._connection() as conn:
+            conn.execute(f"VACUUM {', '.join(PURGED_TABLES)}")
+
+    @contextmanager
+    def exclusively(self, name: str) -> Iterator[bool]:
+        """Work that one process at a time may do (the maintenance pass): True inside when
+        this process holds `name` (and no other does until the block ends); False when
+        another process holds it: skip the work. A session advisory lock, held on one pooled
+        connection while the work runs, released when it ends or when that connection dies."""
+        key = zlib.crc32(name.encode()) - 2**31  # the lock takes two int4 keys
+        with self._connection() as conn:
+            row = conn.execute(
+                "SELECT pg_try_advisory_lock(%s, %s) AS held", (EXCLUSIVE_LOCK, key)
+            ).fetchone()
+            try:
+                yield bool(row["held"])
+            finally:
+                if row["held"]:
+                    conn.execute("SELECT pg_advisory_unlock(%s, %s)", (EXCLUSIVE_LOCK, key))
+
+    def backup(self, target: Path) -> str:
+        """File backups are SQLite's (`sqlite/backup.py`)."""
+        raise StoreError("back up PostgreSQL with its own tools (pg_dump, base backups)")
 
     def agent_id(self, name: str) -> int:
         """The id of a namespace, created on first use. Not cached: another process may

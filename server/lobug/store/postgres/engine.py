@@ -5,12 +5,10 @@ from __future__ import annotations
 import time
 
 from lobug.store.models import Clock
-from lobug.store.postgres.backup import PostgresBackup
 from lobug.store.postgres.database import POOL_SIZE
-from lobug.store.postgres.exclusive import PostgresExclusive
+from lobug.store.postgres.episodes import PostgresEpisodes
 from lobug.store.postgres.fulltext import PostgresFullText
 from lobug.store.postgres.queue import PostgresWorkQueue
-from lobug.store.postgres.topics import PostgresTopics
 from lobug.store.postgres.vectors import EF_SEARCH, PostgresVectors
 from lobug.store.sql.activity import SqlActivity
 from lobug.store.sql.blocks import SqlBlocks
@@ -18,6 +16,7 @@ from lobug.store.sql.dreams import SqlDreams
 from lobug.store.sql.importing import SqlImport
 from lobug.store.sql.people import SqlPeople
 from lobug.store.sql.reminders import SqlReminders
+from lobug.store.sql.topics import SqlTopics
 
 
 class PostgresStore(
@@ -25,14 +24,13 @@ class PostgresStore(
     PostgresVectors,
     SqlPeople,
     SqlDreams,
-    PostgresTopics,
+    SqlTopics,
+    PostgresEpisodes,
     SqlBlocks,
     SqlReminders,
     PostgresFullText,
-    PostgresExclusive,
     SqlActivity,
     SqlImport,
-    PostgresBackup,
 ):
     """Thread-safe and multi-process: a connection pool per process, transactions in the
     database, advisory locks where a check and a write must be one step. Opening migrates

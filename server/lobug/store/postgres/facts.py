@@ -11,12 +11,11 @@ import numpy as np
 
 from lobug.store.household import owned
 from lobug.store.models import NewFact, Vector
-from lobug.store.postgres.audit import PostgresAudit
-from lobug.store.postgres.database import as_vector
+from lobug.store.postgres.database import PostgresDatabase, as_vector
 from lobug.store.sql.facts import SqlFacts
 
 
-class PostgresFacts(SqlFacts, PostgresAudit):
+class PostgresFacts(SqlFacts, PostgresDatabase):
     def _vector_matrix(self, stored: Sequence[Any]) -> Vector:
         return np.stack([vector.to_numpy() for vector in stored])
 

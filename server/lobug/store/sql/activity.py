@@ -14,7 +14,7 @@ class SqlActivity(SqlDatabase):
         """Each device's days with messages, newest first."""
         found = self._query(
             f"SELECT device_id, {self.dialect.day} AS day, COUNT(*) AS messages, "
-            "MIN(created_at) AS first_at, MAX(created_at) AS last_at FROM conversation_log "
+            "MAX(created_at) AS last_at FROM conversation_log "
             "WHERE agent_id = ? GROUP BY device_id, day ORDER BY day DESC, last_at DESC LIMIT ?",
             (self.agent_id(agent), limit),
         )

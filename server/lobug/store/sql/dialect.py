@@ -59,6 +59,11 @@ def marks(items: Sequence[object]) -> str:
     return ",".join("?" * len(items))
 
 
+def insert_returning_id(table: str, columns: Sequence[str]) -> str:
+    """An INSERT of `columns` (in that order) into `table` that returns the new row's id."""
+    return f"INSERT INTO {table}({', '.join(columns)}) VALUES ({marks(columns)}) RETURNING id"
+
+
 # Ids in one `IN (...)`: PostgreSQL takes at most 65,535 parameters in a statement.
 BATCH_IDS = 10_000
 

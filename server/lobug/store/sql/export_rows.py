@@ -50,15 +50,6 @@ SOURCES: dict[str, tuple[str, str]] = {
         "reminders",
     ),
 }
-BOOLEANS = ("summarized", "incorporated", "pinned", "read_only", "shareable")
-JSON_FIELDS = (
-    "metadata",
-    "source_message_ids",
-    "target_ids",
-    "detail",
-    "open_questions",
-    "next_actions",
-)
 # Runs a `?` statement and gives its rows: the store's `_query`, or a transaction's connection.
 Query = Callable[[str, Sequence[Any]], list[Any]]
 
@@ -67,10 +58,10 @@ def record_of(row: Any) -> Record:
     """A row as a record: flags as booleans, JSON columns parsed, what older versions let in
     mended as `store/sql/rows.py` reads it."""
     record = dict(row)
-    for name in BOOLEANS:
+    for name in rows.FLAGS:
         if name in record:
             record[name] = bool(record[name])
-    for name in JSON_FIELDS:
+    for name in (*rows.JSON_LISTS, *rows.JSON_OBJECTS):
         if record.get(name) is not None:
             record[name] = rows.json_column(record[name])
     return rows.mended_times(record)

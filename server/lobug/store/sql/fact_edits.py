@@ -49,26 +49,24 @@ class SqlFactEdits(SqlFacts):
         """One page of the agent's facts (newest first) and how many match in all."""
         condition, params = _query_condition(query)
         agent_id = self.agent_id(agent)
-        found = self._query(
-            f"SELECT {rows.FACT_COLUMNS} FROM {rows.FACTS_JOIN_AGENTS} "
-            f"WHERE f.agent_id = ? {condition} ORDER BY f.id DESC LIMIT ? OFFSET ?",
+        found = self._facts_where(
+            f"f.agent_id = ? {condition} ORDER BY f.id DESC LIMIT ? OFFSET ?",
             (agent_id, *params, query.limit, query.offset),
         )
         total = self._count(
             f"SELECT COUNT(*) AS n FROM facts f WHERE f.agent_id = ? {condition}",
             (agent_id, *params),
         )
-        return [rows.fact(row) for row in found], total
+        return found, total
 
     def pinned_facts(self, agent: str, viewer: Viewer = EVERYONE) -> list[Fact]:
         """The agent's current pinned facts `viewer` may see, newest first."""
         visible, shown = visible_facts(viewer)
-        found = self._query(
-            f"SELECT {rows.FACT_COLUMNS} FROM {rows.FACTS_JOIN_AGENTS} WHERE f.agent_id = ? "
-            f"AND f.pinned = 1 AND f.invalidated_at IS NULL{visible} ORDER BY f.id DESC",
+        return self._facts_where(
+            f"f.agent_id = ? AND f.pinned = 1 AND f.invalidated_at IS NULL{visible} "
+            "ORDER BY f.id DESC",
             (self.agent_id(agent), *shown),
         )
-        return [rows.fact(row) for row in found]
 
     def fact_versions(self, agent: str, fact_id: int) -> list[Fact]:
         """Every version of the fact, oldest first (FactNotFound for another agent's id)."""

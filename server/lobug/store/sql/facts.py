@@ -17,8 +17,14 @@ from lobug.store.household import EVERYONE, Viewer, owned
 from lobug.store.models import EXTRACTION, AddedFact, Fact, NewFact, Vector
 from lobug.store.sql import audit, rows
 from lobug.store.sql.audit import SqlAudit
-from lobug.store.sql.dialect import like_pattern, marks
+from lobug.store.sql.dialect import insert_returning_id, like_pattern, marks
 from lobug.store.sql.visibility import visible_facts
+
+# The fields of a new fact written as they are (`_insert_fact`).
+NEW_FACT_COPIED = (
+    *("content", "fact_type", "subject", "relation", "object", "time_span", "confidence"),
+    *("origin", "due_at"),
+)
 
 
 class SqlFacts(SqlAudit):
@@ -121,29 +127,16 @@ class SqlFacts(SqlAudit):
     def _insert_fact(
         self, conn: Any, agent_id: int, fact: NewFact, vector: Vector, now: float
     ) -> int:
-        row = conn.execute(
-            "INSERT INTO facts(agent_id, content, fact_type, subject, relation, object, "
-            "time_span, confidence, source_message_ids, created_at, valid_from, origin, due_at, "
-            "owner_person_id, scope, shareable) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
-            (
-                agent_id,
-                fact.content,
-                fact.fact_type,
-                fact.subject,
-                fact.relation,
-                fact.object,
-                fact.time_span,
-                fact.confidence,
-                json.dumps(list(fact.source_message_ids)),
-                now,
-                now,
-                fact.origin,
-                fact.due_at,
-                *owned(fact),
-            ),
-        ).fetchone()
-        fact_id = int(row["id"])
+        columns = {
+            "agent_id": agent_id,
+            **{name: getattr(fact, name) for name in NEW_FACT_COPIED},
+            "source_message_ids": json.dumps(list(fact.source_message_ids)),
+            "created_at": now,
+            "valid_from": now,
+            **dict(zip(("owner_person_id", "scope", "shareable"), owned(fact), strict=True)),
+        }
+        sql = insert_returning_id("facts", list(columns))
+        fact_id = int(conn.execute(sql, tuple(columns.values())).fetchone()["id"])
         conn.execute(
             "INSERT INTO fact_vectors(fact_id, agent_id, embedding) VALUES (?, ?, ?)",
             (fact_id, agent_id, self._vector_value(vector)),
@@ -178,53 +171,40 @@ class SqlFacts(SqlAudit):
 
     # ------------------------------------------------------------------ reads
 
-    def get_fact(self, fact_id: int) -> Fact:
+    def _facts_where(self, condition: str, params: Sequence[Any]) -> list[Fact]:
+        """The facts that `condition` (on `facts f` joined to `agents a`, with its ORDER BY)
+        picks."""
         found = self._query(
-            f"SELECT {rows.FACT_COLUMNS} FROM {rows.FACTS_JOIN_AGENTS} WHERE f.id = ?",
-            (fact_id,),
+            f"SELECT {rows.FACT_COLUMNS} FROM {rows.FACTS_JOIN_AGENTS} WHERE {condition}", params
         )
+        return [rows.fact(row) for row in found]
+
+    def get_fact(self, fact_id: int) -> Fact:
+        found = self._facts_where("f.id = ?", (fact_id,))
         if not found:
             raise KeyError(fact_id)
-        return rows.fact(found[0])
+        return found[0]
 
     def agent_fact(self, agent: str, fact_id: int) -> Fact:
         """One of the agent's facts (any version); FactNotFound when it has none by this id."""
-        found = self._query(
-            f"SELECT {rows.FACT_COLUMNS} FROM {rows.FACTS_JOIN_AGENTS} "
-            "WHERE f.id = ? AND f.agent_id = ?",
-            (fact_id, self.agent_id(agent)),
-        )
+        found = self._facts_where("f.id = ? AND f.agent_id = ?", (fact_id, self.agent_id(agent)))
         if not found:
             raise errors.FactNotFound(f"agent {agent!r} has no fact {fact_id}")
-        return rows.fact(found[0])
+        return found[0]
 
     def facts(self, agent: str) -> list[Fact]:
         """The agent's current facts, oldest first."""
-        return self._facts_where(agent, "AND f.invalidated_at IS NULL")
-
-    def facts_with_history(self, agent: str) -> list[Fact]:
-        """The agent's facts, superseded ones included, oldest first."""
-        return self._facts_where(agent, "")
-
-    def _facts_where(self, agent: str, condition: str) -> list[Fact]:
-        found = self._query(
-            f"SELECT {rows.FACT_COLUMNS} FROM {rows.FACTS_JOIN_AGENTS} "
-            f"WHERE f.agent_id = ? {condition} ORDER BY f.id",
-            (self.agent_id(agent),),
+        return self._facts_where(
+            "f.agent_id = ? AND f.invalidated_at IS NULL ORDER BY f.id", (self.agent_id(agent),)
         )
-        return [rows.fact(row) for row in found]
 
     def facts_by_ids(self, ids: Sequence[int], viewer: Viewer = EVERYONE) -> dict[int, Fact]:
         """The facts among `ids` that `viewer` may see."""
         if not ids:
             return {}
         visible, shown = visible_facts(viewer)
-        found = self._query(
-            f"SELECT {rows.FACT_COLUMNS} FROM {rows.FACTS_JOIN_AGENTS} "
-            f"WHERE f.id IN ({marks(ids)}){visible}",
-            [*ids, *shown],
-        )
-        return {row["id"]: rows.fact(row) for row in found}
+        found = self._facts_where(f"f.id IN ({marks(ids)}){visible}", [*ids, *shown])
+        return {fact.id: fact for fact in found}
 
     def fact_texts_containing(self, agent: str, words: Sequence[str]) -> list[str]:
         """The texts of the agent's current facts holding any of `words`, in any case (ASCII
@@ -240,12 +220,10 @@ class SqlFacts(SqlAudit):
         return [row["content"] for row in found]
 
     def recent_facts(self, agent: str, limit: int) -> list[Fact]:
-        found = self._query(
-            f"SELECT {rows.FACT_COLUMNS} FROM {rows.FACTS_JOIN_AGENTS} "
-            "WHERE f.agent_id = ? AND f.invalidated_at IS NULL ORDER BY f.id DESC LIMIT ?",
+        return self._facts_where(
+            "f.agent_id = ? AND f.invalidated_at IS NULL ORDER BY f.id DESC LIMIT ?",
             (self.agent_id(agent), limit),
         )
-        return [rows.fact(row) for row in found]
 
     def count_facts(self, agent: str) -> int:
         return self._count(

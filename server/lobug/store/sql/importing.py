@@ -19,6 +19,7 @@ from lobug.store.errors import ImportConflict
 from lobug.store.models import API_SOURCE, Message, Vector
 from lobug.store.records import KINDS, AgentRecords, Imported, Record, content_key
 from lobug.store.sql import audit, rows
+from lobug.store.sql.dialect import insert_returning_id
 from lobug.store.sql.export_rows import SqlExportRows, held_keys
 from lobug.store.sql.facts import SqlFacts
 from lobug.store.sql.people import name_key
@@ -33,7 +34,21 @@ AUDIT_TARGETS = {
 }
 # An episode's span of time: when the first and the last of its messages were said (what
 # SQLite's trigger writes too).
-SPAN = "(SELECT {}(created_at) FROM conversation_log WHERE agent_id = ? AND id BETWEEN ? AND ?)"
+SPAN = (
+    "SELECT MIN(created_at) AS started_at, MAX(created_at) AS ended_at FROM conversation_log "
+    "WHERE agent_id = ? AND id BETWEEN ? AND ?"
+)
+# The fields of a record written as they are (`ImportWriter.inserted`), per kind.
+FACT_COPIED = (
+    *("content", "subject", "relation", "object", "time_span", "confidence", "user_score"),
+    *("origin", "created_at", "valid_from", "invalidated_at", "forgotten_at", "purged_at"),
+    *("due_at", "scope"),
+)
+TOPIC_COPIED = ("position", "name", "summary", "written_by", "built_at", "size", "last_active_at")
+REMINDER_COPIED = (
+    *("device_id", "what", "ring_at", "created_at"),
+    *("said_at", "said_on", "cancelled_at"),
+)
 # A topic member's time, as the topic builder gives it (`memory/topics.py`).
 MEMBER_TIMES = {
     "fact": ("facts", "created_at"),
@@ -71,9 +86,14 @@ class ImportWriter:
             self.ids[kind][record["id"]] = held
         return held is not None
 
-    def inserted(self, kind: str, record: Record, sql: str, values: tuple[Any, ...]) -> int:
-        """INSERT `sql` (it gets ` RETURNING id`) and map the record to its new id."""
-        new_id = int(self.conn.execute(f"{sql} RETURNING id", values).fetchone()["id"])
+    def inserted(
+        self, kind: str, record: Record, table: str, copied: Sequence[str], **values: Any
+    ) -> int:
+        """INSERT into `table` the agent's id, the record's `copied` fields as they are and
+        the `values` given, and map the record to its new id."""
+        columns = {"agent_id": self.agent_id, **{name: record[name] for name in copied}, **values}
+        sql = insert_returning_id(table, list(columns))
+        new_id = int(self.conn.execute(sql, tuple(columns.values())).fetchone()["id"])
         self.ids[kind][record["id"]] = new_id
         self.held[kind][content_key(kind, record)] = new_id
         self.added[kind] += 1
@@ -90,10 +110,7 @@ class ImportWriter:
             self.ids["people"][record["id"]] = int(held["id"])
             return
         person_id = self.inserted(
-            "people",
-            record,
-            "INSERT INTO people(agent_id, name, name_key, created_at) VALUES (?, ?, ?, ?)",
-            (self.agent_id, record["name"], name_key(record["name"]), record["created_at"]),
+            "people", record, "people", ("name", "created_at"), name_key=name_key(record["name"])
         )
         for device in record["devices"]:
             self.conn.execute(
@@ -112,21 +129,11 @@ class ImportWriter:
         new_id = self.inserted(
             "messages",
             record,
-            "INSERT INTO conversation_log(agent_id, device_id, role, content, created_at, "
-            "summarized, metadata, person_id, speaker_source, speaker_confidence) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (
-                self.agent_id,
-                record["device_id"],
-                record["role"],
-                record["content"],
-                record["created_at"],
-                int(record["summarized"]),
-                rows.json_or_none(record.get("metadata")),
-                self.person_of(record["person_id"]),
-                record["speaker_source"],
-                record["speaker_confidence"],
-            ),
+            "conversation_log",
+            ("device_id", "role", "content", "created_at", "speaker_source", "speaker_confidence"),
+            summarized=int(record["summarized"]),
+            metadata=rows.json_or_none(record.get("metadata")),
+            person_id=self.person_of(record["person_id"]),
         )
         vector = self.vectors.get(content_key("messages", record))
         if record["device_id"] == API_SOURCE and vector is not None:
@@ -159,22 +166,17 @@ class ImportWriter:
         if self.known("summaries", record):
             return
         first, last = self.message_span(record["source_from_id"], record["source_to_id"])
+        span = self.conn.execute(SPAN, (self.agent_id, first, last)).fetchone()
         self.inserted(
             "summaries",
             record,
-            "INSERT INTO summaries(agent_id, content, source_from_id, source_to_id, "
-            "created_at, incorporated, started_at, ended_at) "
-            f"VALUES (?, ?, ?, ?, ?, ?, {SPAN.format('MIN')}, {SPAN.format('MAX')})",
-            (
-                self.agent_id,
-                record["content"],
-                first,
-                last,
-                record["created_at"],
-                int(record["incorporated"]),
-                *(self.agent_id, first, last),
-                *(self.agent_id, first, last),
-            ),
+            "summaries",
+            ("content", "created_at"),
+            source_from_id=first,
+            source_to_id=last,
+            incorporated=int(record["incorporated"]),
+            started_at=span["started_at"],
+            ended_at=span["ended_at"],
         )
 
     def fact(self, record: Record) -> None:
@@ -188,34 +190,13 @@ class ImportWriter:
         new_id = self.inserted(
             "facts",
             record,
-            "INSERT INTO facts(agent_id, content, fact_type, subject, relation, object, "
-            "time_span, confidence, user_score, pinned, origin, source_message_ids, created_at, "
-            "valid_from, invalidated_at, forgotten_at, purged_at, due_at, owner_person_id, "
-            "scope, shareable) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (
-                self.agent_id,
-                record["content"],
-                record["type"],
-                record["subject"],
-                record["relation"],
-                record["object"],
-                record["time_span"],
-                record["confidence"],
-                record["user_score"],
-                int(record["pinned"]),
-                record["origin"],
-                json.dumps(sources),
-                record["created_at"],
-                record["valid_from"],
-                record["invalidated_at"],
-                record["forgotten_at"],
-                record["purged_at"],
-                record["due_at"],
-                self.person_of(record["owner_person_id"]),
-                record["scope"],
-                int(record["shareable"]),
-            ),
+            "facts",
+            FACT_COPIED,
+            fact_type=record["type"],
+            pinned=int(record["pinned"]),
+            source_message_ids=json.dumps(sources),
+            owner_person_id=self.person_of(record["owner_person_id"]),
+            shareable=int(record["shareable"]),
         )
         vector = self.vectors.get(content_key("facts", record))
         if record["invalidated_at"] is None and vector is not None:
@@ -237,13 +218,8 @@ class ImportWriter:
 
     def base_memory_version(self, record: Record) -> None:
         if not self.known("base_memory_versions", record):
-            self.inserted(
-                "base_memory_versions",
-                record,
-                "INSERT INTO base_memory_versions(agent_id, content, written_by, created_at) "
-                "VALUES (?, ?, ?, ?)",
-                (self.agent_id, record["content"], record["written_by"], record["created_at"]),
-            )
+            copied = ("content", "written_by", "created_at")
+            self.inserted("base_memory_versions", record, "base_memory_versions", copied)
 
     def base_memory(self, content: str, stale: bool, updated_at: float) -> None:
         """The current base memory, unless the agent's own is newer."""
@@ -257,22 +233,9 @@ class ImportWriter:
 
     def block(self, record: Record) -> None:
         if not self.known("blocks", record):
-            self.inserted(
-                "blocks",
-                record,
-                "INSERT INTO memory_blocks(agent_id, label, value, description, char_limit, "
-                "read_only, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    self.agent_id,
-                    record["label"],
-                    record["value"],
-                    record["description"],
-                    record["char_limit"],
-                    int(record["read_only"]),
-                    record["created_at"],
-                    record["updated_at"],
-                ),
-            )
+            copied = ("label", "value", "description", "char_limit", "created_at", "updated_at")
+            read_only = int(record["read_only"])
+            self.inserted("blocks", record, "memory_blocks", copied, read_only=read_only)
         block_id = self.ids["blocks"][record["id"]]
         self.conn.execute(
             "UPDATE memory_blocks SET value = ?, updated_at = ? WHERE id = ? AND updated_at < ?",
@@ -306,19 +269,10 @@ class ImportWriter:
         self.inserted(
             "audit",
             record,
-            "INSERT INTO audit_log(agent_id, at, actor, action, target, target_ids, before, "
-            "after, detail) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (
-                self.agent_id,
-                record["at"],
-                record["actor"],
-                record["action"],
-                record["target"],
-                json.dumps(targets),
-                record["before"],
-                record["after"],
-                rows.json_or_none(record.get("detail")),
-            ),
+            "audit_log",
+            ("at", "actor", "action", "target", "before", "after"),
+            target_ids=json.dumps(targets),
+            detail=rows.json_or_none(record.get("detail")),
         )
 
     def topics(self, records: list[Record]) -> None:
@@ -333,21 +287,10 @@ class ImportWriter:
             topic_id = self.inserted(
                 "topics",
                 record,
-                "INSERT INTO topics(agent_id, position, name, summary, open_questions, "
-                "next_actions, written_by, built_at, size, last_active_at) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    self.agent_id,
-                    record["position"],
-                    record["name"],
-                    record["summary"],
-                    json.dumps(record["open_questions"]),
-                    json.dumps(record["next_actions"]),
-                    record["written_by"],
-                    record["built_at"],
-                    record["size"],
-                    record["last_active_at"],
-                ),
+                "topics",
+                TOPIC_COPIED,
+                open_questions=json.dumps(record["open_questions"]),
+                next_actions=json.dumps(record["next_actions"]),
             )
             for kind, ids, old_ids in (
                 ("fact", self.ids["facts"], record["fact_ids"]),
@@ -364,22 +307,7 @@ class ImportWriter:
     def reminder(self, record: Record) -> None:
         if self.known("reminders", record):
             return
-        self.inserted(
-            "reminders",
-            record,
-            "INSERT INTO reminders(agent_id, device_id, what, ring_at, created_at, said_at, "
-            "said_on, cancelled_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-            (
-                self.agent_id,
-                record["device_id"],
-                record["what"],
-                record["ring_at"],
-                record["created_at"],
-                record["said_at"],
-                record["said_on"],
-                record["cancelled_at"],
-            ),
-        )
+        self.inserted("reminders", record, "reminders", REMINDER_COPIED)
 
 
 class SqlImport(SqlExportRows, SqlFacts):

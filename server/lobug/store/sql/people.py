@@ -10,7 +10,7 @@ from typing import Any
 from lobug.store import errors
 from lobug.store.household import HOUSEHOLD, PRIVATE, Person, StoredVoice
 from lobug.store.models import Fact
-from lobug.store.sql import audit, rows
+from lobug.store.sql import audit
 from lobug.store.sql.dialect import batches, marks
 from lobug.store.sql.forgetting import SqlForgetting
 from lobug.store.sql.topics import drop_topics_holding
@@ -175,13 +175,10 @@ class SqlPeople(SqlForgetting):
     def person_facts(self, agent: str, person_id: int) -> list[Fact]:
         """The person's own current facts (private or made household by them), oldest first."""
         self.person(agent, person_id)
-        found = self._query(
-            f"SELECT {rows.FACT_COLUMNS} FROM {rows.FACTS_JOIN_AGENTS} "
-            "WHERE f.agent_id = ? AND f.owner_person_id = ? AND f.invalidated_at IS NULL "
-            "ORDER BY f.id",
+        return self._facts_where(
+            "f.agent_id = ? AND f.owner_person_id = ? AND f.invalidated_at IS NULL ORDER BY f.id",
             (self.agent_id(agent), person_id),
         )
-        return [rows.fact(row) for row in found]
 
     def set_fact_scope(
         self, agent: str, fact_id: int, scope: str, *, shareable: bool, actor: str

@@ -14,8 +14,9 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
+from dataclasses import fields
+from typing import Any, TypeVar
 
 from lobug.clock import EARLIEST, LATEST, clamped, utc_day
 from lobug.store.models import (
@@ -35,6 +36,8 @@ from lobug.store.models import (
     Topic,
     TopicMember,
 )
+
+T = TypeVar("T")
 
 _MESSAGE_COLUMNS = (
     "id",
@@ -148,6 +151,39 @@ def mended_times(record: dict[str, Any]) -> dict[str, Any]:
     return record
 
 
+def _json_tuple(text: str | None) -> tuple[Any, ...]:
+    return tuple(json_column(text))
+
+
+# The flag columns (0 or 1), the JSON lists and the JSON objects, by name.
+FLAGS = ("summarized", "pinned", "read_only", "incorporated", "shareable")
+JSON_LISTS = ("source_message_ids", "target_ids", "open_questions", "next_actions")
+JSON_OBJECTS = ("metadata", "detail")
+# How `_record` reads a column, by the name of its field; a column not named here is read as
+# it is.
+_READ: dict[str, Callable[[Any], Any]] = {
+    **dict.fromkeys(RECORD_TIMES, time_or_none),
+    **dict.fromkeys(("started_at", "ended_at", "finished_at", "undone_at"), time_or_none),
+    **dict.fromkeys(FLAGS, bool),
+    **dict.fromkeys(JSON_LISTS, _json_tuple),
+    **dict.fromkeys(JSON_OBJECTS, _dict_or_none),
+    "confidence": float,
+    "dropped_sentences": int,
+}
+
+
+def _record(cls: type[T], row: Any, prefix: str = "", **given: Any) -> T:
+    """A `cls` from the row's columns named as its fields (after `prefix`), each read as
+    `_READ` says; the fields in `given` take the values given."""
+    values = dict(given)
+    for name in (field.name for field in fields(cls)):  # type: ignore[arg-type]
+        if name not in given:
+            value = row[prefix + name]
+            read = _READ.get(name)
+            values[name] = value if read is None else read(value)
+    return cls(**values)
+
+
 def agent(row: Any) -> Agent:
     return Agent(
         int(row["id"]),
@@ -158,56 +194,19 @@ def agent(row: Any) -> Agent:
 
 
 def message(agent_name: str, row: Any, prefix: str = "") -> Message:
-    return Message(
-        id=row[f"{prefix}id"],
-        agent=agent_name,
-        device_id=row[f"{prefix}device_id"],
-        role=row[f"{prefix}role"],
-        content=row[f"{prefix}content"],
-        created_at=time_or_none(row[f"{prefix}created_at"]),
-        summarized=bool(row[f"{prefix}summarized"]),
-        metadata=_dict_or_none(row[f"{prefix}metadata"]),
-        agent_id=row[f"{prefix}agent_id"],
-        person_id=row[f"{prefix}person_id"],
-        speaker_source=row[f"{prefix}speaker_source"],
-        speaker_confidence=row[f"{prefix}speaker_confidence"],
-    )
+    return _record(Message, row, prefix, agent=agent_name)
 
 
 def conversation_day(row: Any) -> ConversationDay:
-    """A device's day of the log (`device_id, day, messages, first_at, last_at`); a day the
-    database cannot name (a time out of range) is named by its mended last time."""
-    first_at, last_at = time_or_none(row["first_at"]), time_or_none(row["last_at"])
+    """A device's day of the log (`device_id, day, messages, last_at`); a day the database
+    cannot name (a time out of range) is named by its mended last time."""
+    last_at = time_or_none(row["last_at"])
     day = row["day"] or utc_day(last_at)
-    return ConversationDay(row["device_id"], day, row["messages"], first_at, last_at)
+    return ConversationDay(row["device_id"], day, row["messages"], last_at)
 
 
 def fact(row: Any) -> Fact:
-    return Fact(
-        id=row["id"],
-        agent=row["agent"],
-        content=row["content"],
-        fact_type=row["fact_type"],
-        subject=row["subject"],
-        relation=row["relation"],
-        object=row["object"],
-        time_span=row["time_span"],
-        confidence=float(row["confidence"]),
-        user_score=row["user_score"],
-        source_message_ids=tuple(json_column(row["source_message_ids"])),
-        created_at=time_or_none(row["created_at"]),
-        valid_from=time_or_none(row["valid_from"]),
-        invalidated_at=time_or_none(row["invalidated_at"]),
-        superseded_by=row["superseded_by"],
-        origin=row["origin"],
-        pinned=bool(row["pinned"]),
-        forgotten_at=time_or_none(row["forgotten_at"]),
-        purged_at=time_or_none(row["purged_at"]),
-        due_at=time_or_none(row["due_at"]),
-        owner_person_id=row["owner_person_id"],
-        scope=row["scope"],
-        shareable=bool(row["shareable"]),
-    )
+    return _record(Fact, row)
 
 
 def fact_hit(row: Any) -> FactHit:
@@ -236,70 +235,23 @@ def reminder(row: Any) -> Reminder:
 
 
 def block(row: Any) -> MemoryBlock:
-    return MemoryBlock(
-        id=row["id"],
-        agent_id=row["agent_id"],
-        label=row["label"],
-        value=row["value"],
-        description=row["description"],
-        char_limit=row["char_limit"],
-        read_only=bool(row["read_only"]),
-        created_at=time_or_none(row["created_at"]),
-        updated_at=time_or_none(row["updated_at"]),
-    )
+    return _record(MemoryBlock, row)
 
 
 def block_change(row: Any) -> BlockChange:
-    return BlockChange(
-        id=row["id"],
-        block_id=row["block_id"],
-        old_value=row["old_value"],
-        new_value=row["new_value"],
-        changed_by=row["changed_by"],
-        changed_at=time_or_none(row["changed_at"]),
-    )
+    return _record(BlockChange, row)
 
 
 def summary(agent_name: str, row: Any) -> Summary:
-    return Summary(
-        id=row["id"],
-        agent=agent_name,
-        content=row["content"],
-        source_from_id=row["source_from_id"],
-        source_to_id=row["source_to_id"],
-        created_at=time_or_none(row["created_at"]),
-        incorporated=bool(row["incorporated"]),
-        started_at=time_or_none(row["started_at"]),
-        ended_at=time_or_none(row["ended_at"]),
-        made_by=row["made_by"],
-        dropped_sentences=int(row["dropped_sentences"]),
-    )
+    return _record(Summary, row, agent=agent_name)
 
 
 def audit_entry(row: Any) -> AuditEntry:
-    return AuditEntry(
-        id=row["id"],
-        agent_id=row["agent_id"],
-        at=time_or_none(row["at"]),
-        actor=row["actor"],
-        action=row["action"],
-        target=row["target"],
-        target_ids=tuple(json_column(row["target_ids"])),
-        before=row["before"],
-        after=row["after"],
-        detail=_dict_or_none(row["detail"]),
-    )
+    return _record(AuditEntry, row)
 
 
 def base_memory_version(row: Any) -> BaseMemoryVersion:
-    return BaseMemoryVersion(
-        id=row["id"],
-        content=row["content"],
-        written_by=row["written_by"],
-        created_at=time_or_none(row["created_at"]),
-        made_by=row["made_by"],
-        dropped_sentences=int(row["dropped_sentences"]),
-    )
+    return _record(BaseMemoryVersion, row)
 
 
 # A dream's columns, read by `dream`.
@@ -310,17 +262,8 @@ DREAM_COLUMNS = (
 
 def dream(agent: str, row: Any) -> Dream:
     """A `dreams` row (its `changes` JSON) as a Dream."""
-    return Dream(
-        id=row["id"],
-        agent=agent,
-        started_at=time_or_none(row["started_at"]),
-        finished_at=time_or_none(row["finished_at"]),
-        diary=row["diary"],
-        changes=tuple(DreamChange(**c) for c in json_column(row["changes"])),
-        base_memory_before=row["base_memory_before"],
-        watermark=row["watermark"],
-        undone_at=time_or_none(row["undone_at"]),
-    )
+    changes = tuple(DreamChange(**c) for c in json_column(row["changes"]))
+    return _record(Dream, row, agent=agent, changes=changes)
 
 
 # A topic's columns, read by `topic` (both engines).
@@ -332,19 +275,7 @@ TOPIC_COLUMNS = (
 
 def topic(agent: str, row: Any, members: Sequence[TopicMember]) -> Topic:
     """A `topics` row (its JSON lists) and its members as a Topic."""
-    return Topic(
-        id=row["id"],
-        agent=agent,
-        position=row["position"],
-        name=row["name"],
-        summary=row["summary"],
-        open_questions=tuple(json_column(row["open_questions"])),
-        next_actions=tuple(json_column(row["next_actions"])),
-        members=tuple(members),
-        written_by=row["written_by"],
-        built_at=time_or_none(row["built_at"]),
-        dropped_sentences=int(row["dropped_sentences"]),
-    )
+    return _record(Topic, row, agent=agent, members=tuple(members))
 
 
 def topic_member(row: Any) -> TopicMember:

@@ -14,22 +14,22 @@ from lobug.store.sql.dreams import SqlDreams
 from lobug.store.sql.importing import SqlImport
 from lobug.store.sql.people import SqlPeople
 from lobug.store.sql.reminders import SqlReminders
+from lobug.store.sql.topics import SqlTopics
 from lobug.store.sqlite.backup import FileHold, SQLiteBackup, hold_shared
 from lobug.store.sqlite.database import prepare_private_file
-from lobug.store.sqlite.forgetting import SQLiteForgetting
+from lobug.store.sqlite.episodes import SQLiteEpisodes
 from lobug.store.sqlite.fulltext import SQLiteFullText
 from lobug.store.sqlite.queue import SQLiteWorkQueue
-from lobug.store.sqlite.topics import SQLiteTopics
 from lobug.store.sqlite.vectors import SQLiteVectors
 
 
 class SQLiteStore(
     SQLiteWorkQueue,
     SQLiteVectors,
-    SQLiteForgetting,
     SqlPeople,
     SqlDreams,
-    SQLiteTopics,
+    SqlTopics,
+    SQLiteEpisodes,
     SqlBlocks,
     SqlReminders,
     SQLiteFullText,

@@ -1,4 +1,5 @@
-"""SQLite's part of the episodes: found by their words (FTS5 BM25) or their embedding.
+"""SQLite's part of the episodes: an episode's embedding kept as a float32 blob; found by their
+words (FTS5 BM25) or their embedding; read with their vectors to build topics.
 
 An agent has one episode per 20 messages or so, so their vectors are compared by an exact
 scan of a matrix kept in memory per agent: reloaded when the agent's episodes change (their
@@ -16,17 +17,25 @@ from lobug.store.models import Summary, Vector
 from lobug.store.sql import rows
 from lobug.store.sql.dialect import marks
 from lobug.store.sql.episodes import SqlEpisodes
+from lobug.store.sqlite.database import SQLiteDatabase, vector_blob
 from lobug.store.sqlite.fulltext import fts_query
-from lobug.store.sqlite.summaries import SQLiteSummaries
 
 # (count, newest id, embedding model) of an agent's episodes; the embedded ones' ids, matrix.
 EpisodeMatrix = tuple[tuple[int, int, str], Any, Vector]
 
 
-class SQLiteEpisodes(SqlEpisodes, SQLiteSummaries):
+class SQLiteEpisodes(SqlEpisodes, SQLiteDatabase):
     def __init__(self, path: Path | str, **kwargs: Any) -> None:
         self._episode_matrices: dict[int, EpisodeMatrix] = {}
         super().__init__(path, **kwargs)
+
+    def _store_summary_vector(
+        self, conn: Any, summary_id: int, agent_id: int, vector: Vector
+    ) -> None:
+        conn.execute(
+            "INSERT INTO summary_vectors(summary_id, embedding) VALUES (?, ?)",
+            (summary_id, vector_blob(vector)),
+        )
 
     def _episode_matrix(self, agent_id: int) -> tuple[Any, Vector]:
         # An episode gets its vector as it is written, and loses it as it is deleted: the
@@ -80,3 +89,16 @@ class SQLiteEpisodes(SqlEpisodes, SQLiteSummaries):
         )
         by_id = {row["id"]: rows.summary(agent, row) for row in found}
         return [(by_id[int(ids[i])], float(scores[i])) for i in best if int(ids[i]) in by_id]
+
+    def episode_vectors(self, agent: str) -> tuple[list[Summary], Vector]:
+        """The agent's embedded episodes, oldest first, and their vectors as one matrix."""
+        ids, matrix = self._episode_matrix(self.agent_id(agent))
+        if not len(ids):
+            return [], np.zeros((0, 0), dtype=np.float32)
+        wanted = [int(i) for i in ids]
+        found = self._query(
+            f"SELECT {rows.SUMMARY_COLUMNS} FROM summaries WHERE id IN ({marks(wanted)})", wanted
+        )
+        by_id = {int(row["id"]): rows.summary(agent, row) for row in found}
+        keep = [i for i, summary_id in enumerate(wanted) if summary_id in by_id]
+        return [by_id[wanted[i]] for i in keep], matrix[keep]

@@ -12,11 +12,10 @@ import numpy as np
 from lobug.store.household import owned
 from lobug.store.models import NewFact, Vector
 from lobug.store.sql.facts import SqlFacts
-from lobug.store.sqlite.audit import SQLiteAudit
-from lobug.store.sqlite.database import vector_blob
+from lobug.store.sqlite.database import SQLiteDatabase, vector_blob
 
 
-class SQLiteFacts(SqlFacts, SQLiteAudit):
+class SQLiteFacts(SqlFacts, SQLiteDatabase):
     def _require_vectors(self) -> None:
         self._require_index()
 

@@ -73,6 +73,15 @@ def fts_query(text: str) -> str:
 class SQLiteFullText(SQLiteDatabase):
     common_word_rows = COMMON_WORD_ROWS
 
+    def _erase_free_pages(self) -> None:
+        """After a purge: merge the full-text indexes (their old segments still hold the
+        erased words), then checkpoint the WAL into the file and truncate it. With
+        `secure_delete` on, freed pages are zeroed, so the text is gone from the file."""
+        with self._lock:
+            for name in FTS_TABLES:
+                self._conn.execute(f"INSERT INTO {name}({name}) VALUES ('optimize')")
+            self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+
     def _uncommon_words(self, table: str, text: str) -> list[str]:
         """The words of `text` (see `fts_words`) found in at most `common_word_rows` rows of
         the full-text index `table` (of every agent: counting stops past the limit)."""

@@ -39,6 +39,18 @@ def _create_vector_tables(conn: Any, dim: int) -> None:
 
 
 class SQLiteVectors(SQLiteFacts):
+    def _index_forgotten(self, fact_ids: Sequence[int], message_ids: Sequence[int]) -> None:
+        index, message_index = self._require_index(), self._require_message_index()
+        for fact_id in fact_ids:
+            index.remove(fact_id)
+        for message_id in message_ids:
+            message_index.remove(message_id)
+
+    def _agent_deleted(self, name: str, agent_id: int) -> None:
+        self._agent_ids.pop(name, None)
+        self._require_index().drop_agent(agent_id)
+        self._require_message_index().drop_agent(agent_id)
+
     def bind_embedding(self, model: str, dim: int) -> None:
         """Tie the store to one embedding model; refuse another one with a clear message."""
         signature = self.embedding_signature()
@@ -164,20 +176,6 @@ class SQLiteVectors(SQLiteFacts):
         )
         by_id = {row["id"]: rows.message(agent, row) for row in found}
         return [ScoredMessage(by_id[i], score) for i, score in hits if i in by_id]
-
-    def search_messages_sqlite(self, agent: str, query: Vector, k: int) -> list[tuple[int, float]]:
-        """(message id, cosine) of the same search done by sqlite-vec's vec0 scan (the store
-        of record), best first; a zero vector has no cosine distance and matches nothing."""
-        found = self._query(
-            "SELECT message_id, distance FROM message_vectors "
-            "WHERE embedding MATCH ? AND k = ? AND agent_id = ? ORDER BY distance",
-            (vector_blob(query), k, self.agent_id(agent)),
-        )
-        return [
-            (int(r["message_id"]), 1.0 - float(r["distance"]))
-            for r in found
-            if r["distance"] is not None
-        ]
 
     def fact_similarities(self, ids: Sequence[int], query: Vector) -> dict[int, float]:
         """Cosine similarity of `query` to the stored vectors of these current facts (those
