@@ -22,9 +22,11 @@ timings` log lines: endpointing, transcription left, the turn's start with memor
 prompt, the first sentence, its synthesis, Opus). `--pause-turns` sentences said in two halves
 with a 400-700 ms pause count the server's false turn ends. With `--baseline DIR` a
 second server runs the code of another checkout (DIR/server) and the two take turns, so both
-are measured under the same load. Each length gets one table: issue 16's goal, its starting
-point, then each server (with "met" / "not met" against the goal for this checkout). A turn
-that gets no answer in time (a machine too busy) is counted as failed and left out.
+are measured under the same load; a turn begins once both servers' memory work is done (at
+most `--learning-wait-s`), so neither server's turn runs beside the other's memory work.
+Each length gets one table: issue 16's goal, its starting point, then each server (with
+"met" / "not met" against the goal for this checkout). A turn that gets no answer in time (a
+machine too busy) is counted as failed and left out.
 
     .venv/bin/python scripts/bench_voice.py [--turns 20] [--whole-turns 20] [--baseline DIR]
 
@@ -514,14 +516,14 @@ def run_length(
             client, result = server.client, results[name]
             if n < args.turns:
                 measured(streamed_turn, client, clip, result)
-                wait_for_learning(client, args.learning_wait_s)
+                settle(servers, args.learning_wait_s)
             if n < args.device_turns:
                 interrupt = barge if n % 2 else None
                 measured(partial(xiaozhi_turn, barge=interrupt), client, clip, result)
-                wait_for_learning(client, args.learning_wait_s)
+                settle(servers, args.learning_wait_s)
             if n < args.whole_turns:
                 measured(whole_turn, client, clip, result)
-                wait_for_learning(client, args.learning_wait_s)
+                settle(servers, args.learning_wait_s)
     for name, server in servers.items():
         results[name].breakdown = server.timings_since(offsets[name])
     return results
@@ -534,7 +536,7 @@ def run_pauses(args: argparse.Namespace, servers: dict[str, Server]) -> None:
     for n in range(args.pause_turns):
         for name, server in servers.items():
             measured(paused_turn, server.client, paused[n % len(paused)], results[name])
-            wait_for_learning(server.client, args.learning_wait_s)
+            settle(servers, args.learning_wait_s)
     print(
         f"\nfalse turn ends: a sentence said in two halves, {PAUSES_MS[0]}-{PAUSES_MS[-1]} ms "
         "of silence between them (goal <= 5%)"
@@ -622,12 +624,27 @@ def warm_up(client: httpx.Client, clips: dict[str, list[Clip]], learning_wait_s:
 def wait_for_learning(client: httpx.Client, timeout_s: float) -> None:
     """Let the memory work of the last turn finish, so the next turn is measured alone (on a
     busy machine it may take minutes; after `timeout_s` the next turn runs beside it)."""
+    if not learning_done(client, time.monotonic() + timeout_s):
+        print("  (memory work of the last turn still running; the next turn runs beside it)")
+
+
+def settle(servers: dict[str, Server], timeout_s: float) -> None:
+    """`wait_for_learning` on every server, within one `timeout_s`: a turn never runs beside
+    the other server's memory work (one server runs in a home; its own work may still run
+    beside its next turn, as it would there)."""
     deadline = time.monotonic() + timeout_s
+    busy = [name for name, server in servers.items() if not learning_done(server.client, deadline)]
+    if busy:
+        print(f"  (memory work still running on {', '.join(busy)}; the next turn runs beside it)")
+
+
+def learning_done(client: httpx.Client, deadline: float) -> bool:
+    """Whether the server's memory work finished before `deadline`."""
     while time.monotonic() < deadline:
         if client.get("/health").json()["memory"]["pending_learning"] == 0:
-            return
+            return True
         time.sleep(0.3)
-    print("  (memory work of the last turn still running; the next turn runs beside it)")
+    return False
 
 
 def wait_for_speech(url: str) -> None:
