@@ -22,8 +22,9 @@ timings` log lines: endpointing, transcription left, the turn's start with memor
 prompt, the first sentence, its synthesis, Opus). `--pause-turns` sentences said in two halves
 with a 400-700 ms pause count the server's false turn ends. With `--baseline DIR` a
 second server runs the code of another checkout (DIR/server) and the two take turns, so both
-are measured under the same load; a turn begins once both servers' memory work is done (at
-most `--learning-wait-s`), so neither server's turn runs beside the other's memory work.
+are measured under the same load; a turn begins once the other server's memory work is
+done (its own server's is waited for at most `--learning-wait-s`), so no turn runs beside
+the other server's learning.
 Each length gets one table: issue 16's goal, its starting point, then each server (with
 "met" / "not met" against the goal for this checkout). A turn that gets no answer in time (a
 machine too busy) is counted as failed and left out.
@@ -103,6 +104,7 @@ PAUSED = [
     ("My wife and I", "are going to Rome in May."),
 ]
 PAUSES_MS = (400, 500, 600, 700)
+OTHERS_WAIT_S = 120  # the most a turn waits for another server's memory work
 QUIET = 300  # |sample| below this at a clip's ends is piper's silence, trimmed
 
 
@@ -515,15 +517,15 @@ def run_length(
         for name, server in servers.items():
             client, result = server.client, results[name]
             if n < args.turns:
+                settle(servers, name, args.learning_wait_s)
                 measured(streamed_turn, client, clip, result)
-                settle(servers, args.learning_wait_s)
             if n < args.device_turns:
                 interrupt = barge if n % 2 else None
+                settle(servers, name, args.learning_wait_s)
                 measured(partial(xiaozhi_turn, barge=interrupt), client, clip, result)
-                settle(servers, args.learning_wait_s)
             if n < args.whole_turns:
+                settle(servers, name, args.learning_wait_s)
                 measured(whole_turn, client, clip, result)
-                settle(servers, args.learning_wait_s)
     for name, server in servers.items():
         results[name].breakdown = server.timings_since(offsets[name])
     return results
@@ -535,8 +537,8 @@ def run_pauses(args: argparse.Namespace, servers: dict[str, Server]) -> None:
     results = {name: Results(verbose=args.verbose) for name in servers}
     for n in range(args.pause_turns):
         for name, server in servers.items():
+            settle(servers, name, args.learning_wait_s)
             measured(paused_turn, server.client, paused[n % len(paused)], results[name])
-            settle(servers, args.learning_wait_s)
     print(
         f"\nfalse turn ends: a sentence said in two halves, {PAUSES_MS[0]}-{PAUSES_MS[-1]} ms "
         "of silence between them (goal <= 5%)"
@@ -628,14 +630,15 @@ def wait_for_learning(client: httpx.Client, timeout_s: float) -> None:
         print("  (memory work of the last turn still running; the next turn runs beside it)")
 
 
-def settle(servers: dict[str, Server], timeout_s: float) -> None:
-    """`wait_for_learning` on every server, within one `timeout_s`: a turn never runs beside
-    the other server's memory work (one server runs in a home; its own work may still run
-    beside its next turn, as it would there)."""
-    deadline = time.monotonic() + timeout_s
-    busy = [name for name, server in servers.items() if not learning_done(server.client, deadline)]
-    if busy:
-        print(f"  (memory work still running on {', '.join(busy)}; the next turn runs beside it)")
+def settle(servers: dict[str, Server], turn_of: str, timeout_s: float) -> None:
+    """Before a turn of `turn_of`: the other servers' memory work finished (at most
+    `OTHERS_WAIT_S`: one server runs in a home, so a turn never runs beside another server's
+    learning), and its own server's for at most `timeout_s` (after it, the turn runs beside
+    its own memory work, as it would at home)."""
+    for name, server in servers.items():
+        wait_s = timeout_s if name == turn_of else max(timeout_s, OTHERS_WAIT_S)
+        if not learning_done(server.client, time.monotonic() + wait_s):
+            print(f"  (memory work still running on {name}; the next turn runs beside it)")
 
 
 def learning_done(client: httpx.Client, deadline: float) -> bool:
