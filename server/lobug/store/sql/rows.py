@@ -16,6 +16,7 @@ import json
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import fields
+from functools import cache
 from typing import Any, TypeVar
 
 from lobug.clock import EARLIEST, LATEST, clamped, utc_day
@@ -176,12 +177,18 @@ def _record(cls: type[T], row: Any, prefix: str = "", **given: Any) -> T:
     """A `cls` from the row's columns named as its fields (after `prefix`), each read as
     `_READ` says; the fields in `given` take the values given."""
     values = dict(given)
-    for name in (field.name for field in fields(cls)):  # type: ignore[arg-type]
+    for name, read in _readers(cls):  # type: ignore[arg-type]
         if name not in given:
             value = row[prefix + name]
-            read = _READ.get(name)
             values[name] = value if read is None else read(value)
     return cls(**values)
+
+
+@cache
+def _readers(cls: type) -> tuple[tuple[str, Callable[[Any], Any] | None], ...]:
+    """`cls`'s field names, each with how its column is read (None: as it is); asked once a
+    class, as reading a fact's rows is on every turn's path."""
+    return tuple((field.name, _READ.get(field.name)) for field in fields(cls))
 
 
 def agent(row: Any) -> Agent:
