@@ -134,4 +134,8 @@ def test_device_that_hangs_up_mid_stream_can_talk_again(server: ServerProcess) -
         again = client.post("/chat/text", json={"text": "Are you there?"}, headers=headers)
         assert again.status_code == 200
         said = client.get("/context/working-memory", headers=headers).json()["messages"]
-    assert [m["role"] for m in said] == ["user", "assistant", "user", "assistant"]
+    # The log keeps what the device was sent of the first answer: nothing when it hung up
+    # before the first sentence's sound left (a race with the model), so no message then.
+    first, again_said = [m["role"] for m in said[:-2]], [m["role"] for m in said[-2:]]
+    assert first in (["user"], ["user", "assistant"]) and again_said == ["user", "assistant"]
+    assert said[-1]["content"] == again.json()["response"]
