@@ -179,6 +179,30 @@ def test_a_question_memory_answers_is_answered_with_the_facts_words_without_the_
     assert fake_chat.chat_requests() == []
 
 
+def test_a_prime_during_a_turn_of_the_device_leaves_the_model_to_that_turn(
+    assistant: Assistant, fake_chat: FakeChat, fake_embedder: FakeEmbedder
+) -> None:
+    """The words heard late, once their turn has begun (it has stored them): a prompt built
+    from the device's state then would hold them twice and take the model from the turn."""
+    fake_chat.caches_prompt_prefix = fake_chat.answers_ahead = True
+    spoken = SpokenLimit(2, 96, notes_tokens=80)
+    words = "What should I bring my sister?"
+    fake_chat.enqueue("Flowers are nice.")
+    with assistant.reply_streaming("desk", words, agency=True, spoken=spoken) as streaming:
+        calls = fake_embedder.calls
+        assistant.prime("desk", agency=True, spoken=spoken, heard=words, answer=True)
+        assistant.prime("desk", agency=True, spoken=spoken)
+        said = "".join(streaming.pieces())
+    assert said == "Flowers are nice."
+    assert fake_chat.prefilled == [] and len(fake_chat.chat_requests()) == 1
+    assert fake_embedder.calls == calls + 1  # its memory is still looked up, for the next turn
+    fake_chat.enqueue("Tulips.")
+    assistant.prime("desk", agency=True, spoken=spoken, heard="And my mother?", answer=True)
+    with assistant.reply_streaming("desk", "And my mother?", agency=True, spoken=spoken) as again:
+        assert "".join(again.pieces()) == "Tulips."
+    assert again.timings_ms["ahead"] > 0  # between turns, the answer is begun ahead again
+
+
 @pytest.mark.parametrize("heard_last", ["What should I bring my sister?", "What should I bring"])
 def test_a_voice_turn_adopts_the_answer_begun_in_the_persons_pause_if_they_said_no_more(
     assistant: Assistant, fake_chat: FakeChat, heard_last: str

@@ -46,6 +46,18 @@ def test_a_device_in_the_middle_of_a_turn_is_never_dropped() -> None:
     assert "busy" not in devices and len(devices) == 1
 
 
+def test_a_state_is_lent_between_turns_only() -> None:
+    devices, _ = states(limit=2)
+    with devices.between_turns("desk") as idle:
+        assert idle is devices.get("desk")
+        assert idle is not None and idle.lock.locked()  # no turn starts meanwhile
+    with devices.turn("desk"), devices.between_turns("desk") as during:
+        assert during is None
+    with devices.between_turns("desk") as after:
+        assert after is not None
+    assert not devices.get("desk").lock.locked()
+
+
 def test_an_evicted_device_re_warms_its_working_memory_from_the_log(
     settings: Settings, fake_chat: FakeChat, fake_embedder: FakeEmbedder
 ) -> None:

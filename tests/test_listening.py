@@ -147,6 +147,31 @@ class SlowSTT(FakeSTT):
         return super().transcribe(samples)
 
 
+def test_a_recording_begun_while_the_last_turn_is_answered_leaves_its_prompt_read() -> None:
+    wav = encode_wav(np.concatenate([quiet(0.1), tone(0.6), quiet(0.6)]), STT_RATE)
+    primed: list[tuple[str, bool]] = []
+
+    async def hear() -> None:
+        await hear_arriving(
+            pieces_at_the_pace_of_speech(wav),
+            SlowSTT("Stop.", 0.0),
+            lambda words, answer: primed.append((words, answer)),
+            max_seconds=30,
+            max_bytes=10_000_000,
+            timings={},
+            read_standing=False,
+        )
+
+    asyncio.run(hear())
+    assert primed == [("Stop.", True)]  # the standing prompt is not read at the first bytes
+
+
+async def pieces_at_the_pace_of_speech(wav: bytes) -> AsyncIterator[bytes]:
+    for piece in pieces(wav, size=960):
+        await asyncio.sleep(0.03)  # 30 ms pieces
+        yield piece
+
+
 # 0.2 s: the pause goes on to end the stretch before its words are heard.
 @pytest.mark.parametrize("stt_seconds", [0.0, 0.2])
 def test_a_stretch_heard_at_its_pause_is_transcribed_once_and_answered_ahead(

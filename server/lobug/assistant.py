@@ -302,7 +302,10 @@ class Assistant:
         it will be with the words added; read only by a model that caches prompt prefixes,
         while the memory for `heard` is looked up for any model, kept for the turn. To
         `answer` (the person paused after `heard`), a model that `answers_ahead` begins the
-        answer to them (`backends/ahead.py`): the turn adopts it if they said no more."""
+        answer to them (`backends/ahead.py`): the turn adopts it if they said no more. The
+        model reads nothing while a turn of the device is under way: that turn has stored the
+        words and reads its own prompt (a prompt read from its state would not be the
+        turn's, and would take the model from it)."""
         with self.early.looking_up(device_id, heard) as ahead:
             state = self.device(device_id)
             viewer = self.memory.household.viewer_at(state.agent, state.device_id, heard)
@@ -311,18 +314,24 @@ class Assistant:
             answer = answer and bool(heard) and self.ahead.may_begin(state.tools)
             if not (self.chat.caches_prompt_prefix or answer):
                 return
-            history = state.shown(coming=1, viewer=viewer)
-            if heard:
-                history.append({"role": "user", "content": heard})
-            sensors = state.sensors if heard else None
-            messages, _ = self._prompt(
-                state.agent, heard, sensors, history, agency, spoken, viewer, ahead
-            )
+            with self.devices.between_turns(device_id) as idle:
+                if idle is None:
+                    return
+                history = idle.shown(coming=1, viewer=viewer)
+                if heard:
+                    history.append({"role": "user", "content": heard})
+                sensors = idle.sensors if heard else None
+                messages, _ = self._prompt(
+                    idle.agent, heard, sensors, history, agency, spoken, viewer, ahead
+                )
+                if answer:  # begun before the turn can look for it
+                    tokens = self._reply_tokens(spoken)
+                    temperature = self.settings.llm_temperature
+                    self.ahead.start(
+                        device_id, messages, max_tokens=tokens, temperature=temperature
+                    )
         if not answer:
             self.chat.prefill(messages)
-            return
-        tokens, temperature = self._reply_tokens(spoken), self.settings.llm_temperature
-        self.ahead.start(device_id, messages, max_tokens=tokens, temperature=temperature)
 
 
 @dataclass

@@ -118,6 +118,9 @@ class Settings:
     speech_enabled: bool = True
     speaker_recognition: bool = False
     stt_model: str | None = None
+    # Whisper is as fast on one thread as on two (decoding is most of it), and leaves the
+    # other core to the model reading the answer's prompt meanwhile.
+    stt_threads: int = 1
     # The conversation's language: speech recognition's, and the one replies, summaries and
     # facts must be in (`auto`: detected by speech recognition, replies not checked for it).
     language: str = "en"
@@ -179,6 +182,8 @@ class Settings:
                 "LOBUG_VOICE_MAX_SENTENCES, LOBUG_VOICE_MAX_TOKENS and LOBUG_VOICE_MAX_WORDS "
                 "must be positive"
             )
+        if min(self.llm_threads, self.stt_threads) < 1:
+            raise ConfigError("LOBUG_LLM_THREADS and LOBUG_STT_THREADS must be positive")
         if self.voice_notes_tokens < 0:
             raise ConfigError("LOBUG_VOICE_NOTES_TOKENS must be 0 or more")
         if self.max_audio_seconds <= 0 or self.max_audio_bytes <= 44:
@@ -464,6 +469,7 @@ SETTINGS_ENV: dict[str, tuple[str, Parser]] = {
     "speech_enabled": ("LOBUG_SPEECH", _flag),
     "speaker_recognition": ("LOBUG_SPEAKER_RECOGNITION", _flag),
     "stt_model": ("LOBUG_STT_MODEL", _text),
+    "stt_threads": ("LOBUG_STT_THREADS", _integer),
     "language": ("LOBUG_LANGUAGE", _lowered),
     "tts_voice": ("LOBUG_TTS_VOICE", _path),
     "tts_sample_rate": ("LOBUG_TTS_SAMPLE_RATE", _integer),

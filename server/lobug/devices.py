@@ -81,6 +81,19 @@ class DeviceStates:
         finally:
             state.lock.release()
 
+    @contextmanager
+    def between_turns(self, device_id: str) -> Iterator[DeviceState | None]:
+        """The device's state, held for a moment when no turn holds it; None while one does
+        (what is read then may change under the reader)."""
+        state = self.get(device_id)
+        if not state.lock.acquire(blocking=False):
+            yield None
+            return
+        try:
+            yield state
+        finally:
+            state.lock.release()
+
     def _held(self, device_id: str) -> DeviceState:
         while True:
             state = self.get(device_id)

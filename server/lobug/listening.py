@@ -225,15 +225,17 @@ async def hear_arriving(
     timings: dict[str, float],
     listener: SpeakerListener | None = None,
     words_heard: WordsHeard | None = None,
+    read_standing: bool = True,
 ) -> Heard:
     """Transcribe each stretch of speech as soon as it has ended, while the recording's
     `pieces` still arrive. `stt` in `timings` is what was left after the last piece.
-    Meanwhile the model reads the answer's prompt as far as it is known (`ReadAhead`), and a
-    `listener` embeds the voice (`speaker` in `timings`: what was left at the end).
+    Meanwhile the model reads the answer's prompt as far as it is known (`ReadAhead`; the
+    standing prompt at the first bytes only when `read_standing`), and a `listener` embeds
+    the voice (`speaker` in `timings`: what was left at the end).
     Raises AudioError (AudioTooLarge past `max_bytes`)."""
     live = LiveRecording(max_seconds)
     pending: list[asyncio.Task[Transcript]] = []
-    read_ahead = ReadAhead(prime, live, pending, words_heard)
+    read_ahead = ReadAhead(prime, live, pending, words_heard, read_standing=read_standing)
     heard = Transcriptions(stt, live, read_ahead, pending)
     received, started = 0, time.perf_counter()
     try:
@@ -329,7 +331,12 @@ class ReadAhead:
     read and its answer begun. A stretch is also heard while it goes on, each second
     (`LiveRecording.partial`), so the notes for its first words and those words are read
     while the person still speaks. Primes are not awaited: they never raise, and the turn
-    queues behind them for the model. None starts once the recording has ended."""
+    queues behind them for the model. None starts once the recording has ended.
+
+    Without `read_standing`, the first bytes prime nothing: a recording that begins while
+    the device's last turn is still being answered (a xiaozhi `realtime` device listens on)
+    would have the model read the prompt without that turn, in place of the turn's own (the
+    turn primes the next prompt itself once it is stored)."""
 
     def __init__(
         self,
@@ -337,11 +344,13 @@ class ReadAhead:
         live: LiveRecording,
         heard: list[asyncio.Task[Transcript]],
         words_heard: WordsHeard | None = None,
+        *,
+        read_standing: bool = True,
     ) -> None:
         self._prime_now, self._live, self._heard = prime, live, heard
         self._words_heard = words_heard
         self.covers: dict[asyncio.Task[Transcript], int] = {}  # where each stretch ends
-        self._started = self._stopped = False
+        self._started, self._stopped = not read_standing, False
         self._words = ("", False)  # the words last primed with, and whether to answer them
 
     def start(self) -> None:

@@ -226,9 +226,12 @@ class Voice:
         pieces: AsyncIterable[bytes],
         timings: dict[str, float],
         words_heard: WordsHeard | None = None,
+        *,
+        read_standing: bool = True,
     ) -> Heard:
         """A recording heard while its bytes still arrive (`listening.hear_arriving`), the
-        device's prompt read ahead meanwhile. Raises AudioError."""
+        device's prompt read ahead meanwhile (the standing prompt at once only when
+        `read_standing`). Raises AudioError."""
         stt, _ = self.speech.require()
         return await hear_arriving(
             pieces,
@@ -239,6 +242,7 @@ class Voice:
             timings=timings,
             listener=self._listener(device_id),
             words_heard=words_heard,
+            read_standing=read_standing,
         )
 
     def hear(self, device_id: str, audio: Audio, timings: dict[str, float]) -> Heard:

@@ -127,7 +127,7 @@ def build_embedder(settings: Settings) -> Embedder:
 def build_stt(settings: Settings) -> SpeechToText:
     from lobug.backends.speech import WhisperSTT
 
-    return WhisperSTT(settings.stt_model, language=settings.language, threads=settings.llm_threads)
+    return WhisperSTT(settings.stt_model, language=settings.language, threads=settings.stt_threads)
 
 
 def build_tts(settings: Settings) -> TextToSpeech:

@@ -87,7 +87,11 @@ class Utterance:
         mode: str,
         vad: Callable[[], VoiceActivity],
         on_end: Callable[[Utterance], None],
+        *,
+        answering: bool = False,
     ) -> None:
+        """`answering`: it begins while the last turn is answered (`realtime` listens on);
+        its first bytes leave that turn's prompt read (`listening.ReadAhead`)."""
         self.mode = mode
         self._on_end = on_end
         self.timings: dict[str, float] = {}
@@ -101,7 +105,9 @@ class Utterance:
         self._spoke_on = partial(svc.assistant.ahead.drop, device)
         words = self._heard if self.endpointer else None
         self.hearing: asyncio.Task[Heard] = asyncio.create_task(
-            svc.voice.hear_arriving(device, self._pieces(), self.timings, words)
+            svc.voice.hear_arriving(
+                device, self._pieces(), self.timings, words, read_standing=not answering
+            )
         )
 
     def _heard(self, words: str, covered: int) -> None:
@@ -275,7 +281,7 @@ class Session:
         elif listen.text:  # detect: a wake word, or words typed on the device
             self._spawn(self._answer_words(listen.text))
 
-    def _start_listening(self, mode: str) -> None:
+    def _start_listening(self, mode: str, *, answering: bool = False) -> None:
         if self.utterance is not None and not self.utterance.ended:
             self.utterance.close()  # a new start replaces it unanswered
             self.utterance.hearing.cancel()
@@ -283,7 +289,9 @@ class Session:
             self.svc.speech.require()
         except SpeechNotReady as exc:
             raise ProtocolError(CloseCode.TRY_AGAIN_LATER, str(exc)) from None
-        self.utterance = Utterance(self.svc, self.device, mode, self.vad, self._end_utterance)
+        self.utterance = Utterance(
+            self.svc, self.device, mode, self.vad, self._end_utterance, answering=answering
+        )
         log.debug("xiaozhi %s listens (%s)", self.device, mode)
 
     def _on_audio(self, packet: bytes) -> None:
@@ -312,7 +320,8 @@ class Session:
         log.debug("xiaozhi %s: the utterance ended", self.device)
         self._spawn(self._answer_heard(utterance))
         if utterance.mode == "realtime" and not self._gone.is_set():
-            self._start_listening("realtime")  # it listens on, also while the answer plays
+            # it listens on, also while the answer plays
+            self._start_listening("realtime", answering=True)
 
     def _on_mcp(self, payload: dict[str, Any]) -> None:
         call_id = payload.get("id")
