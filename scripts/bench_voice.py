@@ -255,11 +255,12 @@ def xiaozhi_turn(
 ) -> None:
     """One turn of a xiaozhi device over the WebSocket (`bench_xiaozhi.device_turn`):
     interrupted by an `abort`, or with `barge` by that speech (`realtime` mode)."""
-    before = len(results.device.first_audio)
+    before, logged = len(results.device.first_audio), logged_messages(client)
     speech = None if barge is None else barge.speech
     asyncio.run(
         device_turn(websocket_url(client), clip.speech, results.device, realtime_barge=speech)
     )
+    wait_until_logged(client, logged + 2)
     if len(results.device.first_audio) > before and results.device.heard:
         results.errors.append(word_errors(clip.text, results.device.heard[-1]))
     if results.verbose and len(results.device.first_audio) > before:
@@ -492,7 +493,8 @@ def run(args: argparse.Namespace) -> None:
             )
         }
         if args.baseline:
-            baseline = served(Path(folder) / "baseline", args.baseline, None, facts_db)
+            kept = args.keep_log and args.keep_log.with_suffix(".baseline.log")
+            baseline = served(Path(folder) / "baseline", args.baseline, kept, facts_db)
             servers["baseline"] = stack.enter_context(baseline)
         for server in servers.values():
             warm_up(server.client, clips, args.learning_wait_s)
@@ -642,12 +644,27 @@ def settle(servers: dict[str, Server], turn_of: str, timeout_s: float) -> None:
 
 
 def learning_done(client: httpx.Client, deadline: float) -> bool:
-    """Whether the server's memory work finished before `deadline`."""
+    """Whether the server's memory work finished before `deadline` (none running, and no
+    exchange queued for it: a reply is logged and queued in one transaction)."""
     while time.monotonic() < deadline:
-        if client.get("/health").json()["memory"]["pending_learning"] == 0:
+        memory = client.get("/health").json()["memory"]
+        if memory["pending_learning"] == 0 and memory["learning_queue"] == 0:
             return True
         time.sleep(0.3)
     return False
+
+
+def logged_messages(client: httpx.Client) -> int:
+    return int(client.get("/health").json()["memory"]["messages"])
+
+
+def wait_until_logged(client: httpx.Client, count: int, timeout_s: float = 10) -> None:
+    """A xiaozhi device hangs up once it has heard enough; the server then stores what was
+    said and queues its memory work. Until then the server looks idle to `settle`, and the
+    next turn (the other server's) would run beside that memory work."""
+    deadline = time.monotonic() + timeout_s
+    while logged_messages(client) < count and time.monotonic() < deadline:
+        time.sleep(0.05)
 
 
 def wait_for_speech(url: str) -> None:
@@ -677,7 +694,11 @@ def main() -> None:
     parser.add_argument("--baseline", type=Path, help="a checkout to compare with, turn by turn")
     parser.add_argument("--verbose", action="store_true", help="print each turn as it comes")
     parser.add_argument("--lengths", help="only these utterance lengths, e.g. 5s (default: all)")
-    parser.add_argument("--keep-log", type=Path, help="copy this checkout's server log here")
+    parser.add_argument(
+        "--keep-log",
+        type=Path,
+        help="copy this checkout's server log here (the baseline's beside it)",
+    )
     run(parser.parse_args())
 
 

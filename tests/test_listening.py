@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import threading
 import time
 from collections.abc import AsyncIterator
 
@@ -12,7 +13,7 @@ import pytest
 
 from lobug.audio import STT_RATE, AudioError, encode_wav
 from lobug.backends.base import Transcript, TranscriptSegment
-from lobug.listening import LiveRecording, Stretch, hear_arriving
+from lobug.listening import LiveRecording, ReadAhead, Stretch, hear_arriving
 from tests.fakes import FakeSTT
 
 
@@ -202,3 +203,50 @@ def test_a_stretch_heard_at_its_pause_is_transcribed_once_and_answered_ahead(
         stt.heard_samples
     )  # heard at its pause, kept when the pause ended the stretch
     assert primed == [("", False), ("Where are my keys?", True)]
+
+
+async def transcribed(text: str) -> asyncio.Task[Transcript]:
+    async def transcript() -> Transcript:
+        return Transcript(text)
+
+    task = asyncio.create_task(transcript())
+    await task
+    return task
+
+
+def test_prompt_reads_wait_for_the_one_being_read_and_words_to_answer_do_not() -> None:
+    primed: list[tuple[str, bool]] = []
+    reading = threading.Event()  # set: a prompt read ends at once
+
+    def prime(words: str, answer: bool) -> None:
+        primed.append((words, answer))
+        if not answer:
+            reading.wait(5)
+
+    async def until(count: int) -> None:
+        for _ in range(200):
+            if len(primed) >= count:
+                return
+            await asyncio.sleep(0.01)
+
+    async def hear() -> None:
+        read_ahead = ReadAhead(prime, LiveRecording(30), [])
+        read_ahead.start()  # the standing prompt, being read
+        for words in ("My", "My sister", "My sister Emma"):
+            read_ahead.guessed(await transcribed(words))
+        await asyncio.sleep(0.1)
+        assert primed == [("", False)]  # the reads of each second's words wait
+        reading.set()
+        await until(2)
+        await asyncio.sleep(0.1)
+        assert primed == [("", False), ("My sister Emma", False)]  # only the newest
+        reading.clear()
+        read_ahead.guessed(await transcribed("My sister Emma is"))
+        read_ahead.guessed(await transcribed("My sister Emma is in"))
+        read_ahead.paused(await transcribed("My sister Emma is ill."))
+        await until(4)
+        reading.set()
+        await asyncio.sleep(0.1)
+        assert primed[2:] == [("My sister Emma is", False), ("My sister Emma is ill.", True)]
+
+    asyncio.run(hear())

@@ -352,6 +352,8 @@ class ReadAhead:
         self.covers: dict[asyncio.Task[Transcript], int] = {}  # where each stretch ends
         self._started, self._stopped = not read_standing, False
         self._words = ("", False)  # the words last primed with, and whether to answer them
+        self._reading: asyncio.Future[None] | None = None  # the prompt read being read
+        self._next_read: str | None = None  # words whose prompt is read once it is done
 
     def start(self) -> None:
         if not self._started:
@@ -402,5 +404,23 @@ class ReadAhead:
             self._prime(words, answer=answer)
 
     def _prime(self, words: str, *, answer: bool) -> None:
-        if not self._stopped:
-            asyncio.get_running_loop().run_in_executor(None, self._prime_now, words, answer)
+        """Words to answer are primed at once (their memory is looked up for the turn that
+        may begin). A prompt only to read waits for the one being read, and only the
+        newest waits: on a busy machine the reads of each second's words would otherwise
+        pile up, each slowing the others, with the turn's own read among them."""
+        if self._stopped:
+            return
+        if not answer and self._reading is not None:
+            self._next_read = words
+            return
+        self._next_read = None  # words heard since replace the ones waiting
+        future = asyncio.get_running_loop().run_in_executor(None, self._prime_now, words, answer)
+        if not answer:
+            self._reading = future
+            future.add_done_callback(self._read_next)
+
+    def _read_next(self, _done: asyncio.Future[None]) -> None:
+        self._reading = None
+        words, self._next_read = self._next_read, None
+        if words is not None:
+            self._prime(words, answer=False)
