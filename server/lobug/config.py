@@ -409,14 +409,6 @@ def _paths(raw: str) -> tuple[Path, ...]:
     return tuple(Path(part).expanduser() for part in raw.split(os.pathsep) if part.strip())
 
 
-def _lowered(raw: str) -> str:
-    return raw.lower()
-
-
-def _text(raw: str) -> str:
-    return raw
-
-
 MEMORY_ENV: dict[str, tuple[str, Parser]] = {
     "short_term_threshold": ("LOBUG_SHORT_TERM_THRESHOLD", _integer),
     "short_term_keep": ("LOBUG_SHORT_TERM_KEEP", _integer),
@@ -430,7 +422,7 @@ MEMORY_ENV: dict[str, tuple[str, Parser]] = {
     "search_vector_weight": ("LOBUG_SEARCH_VECTOR_WEIGHT", _number),
     "search_keyword_weight": ("LOBUG_SEARCH_KEYWORD_WEIGHT", _number),
     "search_recency_weight": ("LOBUG_SEARCH_RECENCY_WEIGHT", _number),
-    "timezone": ("LOBUG_TIMEZONE", _text),
+    "timezone": ("LOBUG_TIMEZONE", str),
     "max_facts": ("LOBUG_MAX_FACTS", _integer),
     "min_fact_confidence": ("LOBUG_MIN_FACT_CONFIDENCE", _number),
     "skills_dirs": ("LOBUG_SKILLS_DIRS", _paths),
@@ -443,19 +435,19 @@ def _dream_time(raw: str) -> str:
 
 
 SETTINGS_ENV: dict[str, tuple[str, Parser]] = {
-    "host": ("LOBUG_HOST", _text),
+    "host": ("LOBUG_HOST", str),
     "port": ("LOBUG_PORT", _integer),
     "db_path": ("LOBUG_DB_PATH", _path),
-    "database_url": ("LOBUG_DATABASE_URL", _text),
+    "database_url": ("LOBUG_DATABASE_URL", str),
     "db_pool_size": ("LOBUG_DB_POOL_SIZE", _integer),
     "hnsw_ef_search": ("LOBUG_HNSW_EF_SEARCH", _integer),
-    "agent": ("LOBUG_AGENT", _text),
+    "agent": ("LOBUG_AGENT", str),
     "device_agents": ("LOBUG_DEVICE_AGENTS", parse_device_agents),
-    "llm_backend": ("LOBUG_LLM_BACKEND", _lowered),
-    "llm_model": ("LOBUG_LLM_MODEL", _text),
-    "llm_base_url": ("LOBUG_LLM_BASE_URL", _text),
-    "llm_api_key": ("LOBUG_LLM_API_KEY", _text),
-    "ollama_host": ("OLLAMA_HOST", _text),
+    "llm_backend": ("LOBUG_LLM_BACKEND", str.lower),
+    "llm_model": ("LOBUG_LLM_MODEL", str),
+    "llm_base_url": ("LOBUG_LLM_BASE_URL", str),
+    "llm_api_key": ("LOBUG_LLM_API_KEY", str),
+    "ollama_host": ("OLLAMA_HOST", str),
     "llm_timeout_s": ("LOBUG_LLM_TIMEOUT", _number),
     "llm_connect_timeout_s": ("LOBUG_LLM_CONNECT_TIMEOUT", _number),
     "llm_max_tokens": ("LOBUG_LLM_MAX_TOKENS", _integer),
@@ -463,14 +455,14 @@ SETTINGS_ENV: dict[str, tuple[str, Parser]] = {
     "llm_context_tokens": ("LOBUG_LLM_CONTEXT_TOKENS", _integer),
     "llm_threads": ("LOBUG_LLM_THREADS", _integer),
     "llm_prompt_cache_mib": ("LOBUG_LLM_PROMPT_CACHE_MIB", _integer),
-    "embed_backend": ("LOBUG_EMBED_BACKEND", _lowered),
-    "embed_model": ("LOBUG_EMBED_MODEL", _text),
+    "embed_backend": ("LOBUG_EMBED_BACKEND", str.lower),
+    "embed_model": ("LOBUG_EMBED_MODEL", str),
     "embed_dim": ("LOBUG_EMBED_DIM", _integer),
     "speech_enabled": ("LOBUG_SPEECH", _flag),
     "speaker_recognition": ("LOBUG_SPEAKER_RECOGNITION", _flag),
-    "stt_model": ("LOBUG_STT_MODEL", _text),
+    "stt_model": ("LOBUG_STT_MODEL", str),
     "stt_threads": ("LOBUG_STT_THREADS", _integer),
-    "language": ("LOBUG_LANGUAGE", _lowered),
+    "language": ("LOBUG_LANGUAGE", str.lower),
     "tts_voice": ("LOBUG_TTS_VOICE", _path),
     "tts_sample_rate": ("LOBUG_TTS_SAMPLE_RATE", _integer),
     "max_audio_seconds": ("LOBUG_MAX_AUDIO_SECONDS", _number),
@@ -496,11 +488,11 @@ SETTINGS_ENV: dict[str, tuple[str, Parser]] = {
 # `lobug memory-server`: the seed's variables, over what `from_env` read.
 MEMORY_SERVER_PORT = 8283
 MEMORY_SERVER_ENV: dict[str, tuple[str, Parser]] = {
-    "host": ("MEMORY_SERVER_HOST", _text),
+    "host": ("MEMORY_SERVER_HOST", str),
     "port": ("MEMORY_SERVER_PORT", _integer),
     "db_path": ("MEMORY_SERVER_DB_PATH", _path),
-    "database_url": ("MEMORY_SERVER_DATABASE_URL", _text),
-    "embed_backend": ("MEMORY_EMBEDDING_BACKEND", _lowered),
-    "embed_model": ("MEMORY_EMBEDDING_MODEL", _text),
-    "ollama_host": ("OLLAMA_BASE_URL", _text),
+    "database_url": ("MEMORY_SERVER_DATABASE_URL", str),
+    "embed_backend": ("MEMORY_EMBEDDING_BACKEND", str.lower),
+    "embed_model": ("MEMORY_EMBEDDING_MODEL", str),
+    "ollama_host": ("OLLAMA_BASE_URL", str),
 }
