@@ -99,6 +99,19 @@ def test_a_long_stretch_is_heard_each_second_before_it_ends() -> None:
         assert partial.end < stretch.end
 
 
+def test_a_stretch_is_not_guessed_at_while_the_person_pauses() -> None:
+    wav = encode_wav(np.concatenate([tone(1.9), quiet(0.2), tone(0.5), quiet(0.8)]), STT_RATE)
+    live = LiveRecording(max_seconds=30)
+    partials = []
+    for n, piece in enumerate(pieces(wav)):
+        live.add(piece, n * 0.1)
+        if (partial := live.partial()) is not None:
+            partials.append(partial.end / STT_RATE)
+    assert len(partials) == 2
+    assert 1.0 <= partials[0] < 1.1  # 1 s into the stretch
+    assert partials[1] >= 2.1  # not at 2 s, in the pause: once the speech went on
+
+
 def test_no_stretch_is_heard_early_from_a_recording_sent_faster_than_speech() -> None:
     wav = encode_wav(np.concatenate([tone(3.0), quiet(0.8)]), STT_RATE)
     live = LiveRecording(max_seconds=30)

@@ -91,14 +91,26 @@ class LiveRecording:
         """The stretch in progress, when it has gone on for `PARTIAL_AFTER_S` without a
         pause (and again each `PARTIAL_AFTER_S` more) while the audio comes at the pace of
         speech: its words, heard early, let the model read ahead (the stretch is still
-        transcribed whole once it ends)."""
+        transcribed whole once it ends). Not while the person pauses: the pause is heard as
+        the stretch it may end (`pausing`), and a guess then would only take a core from the
+        turn that may begin."""
         if not self._live:
             return None
         start = self._partial_end if self._partial_from == self._cursor else self._cursor
-        if (len(self._samples) - start) / STT_RATE < PARTIAL_AFTER_S:
+        if (len(self._samples) - start) / STT_RATE < PARTIAL_AFTER_S or self._quiet_now():
             return None
         self._partial_from, self._partial_end = self._cursor, len(self._samples)
         return Stretch(self._cursor, len(self._samples))
+
+    def _quiet_now(self) -> bool:
+        """Whether the last whole frame heard is quiet: below the level of speech, or a
+        `FLOOR_RATIO` quieter than the loudest of the stretch in progress (the floor is
+        not known before a quiet frame has been heard)."""
+        levels = self._levels(self._cursor)
+        if len(levels) == 0:
+            return True
+        last = float(levels[-1])
+        return last < MIN_LEVEL or last * FLOOR_RATIO <= float(levels.max())
 
     def pausing(self) -> Stretch | None:
         """The stretch in progress once the person has paused for `KEEP_FRAMES` (once a
