@@ -116,6 +116,8 @@ def test_a_first_sentence_without_commas_is_spoken_from_its_first_phrase() -> No
         "and love.",
         "Then go on with it.",
     ]
+    ran_on = iter(["This is a classic ", "example of how ", "people use words ", "like just, to"])
+    assert next(sentences(ran_on, first_clause=True)) == "This is a classic example"
     later = iter(["I will. ", "It is a day with sun and rain."])
     assert list(sentences(later, first_clause=True))[1] == "It is a day with sun and rain."
 

@@ -17,9 +17,11 @@ MAX_SENTENCE_CHARS = 240
 CLAUSE_END = re.compile(r"[,;:]\s+")
 FIRST_CLAUSE_CHARS = 16  # a shorter opening clause ("Sure, ") sounds clipped alone
 # Where a phrase starts in a sentence without commas: before a conjunction or preposition.
+# "of", "like", "how", "as", "by", "into" too: a first sentence that ran on past them to its
+# comma was 13 words long and took 440 ms to synthesize (5 s turns of `bench_voice.py`).
 PHRASE_START = re.compile(
     r"\s(?=(?:and|but|or|so|because|with|for|to|that|which|who|when|where|while|if|in|on|at"
-    r"|from|about|after|before|until)\s)",
+    r"|from|about|after|before|until|of|like|how|as|by|into)\s)",
     re.IGNORECASE,
 )
 FIRST_PHRASE_WORDS = 4  # the fewest words an opening phrase is said with
