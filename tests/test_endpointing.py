@@ -8,7 +8,13 @@ import numpy.typing as npt
 import pytest
 
 from lobug.backends.base import VoiceActivity
-from lobug.endpointing import FINISHED_SILENCE_MS, OPEN_SILENCE_MS, Endpointer, finished
+from lobug.endpointing import (
+    FINISHED_SILENCE_MS,
+    OPEN_SILENCE_MS,
+    UNPUNCTUATED_SILENCE_MS,
+    Endpointer,
+    finished,
+)
 
 CHUNK = 512
 
@@ -52,6 +58,24 @@ def test_a_pause_mid_sentence_is_waited_through() -> None:
     endpointer.feed(audio(640, speech=True))  # "... call Anna"
     waited = silence_until_end(endpointer)
     assert OPEN_SILENCE_MS <= waited < OPEN_SILENCE_MS + 64
+
+
+@pytest.mark.parametrize(
+    ("words", "wait_ms"),
+    [
+        ("I went for a long walk with my dog. and now i am tired", UNPUNCTUATED_SILENCE_MS),
+        ("The weather tomorrow", OPEN_SILENCE_MS),  # a subject alone: its predicate is to come
+        ("I would like to call", OPEN_SILENCE_MS),
+        ("Set a timer for ten minutes.", FINISHED_SILENCE_MS),
+    ],
+)
+def test_words_whisper_left_without_a_full_stop_wait_longer_unless_they_are_open(
+    words: str, wait_ms: int
+) -> None:
+    endpointer = Endpointer(FakeVAD())
+    endpointer.feed(audio(1000, speech=True))
+    endpointer.heard(words)
+    assert wait_ms <= silence_until_end(endpointer) < wait_ms + 64
 
 
 def test_words_heard_before_the_last_speech_do_not_shorten_the_wait() -> None:

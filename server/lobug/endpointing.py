@@ -14,7 +14,9 @@ transcribes each stretch of speech at its first pause):
   I ...", "Can you ...") leaves it open too, except where it closes a sentence people say
   whole every day: "Thank you." (`you_as_object`), "How are you?", "What do I have?"
   (`whole_question`); "What would you ...?" stays open (its verb is still to come). Words
-  without a full stop are open, but for a one-word reply ("yes", "stop", `ONE_WORD_REPLIES`).
+  without a full stop wait `UNPUNCTUATED_SILENCE_MS` when they would be whole with one
+  (whisper now and then drops the last full stop: "... with my dog. and now i am tired"), the
+  long wait otherwise; a one-word reply ("yes", "stop", `ONE_WORD_REPLIES`) is whole as it is.
   A sentence that is only a short subject ("My favourite colour.", "The weather tomorrow.",
   `subject_alone`) is open too: its predicate is still to come; so is a request that has not
   reached its verb ("Could you please.", `verb_to_come`), nor one where whisper heard a
@@ -40,6 +42,7 @@ MIN_SPEECH_MS = 200  # less voiced audio than this is a click or a breath, not a
 # than a turn needs, so the answer stops within about 150 ms of the person starting to speak.
 BARGE_IN_SPEECH_MS = 96
 FINISHED_SILENCE_MS = 300
+UNPUNCTUATED_SILENCE_MS = 500
 OPEN_SILENCE_MS = 900
 LAST_SENTENCE = re.compile(r"[^.?!。？！]+[.?!。？！]*")
 SENTENCE_END = re.compile(r"[.?!。？！]['\")\]]*\s*$")
@@ -128,9 +131,12 @@ class Endpointer:
         return silence_ms >= self._silence_needed_ms()
 
     def _silence_needed_ms(self) -> float:
-        words_cover_speech = self._words_at >= self._last_voice_end
-        if words_cover_speech and finished(self._words):
+        if self._words_at < self._last_voice_end:  # speech the words do not cover
+            return OPEN_SILENCE_MS
+        if finished(self._words):
             return FINISHED_SILENCE_MS
+        if SENTENCE_END.search(self._words) is None and finished(f"{self._words}."):
+            return UNPUNCTUATED_SILENCE_MS
         return OPEN_SILENCE_MS
 
 
