@@ -98,9 +98,7 @@ def whisper_model_class(*, fit_window: bool) -> type:
 
 class WhisperSTT(SpeechToText):
     """faster-whisper, int8 on CPU, VAD filter on, greedy decoding, the encoder's window
-    fitted to the clip. Up to `workers` clips are transcribed at once (CTranslate2's
-    replicas share the weights): a voice turn's last words, heard at the person's pause, do
-    not wait for a guess at their words still being transcribed (`listening.Transcriptions`)."""
+    fitted to the clip."""
 
     name = "faster-whisper"
 
@@ -110,7 +108,6 @@ class WhisperSTT(SpeechToText):
         *,
         language: str | None = "en",
         threads: int = 2,
-        workers: int = 2,
         fit_window: bool = True,
     ) -> None:
         model_class = whisper_model_class(fit_window=fit_window)
@@ -123,7 +120,6 @@ class WhisperSTT(SpeechToText):
                 device="cpu",
                 compute_type="int8",
                 cpu_threads=threads,
-                num_workers=workers,
                 local_files_only=True,
             )
         else:
@@ -133,10 +129,9 @@ class WhisperSTT(SpeechToText):
                 device="cpu",
                 compute_type="int8",
                 cpu_threads=threads,
-                num_workers=workers,
                 files=bundled_whisper_files(),
             )
-        self._lock = threading.BoundedSemaphore(workers)
+        self._lock = threading.Lock()
 
     def transcribe(self, samples: npt.NDArray[np.float32]) -> Transcript:
         seconds = len(samples) / STT_RATE
