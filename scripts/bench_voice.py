@@ -647,15 +647,20 @@ def learning_done(client: httpx.Client, deadline: float) -> bool:
     """Whether the server's memory work finished before `deadline` (none running, and no
     exchange queued for it: a reply is logged and queued in one transaction)."""
     while time.monotonic() < deadline:
-        memory = client.get("/health").json()["memory"]
+        memory = memory_health(client)
         if memory["pending_learning"] == 0 and memory["learning_queue"] == 0:
             return True
         time.sleep(0.3)
     return False
 
 
+def memory_health(client: httpx.Client) -> dict[str, int]:
+    """The `memory` counts of the server's `/health`."""
+    return dict(client.get("/health").json()["memory"])
+
+
 def logged_messages(client: httpx.Client) -> int:
-    return int(client.get("/health").json()["memory"]["messages"])
+    return int(memory_health(client)["messages"])
 
 
 def wait_until_logged(client: httpx.Client, count: int, timeout_s: float = 10) -> None:

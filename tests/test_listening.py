@@ -195,14 +195,9 @@ def test_a_stretch_heard_at_its_pause_is_transcribed_once_and_answered_ahead(
     stt = SlowSTT("Where are my keys?", stt_seconds)
     primed: list[tuple[str, bool]] = []
 
-    async def live() -> AsyncIterator[bytes]:
-        for piece in pieces(wav, size=960):
-            await asyncio.sleep(0.03)  # at the pace of speech: 30 ms pieces
-            yield piece
-
     async def hear() -> str:
         heard = await hear_arriving(
-            live(),
+            pieces_at_the_pace_of_speech(wav),
             stt,
             lambda words, answer: primed.append((words, answer)),
             max_seconds=30,
