@@ -6,7 +6,7 @@ and are answered without the model."""
 from __future__ import annotations
 
 import json
-import time
+from datetime import datetime
 from typing import Any
 
 from fastapi.testclient import TestClient
@@ -34,14 +34,17 @@ def said(messages: list[dict[str, Any]]) -> str:
 def test_a_reminder_due_while_away_is_said_on_connecting_once(
     app_client: TestClient, fake_chat: FakeChat
 ) -> None:
+    services = app_client.app.state.services  # type: ignore[attr-defined]
+    zone = services.memory.zone  # noon where the person lives: "at 12:10", never "tomorrow at"
+    noon = datetime(2026, 6, 1, 12, 0, tzinfo=zone).astimezone().timestamp()
+    services.memory.clock = lambda: noon
     answer = app_client.post(
         "/chat/text",
         json={"text": "Remind me in 10 minutes to check the oven"},
         headers={"X-Device-Id": "kitchen"},
     ).json()["response"]
-    assert answer.startswith("Okay, I'll remind you to check the oven at ")
-    services = app_client.app.state.services  # type: ignore[attr-defined]
-    later = time.time() + 11 * 60
+    assert answer.startswith("Okay, I'll remind you to check the oven at 12:10")
+    later = noon + 11 * 60
     services.memory.clock = lambda: later
     with app_client.websocket_connect("/xiaozhi/v1/", headers=headers()) as ws:
         greet(ws)
