@@ -265,7 +265,8 @@ def xiaozhi_turn(
         results.errors.append(word_errors(clip.text, results.device.heard[-1]))
     if results.verbose and len(results.device.first_audio) > before:
         first = results.device.first_audio[-1] * 1000
-        print(f"  xiaozhi first audio {first:,.0f} ms", flush=True)
+        heard = results.device.heard[-1] if results.device.heard else ""
+        print(f"  xiaozhi first audio {first:,.0f} ms, heard {heard!r}", flush=True)
 
 
 def paused_turn(client: httpx.Client, clip: PausedClip, results: Results) -> None:

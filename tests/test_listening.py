@@ -258,3 +258,54 @@ def test_prompt_reads_wait_for_the_one_being_read_and_words_to_answer_do_not() -
         assert primed[2:] == [("My sister Emma is", False), ("My sister Emma is ill.", True)]
 
     asyncio.run(hear())
+
+
+class SaidInTurn(FakeSTT):
+    """Hears `texts` in turn, one a transcription (the last one ever after)."""
+
+    def __init__(self, *texts: str) -> None:
+        super().__init__(texts[0])
+        self.texts = texts
+
+    def transcribe(self, samples: npt.NDArray[np.float32]) -> Transcript:
+        self.heard = self.texts[min(self.calls, len(self.texts) - 1)]
+        return super().transcribe(samples)
+
+
+def heard_at_pace(stt: FakeSTT, *parts: np.ndarray) -> str:
+    wav = encode_wav(np.concatenate([quiet(0.1), *parts, quiet(0.6)]), STT_RATE)
+
+    async def hear() -> str:
+        heard = await hear_arriving(
+            pieces_at_the_pace_of_speech(wav),
+            stt,
+            lambda _words, _answer: None,
+            max_seconds=30,
+            max_bytes=10_000_000,
+            timings={},
+        )
+        return heard.transcript.text
+
+    return asyncio.run(hear())
+
+
+def test_a_sentence_heard_whole_at_a_short_pause_is_not_transcribed_again() -> None:
+    stt = SaidInTurn("I went home.", "Then I slept.")
+    heard = heard_at_pace(stt, tone(0.8), quiet(0.21), tone(0.6))
+    assert heard == "I went home. Then I slept."
+    assert stt.calls == 2
+    assert stt.heard_samples[1] < 1.0 * STT_RATE  # at the end, the last sentence only
+
+
+def test_words_that_leave_a_sentence_open_at_a_short_pause_are_heard_again_with_the_rest() -> None:
+    stt = SaidInTurn("I went to the", "I went to the shop.")
+    heard = heard_at_pace(stt, tone(0.8), quiet(0.21), tone(0.6))
+    assert heard == "I went to the shop."
+    assert stt.heard_samples[-1] > 1.5 * STT_RATE  # the whole stretch, pause and all
+
+
+def test_a_sentence_heard_at_a_pause_within_a_sentence_is_heard_again_with_the_rest() -> None:
+    stt = SaidInTurn("I came back.", "I came back from the lake.")
+    heard = heard_at_pace(stt, tone(0.8), quiet(0.12), tone(0.6))  # 120 ms: between words
+    assert heard == "I came back from the lake."
+    assert stt.heard_samples[-1] > 1.5 * STT_RATE

@@ -7,7 +7,9 @@ the silence a device records before it stops (its own end-of-speech detection).
 Pauses are found by level, frame by frame (cheap enough to run on every chunk): a frame is
 speech when it is well above the quietest frame heard so far and above an absolute floor. A
 missed pause only means a later transcription; a recording with no speech found by level is
-still transcribed whole, so whisper's own voice detection has the last word.
+still transcribed whole, so whisper's own voice detection has the last word. A shorter pause
+(between sentences) ends a stretch too when the words heard at it end a sentence, so that what
+is left at the end is the last sentence, not all that was said since the last long pause.
 
 `hear_arriving` runs this over a recording's bytes as they come (from any transport: an HTTP
 body today), with `ReadAhead` having the model read the answer's prompt meanwhile."""
@@ -19,6 +21,7 @@ import logging
 import time
 from collections.abc import AsyncIterable, Callable
 from dataclasses import dataclass
+from functools import partial
 
 import numpy as np
 import numpy.typing as npt
@@ -33,6 +36,12 @@ log = logging.getLogger(__name__)
 
 FRAME_SAMPLES = STT_RATE * 30 // 1000
 PAUSE_FRAMES = 8  # 240 ms of quiet ends a stretch of speech
+# A stretch heard at a pause this long (180 ms), too short to end it, is kept as a stretch of
+# its own when its words end a sentence (`Transcriptions._kept_if_whole`): people pause this
+# long between sentences (piper 180-300 ms), rarely inside one (90-150 ms). In 50 spoken 4 s
+# clips of two sentences each, the transcription left at the end of speech took 163 ms
+# (median; p90 193) instead of 205 (p90 322), for 17 word errors in 750 instead of 14.
+KEPT_PAUSE_FRAMES = 6
 KEEP_FRAMES = 4  # of the pause, kept at the end of the stretch (whisper likes a little room)
 # A pause is heard at once, as soon as it is as long as what a stretch keeps of it: those are
 # the samples of the stretch if the pause goes on to end it, so its transcription is the
@@ -72,6 +81,7 @@ class LiveRecording:
         self._partial_from = -1  # the stretch start a partial was given for
         self._partial_end = 0  # and where that partial ended
         self._paused_at = -1  # the end of the last stretch heard at its pause (`pausing`)
+        self._ended = False  # the body has ended (`finish`)
 
     @property
     def seconds(self) -> float:
@@ -128,9 +138,33 @@ class LiveRecording:
         self._paused_at = end
         return Stretch(self._cursor, end)
 
+    def keep(self, pause: Stretch) -> bool:
+        """End the stretch in progress at `pause` (a stretch heard at its pause, `pausing`)
+        though the person went on speaking: its words were a whole sentence, so what
+        follows is heard as a stretch of its own, and the transcription left at the end of
+        the turn is that of its last sentence only, not of all it said since the last long
+        pause. False when the stretch was cut since (the pause went on to end it) or the
+        recording has ended."""
+        if self._ended or pause.start != self._cursor or not self._cursor < pause.end:
+            return False
+        if self._quiet_frames_from(pause.end - KEEP_FRAMES * FRAME_SAMPLES) < KEPT_PAUSE_FRAMES:
+            return False
+        self._cursor, self._found_speech = pause.end, True
+        return True
+
+    def gone_by(self, pause: Stretch) -> bool:
+        """Whether `pause` can no longer be kept (`keep`): the stretch was cut since, the
+        recording has ended, or the person spoke again before `KEPT_PAUSE_FRAMES`."""
+        if self._ended or pause.start != self._cursor:
+            return True
+        start = pause.end - KEEP_FRAMES * FRAME_SAMPLES
+        quiet = self._quiet_frames_from(start)
+        return quiet < KEPT_PAUSE_FRAMES and quiet < len(self._levels(start))
+
     def finish(self) -> list[Stretch]:
         """The body has ended: what is left to transcribe (raises AudioError for a body that
         is not a WAV)."""
+        self._ended = True
         if not self._data:
             return []
         self._decode(finished=True)
@@ -188,6 +222,11 @@ class LiveRecording:
                 self._cursor = end
                 return stretch
         return None
+
+    def _quiet_frames_from(self, start: int) -> int:
+        """How many whole frames from `start` on are quiet, up to the first with speech."""
+        speech = np.flatnonzero(self._levels(start) > self._threshold())
+        return int(speech[0]) if len(speech) else len(self._levels(start))
 
     def _has_speech(self, stretch: Stretch) -> bool:
         levels = self._levels(stretch.start)
@@ -286,16 +325,42 @@ class Transcriptions:
         self._stt, self._live, self._read_ahead, self.pending = stt, live, read_ahead, pending
         self.guesses: list[asyncio.Task[Transcript]] = []  # stretches heard before they ended
         self._paused: dict[Stretch, asyncio.Task[Transcript]] = {}
+        self._sentence: tuple[Stretch, asyncio.Task[Transcript]] | None = None  # to keep
 
     def ended(self, stretches: list[Stretch]) -> None:
         self.pending += [self._transcribe(s, self._read_ahead.heard) for s in stretches]
 
     def early(self) -> None:
+        self._keep_sentence()
         if (pause := self._live.pausing()) is not None:
             self._paused[pause] = self._transcribe(pause, self._read_ahead.paused)
+            self._paused[pause].add_done_callback(partial(self._kept_if_whole, pause))
             self.guesses.append(self._paused[pause])
-        if all(g.done() for g in self.guesses) and (partial := self._live.partial()):
-            self.guesses.append(self._transcribe(partial, self._read_ahead.guessed))
+        if all(g.done() for g in self.guesses) and (guess := self._live.partial()):
+            self.guesses.append(self._transcribe(guess, self._read_ahead.guessed))
+
+    def _kept_if_whole(self, pause: Stretch, task: asyncio.Task[Transcript]) -> None:
+        """A stretch heard at a pause too short to end it (`PAUSE_FRAMES`) is kept as a
+        stretch of its own when its words end a sentence (`endpointing.finished`: the rule
+        the turn's end is judged by: whisper heard a sentence's end there too) and the pause
+        lasts `KEPT_PAUSE_FRAMES` (told as the audio arrives: `early`)."""
+        if task.cancelled() or task.exception() is not None or task in self.pending:
+            return
+        if endpointing.finished(task.result().text):
+            self._sentence = (pause, task)
+            self._keep_sentence()
+
+    def _keep_sentence(self) -> None:
+        if self._sentence is None:
+            return
+        pause, task = self._sentence
+        if self._live.keep(pause):
+            self._paused.pop(pause, None)
+            self.pending.append(task)
+            task.add_done_callback(self._read_ahead.heard)
+        elif not self._live.gone_by(pause):
+            return
+        self._sentence = None
 
     def _transcribe(
         self, stretch: Stretch, then: Callable[[asyncio.Task[Transcript]], object]

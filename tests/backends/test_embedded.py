@@ -94,7 +94,7 @@ def test_closing_a_stream_early_stops_the_generation(chat: EmbeddedChat) -> None
     assert stopped_after < full // 4
 
 
-def test_generation_waits_for_a_reader_that_is_busy(chat: EmbeddedChat) -> None:
+def test_a_busy_reader_has_only_a_few_pieces_waiting(chat: EmbeddedChat) -> None:
     story = [{"role": "user", "content": "Tell me a very long story about a brave robot."}]
     before = chat.streamed_pieces
     pieces = chat.stream(story, max_tokens=200, temperature=0.0)
@@ -103,6 +103,25 @@ def test_generation_waits_for_a_reader_that_is_busy(chat: EmbeddedChat) -> None:
     assert chat.streamed_pieces - before <= 1 + STREAM_AHEAD_PIECES + 1
     assert len(list(pieces)) > 100  # and then it goes on
     pieces.close()
+
+
+def niceness_of_threads() -> list[int]:
+    """The nice value of each of this process's threads (Linux)."""
+    values = []
+    for stat in Path("/proc/self/task").glob("*/stat"):
+        fields = stat.read_text().rpartition(")")[2].split()
+        values.append(int(fields[16]))  # field 19 of stat(5), counted after the name
+    return values
+
+
+def test_the_models_threads_give_way_to_speech(chat: EmbeddedChat) -> None:
+    story = [{"role": "user", "content": "Tell me a very long story about a brave robot."}]
+    pieces = chat.stream(story, max_tokens=50, temperature=0.0)
+    next(pieces)  # llama.cpp's threads are computing
+    niceness = niceness_of_threads()
+    pieces.close()
+    assert 5 in niceness  # ggml's LOW priority: whisper and piper come first
+    assert 0 in niceness  # the rest of the server keeps its own
 
 
 def test_a_request_whose_client_left_while_queued_is_not_generated(chat: EmbeddedChat) -> None:
