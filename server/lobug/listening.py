@@ -36,11 +36,10 @@ log = logging.getLogger(__name__)
 
 FRAME_SAMPLES = STT_RATE * 30 // 1000
 PAUSE_FRAMES = 8  # 240 ms of quiet ends a stretch of speech
-# A stretch heard at a pause this long (180 ms), too short to end it, is kept as a stretch of
-# its own when its words end a sentence (`Transcriptions._kept_if_whole`): people pause this
-# long between sentences (piper 180-300 ms), rarely inside one (90-150 ms). In 50 spoken 4 s
-# clips of two sentences each, the transcription left at the end of speech took 163 ms
-# (median; p90 193) instead of 205 (p90 322), for 17 word errors in 750 instead of 14.
+# A pause this long (180 ms) whose words end a sentence ends a stretch too (`_kept_if_whole`):
+# people pause so between sentences (piper 180-300 ms), rarely inside one (90-150 ms). In 50
+# clips of two sentences, what was left at the end of speech took 163 ms (median; p90 193)
+# instead of 205 (p90 322), for 17 word errors in 750 instead of 14.
 KEPT_PAUSE_FRAMES = 6
 KEEP_FRAMES = 4  # of the pause, kept at the end of the stretch (whisper likes a little room)
 # A pause is heard at once, as soon as it is as long as what a stretch keeps of it: those are
@@ -139,12 +138,10 @@ class LiveRecording:
         return Stretch(self._cursor, end)
 
     def keep(self, pause: Stretch) -> bool:
-        """End the stretch in progress at `pause` (a stretch heard at its pause, `pausing`)
-        though the person went on speaking: its words were a whole sentence, so what
-        follows is heard as a stretch of its own, and the transcription left at the end of
-        the turn is that of its last sentence only, not of all it said since the last long
-        pause. False when the stretch was cut since (the pause went on to end it) or the
-        recording has ended."""
+        """End the stretch in progress at `pause` (heard at its pause, `pausing`, as a whole
+        sentence) though the person spoke on, once the pause has lasted `KEPT_PAUSE_FRAMES`:
+        what is left at the end of the turn is its last sentence. False when the stretch was
+        cut since, the recording has ended, or the pause is (still) shorter."""
         if self._ended or pause.start != self._cursor or not self._cursor < pause.end:
             return False
         if self._quiet_frames_from(pause.end - KEEP_FRAMES * FRAME_SAMPLES) < KEPT_PAUSE_FRAMES:

@@ -104,6 +104,6 @@ def test_the_model_sets_the_devices_volume_asked_by_voice(server: ServerProcess)
 
 
 def test_a_tool_that_fails_on_the_device_is_told_to_the_model(server: ServerProcess) -> None:
-    device, called = ask_by_voice(server, "Could you make the sound fifty?", fails=True)
+    device, called = ask_by_voice(server, "Could you make the sound fifty percent?", fails=True)
     assert [call["volume"] for call in called] == [50], device.seen("stt")
     assert said(device) == TOOL_FAILED
