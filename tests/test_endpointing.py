@@ -149,6 +149,10 @@ def test_a_barge_in_needs_less_speech_than_a_turn() -> None:
         ("Could you please turn the lights off?", True),
         ("Can you remind me to bye?", False),  # whisper's "buy" before a pause
         ("Say hello to Anna from me. Bye.", True),
+        ("Remind me.", False),  # "Remind me ... in twenty minutes to check the oven."
+        ("Can you give her.", False),
+        ("Remind me at six.", True),
+        ("I miss her.", True),
     ],
 )
 def test_a_sentence_left_open_by_its_last_word_is_not_finished(words: str, whole: bool) -> None:
