@@ -142,9 +142,9 @@ class LiveRecording:
         sentence) though the person spoke on, once the pause has lasted `KEPT_PAUSE_FRAMES`:
         what is left at the end of the turn is its last sentence. False when the stretch was
         cut since, the recording has ended, or the pause is (still) shorter."""
-        if self._ended or pause.start != self._cursor or not self._cursor < pause.end:
+        if self._ended or pause.start != self._cursor:
             return False
-        if self._quiet_frames_from(pause.end - KEEP_FRAMES * FRAME_SAMPLES) < KEPT_PAUSE_FRAMES:
+        if self._pause_frames(pause)[0] < KEPT_PAUSE_FRAMES:
             return False
         self._cursor, self._found_speech = pause.end, True
         return True
@@ -154,9 +154,8 @@ class LiveRecording:
         recording has ended, or the person spoke again before `KEPT_PAUSE_FRAMES`."""
         if self._ended or pause.start != self._cursor:
             return True
-        start = pause.end - KEEP_FRAMES * FRAME_SAMPLES
-        quiet = self._quiet_frames_from(start)
-        return quiet < KEPT_PAUSE_FRAMES and quiet < len(self._levels(start))
+        quiet, going_on = self._pause_frames(pause)
+        return quiet < KEPT_PAUSE_FRAMES and not going_on
 
     def finish(self) -> list[Stretch]:
         """The body has ended: what is left to transcribe (raises AudioError for a body that
@@ -220,10 +219,11 @@ class LiveRecording:
                 return stretch
         return None
 
-    def _quiet_frames_from(self, start: int) -> int:
-        """How many whole frames from `start` on are quiet, up to the first with speech."""
-        speech = np.flatnonzero(self._levels(start) > self._threshold())
-        return int(speech[0]) if len(speech) else len(self._levels(start))
+    def _pause_frames(self, pause: Stretch) -> tuple[int, bool]:
+        """How many whole quiet frames followed `pause`'s speech; whether they still go on."""
+        levels = self._levels(pause.end - KEEP_FRAMES * FRAME_SAMPLES)
+        speech = np.flatnonzero(levels > self._threshold())
+        return (int(speech[0]), False) if len(speech) else (len(levels), True)
 
     def _has_speech(self, stretch: Stretch) -> bool:
         levels = self._levels(stretch.start)

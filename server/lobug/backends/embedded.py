@@ -77,13 +77,13 @@ WORKER_PROBE_TIMEOUT_S = 2.0
 
 # How many text pieces wait for a stream's reader (`Handoff`).
 STREAM_AHEAD_PIECES = 4
+HANDOFF_POLL_S = 0.05
 # llama.cpp's threads run at a lower priority than the rest of the server (nice 5: ggml's
 # LOW): whisper, piper, the event loop and the embedder, whose work a person waits for, come
 # first. The model goes on writing an answer while its reader is busy (llama.cpp's loop does
 # not wait for the stream's callback), so a voice turn's first words were synthesized beside
 # it on two cores: 190-300 ms against 75-145 alone; at the lower priority 100-185 ms.
 MODEL_PRIORITY = -1
-HANDOFF_POLL_S = 0.05
 
 log = logging.getLogger(__name__)
 
