@@ -157,7 +157,7 @@ def test_a_voice_turn_reuses_the_memory_looked_up_while_it_was_heard(
     turn = assistant.reply("desk", "What should I bring Emma in Berlin?", spoken=spoken)
     assert fake_embedder.calls == calls  # the question was not embedded on the turn's path
     assert "retrieve_embed_query" not in turn.timings_ms
-    assert "retrieve_early_keyword" in turn.timings_ms
+    assert "retrieve_early_fused" in turn.timings_ms
     assert fact in fake_chat.chat_requests()[-1][0]["content"] + notes_of(
         fake_chat.chat_requests()[-1]
     )

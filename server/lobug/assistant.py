@@ -306,7 +306,7 @@ class Assistant:
         model reads nothing while a turn of the device is under way: that turn has stored the
         words and reads its own prompt (a prompt read from its state would not be the
         turn's, and would take the model from it)."""
-        with self.early.looking_up(device_id, heard) as ahead:
+        with self.early.looking_up(device_id, heard, may_end=answer) as ahead:
             state = self.device(device_id)
             viewer = self.memory.household.viewer_at(state.agent, state.device_id, heard)
             if heard:

@@ -49,7 +49,17 @@ def contents(facts: tuple[object, ...]) -> list[str]:
         ("What about my sister", "what about my sister Emma", ("emma",)),
         ("What about my sister", "What about my sista Emma", ("emma",)),  # one word differs
         ("What about my sister", "Who is my brother Emma", None),  # two differ
-        ("What about my sister", "What about my sister and her dog in Berlin", None),  # 5 new
+        ("What about my sister", "What about my sister and her dog in Berlin", None),  # half new
+        (
+            "Tell me what my sister Emma likes to eat",
+            "Tell me what my sister Emma likes to eat and drink in Berlin these days",
+            ("and", "drink", "in", "berlin", "these", "days"),
+        ),
+        (
+            "Tell me what my sister Emma likes to eat",
+            "Tell me what my sister Emma likes to eat and drink in Berlin these days now",
+            None,  # 7 new
+        ),
         ("What about", "What about my sister Emma", None),  # most of the words new
         ("", "Hello there", None),
         ("What about my sister Emma", "What about my", None),  # fewer words
@@ -72,23 +82,50 @@ def test_the_same_words_reuse_the_look_up_without_embedding(
     assert "embed_query" not in turn.timings_ms
 
 
-def test_a_few_new_words_are_searched_by_keyword_and_merged(
-    memory: MemoryManager, fake_embedder: FakeEmbedder
+def test_a_few_new_words_are_fused_with_the_facts_found_ahead_without_a_search_by_meaning(
+    memory: MemoryManager,
+    fake_embedder: FakeEmbedder,
+    store: SQLiteStore,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     early = EarlyRecall(memory)
-    look_up(early, "d1", "Tell me who my sister is and who")
+    ahead = look_up(early, "d1", "Tell me who my sister is and who")
     calls = fake_embedder.calls
+
+    def no_vector_search(*_args: object) -> None:
+        raise AssertionError("the turn searched by meaning")
+
+    monkeypatch.setattr(store, "nearest_fact_hits", no_vector_search)
     turn = early.for_turn("d1", AGENT, "Tell me who my sister is and who my dentist is", EVERYONE)
     assert fake_embedder.calls == calls  # no embedding on the turn's path
     assert FACTS[2] in contents(turn.facts)  # "dentist", heard last
-    assert "early_keyword" in turn.timings_ms
+    assert FACTS[0] in contents(ahead.facts)
+    assert FACTS[0] in contents(turn.facts)  # found ahead, fused anew
+    assert "early_fused" in turn.timings_ms
+
+
+def test_a_guess_is_looked_up_anew_and_words_that_may_end_the_turn_are_served_by_it(
+    memory: MemoryManager, fake_embedder: FakeEmbedder
+) -> None:
+    early = EarlyRecall(memory)
+    look_up(early, "d1", "Tell me who my sister is")
+    calls = fake_embedder.calls
+    with early.looking_up("d1", "Tell me who my sister is and who", may_end=False) as recall:
+        recall(AGENT, "Tell me who my sister is and who", EVERYONE)
+    assert fake_embedder.calls == calls + 1  # a guess, while the person speaks: anew
+    with early.looking_up("d1", "Tell me who my sister is and who my dentist is") as recall:
+        recall(AGENT, "Tell me who my sister is and who my dentist is", EVERYONE)
+    assert fake_embedder.calls == calls + 1  # the guess's look-up serves them
+    turn = early.for_turn("d1", AGENT, "Tell me who my sister is and who my dentist is", EVERYONE)
+    assert fake_embedder.calls == calls + 1
+    assert FACTS[2] in contents(turn.facts)
 
 
 @pytest.mark.parametrize(
     "final",
     [
         "Who is my dentist by the way",  # other words
-        "Where does my sister Emma live what did I promise",  # too many new words
+        "Where does my sister Emma live what did I promise",  # a first ask about commitments
     ],
 )
 def test_other_words_are_retrieved_anew(

@@ -206,15 +206,15 @@ def fact_candidates(
     min_similarity: float,
     now: float,
     viewer: Viewer = EVERYONE,
+    vector_hits: Sequence[FactHit] | None = None,
 ) -> FactCandidates:
     """Vector hits above the similarity floor and keyword hits (a fact naming the same person
-    or place is relevant however its vector scores), with every signal of each."""
+    or place is relevant however its vector scores), with every signal of each. With
+    `vector_hits` (found for `vector` already), no vector search is made."""
     n = fusion_pool_size(k)
-    by_vector = [
-        hit
-        for hit in (store.nearest_fact_hits(agent, vector, n, viewer) if vector is not None else [])
-        if hit.score >= min_similarity
-    ]
+    if vector_hits is None and vector is not None:
+        vector_hits = store.nearest_fact_hits(agent, vector, n, viewer)
+    by_vector = [hit for hit in vector_hits or () if hit.score >= min_similarity]
     by_words = store.keyword_fact_hits(agent, query, n, viewer)
     hits = {h.id: h for h in [*by_vector, *by_words]}
     known = {h.id: h.score for h in by_vector}
@@ -298,11 +298,14 @@ class MemorySearch:
         vector: Vector | None = None,
         min_similarity: float = 0.0,
         viewer: Viewer = EVERYONE,
+        vector_hits: Sequence[FactHit] | None = None,
     ) -> list[ScoredFact]:
         """Current facts for `query`, best first: by meaning and words (`hybrid`), by meaning
         alone (`vector`: words weigh nothing) or by words alone (`keyword`). `vector` is the
         query's when it was embedded already; else it is embedded here (keywords alone when
-        that fails). A vector hit needs `min_similarity`; a keyword hit does not."""
+        that fails). A vector hit needs `min_similarity`; a keyword hit does not. With
+        `vector_hits`, the facts a search by `vector` found already, meaning is not searched
+        again: they are fused anew with the facts that name `query`'s words."""
         if mode == "keyword":
             vector = None
         elif vector is None:
@@ -319,6 +322,7 @@ class MemorySearch:
             min_similarity=min_similarity,
             now=self.clock(),
             viewer=viewer,
+            vector_hits=vector_hits,
         )
         return [
             ScoredFact(fact, found.cosine.get(fact.id, 0.0))
