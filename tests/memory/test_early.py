@@ -8,6 +8,7 @@ import time
 import pytest
 
 from lobug.config import MemoryConfig
+from lobug.memory.commitments import COMMITMENT
 from lobug.memory.context import MemoryContext
 from lobug.memory.early import MAX_AGE_S, EarlyRecall, new_words, words_of
 from lobug.memory.manager import MemoryManager
@@ -119,6 +120,23 @@ def test_a_guess_is_looked_up_anew_and_words_that_may_end_the_turn_are_served_by
     turn = early.for_turn("d1", AGENT, "Tell me who my sister is and who my dentist is", EVERYONE)
     assert fake_embedder.calls == calls + 1
     assert FACTS[2] in contents(turn.facts)
+
+
+def test_commitments_a_question_listed_ahead_are_listed_first_again(
+    memory: MemoryManager, fake_embedder: FakeEmbedder, store: SQLiteStore
+) -> None:
+    promise = NewFact("The user will call Anna", COMMITMENT, due_at=1_900_000_000.0)
+    store.add_fact(AGENT, promise, fake_embedder.embed(promise.content))
+    early = EarlyRecall(memory)
+    ahead = look_up(early, "d1", "What did I promise to do")
+    assert contents(ahead.facts)[0] == promise.content
+    calls = fake_embedder.calls
+    turn = early.for_turn("d1", AGENT, "What did I promise to do for my sister Emma", EVERYONE)
+    assert fake_embedder.calls == calls
+    assert "early_fused" in turn.timings_ms
+    assert contents(turn.facts)[0] == promise.content
+    assert contents(turn.facts).count(promise.content) == 1
+    assert FACTS[0] in contents(turn.facts)  # "sister Emma", heard last
 
 
 @pytest.mark.parametrize(

@@ -39,9 +39,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from functools import partial
 
-from lobug.memory import episodes
+from lobug.memory import commitments, episodes
 from lobug.memory.assembly import Recall
-from lobug.memory.commitments import asks_about_commitments
 from lobug.memory.context import MemoryContext
 from lobug.memory.manager import MemoryManager
 from lobug.memory.when import time_window
@@ -187,7 +186,8 @@ class EarlyRecall:
     def _cheap(text: str, ahead: str) -> bool:
         """Whether the new words can be served cheaply: not a first question about
         commitments (a time they name is read by time, `_window`)."""
-        return asks_about_commitments(ahead) or not asks_about_commitments(text)
+        asks = commitments.asks_about_commitments
+        return asks(ahead) or not asks(text)
 
     def _with_new_words(
         self,
@@ -238,6 +238,7 @@ class EarlyRecall:
         ahead = [
             FactHit(hit.fact.id, hit.similarity, hit.fact.created_at, hit.fact.user_score)
             for hit in context.facts
+            if not listed_commitment(hit)
         ]
         vector = context.query_vector
         try:
@@ -254,4 +255,11 @@ class EarlyRecall:
         except Exception:
             log.warning("fusing the facts found ahead with the last words failed", exc_info=True)
             return context.facts
-        return tuple(hit for hit in hits if not hit.fact.pinned)
+        listed = commitments.with_commitments(self._memory.store, agent, text, hits, viewer)
+        return tuple(hit for hit in listed if not hit.fact.pinned)
+
+
+def listed_commitment(hit: ScoredFact) -> bool:
+    """Whether `hit` is a commitment a question about them listed (`with_commitments`, at
+    similarity 1), not one a search found: listed again, first, when the words still ask."""
+    return hit.fact.fact_type == commitments.COMMITMENT and hit.similarity >= 1.0
