@@ -252,10 +252,10 @@ class EarlyRecall:
                 min_similarity=config.retrieval_min_similarity,
                 viewer=viewer,
             )
+            listed = commitments.with_commitments(self._memory.store, agent, text, hits, viewer)
         except Exception:
             log.warning("fusing the facts found ahead with the last words failed", exc_info=True)
             return context.facts
-        listed = commitments.with_commitments(self._memory.store, agent, text, hits, viewer)
         return tuple(hit for hit in listed if not hit.fact.pinned)
 
 
