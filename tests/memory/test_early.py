@@ -139,6 +139,23 @@ def test_commitments_a_question_listed_ahead_are_listed_first_again(
     assert FACTS[0] in contents(turn.facts)  # "sister Emma", heard last
 
 
+def test_a_failing_fusion_costs_the_new_words_facts_not_the_turn(
+    memory: MemoryManager,
+    fake_embedder: FakeEmbedder,
+    store: SQLiteStore,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    early = EarlyRecall(memory)
+    ahead = look_up(early, "d1", "Tell me who my sister is and who")
+
+    def broken(*_args: object) -> None:
+        raise RuntimeError("the full-text index is gone")
+
+    monkeypatch.setattr(store, "keyword_fact_hits", broken)
+    turn = early.for_turn("d1", AGENT, "Tell me who my sister is and who my dentist is", EVERYONE)
+    assert contents(turn.facts) == contents(ahead.facts)
+
+
 @pytest.mark.parametrize(
     "final",
     [
