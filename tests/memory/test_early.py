@@ -83,22 +83,39 @@ def test_the_same_words_reuse_the_look_up_without_embedding(
     assert "embed_query" not in turn.timings_ms
 
 
+HEARD_AHEAD = "Tell me who my sister is and who"
+SAID = "Tell me who my sister is and who my dentist is"
+
+
+def turn_going_on(
+    memory: MemoryManager,
+    store: SQLiteStore,
+    monkeypatch: pytest.MonkeyPatch,
+    failing: str,
+    error: Exception,
+) -> tuple[MemoryContext, MemoryContext]:
+    """The look-up of `HEARD_AHEAD`, then the turn that said `SAID`, while the store's
+    `failing` raises `error`."""
+    early = EarlyRecall(memory)
+    ahead = look_up(early, "d1", HEARD_AHEAD)
+
+    def fail(*_args: object) -> None:
+        raise error
+
+    monkeypatch.setattr(store, failing, fail)
+    return ahead, early.for_turn("d1", AGENT, SAID, EVERYONE)
+
+
 def test_a_few_new_words_are_fused_with_the_facts_found_ahead_without_a_search_by_meaning(
     memory: MemoryManager,
     fake_embedder: FakeEmbedder,
     store: SQLiteStore,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    early = EarlyRecall(memory)
-    ahead = look_up(early, "d1", "Tell me who my sister is and who")
     calls = fake_embedder.calls
-
-    def no_vector_search(*_args: object) -> None:
-        raise AssertionError("the turn searched by meaning")
-
-    monkeypatch.setattr(store, "nearest_fact_hits", no_vector_search)
-    turn = early.for_turn("d1", AGENT, "Tell me who my sister is and who my dentist is", EVERYONE)
-    assert fake_embedder.calls == calls  # no embedding on the turn's path
+    searched = AssertionError("the turn searched by meaning")
+    ahead, turn = turn_going_on(memory, store, monkeypatch, "nearest_fact_hits", searched)
+    assert fake_embedder.calls == calls + 1  # the look-up's; none on the turn's path
     assert FACTS[2] in contents(turn.facts)  # "dentist", heard last
     assert FACTS[0] in contents(ahead.facts)
     assert FACTS[0] in contents(turn.facts)  # found ahead, fused anew
@@ -140,19 +157,10 @@ def test_commitments_a_question_listed_ahead_are_listed_first_again(
 
 
 def test_a_failing_fusion_costs_the_new_words_facts_not_the_turn(
-    memory: MemoryManager,
-    fake_embedder: FakeEmbedder,
-    store: SQLiteStore,
-    monkeypatch: pytest.MonkeyPatch,
+    memory: MemoryManager, store: SQLiteStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    early = EarlyRecall(memory)
-    ahead = look_up(early, "d1", "Tell me who my sister is and who")
-
-    def broken(*_args: object) -> None:
-        raise RuntimeError("the full-text index is gone")
-
-    monkeypatch.setattr(store, "keyword_fact_hits", broken)
-    turn = early.for_turn("d1", AGENT, "Tell me who my sister is and who my dentist is", EVERYONE)
+    gone = RuntimeError("the full-text index is gone")
+    ahead, turn = turn_going_on(memory, store, monkeypatch, "keyword_fact_hits", gone)
     assert contents(turn.facts) == contents(ahead.facts)
 
 
