@@ -39,8 +39,9 @@ from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from functools import partial
 
-from lobug.memory import commitments, episodes
+from lobug.memory import episodes
 from lobug.memory.assembly import Recall
+from lobug.memory.commitments import COMMITMENT, asks_about_commitments
 from lobug.memory.context import MemoryContext
 from lobug.memory.manager import MemoryManager
 from lobug.memory.when import time_window
@@ -186,8 +187,7 @@ class EarlyRecall:
     def _cheap(text: str, ahead: str) -> bool:
         """Whether the new words can be served cheaply: not a first question about
         commitments (a time they name is read by time, `_window`)."""
-        asks = commitments.asks_about_commitments
-        return asks(ahead) or not asks(text)
+        return asks_about_commitments(ahead) or not asks_about_commitments(text)
 
     def _with_new_words(
         self,
@@ -232,34 +232,21 @@ class EarlyRecall:
         them (by a meaning close to the whole's: their vector) fused anew with the facts
         that name `text`'s words, as a search fuses them (a keyword search: no embedding,
         no vector search). The ahead's facts when that fails."""
-        config = self._memory.config
-        if config.retrieval_top_k == 0:
-            return ()
         ahead = [
             FactHit(hit.fact.id, hit.similarity, hit.fact.created_at, hit.fact.user_score)
             for hit in context.facts
             if not listed_commitment(hit)
         ]
-        vector = context.query_vector
         try:
-            hits = self._memory.searcher.facts(
-                agent,
-                text,
-                config.retrieval_top_k,
-                mode="keyword" if vector is None else "hybrid",
-                vector=vector,
-                vector_hits=ahead,
-                min_similarity=config.retrieval_min_similarity,
-                viewer=viewer,
+            return self._memory.relevant_facts(
+                agent, text, context.query_vector, viewer, vector_hits=ahead
             )
-            listed = commitments.with_commitments(self._memory.store, agent, text, hits, viewer)
         except Exception:
             log.warning("fusing the facts found ahead with the last words failed", exc_info=True)
             return context.facts
-        return tuple(hit for hit in listed if not hit.fact.pinned)
 
 
 def listed_commitment(hit: ScoredFact) -> bool:
     """Whether `hit` is a commitment a question about them listed (`with_commitments`, at
     similarity 1), not one a search found: listed again, first, when the words still ask."""
-    return hit.fact.fact_type == commitments.COMMITMENT and hit.similarity >= 1.0
+    return hit.fact.fact_type == COMMITMENT and hit.similarity >= 1.0

@@ -39,6 +39,7 @@ from lobug.store.models import (
     MADE_BY_EXTRACTIVE,
     Derived,
     Fact,
+    FactHit,
     Message,
     NewFact,
     ScoredFact,
@@ -115,13 +116,13 @@ class MemoryManager:
         vector = self._embed_query(query, timings)
         facts: tuple[ScoredFact, ...] = ()
         try:
-            facts = self._relevant_facts(agent, query, vector, timings, viewer)
+            facts = self.relevant_facts(agent, query, vector, viewer, timings=timings)
         except Exception:
             log.warning("memory retrieval failed; answering without relevant facts", exc_info=True)
         recalled = episodes.seen_by(self._recall(agent, query, vector, timings), viewer)
         return dataclasses.replace(
             self.standing_context(agent, viewer),
-            facts=tuple(hit for hit in facts if not hit.fact.pinned),
+            facts=facts,
             timings_ms=timings,
             summaries=recalled.episodes,
             messages=recalled.messages,
@@ -204,14 +205,19 @@ class MemoryManager:
         share = int(self.context_tokens * BLOCK_SHARE_OF_CONTEXT)
         return tuple((b.label, within(b.value, share)) for b in blocks if b.value.strip())
 
-    def _relevant_facts(
+    def relevant_facts(
         self,
         agent: str,
         query: str,
         vector: Vector | None,
-        timings: dict[str, float],
         viewer: Viewer,
+        *,
+        vector_hits: Sequence[FactHit] | None = None,
+        timings: dict[str, float] | None = None,
     ) -> tuple[ScoredFact, ...]:
+        """The facts for `query` a turn's prompt holds (not the pinned ones: always there),
+        the commitments first when it asks about them; `vector_hits`: those a search by
+        `vector` found already (`MemorySearch.facts`). `knn` in `timings`. Raises."""
         if not query.strip() or self.config.retrieval_top_k == 0:
             return ()
         started = time.perf_counter()
@@ -223,9 +229,12 @@ class MemoryManager:
             vector=vector,
             min_similarity=self.config.retrieval_min_similarity,
             viewer=viewer,
+            vector_hits=vector_hits,
         )
-        timings["knn"] = (time.perf_counter() - started) * 1000
-        return commitments.with_commitments(self.store, agent, query, hits, viewer)
+        if timings is not None:
+            timings["knn"] = (time.perf_counter() - started) * 1000
+        listed = commitments.with_commitments(self.store, agent, query, hits, viewer)
+        return tuple(hit for hit in listed if not hit.fact.pinned)
 
     # ------------------------------------------------------------------ after the LLM
 

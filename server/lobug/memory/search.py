@@ -212,9 +212,11 @@ def fact_candidates(
     or place is relevant however its vector scores), with every signal of each. With
     `vector_hits` (found for `vector` already), no vector search is made."""
     n = fusion_pool_size(k)
-    if vector_hits is None and vector is not None:
+    if vector is None:
+        vector_hits = ()  # keywords alone
+    elif vector_hits is None:
         vector_hits = store.nearest_fact_hits(agent, vector, n, viewer)
-    by_vector = [hit for hit in vector_hits or () if hit.score >= min_similarity]
+    by_vector = [hit for hit in vector_hits if hit.score >= min_similarity]
     by_words = store.keyword_fact_hits(agent, query, n, viewer)
     hits = {h.id: h for h in [*by_vector, *by_words]}
     known = {h.id: h.score for h in by_vector}
