@@ -363,3 +363,34 @@ def test_forgetting_while_the_exchange_is_learned_leaves_nothing_of_it(
     database = Path(store.path)
     stored = b"".join(p.read_bytes() for p in database.parent.glob(database.name + "*"))
     assert secret.encode() not in stored
+
+
+def test_a_restart_resumes_an_exchange_whose_messages_were_embedded_already(
+    tmp_path: Path, fake_chat: FakeChat, fake_embedder: FakeEmbedder
+) -> None:
+    """Issue 41: an exchange embedded before its extraction failed (or before the process
+    stopped) was embedded again by every later attempt, and sqlite-vec's vec0 table takes no
+    `INSERT OR REPLACE`: each start-up printed `UNIQUE constraint failed on message_vectors
+    primary key`."""
+    path = tmp_path / "memory.db"
+    first = SQLiteStore(path)
+    first.bind_embedding(fake_embedder.model, fake_embedder.dimension)
+    exchange = answered(first, "My name is Alex", "Nice to meet you, Alex.")
+    fake_chat.enqueue("not json at all")  # embedded, then the extraction fails
+    work = MemoryWork(first, MemoryManager(first, fake_chat, fake_embedder, MemoryConfig()))
+    assert work.resume(queued_before=float("inf")) == 1
+    work.close()
+    first.close()
+
+    reopened = SQLiteStore(path)
+    reopened.bind_embedding(fake_embedder.model, fake_embedder.dimension)
+    fake_chat.enqueue(facts_reply("The user's name is Alex"))
+    memory = MemoryManager(reopened, fake_chat, fake_embedder, MemoryConfig())
+    report = memory.process_exchange("lobug", exchange.user, exchange.assistant)
+    assert report.errors == {}
+    assert [f.content for f in reopened.facts("lobug")] == ["The user's name is Alex"]
+    query = fake_embedder.embed("Nice to meet you, Alex.")
+    assert exchange.assistant.id in {
+        h.message.id for h in reopened.search_messages("lobug", query, 5)
+    }
+    reopened.close()

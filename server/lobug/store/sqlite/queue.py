@@ -42,7 +42,10 @@ class SQLiteWorkQueue(SqlWorkQueue, SQLiteDatabase):
     def _store_message_vectors(
         self, conn: Any, embedded: Sequence[tuple[Message, Vector]]
     ) -> Sequence[tuple[Message, Vector]]:
-        """The messages still in the log first (vec0 takes no upsert), then their vectors."""
+        """The messages still in the log first, then their vectors, replacing any they had
+        (a retried exchange is embedded again): vec0 takes no upsert, not even `INSERT OR
+        REPLACE` (`UNIQUE constraint failed on message_vectors primary key`), so an old
+        vector is deleted before the new one goes in."""
         ids = [m.id for m, _ in embedded]
         kept = {
             row["id"]
@@ -51,9 +54,9 @@ class SQLiteWorkQueue(SqlWorkQueue, SQLiteDatabase):
             )
         }
         stored = [(m, v) for m, v in embedded if m.id in kept]
+        conn.execute(f"DELETE FROM message_vectors WHERE message_id IN ({marks(ids)})", ids)
         conn.executemany(
-            "INSERT OR REPLACE INTO message_vectors(message_id, agent_id, embedding) "
-            "VALUES (?,?,?)",
+            "INSERT INTO message_vectors(message_id, agent_id, embedding) VALUES (?,?,?)",
             [(m.id, m.agent_id, vector_blob(v)) for m, v in stored],
         )
         return stored
