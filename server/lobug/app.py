@@ -118,10 +118,10 @@ def build_app(settings: Settings, backends: Backends | None, *, devices: bool) -
             async with mcp_running():
                 yield
         finally:  # a stop waits STOP_WAIT_S at most for each part still at work
-            await asyncio.to_thread(maintenance.stop, STOP_WAIT_S)
+            maintenance.ask_to_stop()
             if loading is not None:
                 await asyncio.wait({loading}, timeout=STOP_WAIT_S)
-            await asyncio.to_thread(services.close, STOP_WAIT_S)
+            await asyncio.to_thread(services.close, STOP_WAIT_S, maintenance)
 
     app = new_app("Lo-Bug" if devices else "Lo-Bug memory", settings, lifespan)
     prefix = "/memory" if devices else ""

@@ -50,14 +50,21 @@ class Maintenance:
         self._thread = threading.Thread(target=self._run, name="maintenance", daemon=True)
         self._thread.start()
 
-    def stop(self, timeout_s: float = 30.0) -> None:
-        """Ask the thread to stop and wait (at most `timeout_s`) for the unit of work in
-        progress; a daemon thread still at work then ends with the process."""
+    def ask_to_stop(self) -> None:
+        """No unit of work begins after the one in progress (`stop` waits for that one)."""
         self._stop.set()
+
+    def stop(self, timeout_s: float = 30.0) -> bool:
+        """Ask the thread to stop and wait (at most `timeout_s`) for the unit of work in
+        progress; return whether it ended (a daemon thread still at work ends with the
+        process)."""
+        self.ask_to_stop()
         if self._thread is not None:
             self._thread.join(timeout_s)
             if self._thread.is_alive():
                 log.info("maintenance: still in a unit of work; it ends with the process")
+                return False
+        return True
 
     def run_once(self) -> dict[str, int]:
         """Run every task once; return what each repaired (failed tasks are left out)."""

@@ -24,7 +24,7 @@ from lobug.backends import (
 from lobug.backends.base import AbandonCheck, ChatMessage, JsonSchema, Vector
 from lobug.clock import clock_time
 from lobug.config import Settings
-from lobug.maintenance import Task, one_process_at_a_time
+from lobug.maintenance import Maintenance, Task, one_process_at_a_time
 from lobug.memory.curation import Curation
 from lobug.memory.dream import Dreamer
 from lobug.memory.manager import MemoryManager
@@ -111,12 +111,14 @@ class Services:
         """Those of the memory API (re-embedding, resumed exchanges)."""
         return self.memory_api.maintenance_tasks()
 
-    def close(self, timeout_s: float = CLOSE_WAIT_S) -> None:
-        """Stop the memory work (waiting at most `timeout_s` for the exchange in progress;
-        what is unfinished stays queued in the store), then close the store and the models."""
-        self.memory_work.close(timeout_s)
-        self.store.close()
+    def close(
+        self, timeout_s: float = CLOSE_WAIT_S, maintenance: Maintenance | None = None
+    ) -> None:
+        """Stop the background work (`stop_learning`), close the models, then the store
+        unless work still runs on it."""
+        stopped = stop_learning(self.memory_work, maintenance, timeout_s)
         self.backends.close()
+        close_unless_in_use(self.store, stopped)
 
 
 @dataclass
@@ -171,13 +173,36 @@ class MemoryServices:
         agents = [counted.agent.name for counted in self.store.agents_with_counts()]
         return self.dreamer.nightly(agents, self.memory.now(), at, should_stop)
 
-    def close(self, timeout_s: float = CLOSE_WAIT_S) -> None:
+    def close(
+        self, timeout_s: float = CLOSE_WAIT_S, maintenance: Maintenance | None = None
+    ) -> None:
         """For `lobug memory-server`, which owns these parts (the device server's `Services`
-        closes its own); the memory work in progress is waited for `timeout_s` at most."""
-        self.memory_work.close(timeout_s)
-        self.store.close()
+        closes its own): as `Services.close`."""
+        stopped = stop_learning(self.memory_work, maintenance, timeout_s)
         self.embedder.close()
         self.memory.chat.close()
+        close_unless_in_use(self.store, stopped)
+
+
+def stop_learning(work: MemoryWork, maintenance: Maintenance | None, timeout_s: float) -> bool:
+    """Stop the work that runs on the store behind the requests, waiting at most `timeout_s`
+    for each part: the maintenance pass asked first (it may be waiting on the memory work),
+    then the memory work (its exchange in progress stops at its model call's next step,
+    its row untouched), then the pass waited for. Return whether none of it still runs."""
+    if maintenance is not None:
+        maintenance.ask_to_stop()
+    stopped = work.close(timeout_s)
+    return (maintenance is None or maintenance.stop(timeout_s)) and stopped
+
+
+def close_unless_in_use(store: Store, stopped: bool) -> None:
+    """Close the store once the background work has `stopped`; else leave it open under
+    the work (a model call stops only between its steps), for the process's end to take:
+    closed under it, each of its writes failed ("Cannot operate on a closed database")."""
+    if stopped:
+        store.close()
+    else:
+        log.info("background work still running: the memory database closes with the process")
 
 
 def open_store(settings: Settings, embedder: Embedder) -> Store:

@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from lobug.backends.base import ChatBackend, Embedder, Vector, with_rule
+from lobug.backends.base import AbandonCheck, Abandoned, ChatBackend, Embedder, Vector, with_rule
 from lobug.clock import local_time, zone_named
 from lobug.config import MemoryConfig
 from lobug.memory import commitments, episodes, prompts
@@ -65,6 +65,8 @@ PINNED_BUDGET_TOKENS = 400
 # No memory block takes more than this share of the model's context in a prompt: a longer
 # value is cut, with a marker, so one block can never make an agent's turns fail.
 BLOCK_SHARE_OF_CONTEXT = 0.25
+# The steps of `process_exchange` before which a stop leaves the exchange unlearned.
+LEARNING_STEPS = frozenset({"embed_exchange", "extract_facts"})
 
 
 @dataclass
@@ -76,6 +78,12 @@ class ExchangeReport:
     summarized: bool = False
     distilled: bool = False
     errors: dict[str, str] = field(default_factory=dict)
+    stopped_before: str = ""  # the step a stop came before (or during), if one came
+
+    @property
+    def unlearned(self) -> bool:
+        """Stopped before its facts were stored: the exchange waits for the next pass."""
+        return self.stopped_before in LEARNING_STEPS
 
 
 class MemoryManager:
@@ -243,9 +251,12 @@ class MemoryManager:
         agent: str,
         user_message: Message,
         assistant_message: Message,
+        should_stop: AbandonCheck = lambda: False,
     ) -> ExchangeReport:
         """Extract facts, then run the cascades; every step isolated from the others. An
-        exchange forgotten before its turn came is not learned from."""
+        exchange forgotten before its turn came is not learned from. Once `should_stop()`
+        (the server is stopping), no step begins and the extraction's model call stops at
+        its next step; `stopped_before` names the step left undone."""
         report = ExchangeReport()
         if not self.store.messages_by_id(agent, [user_message.id, assistant_message.id]):
             return report
@@ -253,14 +264,22 @@ class MemoryManager:
             ("embed_exchange", lambda: self._embed_exchange(user_message, assistant_message)),
             (
                 "extract_facts",
-                lambda: self._extract_facts(agent, user_message, assistant_message, report),
+                lambda: self._extract_facts(
+                    agent, user_message, assistant_message, report, should_stop
+                ),
             ),
             ("short_term_cascade", lambda: self._short_term_cascade(agent, report)),
             ("long_term_cascade", lambda: self._long_term_cascade(agent, report)),
         ]
         for name, step in steps:
+            if should_stop():
+                report.stopped_before = name
+                break
             try:
                 step()
+            except Abandoned:
+                report.stopped_before = name
+                break
             except Exception as exc:
                 log.warning("memory step %s failed: %s", name, exc, exc_info=True)
                 report.errors[name] = str(exc) or type(exc).__name__
@@ -278,7 +297,12 @@ class MemoryManager:
         self.store.add_message_vectors(list(zip(turn, vectors, strict=True)))
 
     def _extract_facts(
-        self, agent: str, user: Message, assistant: Message, report: ExchangeReport
+        self,
+        agent: str,
+        user: Message,
+        assistant: Message,
+        report: ExchangeReport,
+        should_stop: AbandonCheck,
     ) -> None:
         simple = self.chat.prefers_simple_json
         # A refused reply's fallback is no context: only the user's words are read.
@@ -289,6 +313,7 @@ class MemoryManager:
             temperature=0.0,
             json_schema=prompts.fact_schema(self.config.max_facts_per_exchange, simple=simple),
             background=True,
+            abandoned=should_stop,
         )
         said_at = local_time(user.created_at, self.zone)
         facts = validate_facts(

@@ -139,7 +139,7 @@ class MemoryWork:
             queued_before = max(self._started, self._clock() - RESUME_AFTER_S)
         while batch := self.store.queued_exchanges(RESUME_BATCH, queued_before, after):
             for queued in batch:
-                if should_stop():
+                if should_stop() or self._closed:
                     return done
                 after = queued.assistant.id
                 future = self.submit(Exchange(queued.user, queued.assistant))
@@ -172,9 +172,10 @@ class MemoryWork:
         wait(running)
         return self.resume(queued_before=math.inf)
 
-    def close(self, timeout_s: float = CLOSE_WAIT_S) -> None:
-        """Take no more work, drop what has not started and wait (bounded) for the exchange
-        in progress. Unfinished exchanges keep their rows for the next process."""
+    def close(self, timeout_s: float = CLOSE_WAIT_S) -> bool:
+        """Take no more work, drop what has not started, stop the exchange in progress at its
+        next step and wait (bounded) for it; return whether none is still at work.
+        Unfinished exchanges keep their rows, untouched, for the next process."""
         with self._lock:
             self._closed = True
             running = list(self._in_flight.values())
@@ -185,6 +186,10 @@ class MemoryWork:
         _, unfinished = wait(started, timeout=timeout_s)
         if unfinished:
             log.warning("memory work still running after %.0f s; resumed next start", timeout_s)
+        return not unfinished
+
+    def _stopping(self) -> bool:
+        return self._closed
 
     def _forget(self, key: int) -> None:
         with self._lock:
@@ -199,7 +204,10 @@ class MemoryWork:
 
     def _process(self, exchange: Exchange) -> ExchangeReport:
         user, assistant = sides(exchange)
-        report = self.memory.process_exchange(assistant.agent, user, assistant)
+        report = self.memory.process_exchange(assistant.agent, user, assistant, self._stopping)
+        if report.unlearned:
+            log.info("memory: message %d left queued for the next start", assistant.id)
+            return report
         log.info(
             "memory: +%d facts, %d superseded, summarized=%s, distilled=%s, errors=%s",
             len(report.facts_added),
