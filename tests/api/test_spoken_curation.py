@@ -73,16 +73,73 @@ def test_forget_a_topic_purges_its_facts_and_messages_and_keeps_the_rest(
     remember(client, fake_embedder, "The user's sister lives in Lisbon")
     remember(client, fake_embedder, "The user likes green tea")
     reply = say(client, "Forget what I told you about my sister")
-    assert reply == "Okay, I forgot what you told me about your sister."
+    assert reply == "I forgot 1 fact: your sister lives in Lisbon."
     assert not any("sister" in text.lower() for text in logged(client) + current_facts(client))
     assert "The user likes green tea" in current_facts(client)
-    assert say(client, "forget everything about the moon") == "I had nothing saved about the moon."
+    assert say(client, "forget everything about Mars rovers") == (
+        "I didn't find anything about mars rovers."
+    )
+
+
+def learned_from_last_exchange(client: TestClient, embedder: FakeEmbedder, text: str) -> int:
+    """A fact stored as learned from the device's last exchange (its two messages)."""
+    exchange = store_of(client).recent_messages("lobug", "default", 2)
+    new = NewFact(text, source_message_ids=tuple(m.id for m in exchange))
+    return store_of(client).add_fact("lobug", new, embedder.embed(text)).id
+
+
+def test_forgetting_a_topic_takes_what_its_facts_were_learned_from_and_says_what_went(
+    client: TestClient, fake_chat: FakeChat, fake_embedder: FakeEmbedder
+) -> None:
+    """ "Forget what I said about my trip" answered "Okay, I forgot what you told me about
+    your trip." and forgot only the assistant's "Have a lovely trip!"; the fact stayed."""
+    fake_chat.enqueue("Lisbon in August sounds wonderful.")
+    say(client, "We fly to Lisbon in August")
+    learned_from_last_exchange(client, fake_embedder, "The user's trip is to Lisbon in August")
+    fake_chat.enqueue("Have a lovely trip!")
+    say(client, "I packed my bags")
+    reply = say(client, "Forget what I said about my trip")
+    assert reply == "I forgot 1 fact: your trip is to Lisbon in August."
+    assert current_facts(client) == []
+    assert not any("Lisbon" in text for text in logged(client))  # its exchange went with it
+    assert "Have a lovely trip!" in logged(client)  # the assistant's words are not the person's
+
+
+def test_facts_only_close_in_meaning_are_said_back_and_forgotten_on_a_yes(
+    client: TestClient, fake_embedder: FakeEmbedder
+) -> None:
+    say(client, "We fly to Lisbon in August")
+    learned_from_last_exchange(client, fake_embedder, "The user is flying to Lisbon in August")
+    asked = say(client, "Forget everything about the Lisbon holiday")
+    assert asked == (
+        "I have nothing that names the Lisbon holiday, but this note may be about it: you are "
+        'flying to Lisbon in August. Say "yes" and I\'ll forget it.'
+    )
+    assert current_facts(client) == ["The user is flying to Lisbon in August"]
+    say(client, "Forget everything about the Lisbon holiday")
+    say(client, "What time is it?")  # any other turn drops the question
+    assert say(client, "yes") != "I forgot 1 fact: you are flying to Lisbon in August."
+    assert current_facts(client) == ["The user is flying to Lisbon in August"]
+    say(client, "Forget everything about the Lisbon holiday")
+    assert say(client, "Yes") == "I forgot 1 fact: you are flying to Lisbon in August."
+    assert current_facts(client) == []
+    assert not any("Lisbon" in text for text in logged(client))
+
+
+def test_a_topic_only_messages_name_says_so_and_nothing_found_is_said(client: TestClient) -> None:
+    say(client, "The garden party was fun")
+    reply = say(client, "Forget everything about the garden party")
+    assert reply == "I deleted 1 message of yours that mentioned the garden party."
+    assert not any("garden" in text for text in logged(client))
+    assert say(client, "Forget about the garden party") == (
+        "I didn't find anything about the garden party."
+    )
 
 
 def test_with_the_embedder_down_a_forget_says_it_could_not_check_and_changes_nothing(
     client: TestClient, fake_embedder: FakeEmbedder
 ) -> None:
-    """It said "I had nothing saved about the moon" without having looked."""
+    """It said it had nothing about the moon without having looked."""
     remember(client, fake_embedder, "The user's sister lives in Lisbon")
     remember(client, fake_embedder, "The user went to the Moon festival")  # found by meaning
     say(client, "I watched the moon rise")
@@ -99,7 +156,7 @@ def test_with_the_embedder_down_a_forget_says_it_could_not_check_and_changes_not
     assert (logged(client), current_facts(client)) == before
     # A topic its facts name is still found by its words, embedder or not.
     reply = say(client, "Forget what I told you about my sister")
-    assert reply == "Okay, I forgot what you told me about your sister."
+    assert reply == "I forgot 1 fact: your sister lives in Lisbon."
     assert not any("sister" in fact for fact in current_facts(client))
 
 

@@ -107,13 +107,20 @@ def test_forget_me_waits_for_its_confirmation(
     me = Speaker(jordan, "device_default", 0.5)
     secret = NewFact("Jordan hides sweets", owner_person_id=jordan, scope=PRIVATE)
     store.add_fact(AGENT, secret, FakeEmbedder().embed(secret.content))
-    asked = household.forget_me_turn(AGENT, "kitchen", me, "Forget everything about me")
+
+    def turn(text: str, who: Speaker = me) -> str | None:
+        confirmed = household.awaiting.take((AGENT, "kitchen"), who.person_id, text)
+        return household.forget_me_turn(AGENT, "kitchen", who, text, confirmed)
+
+    asked = turn("Forget everything about me")
     assert asked is not None and "yes, forget me" in asked
-    assert household.forget_me_turn(AGENT, "kitchen", me, "what time is it") is None
-    assert household.forget_me_turn(AGENT, "kitchen", me, "yes") is None  # dropped: not next
+    assert turn("what time is it") is None
+    assert turn("yes") is None  # dropped: not next
     assert store.person_facts(AGENT, jordan) != []
-    household.forget_me_turn(AGENT, "kitchen", me, "please forget me")
-    assert household.forget_me_turn(AGENT, "kitchen", me, "Yes, forget me.") is not None
+    turn("please forget me")
+    assert turn("yes", Speaker(None, "guest", 0.0)) is None  # not the one asked
+    turn("please forget me")
+    assert turn("Yes, forget me.") is not None
     assert [f.content for f in store.person_facts(AGENT, jordan)] == []
     guest = Speaker(None, "guest", 0.0)
     assert "don't know who you are" in str(household.forget_me_turn(AGENT, "k", guest, "forget me"))

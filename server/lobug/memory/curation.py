@@ -36,8 +36,15 @@ from lobug.store.models import (
 from lobug.store.protocol import Store
 from lobug.text import FUNCTION_WORDS, words_of
 
-# A fact found by meaning for a topic none names must be at least this similar to it.
+# A fact found by meaning for a subject none names must be at least this similar to it (a
+# correction rewrites what it finds: only a close match will do).
 TOPIC_MIN_SIMILARITY = 0.6
+# A topic to forget is shorter and looser than the facts it covers ("my trip" against "The
+# user is going to Lisbon in August" is 0.28 with the bundled embedder, "the car" against
+# "The user drives a red Toyota" 0.49, while unrelated facts score under 0.2): the facts at
+# least this similar, and within `TOPIC_MARGIN` of the best one, are about it.
+LOOSE_TOPIC_SIMILARITY = 0.25
+TOPIC_MARGIN = 0.1
 TOPIC_CANDIDATES = 50
 
 
@@ -163,10 +170,13 @@ class Curation:
     def forget_fact(self, agent: str, fact_id: int, *, purge: bool, actor: str) -> Fact:
         return self.store.forget_fact(agent, fact_id, actor=actor, purge=purge)
 
-    def facts_about(self, agent: str, topic: str, viewer: Viewer = EVERYONE) -> list[Fact]:
+    def facts_about(
+        self, agent: str, topic: str, viewer: Viewer = EVERYONE, *, loose: bool = False
+    ) -> list[Fact]:
         """Current facts `viewer` may see about `topic`: naming every content word of it, or
-        (when none does) close to it in meaning. Raises TopicLookupFailed when that second
-        look fails (the embedder down): [] always means none was found."""
+        (when none does) close to it in meaning: at `TOPIC_MIN_SIMILARITY`, or `loose`ly (a
+        topic to forget, `LOOSE_TOPIC_SIMILARITY` near the best). Raises TopicLookupFailed
+        when that second look fails (the embedder down): [] always means none was found."""
         words = content_stems(topic)
         by_words = self.store.keyword_fact_hits(agent, topic, TOPIC_CANDIDATES, viewer)
         found = self.store.facts_by_ids([hit.id for hit in by_words], viewer)
@@ -182,20 +192,38 @@ class Curation:
             hits = self.store.search_facts(agent, vector, TOPIC_CANDIDATES, viewer)
         except Exception as exc:
             raise TopicLookupFailed(topic) from exc
-        return [hit.fact for hit in hits if hit.similarity >= TOPIC_MIN_SIMILARITY]
-
-    def messages_about(self, agent: str, topic: str, viewer: Viewer = EVERYONE) -> list[int]:
-        """The ids of the agent's messages naming every content word of `topic` that
-        `viewer` may hear (`Viewer.hears`)."""
-        words = content_stems(topic)
-        if not words:
+        if not hits:
             return []
-        found = self.store.keyword_messages(agent, topic, TOPIC_CANDIDATES * 10)
-        return sorted(
+        floor = TOPIC_MIN_SIMILARITY
+        if loose:
+            floor = max(LOOSE_TOPIC_SIMILARITY, max(h.similarity for h in hits) - TOPIC_MARGIN)
+        return [hit.fact for hit in hits if hit.similarity >= floor]
+
+    def messages_about(
+        self, agent: str, topic: str, viewer: Viewer = EVERYONE, *, facts: Sequence[Fact] = ()
+    ) -> list[int]:
+        """The ids of what the person said about `topic`: their messages naming every content
+        word of it, and the exchanges `facts` (those found about it) were learned from; only
+        what `viewer` may hear (`Viewer.hears`). The assistant's words that merely name the
+        topic ("Have a lovely trip!") are not what the person told."""
+        words = content_stems(topic)
+        named: set[int] = set()
+        if words:
+            found = self.store.keyword_messages(agent, topic, TOPIC_CANDIDATES * 10)
+            named = {
+                m.id
+                for m, _ in found
+                if m.role == "user"
+                and words <= content_stems(m.content)
+                and viewer.hears(m.person_id)
+            }
+        sources = {i for fact in facts for i in fact.source_message_ids}
+        heard = {
             m.id
-            for m, _ in found
-            if words <= content_stems(m.content) and viewer.hears(m.person_id)
-        )
+            for m in self.store.messages_by_id(agent, sorted(sources))
+            if viewer.hears(m.person_id)
+        }
+        return sorted(named | heard)
 
     # ------------------------------------------------------------------ messages
 

@@ -132,6 +132,36 @@ def confirms(text: str) -> bool:
     return _CONFIRM.match(text.strip()) is not None
 
 
+# What a "forget everything about me" waits for (`Confirmations`).
+FORGET_ME = "forget me"
+
+
+class Confirmations:
+    """Requests said on a device that wait for the same person's "yes" (`confirms`) as the
+    next turn, within `FORGET_ME_CONFIRM_S`; any other turn drops them. Thread-safe."""
+
+    def __init__(self, clock: Clock) -> None:
+        self.clock = clock
+        self._waiting: dict[tuple[str, str], tuple[int | None, float, object]] = {}
+        self._lock = threading.Lock()
+
+    def ask(self, key: tuple[str, str], person_id: int | None, action: object) -> None:
+        with self._lock:
+            self._waiting[key] = (person_id, self.clock(), action)
+
+    def take(self, key: tuple[str, str], person_id: int | None, text: str) -> object | None:
+        """The action waiting on the device when `text` confirms it, said by the person asked
+        in time; None otherwise. What waited is dropped either way."""
+        with self._lock:
+            waiting = self._waiting.pop(key, None)
+        if waiting is None or not confirms(text):
+            return None
+        asked_by, asked_at, action = waiting
+        if asked_by != person_id or self.clock() - asked_at > FORGET_ME_CONFIRM_S:
+            return None
+        return action
+
+
 def owner_of(fact: Fact) -> tuple[int | None, str]:
     """Whose memory a fact is in: its owner and scope."""
     return fact.owner_person_id, fact.scope
@@ -167,7 +197,7 @@ class Household:
         self.store = store
         self.clock = clock
         self._claims: dict[tuple[str, str], tuple[Speaker, float]] = {}
-        self._pending: dict[tuple[str, str], tuple[int, float]] = {}
+        self.awaiting = Confirmations(clock)  # requests waiting for a "yes", by device
         self._lock = threading.Lock()
         self.enrolment = VoiceEnrolment(clock)  # voices being learnt, by device
 
@@ -221,30 +251,25 @@ class Household:
         found = self.store.find_person(agent, name) if is_person_name(name.strip()) else None
         return GUEST_SPEAKER if found is None else Speaker(found.id, "claim", 1.0)
 
-    def forget_me_turn(self, agent: str, device_id: str, speaker: Speaker, text: str) -> str | None:
-        """The answer to a "forget everything about me" turn, or its confirmation one turn
-        later on the same device by the same person (then everything about them is purged,
-        `PeopleStore.forget_person_memory`); None for any other turn, which also drops a
-        request left unconfirmed."""
-        key = (agent, device_id)
-        with self._lock:
-            pending = self._pending.pop(key, None)
+    def forget_me_turn(
+        self, agent: str, device_id: str, speaker: Speaker, text: str, confirmed: object = None
+    ) -> str | None:
+        """The answer to a "forget everything about me" turn, or to its confirmation one turn
+        later on the same device by the same person (`confirmed`: what `awaiting` gave this
+        turn; then everything about them is purged, `PeopleStore.forget_person_memory`); None
+        for any other turn."""
         if asks_to_forget_me(text):
             if speaker.person_id is None:
                 return "I don't know who you are, so I have nothing of yours to forget."
-            with self._lock:
-                self._pending[key] = (speaker.person_id, self.clock())
+            self.awaiting.ask((agent, device_id), speaker.person_id, FORGET_ME)
             name = self.store.person(agent, speaker.person_id).name
             return (
                 f"That erases everything I know about you, {name}: your private notes and "
                 'what you told me. Say "yes, forget me" to go ahead.'
             )
-        if pending is None or not confirms(text):
+        if confirmed != FORGET_ME or speaker.person_id is None:
             return None
-        person_id, asked_at = pending
-        if person_id != speaker.person_id or self.clock() - asked_at > FORGET_ME_CONFIRM_S:
-            return None
-        self.store.forget_person_memory(agent, person_id, actor=VOICE)
+        self.store.forget_person_memory(agent, speaker.person_id, actor=VOICE)
         return "Done. I forgot everything you told me about yourself."
 
     def recognised(self, agent: str, name: str, score: float) -> Speaker | None:

@@ -11,25 +11,27 @@ nothing is changed and the answer says it could not check, never that nothing wa
 from __future__ import annotations
 
 import logging
+import re
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Protocol
 
 from lobug.memory import reminders
 from lobug.memory.curation import Curation, TopicLookupFailed
-from lobug.memory.people import Household
+from lobug.memory.people import Confirmations, Household
+from lobug.memory.recall import second_person as fact_said_back
 from lobug.memory.spoken_requests import (
     CancelReminder,
     Correction,
     ForgetLast,
     ForgetTopic,
     ListReminders,
-    MemoryRequest,
     SetReminder,
     recognise_memory_request,
 )
 from lobug.memory.voice_enrolment import HeardVoice
 from lobug.store.household import EVERYONE, Speaker, Viewer
-from lobug.store.models import VOICE
+from lobug.store.models import VOICE, Fact, Forgotten
 from lobug.text import second_person, sentence_case, third_person
 
 
@@ -72,7 +74,11 @@ def answer_request(
     learning = household.enrolment.turn(curation, (at.agent, at.device_id), speaker, text, heard)
     if learning is not None:
         return learning
-    forget_me = household.forget_me_turn(at.agent, at.device_id, speaker, text)
+    key = (at.agent, at.device_id)
+    confirmed = household.awaiting.take(key, speaker.person_id, text)
+    if isinstance(confirmed, ForgetFound):
+        return forget_found(curation, at.agent, confirmed)
+    forget_me = household.forget_me_turn(at.agent, at.device_id, speaker, text, confirmed)
     if forget_me is not None:
         curation.on_forget(at.agent)  # what they said leaves the working memories too
         return forget_me
@@ -80,6 +86,8 @@ def answer_request(
     if request is None:
         return None
     viewer = household.viewer(at.agent, speaker)
+    if isinstance(request, ForgetTopic):
+        return forget_topic(curation, household.awaiting, key, request.topic, viewer)
     return carry_out(curation, at.agent, at.device_id, request, now, viewer)
 
 
@@ -87,7 +95,7 @@ def carry_out(
     curation: Curation,
     agent: str,
     device_id: str,
-    request: MemoryRequest,
+    request: ForgetLast | Correction | SetReminder | ListReminders | CancelReminder,
     now: datetime,
     viewer: Viewer = EVERYONE,
 ) -> str:
@@ -95,8 +103,6 @@ def carry_out(
     one speaking) may see; the sentence to say back."""
     if isinstance(request, ForgetLast):
         return forget_last_turn(curation, agent, device_id, viewer)
-    if isinstance(request, ForgetTopic):
-        return forget_topic(curation, agent, request.topic, viewer)
     if isinstance(request, SetReminder):
         return set_reminder(curation, agent, device_id, request, now)
     if isinstance(request, ListReminders):
@@ -149,21 +155,80 @@ def forget_last_turn(
     return "Okay, I forgot what you just said."
 
 
-def forget_topic(curation: Curation, agent: str, topic: str, viewer: Viewer = EVERYONE) -> str:
-    """Purge the facts and messages about `topic` that `viewer` may see; nothing when the
-    facts about it cannot be looked up."""
+@dataclass(frozen=True)
+class ForgetFound:
+    """A topic's facts found by meaning only and the messages about it, waiting for a yes."""
+
+    about: str  # as said back: "your trip"
+    facts: tuple[Fact, ...]
+    messages: tuple[int, ...]
+
+
+def forget_topic(
+    curation: Curation,
+    awaiting: Confirmations,
+    key: tuple[str, str],
+    topic: str,
+    viewer: Viewer = EVERYONE,
+) -> str:
+    """Forget the facts that name `topic` (that `viewer` may see) and what they said about it
+    (their messages naming it, the exchanges those facts came from), and say which facts
+    went. Facts only close in meaning are not forgotten on a guess: they are said back, and
+    forgotten on a "yes" (`awaiting`, on device `key`). Nothing changes when the facts cannot
+    be looked up."""
     about = second_person(topic)
     try:
-        facts = curation.facts_about(agent, topic, viewer)
+        named = curation.facts_about(key[0], topic, viewer)
+        facts = named or curation.facts_about(key[0], topic, viewer, loose=True)
     except TopicLookupFailed:
         return could_not_check(about, "I haven't forgotten anything")
-    messages = curation.messages_about(agent, topic, viewer)
-    for fact in facts:
+    messages = curation.messages_about(key[0], topic, viewer, facts=facts)
+    found = ForgetFound(about, tuple(facts), tuple(messages))
+    if named or not facts:
+        return forget_found(curation, key[0], found)
+    awaiting.ask(key, viewer.person_id, found)
+    listed = "; ".join(inline(fact_said_back(fact.content)) for fact in facts[:MAX_LISTED])
+    notes, them = ("this note", "it") if len(facts) == 1 else (f"these {len(facts)} notes", "them")
+    return (
+        f"I have nothing that names {about}, but {notes} may be about it: {listed}. "
+        f'Say "yes" and I\'ll forget {them}.'
+    )
+
+
+def forget_found(curation: Curation, agent: str, found: ForgetFound) -> str:
+    """Purge `found` (its facts, then its messages and what was learned only from them)
+    and say what went."""
+    for fact in found.facts:
         curation.forget_fact(agent, fact.id, purge=True, actor=VOICE)
-    curation.forget_messages(agent, messages, actor=VOICE)
-    if not facts and not messages:
-        return f"I had nothing saved about {about}."
-    return f"Okay, I forgot what you told me about {about}."
+    forgotten = curation.forget_messages(agent, list(found.messages), actor=VOICE)
+    learned_with = len(set(forgotten.facts) - {fact.id for fact in found.facts})
+    return forgot_about(found.about, [f.content for f in found.facts], learned_with, forgotten)
+
+
+def forgot_about(about: str, facts: list[str], learned_with: int, forgotten: Forgotten) -> str:
+    """What a forgotten topic's answer says: the facts that went (`MAX_LISTED` of them, as
+    said to the person), and the messages and notes that went with them; or that nothing
+    was found."""
+    if not facts and not forgotten.messages:
+        return f"I didn't find anything about {about}."
+    if not facts:
+        said = plural(len(forgotten.messages), "message")
+        notes = f", and {plural(learned_with, 'note')} I took from it" if learned_with else ""
+        return f"I deleted {said} of yours that mentioned {about}{notes}."
+    listed = "; ".join(inline(fact_said_back(fact)) for fact in facts[:MAX_LISTED])
+    more = len(facts) - MAX_LISTED + learned_with
+    tail = f", and {plural(more, 'other note')}" if more > 0 else ""
+    return f"I forgot {plural(len(facts), 'fact')}: {listed}{tail}."
+
+
+def inline(sentence: str) -> str:
+    """A sentence said back ("Your dog is Rex.") as part of a longer one ("your dog is Rex")."""
+    text = sentence.rstrip(".")
+    return text[0].lower() + text[1:] if re.match(r"You\b|Your\b", text) else text
+
+
+def plural(count: int, noun: str) -> str:
+    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
 
 
 def correct(curation: Curation, agent: str, request: Correction, viewer: Viewer = EVERYONE) -> str:
