@@ -29,6 +29,10 @@ from tests.fakes import FakeChat, FakeEmbedder
 LOOP = "Oo, oo, oo, oo, oo, oo, oo, oo, oo, oo, oo, oo"
 PORTUGUESE = "Não pode ser mais difícil que estejo também já esta deixar com Joana!"
 GOOD = "Lisbon is lovely. How long have you lived there with Joana?"
+# Replies of the tiny default model in a new user's evening (issue 41).
+ROLE_PLAY = "Sterra: Lisbon is lovely, my friend."
+STAGE = "(repeat of your message) Lisbon is lovely."
+MIXED = "Lisbon is lovely. Lo que la buen noche debe leer es el pino de leer."
 
 
 @pytest.fixture
@@ -46,7 +50,7 @@ def test_a_sane_reply_is_asked_for_once(assistant: Assistant, fake_chat: FakeCha
     assert turn.assistant_message is not None and turn.assistant_message.metadata is None
 
 
-@pytest.mark.parametrize("refused", [LOOP, PORTUGUESE])
+@pytest.mark.parametrize("refused", [LOOP, PORTUGUESE, ROLE_PLAY, STAGE, MIXED])
 def test_a_refused_reply_is_asked_for_again_with_safer_settings(
     assistant: Assistant, fake_chat: FakeChat, refused: str
 ) -> None:
@@ -315,3 +319,12 @@ def test_an_answer_about_the_person_is_checked_sentence_by_sentence() -> None:
     reply = "That's a classic. The latest Skoda, the 2018 model."
     assert invented_details(reply, known) == []  # no "you": not a claim in general chat
     assert invented_details(reply, known, answer=True) == ["2018"]
+
+
+def test_a_speaker_label_is_refused_at_the_opening_only_and_asterisk_actions_anywhere() -> None:
+    guard = ReplyGuard("en")
+    assert guard.chunk_problem("", "El Fuego: I am a dog.") is not None
+    assert guard.chunk_problem("Here is a recipe. ", "Eggs: two, beaten.") is None
+    assert guard.chunk_problem("Hello! ", "*smiles* How are you?") is not None
+    assert guard.problem("Preheat the oven (180 C) and mix the flour in.") is None
+    assert guard.problem("Note that 3:30 works for me.") is None

@@ -13,7 +13,7 @@ from collections import Counter
 from collections.abc import Mapping
 from typing import Any
 
-from lobug.text import words_of
+from lobug.text import sentences_of, words_of
 
 # A text of at least MIN_WORDS_FOR_RATIO words with fewer distinct words than this share
 # of its words is a loop ("Oo, oo, oo, oo" is 1 distinct word in 4). Ordinary replies of
@@ -157,6 +157,37 @@ def text_problem(text: str, language: str) -> str | None:
     other = off_language(text, language)
     if other is not None:
         return f"off-language: {other}, not {language}"
+    return None
+
+
+# A reply that opens as a script does, with a speaker's name: "Sterra: Hello!", "El Fuego:
+# ...", "User: ...". Only a reply's opening is read so (a recipe may list "Eggs: two" later).
+SPEAKER_LABEL = re.compile(r"^\s*[A-Z][\w'’.-]*(?:\s+[A-Z][\w'’.-]*){0,2}\s*:\s")
+# A stage direction: a part in brackets where a sentence starts ("(repeat of your message)
+# Hello."), or an action between asterisks ("*smiles*"). Brackets within a sentence stay
+# ("Preheat the oven (180 C)").
+STAGE_DIRECTION = re.compile(
+    r"(?:^|[.!?]\s+)\s*(?:\([^()]*\)|\[[^\[\]]*\])|\*[^\W\d_][^*\n]{0,60}\*"
+)
+MIN_SENTENCE_WORDS_FOR_LANGUAGE = 4
+
+
+def reply_problem(text: str, language: str, *, opening: bool = True) -> str | None:
+    """Why a reply (or its next piece; `opening`: the piece it starts with) must not be said:
+    `text_problem`, a speaker's label or a stage direction (it plays a script rather than
+    answering), or a sentence of several words in another language among the conversation's."""
+    problem = text_problem(text, language)
+    if problem is not None:
+        return problem
+    if opening and SPEAKER_LABEL.match(text):
+        return "role-play: a speaker's label"
+    if STAGE_DIRECTION.search(text):
+        return "role-play: a stage direction"
+    for sentence in sentences_of(text):
+        if len(words_of(sentence)) >= MIN_SENTENCE_WORDS_FOR_LANGUAGE:
+            other = off_language(sentence, language)
+            if other is not None:
+                return f"off-language: a sentence in {other}, not {language}"
     return None
 
 

@@ -18,7 +18,7 @@ from typing import Any
 from lobug.backends.base import AbandonCheck, ChatBackend, ChatMessage, with_closing_rule
 from lobug.claims import invented_details
 from lobug.decision import Decision, read_action_prefix
-from lobug.quality import CUT, FALLBACK, INTERRUPTED, REGENERATED, language_rule, text_problem
+from lobug.quality import CUT, FALLBACK, INTERRUPTED, REGENERATED, language_rule, reply_problem
 from lobug.spoken import SENTENCE_END
 
 log = logging.getLogger(__name__)
@@ -149,11 +149,11 @@ class ReplyGuard:
         sentence of it when it `answer`s a question about the person."""
         return ReplyGuard(self.language, known, answer=answer)
 
-    def problem(self, text: str) -> str | None:
-        """Why `text` must not be said, or None."""
+    def problem(self, text: str, *, opening: bool = True) -> str | None:
+        """Why `text` (the reply's opening, or a later piece of it) must not be said, or None."""
         if not text.strip():
             return None
-        problem = text_problem(text, self.language)
+        problem = reply_problem(text, self.language, opening=opening)
         if problem is None and self.known is not None:
             invented = invented_details(text, self.known, answer=self.answer)
             problem = f"{INVENTED}: {', '.join(invented)}" if invented else None
@@ -163,7 +163,7 @@ class ReplyGuard:
         """Why the next streamed `chunk` must not be sent after `said` (joined as they are
         said): it is refused alone, or with what was said before it (a loop can span
         sentences)."""
-        return self.problem(chunk) or self.problem(said + chunk)
+        return self.problem(chunk, opening=not said) or self.problem(said + chunk)
 
     def review(self, decision: Decision, regenerate: Callable[[], Decision]) -> Decision:
         """`decision` when its words pass, else a second try, else the fallback."""
