@@ -17,6 +17,7 @@ from lobug.store.models import FactQuery
 from lobug.store.sqlite.engine import SQLiteStore
 from tests.fakes import FakeChat, FakeEmbedder, unreachable
 from tests.memory.test_manager import facts_reply
+from tests.polling import eventually
 
 
 def answered(store: SQLiteStore, user: str, reply: str) -> Exchange:
@@ -397,3 +398,19 @@ def test_a_restart_resumes_an_exchange_whose_messages_were_embedded_already(
         h.message.id for h in reopened.search_messages("lobug", query, 5)
     }
     reopened.close()
+
+
+def test_a_failed_extraction_is_tried_again_soon_not_at_the_next_pass(
+    store: SQLiteStore, fake_chat: FakeChat, fake_embedder: FakeEmbedder
+) -> None:
+    """Issue 41: a failed extraction waited for the maintenance pass (every 300 s, rows 60 s
+    old): 'My dog's name is Biscuit' was learned 14 minutes late."""
+    fake_chat.enqueue("not json at all", facts_reply("The user's dog's name is Biscuit"))
+    memory = MemoryManager(store, fake_chat, fake_embedder, MemoryConfig())
+    work = MemoryWork(store, memory, retry_after_s=0.01)
+    first = work.submit(answered(store, "My dog's name is Biscuit", "What a name!"))
+    assert first is not None
+    first.result(timeout=10)
+    assert eventually(lambda: store.count_queued_exchanges() == 0)  # no pass ran
+    work.close()
+    assert [f.content for f in store.facts("lobug")] == ["The user's dog's name is Biscuit"]

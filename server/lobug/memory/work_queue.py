@@ -6,7 +6,8 @@ request hands the exchange to `MemoryWork.submit`, which runs the memory work (f
 cascades) on the queue's one thread and removes the row; `resume` runs what a crash left
 behind, or what failed, from the maintenance thread, on that same thread. Fact extraction that
 fails (model down, or output in which no list of facts can be read) is retried on later
-passes, `MAX_ATTEMPTS` times in all, then *parked* with its last error: no pass takes it
+passes (the first retry `RETRY_AFTER_S` after the failure, not at the next pass, up to six
+minutes away), `MAX_ATTEMPTS` times in all, then *parked* with its last error: no pass takes it
 again, `/health`, the dashboard and `lobug stats` count it, and `retry_parked` (`lobug
 learning retry`) runs it again. Nothing is dropped.
 
@@ -39,6 +40,9 @@ RETRY_BATCH = 1000
 # A row is resumed only once it is this old, so an exchange stored a moment ago, whose
 # response has not gone out yet (so it is not submitted yet), is never run twice.
 RESUME_AFTER_S = 60.0
+# A first failed extraction is tried again this long after, behind the work waiting; later
+# ones wait for the maintenance passes, so a model down for minutes is not parked at once.
+RETRY_AFTER_S = 30.0
 CLOSE_WAIT_S = 30.0
 # The last error of a failed exchange, as kept with its row.
 MAX_ERROR_CHARS = 300
@@ -97,10 +101,13 @@ class MemoryWork:
         memory: MemoryManager,
         *,
         clock: Callable[[], float] = time.time,
+        retry_after_s: float = RETRY_AFTER_S,
     ) -> None:
         self.store = store
         self.memory = memory
         self._clock = clock
+        self.retry_after_s = retry_after_s
+        self._retries: list[threading.Timer] = []
         # Rows queued before this process started cannot belong to one of its submissions.
         self._started = clock()
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="memory-work")
@@ -179,6 +186,8 @@ class MemoryWork:
         with self._lock:
             self._closed = True
             running = list(self._in_flight.values())
+            for timer in self._retries:
+                timer.cancel()
         self._executor.shutdown(wait=False, cancel_futures=True)
         # Only the exchange in progress: `wait` never counts a future cancelled before it
         # started as done (it would wait out the whole timeout for the dropped ones).
@@ -221,6 +230,8 @@ class MemoryWork:
             self.store.dequeue_exchange(assistant.id)
             return report
         attempts = self.store.count_failed_attempt(assistant.id, error[:MAX_ERROR_CHARS])
+        if attempts == 1:
+            self._retry_soon(exchange)
         if attempts >= MAX_ATTEMPTS:
             log.warning(
                 "memory: parked message %d after %d failed attempts (%s); "
@@ -231,6 +242,17 @@ class MemoryWork:
             )
             self.store.park_exchange(assistant.id)
         return report
+
+    def _retry_soon(self, exchange: Exchange) -> None:
+        """Submit the exchange again `retry_after_s` from now, unless the queue closes first."""
+        timer = threading.Timer(self.retry_after_s, self.submit, args=(exchange,))
+        timer.daemon = True
+        with self._lock:
+            if self._closed:
+                return
+            self._retries = [t for t in self._retries if t.is_alive()]
+            self._retries.append(timer)
+            timer.start()
 
 
 def reembed_messages(
