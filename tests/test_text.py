@@ -1,9 +1,11 @@
-"""The one word splitter (`lobug.text`), Unicode-aware, and what rests on it."""
+"""The one word splitter and the one sentence splitter (`lobug.text`), Unicode-aware, the
+third-person rewrite, and what rests on them."""
 
 from __future__ import annotations
 
+from lobug.memory.disclosure import self_disclosures
 from lobug.memory.extraction import is_grounded
-from lobug.text import word_tokens, words_of
+from lobug.text import sentences_of, third_person, word_tokens, words_of
 
 
 def test_words_are_letters_and_digits_of_any_script_with_inner_apostrophes() -> None:
@@ -25,3 +27,37 @@ def test_a_name_outside_ascii_is_grounded_as_one_word() -> None:
     said = ["My neighbour is called Jürgen Müller."]
     assert is_grounded("The user's neighbour is called Jürgen Müller", said)
     assert not is_grounded("The user's neighbour is called Jürgen Mahler", said)
+
+
+def test_a_sentence_goes_on_past_a_title_or_an_abbreviation() -> None:
+    """Issue 41: "The user works as a pediatric nurse at St" was stored from "... at St.
+    Mary's ..."."""
+    said = "I work at St. Mary's with Dr. Okafor and Mrs. Li, e.g. on nights. Then I sleep!"
+    assert sentences_of(said) == [
+        "I work at St. Mary's with Dr. Okafor and Mrs. Li, e.g. on nights.",
+        " Then I sleep!",
+    ]
+    assert sentences_of("It costs 3.5 euros. Fine") == ["It costs 3.5 euros.", " Fine"]
+    assert sentences_of('She said "stop." Then? ') == ['She said "stop."', " Then?"]
+
+
+def test_a_disclosed_fact_is_the_whole_sentence() -> None:
+    said = "I work as a pediatric nurse at St. Mary's hospital. Mr. Chen is my boss."
+    facts = [f.content for f in self_disclosures(said, (1, 2))]
+    assert facts[0] == "The user works as a pediatric nurse at St. Mary's hospital"
+    assert facts[1:] == ["Mr. Chen is the user's boss"]
+
+
+def test_someone_and_i_are_the_user_and_them() -> None:
+    assert third_person("Tomás and I are going to Lisbon") == (
+        "Tomás and the user are going to Lisbon"
+    )
+    assert (
+        third_person("My sister and I have a boat") == "the user's sister and the user have a boat"
+    )
+    assert third_person("I ski, my wife Ana and I are fit") == (
+        "the user skis, the user's wife Ana and the user are fit"
+    )
+    assert third_person("I like tea and I work at NASA") == (
+        "the user likes tea and the user works at NASA"
+    )

@@ -23,13 +23,32 @@ def words_of(text: str) -> list[str]:
     return [word.lower() for word in word_tokens(text)]
 
 
-# A sentence of written text: up to and with its closing marks (the last may have none).
-SENTENCE = re.compile(r"[^.!?]+[.!?]*")
+# Where a sentence of written text may end: its closing marks (and a closing quote or
+# bracket) before a space or the text's end; "3.5" and "lo-bug.local" go on.
+SENTENCE_END = re.compile(r"[.!?]+[\"'”’)\]]*(?=\s|$)")
+# Words a full stop follows inside a sentence: titles before a name ("St. Mary's", "Dr.
+# Okafor") and Latin abbreviations, lower case, without their last full stop.
+ABBREVIATIONS = frozenset("mr mrs ms mx dr prof st mt jr sr vs e.g i.e cf approx".split())
 
 
 def sentences_of(text: str) -> list[str]:
-    """The sentences of `text`, each with its closing marks and leading space."""
-    return SENTENCE.findall(text)
+    """The sentences of `text`, each with its closing marks and leading space; a full stop
+    after one of the `ABBREVIATIONS` ends none."""
+    sentences, start = [], 0
+    for end in SENTENCE_END.finditer(text):
+        if not text[start : end.start()].strip() or _abbreviated(text[start : end.start()], end):
+            continue
+        sentences.append(text[start : end.end()])
+        start = end.end()
+    if text[start:].strip():
+        sentences.append(text[start:])
+    return sentences
+
+
+def _abbreviated(before: str, end: re.Match[str]) -> bool:
+    """Whether the full stop `end` closes the abbreviation that `before` ends with."""
+    last = before.split()[-1].lstrip("(\"'“‘").lower()
+    return end.group() == "." and last in ABBREVIATIONS
 
 
 # English function words: they carry no claim (fact grounding) and match most rows (keyword
@@ -69,7 +88,20 @@ _I_VERB = re.compile(
 )
 
 
+# "Tomás and I are", "my sister and I have": a subject of two (a name or "my ..." just
+# before, or a verb only a plural takes), whose verb is left as said; "I ski and I swim" is
+# two clauses of the user's.
+_TWO_OF_US = (
+    re.compile(r"(?:^|(?<=, ))((?:[Mm]y \w+|[A-Z][\w'’-]+)(?: [A-Z][\w'’-]+)?) and I\b(?!['’])"),
+    re.compile(r"\b(\w+) and I(?= (?:are|were)\b)"),
+)
+
+
 def third_person(sentence: str) -> str:
+    """The user's first-person words about themselves as said of them: "I work at NASA and
+    my sister and I ski" -> "the user works at NASA and the user's sister and the user ski"."""
+    for two in _TWO_OF_US:
+        sentence = two.sub(r"\1 and the user", sentence)
     sentence = _I_VERB.sub(
         lambda m: f"the user {m.group(1) or ''}{_third_person_verb(m.group(2))}", sentence
     )

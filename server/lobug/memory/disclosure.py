@@ -18,10 +18,9 @@ from datetime import datetime
 from lobug.memory import confidence
 from lobug.memory.when import DUE_RULES, RULES, due_time
 from lobug.store.models import NewFact
-from lobug.text import FUNCTION_WORDS, sentence_case, third_person
+from lobug.text import FUNCTION_WORDS, sentence_case, sentences_of, third_person
 
 MAX_SENTENCE_CHARS = 200
-_SENTENCE = re.compile(r"[^.!?\n]+[.!?]?")
 _FIRST_PERSON = re.compile(r"\b(i|i'm|i've|i'd|i'll|my|me|mine|myself)\b", re.IGNORECASE)
 _WE = re.compile(r"\b(we|we're|we've|our|ours|us)\b", re.IGNORECASE)
 _REQUEST_START = re.compile(
@@ -132,6 +131,11 @@ def due_of_statement(sentence: str, kind: str, said_at: datetime | None) -> floa
     return due_time(sentence, said_at)
 
 
+def said_sentences(user_text: str) -> list[str]:
+    """The sentences of what the user said, line by line (a line ends one too)."""
+    return [sentence for line in user_text.splitlines() for sentence in sentences_of(line)]
+
+
 def self_disclosures(
     user_text: str,
     source_message_ids: tuple[int, ...],
@@ -142,8 +146,8 @@ def self_disclosures(
     facts typed by `disclosed_type`, with the confidence `memory/confidence.py` gives them; a
     commitment's or plan's due time is read as of `said_at`."""
     facts = []
-    for match in _SENTENCE.finditer(user_text):
-        sentence = " ".join(match.group().split())
+    for said in said_sentences(user_text):
+        sentence = " ".join(said.split())
         about_user = _is_statement_about_user(sentence)
         if about_user or _is_statement_about(sentence, known):
             content = sentence_case(third_person(sentence.rstrip(".!")))
@@ -174,8 +178,8 @@ def informative_sentences(user_text: str) -> list[str]:
     """The user's sentences that can hold a fact: statements (no questions, requests or
     chitchat) about themselves, or that name someone or give a number."""
     found = []
-    for match in _SENTENCE.finditer(user_text):
-        sentence = " ".join(match.group().split())
+    for said in said_sentences(user_text):
+        sentence = " ".join(said.split())
         if _is_informative(sentence):
             found.append(sentence)
     return found
@@ -224,8 +228,8 @@ def sentence_openers(user_text: str) -> list[str]:
     `,;:` stripped), that `known_names` could give: the only names it asks `known` about, so
     the facts to read for them are those holding one of these words."""
     openers = []
-    for match in _SENTENCE.finditer(user_text):
-        words = match.group().split()
+    for said in said_sentences(user_text):
+        words = said.split()
         first = words[0].strip(",;:").lower() if words else ""
         if _NAME_SHAPED.fullmatch(first) and first not in FUNCTION_WORDS:
             openers.append(first)
