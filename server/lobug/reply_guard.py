@@ -18,7 +18,15 @@ from typing import Any
 from lobug.backends.base import AbandonCheck, ChatBackend, ChatMessage, with_closing_rule
 from lobug.claims import invented_details
 from lobug.decision import Decision, read_action_prefix
-from lobug.quality import CUT, FALLBACK, INTERRUPTED, REGENERATED, language_rule, reply_problem
+from lobug.quality import (
+    CUT,
+    FALLBACK,
+    INTERRUPTED,
+    REGENERATED,
+    language_rule,
+    reply_problem,
+    text_problem,
+)
 from lobug.spoken import SENTENCE_END
 
 log = logging.getLogger(__name__)
@@ -149,11 +157,15 @@ class ReplyGuard:
         sentence of it when it `answer`s a question about the person."""
         return ReplyGuard(self.language, known, answer=answer)
 
-    def problem(self, text: str, *, opening: bool = True) -> str | None:
-        """Why `text` (the reply's opening, or a later piece of it) must not be said, or None."""
+    def problem(self, text: str, *, opening: bool = True, answer: bool = True) -> str | None:
+        """Why `text` (the reply's opening, or a later piece of it) must not be said, or None.
+        Not an `answer` (a device's reaction, "*blinks*"), it is checked as text only."""
         if not text.strip():
             return None
-        problem = reply_problem(text, self.language, opening=opening)
+        if answer:
+            problem = reply_problem(text, self.language, opening=opening)
+        else:
+            problem = text_problem(text, self.language)
         if problem is None and self.known is not None:
             invented = invented_details(text, self.known, answer=self.answer)
             problem = f"{INVENTED}: {', '.join(invented)}" if invented else None
@@ -167,7 +179,9 @@ class ReplyGuard:
 
     def review(self, decision: Decision, regenerate: Callable[[], Decision]) -> Decision:
         """`decision` when its words pass, else a second try, else the fallback."""
-        problem = self.problem(decision.text) if decision.action != "ignore" else None
+        problem = None
+        if decision.action != "ignore":
+            problem = self.problem(decision.text, answer=decision.action == "respond")
         if problem is None:
             return decision
         log.debug("refused reply: %r", decision.text)
