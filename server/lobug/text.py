@@ -81,6 +81,14 @@ _PRONOUNS = (
     (re.compile(r"\bmine\b", re.IGNORECASE), "the user's"),
     (re.compile(r"\bmyself\b", re.IGNORECASE), "themselves"),
     (re.compile(r"\bme\b", re.IGNORECASE), "the user"),
+    # "We have a beagle": the user's household, a plural the verb already agrees with.
+    (re.compile(r"\bwe['’]re\b", re.IGNORECASE), "the user and their family are"),
+    (re.compile(r"\bwe['’]ve\b", re.IGNORECASE), "the user and their family have"),
+    (re.compile(r"\bwe['’]ll\b", re.IGNORECASE), "the user and their family will"),
+    (re.compile(r"\bwe['’]d\b", re.IGNORECASE), "the user and their family would"),
+    (re.compile(r"\b(?:we|us)\b", re.IGNORECASE), "the user and their family"),
+    (re.compile(r"\bours?\b", re.IGNORECASE), "the user's"),
+    (re.compile(r"\bourselves\b", re.IGNORECASE), "themselves"),
 )
 _I_VERB = re.compile(
     r"\bI\s+((?:really|also|just|usually|often|always|never|sometimes|still|actually|mostly|"

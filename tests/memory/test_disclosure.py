@@ -83,3 +83,23 @@ def test_only_the_sentence_openers_are_asked_about() -> None:
 
 def test_no_one_is_known_without_facts() -> None:
     assert self_disclosures("Rex is a border collie.", (1, 2), known_names([])) == []
+
+
+@pytest.mark.parametrize(
+    ("said", "facts"),
+    [
+        (
+            "We have a beagle named Biscuit",
+            ["The user and their family have a beagle named Biscuit"],
+        ),
+        ("Our son Leo is seven", ["The user's son Leo is seven"]),
+        ("By the way, my name is Marta", ["The user's name is Marta"]),
+        ("Oh, actually I'm a nurse.", ["The user is a nurse"]),
+    ],
+)
+def test_what_the_household_has_and_a_statement_said_in_passing_are_facts(
+    said: str, facts: list[str]
+) -> None:
+    """Issue 41: "We have a beagle named Biscuit" and "By the way, my name is Marta" never
+    became facts (no first person; the aside kept at the fact's start)."""
+    assert [f.content for f in self_disclosures(said, (1, 2))] == facts

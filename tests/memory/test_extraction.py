@@ -125,3 +125,15 @@ def test_babble_questions_and_facts_about_the_assistant_are_dropped() -> None:
     ]
     facts = validate_facts(items, user_text=user_text, source_message_ids=(1, 2), max_facts=10)
     assert [f.content for f in facts] == ["The user is allergic to peanuts"]
+
+
+def test_a_name_said_with_a_possessive_grounds_the_fact_the_model_wrote() -> None:
+    """Issue 41: "My dog's name is Biscuit" did not ground "The user's dog is called
+    Biscuit" ("dog's" was not "dog"), so the model's fact was dropped."""
+    kept = validate_facts(
+        [{"fact": "The user's dog is called Biscuit", "type": "identity"}],
+        user_text="My dog's name is Biscuit",
+        source_message_ids=(1, 2),
+        max_facts=5,
+    )
+    assert [f.content for f in kept] == ["The user's dog is called Biscuit"]

@@ -23,6 +23,12 @@ from lobug.text import FUNCTION_WORDS, sentence_case, sentences_of, third_person
 MAX_SENTENCE_CHARS = 200
 _FIRST_PERSON = re.compile(r"\b(i|i'm|i've|i'd|i'll|my|me|mine|myself)\b", re.IGNORECASE)
 _WE = re.compile(r"\b(we|we're|we've|our|ours|us)\b", re.IGNORECASE)
+# Words said in passing before a statement ("By the way, my name is Marta"): no part of it.
+_ASIDE = re.compile(
+    r"^(?:(?:by the way|btw|actually|anyway|also|oh|ah|well|so|and|but|plus|ok|okay|um|uh)"
+    r"\b[,;:]?\s*)+",
+    re.IGNORECASE,
+)
 _REQUEST_START = re.compile(
     r"^(can|could|would|will|please|what|when|where|who|why|how|which|do|does|did|is|are|"
     r"should|tell|let|remind|set|play|turn|show|hey|hi|hello|ok|okay)\b",
@@ -147,7 +153,7 @@ def self_disclosures(
     commitment's or plan's due time is read as of `said_at`."""
     facts = []
     for said in said_sentences(user_text):
-        sentence = " ".join(said.split())
+        sentence = _ASIDE.sub("", " ".join(said.split()))
         about_user = _is_statement_about_user(sentence)
         if about_user or _is_statement_about(sentence, known):
             content = sentence_case(third_person(sentence.rstrip(".!")))
@@ -206,7 +212,7 @@ def _is_statement_about_user(sentence: str) -> bool:
         and len(sentence) <= MAX_SENTENCE_CHARS
         and not sentence.endswith("?")
         and not _REQUEST_START.match(sentence)
-        and bool(_FIRST_PERSON.search(sentence))
+        and bool(_FIRST_PERSON.search(sentence) or _WE.search(sentence))
     )
 
 

@@ -17,6 +17,7 @@ from collections.abc import Set as AbstractSet
 from datetime import datetime
 from typing import Any
 
+from lobug.claims import bare
 from lobug.memory import confidence
 from lobug.memory.disclosure import (
     DATED_TYPES,
@@ -105,7 +106,8 @@ def _complete_objects(raw: str) -> list[dict[str, Any]]:
 
 
 def content_words(text: str) -> list[str]:
-    words = (w.lower().strip("'’") for w in word_tokens(text))
+    """The words that carry a claim, lower case, without a possessive ("dog's" -> "dog")."""
+    words = (bare(w).strip("'’") for w in word_tokens(text))
     return [w for w in words if (len(w) >= 2 or w.isdigit()) and w not in STOPWORDS]
 
 
