@@ -4,14 +4,8 @@ from pathlib import Path
 
 import pytest
 
-from lobug.config import (
-    ConfigError,
-    MemoryConfig,
-    Settings,
-    check_exposure,
-    is_loopback,
-    is_strong_token,
-)
+from lobug.config import ConfigError, MemoryConfig, Settings
+from lobug.exposure import check_exposure, is_loopback, is_strong_token
 
 
 def test_defaults_match_the_documentation() -> None:

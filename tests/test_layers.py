@@ -31,6 +31,7 @@ FLOORS: dict[str, tuple[str, ...]] = {  # top to bottom
     "backends": ("backends", "speakers"),  # speakers: recognition by voice
     "leaves": (
         "config",
+        "exposure",  # who may reach the server (loopback, tokens)
         "names",
         "clock",
         "tokens",

@@ -32,7 +32,8 @@ from lobug.api.errors import install_error_handlers
 from lobug.api.json_guard import JsonBodyGuard
 from lobug.api.limits import BodySizeLimit
 from lobug.backends import Backends
-from lobug.config import Settings, check_exposure
+from lobug.config import Settings
+from lobug.exposure import check_exposure
 from lobug.maintenance import STOP_WAIT_S, Maintenance
 from lobug.services import (
     MemoryServices,

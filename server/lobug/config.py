@@ -18,6 +18,9 @@ from lobug.names import AGENT_NAME_RULE, is_agent_name
 from lobug.xiaozhi_config import XIAOZHI_ENV, XiaozhiConfig
 
 LLM_BACKENDS = ("auto", "ollama", "openai", "embedded")
+# How memory requests ("forget what I said about my trip") are understood: by the model
+# where its backend calls tools (`auto`), or by the language's phrase rules (`rules`).
+UNDERSTANDINGS = ("auto", "rules")
 EMBED_BACKENDS = ("local", "ollama", "openai")
 
 DEFAULT_OLLAMA_CHAT_MODEL = "llama3.2"
@@ -111,6 +114,7 @@ class Settings:
     llm_threads: int = 2
     llm_prompt_cache_mib: int = 256
     models_dir: Path | None = None  # chunked models are joined here; None: <user data dir>/models
+    understanding: str = "auto"  # UNDERSTANDINGS
 
     embed_backend: str = "local"
     embed_model: str | None = None
@@ -160,6 +164,8 @@ class Settings:
     def __post_init__(self) -> None:
         if self.llm_backend not in LLM_BACKENDS:
             raise ConfigError(f"LOBUG_LLM_BACKEND must be one of {', '.join(LLM_BACKENDS)}")
+        if self.understanding not in UNDERSTANDINGS:
+            raise ConfigError(f"LOBUG_UNDERSTANDING must be one of {', '.join(UNDERSTANDINGS)}")
         if self.embed_backend not in EMBED_BACKENDS:
             raise ConfigError(f"LOBUG_EMBED_BACKEND must be one of {', '.join(EMBED_BACKENDS)}")
         if not 0 < self.port < 65536:
@@ -297,58 +303,6 @@ def parse_device_agents(raw: str) -> dict[str, str]:
     return mapping
 
 
-def is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
-
-
-# A bearer token: 16+ visible ASCII characters, 8+ of them different (`check_exposure`).
-MIN_TOKEN_CHARS, MIN_TOKEN_DISTINCT = 16, 8
-
-
-def is_strong_token(token: str) -> bool:
-    visible = all(33 <= ord(c) <= 126 for c in token)
-    return visible and len(token) >= MIN_TOKEN_CHARS and len(set(token)) >= MIN_TOKEN_DISTINCT
-
-
-def check_token_strength(settings: Settings) -> None:
-    """ConfigError naming the first weak token by its variable and position, never its value."""
-    for variable, tokens in (
-        ("LOBUG_DEVICE_TOKENS", settings.device_tokens),
-        ("LOBUG_ADMIN_TOKENS", settings.admin_tokens),
-    ):
-        weak = next((n for n, t in enumerate(tokens, 1) if not is_strong_token(t)), None)
-        if weak is not None:
-            raise ConfigError(
-                f"{variable}: token {weak} of {len(tokens)} is too weak: a token needs "
-                f"{MIN_TOKEN_CHARS} or more visible ASCII characters, {MIN_TOKEN_DISTINCT} of them "
-                "different (make one: python -c 'import secrets; print(secrets.token_urlsafe(24))')"
-            )
-
-
-def check_exposure(settings: Settings) -> str | None:
-    """At start-up: refuse weak tokens and an unauthenticated server beyond loopback; return a
-    warning if the latter is explicitly allowed."""
-    check_token_strength(settings)
-    if is_loopback(settings.host) or settings.tokens_required:
-        return None
-    if settings.allow_unauthenticated:
-        return (
-            f"Serving on {settings.host} WITHOUT authentication "
-            "(LOBUG_ALLOW_UNAUTHENTICATED=1): anyone on the network can talk to the memory; "
-            "its admin routes (erase, edit, audit, export) stay closed."
-        )
-    raise ConfigError(
-        f"LOBUG_HOST={settings.host} is reachable from other machines. Set LOBUG_DEVICE_TOKENS "
-        "(comma-separated bearer tokens for devices) and LOBUG_ADMIN_TOKENS (for erasing and "
-        "editing memory) or, for old firmware without tokens, LOBUG_ALLOW_UNAUTHENTICATED=1."
-    )
-
-
 class _Env:
     """Typed reads from an environment mapping, with messages naming the variable."""
 
@@ -457,6 +411,7 @@ SETTINGS_ENV: dict[str, tuple[str, Parser]] = {
     "llm_threads": ("LOBUG_LLM_THREADS", _integer),
     "llm_prompt_cache_mib": ("LOBUG_LLM_PROMPT_CACHE_MIB", _integer),
     "models_dir": ("LOBUG_MODELS_DIR", _path),
+    "understanding": ("LOBUG_UNDERSTANDING", str.lower),
     "embed_backend": ("LOBUG_EMBED_BACKEND", str.lower),
     "embed_model": ("LOBUG_EMBED_MODEL", str),
     "embed_dim": ("LOBUG_EMBED_DIM", _integer),

@@ -247,3 +247,18 @@ def test_deleting_the_agent_of_a_device_empties_its_working_memory_and_stays_del
     assert response.status_code == 200, response.text
     assert store_of(client).find_agent("lobug") is None
     assert client.get("/context/working-memory").json()["messages"] == []
+
+
+def test_what_do_you_know_about_me_says_the_newest_facts_the_speaker_may_see(
+    client: TestClient, fake_embedder: FakeEmbedder, fake_chat: FakeChat
+) -> None:
+    assert say(client, "What do you know about me?") == (
+        "I don't know anything about you yet. Tell me, and I'll remember."
+    )
+    remember(client, fake_embedder, "The user's dog is called Biscuit")
+    remember(client, fake_embedder, "The user works as a nurse")
+    asked = len(fake_chat.chat_requests())
+    assert say(client, "what do you remember about me") == (
+        "I know that you work as a nurse; your dog is called Biscuit."
+    )
+    assert len(fake_chat.chat_requests()) == asked  # the model was not asked

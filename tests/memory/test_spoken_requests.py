@@ -14,6 +14,7 @@ from lobug.memory.spoken_requests import (
     ListReminders,
     MemoryRequest,
     SetReminder,
+    WhatYouKnow,
     recognise_memory_request,
 )
 
@@ -32,6 +33,7 @@ def test_the_phrasings_cover_every_kind() -> None:
         SetReminder,
         ListReminders,
         CancelReminder,
+        WhatYouKnow,
     }
 
 

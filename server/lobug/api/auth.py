@@ -12,7 +12,8 @@ from __future__ import annotations
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from lobug.api.errors import error_response
-from lobug.config import Settings, is_loopback
+from lobug.config import Settings
+from lobug.exposure import is_loopback
 from lobug.web.roles import (
     ADMIN,
     DEVICE,

@@ -29,7 +29,8 @@ from urllib.parse import urlsplit
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from lobug.api.errors import error_response
-from lobug.config import Settings, is_loopback
+from lobug.config import Settings
+from lobug.exposure import is_loopback
 
 LOOPBACK_NAMES = frozenset({"localhost"})
 CHANGING_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})

@@ -27,11 +27,12 @@ from lobug.memory.spoken_requests import (
     ForgetTopic,
     ListReminders,
     SetReminder,
+    WhatYouKnow,
     recognise_memory_request,
 )
 from lobug.memory.voice_enrolment import HeardVoice
 from lobug.store.household import EVERYONE, Speaker, Viewer
-from lobug.store.models import VOICE, Fact, Forgotten
+from lobug.store.models import VOICE, Fact, FactQuery, Forgotten
 from lobug.text import second_person, sentence_case, third_person
 
 
@@ -45,6 +46,7 @@ class DeviceAt(Protocol):
 # How far back "forget that" looks for the person's last message on this device.
 LAST_TURN_WINDOW = 20
 MAX_LISTED = 3
+MAX_KNOWN_LISTED = 8  # facts "what do you know about me" says
 
 log = logging.getLogger(__name__)
 
@@ -95,7 +97,7 @@ def carry_out(
     curation: Curation,
     agent: str,
     device_id: str,
-    request: ForgetLast | Correction | SetReminder | ListReminders | CancelReminder,
+    request: ForgetLast | Correction | SetReminder | ListReminders | CancelReminder | WhatYouKnow,
     now: datetime,
     viewer: Viewer = EVERYONE,
 ) -> str:
@@ -109,6 +111,8 @@ def carry_out(
         return reminders.listed(curation.store.waiting_reminders(agent), now)
     if isinstance(request, CancelReminder):
         return cancel_reminders(curation, agent, request.about)
+    if isinstance(request, WhatYouKnow):
+        return what_you_know(curation, agent, viewer)
     return correct(curation, agent, request, viewer)
 
 
@@ -138,14 +142,31 @@ def cancel_reminders(curation: Curation, agent: str, about: str | None) -> str:
     return f"Okay, I cancelled {len(cancelled)} reminders."
 
 
+def what_you_know(curation: Curation, agent: str, viewer: Viewer = EVERYONE) -> str:
+    """The newest facts `viewer` may see, said back (`MAX_KNOWN_LISTED`), and how many more."""
+    facts, total = curation.store.list_facts(
+        agent, FactQuery(limit=MAX_KNOWN_LISTED, viewer=viewer)
+    )
+    if not facts:
+        return "I don't know anything about you yet. Tell me, and I'll remember."
+    listed = "; ".join(inline(fact_said_back(fact.content)) for fact in facts)
+    more = f", and {plural(total - len(facts), 'other thing')}" if total > len(facts) else ""
+    return f"I know that {listed}{more}."
+
+
 def forget_last_turn(
-    curation: Curation, agent: str, device_id: str, viewer: Viewer = EVERYONE
+    curation: Curation,
+    agent: str,
+    device_id: str,
+    viewer: Viewer = EVERYONE,
+    before: int | None = None,
 ) -> str:
-    """Forget the device's last message from the person and what came after it."""
+    """Forget the device's last message from the person and what came after it (before
+    message `before`: the request itself, when it was logged)."""
     recent = [
         m
         for m in curation.store.recent_messages(agent, device_id, LAST_TURN_WINDOW)
-        if viewer.hears(m.person_id)
+        if viewer.hears(m.person_id) and (before is None or m.id < before)
     ]
     starts = [i for i, message in enumerate(recent) if message.role == "user"]
     if not starts:

@@ -25,6 +25,9 @@ Correct a fact (`Correction`):
     ("my car is blue", "actually, my dog is called Rex", "no, my car is blue") is an ordinary
     turn, as it may just as well be news ("actually my sister is coming over tomorrow").
 
+What memory holds (`WhatYouKnow`):
+    "what do you know about me", "what do you remember about me", "what have I told you".
+
 Around any of them: case, curly apostrophes, missing punctuation (speech to text), leading
 "hey/hi/ok/okay/oh/um/so/well/no/oops/sorry/actually/never mind/please" and the wake word
 "Lo-Bug", trailing "please/thanks/thank you". A polite "can/could/would/will you (please)" may
@@ -94,13 +97,26 @@ class CancelReminder:
 
 
 @dataclass(frozen=True)
+class WhatYouKnow:
+    """Say what memory holds about the person (what they may see)."""
+
+
+@dataclass(frozen=True)
 class LearnVoice:
     """Learn the speaker's voice, as `name`'s (None: the name was not said)."""
 
     name: str | None
 
 
-MemoryRequest = ForgetLast | ForgetTopic | Correction | SetReminder | ListReminders | CancelReminder
+MemoryRequest = (
+    ForgetLast
+    | ForgetTopic
+    | Correction
+    | SetReminder
+    | ListReminders
+    | CancelReminder
+    | WhatYouKnow
+)
 
 
 class Phrasing(NamedTuple):
@@ -155,6 +171,8 @@ PHRASINGS: tuple[Phrasing, ...] = (
     Phrasing("Cancel the reminder about Anna", CancelReminder("Anna")),
     Phrasing("Cancel my reminder to call Anna", CancelReminder("call Anna")),
     Phrasing("Cancel all my reminders", CancelReminder(None)),
+    Phrasing("What do you know about me?", WhatYouKnow()),
+    Phrasing("What do you remember about me?", WhatYouKnow()),
     Phrasing(
         "Correction: my birthday is on the 3rd of May",
         Correction("my birthday", "on the 3rd of May", "My birthday is on the 3rd of May."),
@@ -222,6 +240,11 @@ _CANCEL_REMINDER = re.compile(
     r"(?:\s+(?:about|to|for|of)\s+(?P<about>.+))?",
     re.IGNORECASE,
 )
+_WHAT_YOU_KNOW = re.compile(
+    r"(?:tell\s+me\s+)?what\s+(?:else\s+)?(?:do\s+)?you\s+(?:know|remember)\s+about\s+me"
+    r"|what\s+have\s+i\s+told\s+you(?:\s+about\s+(?:me|myself))?",
+    re.IGNORECASE,
+)
 _VOICE = r"(?:learn|remember|memori[sz]e|recogni[sz]e)\s+my\s+voice"
 _NAMED = SAYS_OWN_NAME + r"\s+(?P<{group}>" + SPOKEN_NAME + ")"
 _LEARN_VOICE = re.compile(
@@ -250,6 +273,8 @@ def recognise_memory_request(text: str) -> MemoryRequest | None:
     question = request_part(text, question=True)
     if question is not None and _LIST_REMINDERS.fullmatch(question):
         return ListReminders()
+    if question is not None and _WHAT_YOU_KNOW.fullmatch(question):
+        return WhatYouKnow()
     request = request_part(text)
     if request is None:
         return None
