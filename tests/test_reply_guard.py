@@ -30,7 +30,7 @@ LOOP = "Oo, oo, oo, oo, oo, oo, oo, oo, oo, oo, oo, oo"
 PORTUGUESE = "Não pode ser mais difícil que estejo também já esta deixar com Joana!"
 GOOD = "Lisbon is lovely. How long have you lived there with Joana?"
 # Replies of the tiny default model in a new user's evening (issue 41).
-ROLE_PLAY = "Sterra: Lisbon is lovely, my friend."
+ROLE_PLAY = "El Fuego: Lisbon is lovely, my friend."
 STAGE = "(repeat of your message) Lisbon is lovely."
 MIXED = "Lisbon is lovely. Lo que la buen noche debe leer es el pino de leer."
 
@@ -324,6 +324,7 @@ def test_an_answer_about_the_person_is_checked_sentence_by_sentence() -> None:
 def test_a_speaker_label_is_refused_at_the_opening_only_and_asterisk_actions_anywhere() -> None:
     guard = ReplyGuard("en")
     assert guard.chunk_problem("", "El Fuego: I am a dog.") is not None
+    assert guard.chunk_problem("", "Done: I forgot that.") is None
     assert guard.chunk_problem("Here is a recipe. ", "Eggs: two, beaten.") is None
     assert guard.chunk_problem("Hello! ", "*smiles* How are you?") is not None
     assert guard.problem("Preheat the oven (180 C) and mix the flour in.") is None

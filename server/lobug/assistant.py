@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import Any
 
 from lobug.backends.ahead import AnswersAhead
-from lobug.backends.base import AbandonCheck, ChatBackend, ChatMessage, Embedder
+from lobug.backends.base import AbandonCheck, ChatBackend, ChatMessage, Embedder, ToolBox
 from lobug.claims import known_words
 from lobug.config import Settings
 from lobug.conversation import DeviceState, SensorReading, new_device_state, said, turn_messages
@@ -27,6 +27,7 @@ from lobug.memory.early import EarlyRecall
 from lobug.memory.manager import MemoryManager
 from lobug.memory.recall import answer_from_facts, asked_words
 from lobug.memory.reminders import DueReminders, NoReminders
+from lobug.memory.request_tools import RequestTurn, memory_tools, used_memory, with_memory_tools
 from lobug.memory.spoken_curation import answer_request
 from lobug.memory.voice_enrolment import HeardVoice
 from lobug.memory.work_queue import Exchange
@@ -38,7 +39,7 @@ from lobug.reply_guard import (
 )
 from lobug.spoken import SpokenLimit
 from lobug.store.household import EVERYONE, Viewer, answering
-from lobug.store.models import Message
+from lobug.store.models import VOICE, Message
 from lobug.store.protocol import MessageIntake, Store
 from lobug.streaming_turn import StreamingTurn
 
@@ -126,16 +127,37 @@ class Assistant:
             prepared = self._prepare(state, text, agency, spoken, voice)
             if prepared.answer is not None:
                 return prepared.conclude(Decision("respond", prepared.answer))
-            raw = self.chat.complete(
-                prepared.messages,
-                max_tokens=self._reply_tokens(spoken),
-                temperature=self.settings.llm_temperature,
-                abandoned=abandoned,
-            )
+            raw = self._answer(prepared, self._reply_tokens(spoken), abandoned)
             prepared.clock.lap("llm")
             again = partial(self._careful_reply, prepared, abandoned)
             guard = self.guard.knowing(prepared.known, answer=prepared.about_them)
             return prepared.conclude(guard.review(parse_reply(raw), again))
+
+    def _answer(self, prepared: PreparedTurn, tokens: int, abandoned: AbandonCheck | None) -> str:
+        """The model's whole answer to a prepared turn: with its tools where it calls them."""
+        temperature = self.settings.llm_temperature
+        if prepared.tools is None or not self.chat.supports_tools:
+            return self.chat.complete(
+                prepared.messages, max_tokens=tokens, temperature=temperature, abandoned=abandoned
+            )
+        tools = prepared.tools.recording(prepared.tools_used)
+        pieces = self.chat.stream_with_tools(
+            prepared.messages,
+            tools,
+            max_tokens=tokens,
+            temperature=temperature,
+            abandoned=abandoned,
+        )
+        return "".join(pieces)
+
+    def _unlog(self, message: Message) -> None:
+        """Take a memory request the model carried out out of the log and working memory."""
+        self.curation.forget_messages(message.agent, [message.id], actor=VOICE)
+
+    def understands_requests(self) -> bool:
+        """Whether the model understands memory requests (its tools: `memory/request_tools.py`),
+        so the phrase rules are not asked."""
+        return self.settings.understanding == "auto" and self.chat.supports_tools
 
     def _careful_reply(self, prepared: PreparedTurn, abandoned: AbandonCheck | None) -> Decision:
         """The model's second answer to a turn whose first one was refused: safer settings."""
@@ -204,7 +226,7 @@ class Assistant:
         stream = self.ahead.stream(
             state.device_id,
             prepared.messages,
-            None if state.tools is None else state.tools.recording(prepared.tools_used),
+            None if prepared.tools is None else prepared.tools.recording(prepared.tools_used),
             max_tokens=self._reply_tokens(spoken),
             temperature=self.settings.llm_temperature,
             abandoned=abandoned,
@@ -231,7 +253,8 @@ class Assistant:
         recognised = None if voice is None else voice.person
         speaker = household.speaker(state.agent, state.device_id, text, recognised)
         now = self.memory.now()
-        answer = answer_request(self.curation, household, state, speaker, text, now, voice)
+        rules = not self.understands_requests()
+        answer = answer_request(self.curation, household, state, speaker, text, now, voice, rules)
         if answer is not None:
             clock.lap("memory_request")
             return PreparedTurn(self.store, state, None, [], timings, clock, answer=answer)
@@ -250,9 +273,17 @@ class Assistant:
         clock.lap("retrieve")
         recalled = answer_from_facts(text, context.facts)  # a fact's own words, no model
         due = DueReminders(self.store, state.agent, state.device_id, self.memory.clock)
-        return PreparedTurn(
+        prepared = PreparedTurn(
             self.store, state, user_message, messages, timings, clock, recalled, spoken, due
         )
+        prepared.tools = state.tools
+        if not rules:
+            prepared.unlog = self._unlog
+            turn = RequestTurn(state.agent, state.device_id, viewer, now, user_message.id)
+            prepared.tools = with_memory_tools(
+                state.tools, memory_tools(self.curation, household, turn)
+            )
+        return prepared
 
     def _prompt(
         self,
@@ -350,7 +381,9 @@ class PreparedTurn:
     # Due reminders, said after the answer (`conclude`), or as the stream's last piece.
     reminders: DueReminders = field(default_factory=NoReminders)
     rings_in_stream: bool = False
-    tools_used: list[dict[str, Any]] = field(default_factory=list)  # the device's, by the model
+    tools_used: list[dict[str, Any]] = field(default_factory=list)  # by the model
+    tools: ToolBox | None = None  # the device's and the memory's, offered to the model
+    unlog: Callable[[Message], None] = lambda message: None  # a memory request's message
 
     @property
     def about_them(self) -> bool:
@@ -362,7 +395,9 @@ class PreparedTurn:
         """The words of the turn's prompt: what a reply may name about the person (a memory
         request's answer is the server's own words, not the model's: all of them)."""
         own = [self.answer] if self.answer is not None and self.user_message is None else []
-        return known_words([*(m["content"] for m in self.messages), self.reminders.words(), *own])
+        results = [str(use.get("result", "")) for use in self.tools_used]
+        prompt = (m["content"] for m in self.messages)
+        return known_words([*prompt, self.reminders.words(), *own, *results])
 
     def conclude(self, decision: Decision) -> Turn:
         """Store the answer (with its memory work queued when it is a `respond`) and add it
@@ -374,7 +409,9 @@ class PreparedTurn:
         state = self.state
         assistant_message = None
         metadata = guard_metadata(decision, self.tools_used)
-        if decision.text and self.user_message is not None:
+        if self.user_message is not None and used_memory(self.tools_used):
+            self.unlog(self.user_message)  # kept as a spoken request is: not at all
+        elif decision.text and self.user_message is not None:
             if decision.action == "respond":
                 assistant_message = self.store.append_reply_for_memory_work(
                     state.agent, state.device_id, decision.text, self.user_message, metadata

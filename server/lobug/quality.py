@@ -160,9 +160,14 @@ def text_problem(text: str, language: str) -> str | None:
     return None
 
 
-# A reply that opens as a script does, with a speaker's name: "Sterra: Hello!", "El Fuego:
-# ...", "User: ...". Only a reply's opening is read so (a recipe may list "Eggs: two" later).
-SPEAKER_LABEL = re.compile(r"^\s*[A-Z][\w'’.-]*(?:\s+[A-Z][\w'’.-]*){0,2}\s*:\s")
+# A reply that opens as a script does, with a speaker's name of two or three words ("El
+# Fuego: ...") or a role's ("User: ...", "Assistant: ..."). One word alone ("Sterra: ...")
+# is no sure sign: "Done: ...", "Note: ...", "Ingredients: ..." open good replies. Only a
+# reply's opening is read so (a recipe may list "Eggs: two" later).
+SPEAKER_LABEL = re.compile(
+    r"^\s*(?:[A-Z][\w'’.-]*(?:\s+[A-Z][\w'’.-]*){1,2}"
+    r"|(?i:user|assistant|human|ai|bot|system|lo-?bug))\s*:\s"
+)
 # A stage direction: a part in brackets where a sentence starts ("(repeat of your message)
 # Hello."), or an action between asterisks ("*smiles*"). Brackets within a sentence stay
 # ("Preheat the oven (180 C)").

@@ -16,6 +16,7 @@ from lobug.app import create_app
 from lobug.backends import Backends
 from lobug.backends.remote import OpenAIChat
 from lobug.config import Settings
+from lobug.memory.request_tools import MEMORY_TOOLS
 from tests.backends.test_remote import FakeOpenAI
 from tests.fakes import FakeEmbedder, FakeSTT, FakeTTS
 from tests.polling import eventually
@@ -68,7 +69,9 @@ def test_the_model_calls_the_devices_tool_and_says_what_follows(
         assert said(until_tts_stop(ws, 1)[0]) == "The volume is 35 now."
     first, second = turns(model)
     offered = [tool["function"]["name"] for tool in first["tools"]]
-    assert offered == ["self_get_device_status", "self_audio_speaker_set_volume"]
+    device_tools = [name for name in offered if name not in MEMORY_TOOLS]
+    assert device_tools == ["self_get_device_status", "self_audio_speaker_set_volume"]
+    assert set(offered) - set(device_tools) == MEMORY_TOOLS  # the memory's requests too
     assert second["messages"][-1] == {"role": "tool", "tool_call_id": "call-0", "content": "true"}
     assert eventually(lambda: devices.get(MAC.lower()).tools is None)  # withdrawn: it left
     store = client.app.state.services.store  # type: ignore[attr-defined]
@@ -82,7 +85,7 @@ def test_the_model_calls_the_devices_tool_and_says_what_follows(
     assert (reply.content, reply.metadata) == ("The volume is 35 now.", {"tools": [call]})
 
 
-def test_spoken_rules_come_first_and_a_device_without_tools_offers_none(
+def test_spoken_rules_come_first_and_a_device_without_tools_offers_the_memorys_alone(
     client: TestClient, model: FakeOpenAI
 ) -> None:
     model.say("Hello there.")
@@ -97,4 +100,4 @@ def test_spoken_rules_come_first_and_a_device_without_tools_offers_none(
         ask(ws, greet(ws)["session_id"], "Hello")  # it lists no tools
         assert said(until_tts_stop(ws, 1)[0]) == "Hello there."
     (turn,) = turns(model)
-    assert "tools" not in turn
+    assert {tool["function"]["name"] for tool in turn["tools"]} == MEMORY_TOOLS

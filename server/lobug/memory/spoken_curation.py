@@ -68,6 +68,7 @@ def answer_request(
     text: str,
     now: datetime,
     heard: HeardVoice | None = None,
+    rules: bool = True,
 ) -> str | None:
     """A memory request said on a device (`at`: its agent and id) by `speaker`, carried out
     within what they may see (enrolment by voice and its sentences, `heard` in a voice turn;
@@ -84,7 +85,7 @@ def answer_request(
     if forget_me is not None:
         curation.on_forget(at.agent)  # what they said leaves the working memories too
         return forget_me
-    request = recognise_memory_request(text)
+    request = recognise_memory_request(text) if rules else None
     if request is None:
         return None
     viewer = household.viewer(at.agent, speaker)
@@ -191,19 +192,22 @@ def forget_topic(
     key: tuple[str, str],
     topic: str,
     viewer: Viewer = EVERYONE,
+    request_id: int | None = None,
 ) -> str:
     """Forget the facts that name `topic` (that `viewer` may see) and what they said about it
     (their messages naming it, the exchanges those facts came from), and say which facts
     went. Facts only close in meaning are not forgotten on a guess: they are said back, and
     forgotten on a "yes" (`awaiting`, on device `key`). Nothing changes when the facts cannot
-    be looked up."""
+    be looked up. `request_id`: the request's own message, when it was logged (not counted)."""
     about = second_person(topic)
     try:
         named = curation.facts_about(key[0], topic, viewer)
         facts = named or curation.facts_about(key[0], topic, viewer, loose=True)
     except TopicLookupFailed:
         return could_not_check(about, "I haven't forgotten anything")
-    messages = curation.messages_about(key[0], topic, viewer, facts=facts)
+    messages = [
+        i for i in curation.messages_about(key[0], topic, viewer, facts=facts) if i != request_id
+    ]
     found = ForgetFound(about, tuple(facts), tuple(messages))
     if named or not facts:
         return forget_found(curation, key[0], found)
@@ -252,6 +256,21 @@ def plural(count: int, noun: str) -> str:
     return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
 
 
+def remember_statement(
+    curation: Curation, agent: str, statement: str, viewer: Viewer = EVERYONE
+) -> str:
+    """Store what the person asked to be remembered ("My locker code is 4417.") as their fact.
+    A guest of a household with people has no notes."""
+    if viewer.kind == "guest":
+        return "I only keep notes for the people of this household."
+    said = statement.strip().rstrip(".!")
+    if not said:
+        return "I didn't catch what to remember."
+    content = sentence_case(third_person(said))
+    curation.add_fact(agent, content, "identity", actor=VOICE, owner_person_id=viewer.person_id)
+    return f"Thanks, I'll remember that {second_person(said)}."
+
+
 def correct(curation: Curation, agent: str, request: Correction, viewer: Viewer = EVERYONE) -> str:
     """Replace the one fact about the subject (among those `viewer` may see) with the
     statement; store it (the speaker's) when there is none; ask which when there are
@@ -265,8 +284,7 @@ def correct(curation: Curation, agent: str, request: Correction, viewer: Viewer 
     except TopicLookupFailed:
         return could_not_check(second_person(request.subject), "I haven't changed anything")
     if not candidates:
-        curation.add_fact(agent, content, "identity", actor=VOICE, owner_person_id=viewer.person_id)
-        return f"Thanks, I'll remember that {said}."
+        return remember_statement(curation, agent, request.statement, viewer)
     if len(candidates) == 1:
         curation.correct_fact(agent, candidates[0].id, content, actor=VOICE)
         return f"Got it, I corrected that: {said}."
