@@ -28,6 +28,7 @@ from lobug.backends.base import (
     Vector,
     raise_if_abandoned,
 )
+from lobug.memory import prompts
 
 Responder = Callable[[Sequence[ChatMessage], JsonSchema | None], str]
 
@@ -45,7 +46,12 @@ class FakeClock:
 class FakeChat(ChatBackend):
     """Answers from a queue of scripted replies, then from `default`; records every request.
 
-    `fail_with` makes every call raise (an unreachable backend)."""
+    `fail_with` makes every call raise (an unreachable backend). A request for the facts of
+    several exchanges at once (`memory/batch_extraction.py`) is answered from
+    `batch_replies` when one is scripted, else as the facts each exchange alone would get
+    (the next scripted replies, or the responder's or default answer, each tagged with its
+    exchange's number); a batch whose scripted replies hold no facts to read fails, using
+    none of them, so each exchange is asked alone and gets its own."""
 
     name = "fake"
     model = "fake-chat"
@@ -55,6 +61,7 @@ class FakeChat(ChatBackend):
         self.default = default
         self.responder = responder
         self.replies: deque[str] = deque()
+        self.batch_replies: deque[str] = deque()
         self.requests: list[tuple[list[ChatMessage], JsonSchema | None]] = []
         self.reply_token_limits: list[int] = []  # max_tokens of each request without a schema
         self.priorities: list[bool] = []  # `background` of each request
@@ -109,8 +116,10 @@ class FakeChat(ChatBackend):
             self.priorities.append(background)
             if self.fail_with is not None:
                 raise self.fail_with
-            if self.replies:
+            if self.replies and not is_batch_schema(json_schema):
                 return self.replies.popleft()
+        if is_batch_schema(json_schema):
+            return self._answer_batch(messages)
         if self.responder is not None:
             return self.responder(messages, json_schema)
         return '{"facts": []}' if json_schema is not None else self.default
@@ -154,6 +163,55 @@ class FakeChat(ChatBackend):
 
     def extraction_requests(self) -> list[list[ChatMessage]]:
         return [messages for messages, schema in self.requests if schema is not None]
+
+    def batch_extraction_requests(self) -> list[list[ChatMessage]]:
+        """Extraction requests for several exchanges at once."""
+        return [messages for messages, schema in self.requests if is_batch_schema(schema)]
+
+    def _answer_batch(self, messages: Sequence[ChatMessage]) -> str:
+        """See the class's docstring."""
+        exchanges = BATCH_EXCHANGE.findall(messages[-1]["content"])
+        with self._lock:
+            if self.batch_replies:
+                return self.batch_replies.popleft()
+            scripted = list(self.replies)[: len(exchanges)]
+            if not all(_fact_list(reply) is not None for reply in scripted):
+                return "not a batch answer"
+            for _ in scripted:
+                self.replies.popleft()
+        facts = []
+        for position, said in enumerate(exchanges):
+            alone = scripted[position] if position < len(scripted) else self._alone(said)
+            facts += [{"exchange": position + 1, **fact} for fact in _fact_list(alone) or []]
+        return json.dumps({"facts": facts})
+
+    def _alone(self, said: str) -> str:
+        """What one exchange's request alone would get, past the scripted replies."""
+        if self.responder is None:
+            return '{"facts": []}'
+        user, _, assistant = said.removeprefix("User: ").partition("\nAssistant: ")
+        single = prompts.fact_extraction_messages(user, assistant)
+        return self.responder(single, prompts.fact_schema(5))
+
+
+BATCH_EXCHANGE = re.compile(r"^Exchange \d+\n(.*?)(?=\n\nExchange \d+\n|\Z)", re.M | re.S)
+
+
+def is_batch_schema(schema: JsonSchema | None) -> bool:
+    """Whether `schema` asks for facts each naming its exchange."""
+    if schema is None:
+        return False
+    items = schema.get("properties", {}).get("facts", {}).get("items", {})
+    return "exchange" in items.get("properties", {})
+
+
+def _fact_list(reply: str) -> list[dict[str, object]] | None:
+    try:
+        data = json.loads(reply)
+    except ValueError:
+        return None
+    facts = data.get("facts") if isinstance(data, dict) else None
+    return [f for f in facts if isinstance(f, dict)] if isinstance(facts, list) else None
 
 
 LOOP_REPLY = "Oo, oo, oo, oo, oo, oo, oo, oo, oo, oo, oo, oo, oo, oo, oo, oo"

@@ -63,7 +63,7 @@ def fact_payload(raw: str) -> list[dict[str, Any]] | None:
     """The fact objects of a reply, or None when it holds no payload: a JSON list, an
     object with a `facts` list (or a lone `fact`; `{}` is none), or the whole objects of a
     list cut short. A readable list keeps only its objects (validation weighs them)."""
-    data = _whole_json(raw)
+    data = whole_json(raw)
     if isinstance(data, dict):
         data = data.get("facts", [data] if "fact" in data else [] if not data else None)
     elif data is None:
@@ -76,7 +76,8 @@ def fact_payload(raw: str) -> list[dict[str, Any]] | None:
 _EMPTY_LIST = re.compile(r"\[\s*\]")
 
 
-def _whole_json(raw: str) -> Any:
+def whole_json(raw: str) -> Any:
+    """The reply read as one JSON value (a code fence around it tolerated), else None."""
     text = raw.strip()
     if text.startswith("```"):
         text = text.strip("`").removeprefix("json").strip()

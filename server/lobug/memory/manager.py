@@ -11,14 +11,16 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Any
 
 from lobug.backends.base import AbandonCheck, Abandoned, ChatBackend, Embedder, Vector, with_rule
 from lobug.clock import local_time, zone_named
 from lobug.config import MemoryConfig
 from lobug.memory import commitments, episodes, prompts
+from lobug.memory.batch_extraction import ask_alone
 from lobug.memory.context import MemoryContext, within
 from lobug.memory.disclosure import known_names, self_disclosures, sentence_openers
-from lobug.memory.extraction import merge_facts, read_fact_payload, validate_facts
+from lobug.memory.extraction import merge_facts, validate_facts
 from lobug.memory.people import Household, attributed
 from lobug.memory.quality import (
     MAX_BASE_MEMORY_CHARS,
@@ -31,7 +33,7 @@ from lobug.memory.quality import (
 )
 from lobug.memory.search import MemorySearch
 from lobug.memory.skills import SkillLibrary, load_skills
-from lobug.quality import is_learnable, language_rule, text_problem
+from lobug.quality import language_rule, text_problem
 from lobug.store.errors import SourcesForgotten
 from lobug.store.household import EVERYONE, Viewer
 from lobug.store.models import (
@@ -56,7 +58,6 @@ from lobug.tokens import (
 
 log = logging.getLogger(__name__)
 
-EXTRACTION_MAX_TOKENS = 192
 SUMMARY_MAX_TOKENS = 300
 DISTILL_MAX_TOKENS = 600
 DISTILL_FACTS = 10
@@ -252,11 +253,13 @@ class MemoryManager:
         user_message: Message,
         assistant_message: Message,
         should_stop: AbandonCheck = lambda: False,
+        fact_items: list[dict[str, Any]] | None = None,
     ) -> ExchangeReport:
-        """Extract facts, then run the cascades; every step isolated from the others. An
-        exchange forgotten before its turn came is not learned from. Once `should_stop()`
-        (the server is stopping), no step begins and the extraction's model call stops at
-        its next step; `stopped_before` names the step left undone."""
+        """Extract facts (from `fact_items` when the model found them already, with other
+        exchanges': `memory/batch_extraction.py`), then run the cascades; every step isolated
+        from the others. An exchange forgotten before its turn came is not learned from.
+        Once `should_stop()` (the server is stopping), no step begins and the extraction's
+        model call stops at its next step; `stopped_before` names the step left undone."""
         report = ExchangeReport()
         if not self.store.messages_by_id(agent, [user_message.id, assistant_message.id]):
             return report
@@ -265,7 +268,7 @@ class MemoryManager:
             (
                 "extract_facts",
                 lambda: self._extract_facts(
-                    agent, user_message, assistant_message, report, should_stop
+                    agent, (user_message, assistant_message), report, should_stop, fact_items
                 ),
             ),
             ("short_term_cascade", lambda: self._short_term_cascade(agent, report)),
@@ -299,25 +302,19 @@ class MemoryManager:
     def _extract_facts(
         self,
         agent: str,
-        user: Message,
-        assistant: Message,
+        pair: tuple[Message, Message],
         report: ExchangeReport,
         should_stop: AbandonCheck,
+        fact_items: list[dict[str, Any]] | None,
     ) -> None:
+        user, assistant = pair
         simple = self.chat.prefers_simple_json
-        # A refused reply's fallback is no context: only the user's words are read.
-        reply = assistant.content if is_learnable(assistant.metadata) else ""
-        raw = self.chat.complete(
-            prompts.fact_extraction_messages(user.content, reply, simple=simple),
-            max_tokens=EXTRACTION_MAX_TOKENS,
-            temperature=0.0,
-            json_schema=prompts.fact_schema(self.config.max_facts_per_exchange, simple=simple),
-            background=True,
-            abandoned=should_stop,
-        )
+        if fact_items is None:  # unreadable output raises: the work queue retries it
+            limit = self.config.max_facts_per_exchange
+            fact_items = ask_alone(self.chat, pair, max_facts=limit, should_stop=should_stop)
         said_at = local_time(user.created_at, self.zone)
         facts = validate_facts(
-            read_fact_payload(raw),  # unreadable: raised, the work queue retries it
+            fact_items,
             user_text=user.content,
             source_message_ids=(user.id, assistant.id),
             max_facts=self.config.max_facts_per_exchange,

@@ -84,6 +84,47 @@ def fact_extraction_messages(
     ]
 
 
+# Several exchanges in one extraction call (`memory/batch_extraction.py`): each is tagged
+# by its number and each fact names the number of the exchange it was stated in.
+EXCHANGE_FIELD = "exchange"
+
+
+def batch_fact_schema(exchanges: int, max_items: int, *, simple: bool = False) -> JsonSchema:
+    """`fact_schema` for `exchanges` numbered exchanges: each item names its exchange (1 to
+    `exchanges`) before its fact, at most `max_items` facts for each exchange."""
+    schema = fact_schema(max_items * exchanges, simple=simple)
+    item = schema["properties"]["facts"]["items"]
+    number = {"type": "integer", "enum": list(range(1, exchanges + 1))}
+    tagged = {
+        **item,
+        "properties": {EXCHANGE_FIELD: number, **item["properties"]},
+        "required": [EXCHANGE_FIELD, *item["required"]],
+    }
+    schema["properties"]["facts"] = {**schema["properties"]["facts"], "items": tagged}
+    return schema
+
+
+BATCH_RULE = """The exchanges are numbered. Every fact names the exchange it was stated in:
+{"exchange": 2, "fact": "The user ...", ...}. A fact comes from one exchange only."""
+
+
+def batch_fact_extraction_messages(
+    exchanges: Sequence[tuple[str, str]], *, simple: bool = False
+) -> list[ChatMessage]:
+    """Ask for the facts of several exchanges (the user's words, the assistant's) at once."""
+    system = SIMPLE_FACT_EXTRACTION_SYSTEM if simple else FACT_EXTRACTION_SYSTEM
+    system = system.replace("from one exchange", "from each exchange")
+    system = system.replace("from the exchange", "from each exchange")
+    body = "\n\n".join(
+        f"Exchange {number}\nUser: {user}\nAssistant: {assistant}"
+        for number, (user, assistant) in enumerate(exchanges, start=1)
+    )
+    return [
+        {"role": "system", "content": f"{system}\n{BATCH_RULE}"},
+        {"role": "user", "content": body},
+    ]
+
+
 SUMMARY_SYSTEM = """Summarize the conversation below in 3 to 5 sentences.
 Write in the third person and past tense ("The user said ...").
 Keep specifics: names, dates, numbers, places, decisions. No commentary."""

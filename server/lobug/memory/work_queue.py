@@ -11,6 +11,10 @@ minutes away), `MAX_ATTEMPTS` times in all, then *parked* with its last error: n
 again, `/health`, the dashboard and `lobug stats` count it, and `retry_parked` (`lobug
 learning retry`) runs it again. Nothing is dropped.
 
+When several exchanges wait, their facts are asked for in one model call
+(`memory/batch_extraction.py`); each is still learned from, dequeued or counted as failed on
+its own.
+
 A message posted alone (memory API, `MemoryEngine`) waits in the queue as a lone row; unless an
 answer makes it an exchange first, `resume` learns from it on its own once it is
 `RESUME_AFTER_S` old (the quiet period), and `flush` at once.
@@ -27,8 +31,9 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import CancelledError, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 
+from lobug.memory.batch_extraction import MAX_BATCH, FactBatches
 from lobug.memory.manager import ExchangeReport, MemoryManager
-from lobug.store.models import Message, Vector
+from lobug.store.models import Message, QueuedExchange, Vector
 from lobug.store.protocol import WorkQueueStore
 
 log = logging.getLogger(__name__)
@@ -112,6 +117,9 @@ class MemoryWork:
         self._started = clock()
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="memory-work")
         self._in_flight: dict[int, Future[ExchangeReport | None]] = {}
+        self._waiting: dict[int, Exchange] = {}  # submitted, not started, in queue order
+        self._ahead: list[Exchange] = []  # what `resume` submits next
+        self._batches = FactBatches(memory.chat, memory.config.max_facts_per_exchange)
         self._closed = False
         self._lock = threading.Lock()
 
@@ -130,6 +138,7 @@ class MemoryWork:
                 return None
             future = self._executor.submit(self._run, exchange)
             self._in_flight[key] = future
+            self._waiting[key] = exchange
         future.add_done_callback(lambda _: self._forget(key))
         return future
 
@@ -138,26 +147,43 @@ class MemoryWork:
     ) -> int:
         """Run the queued exchanges nobody submitted in this process: those left by an earlier
         process, those that failed and lone messages past their quiet period (all queued
-        before `queued_before`, by default `RESUME_AFTER_S` ago), one at a time; return how
+        before `queued_before`, by default `RESUME_AFTER_S` ago), one at a time (the next
+        few shown to the memory work, which may ask for their facts together); return how
         many were run."""
         done = 0
         after = 0
         if queued_before is None:
             queued_before = max(self._started, self._clock() - RESUME_AFTER_S)
-        while batch := self.store.queued_exchanges(RESUME_BATCH, queued_before, after):
-            for queued in batch:
-                if should_stop() or self._closed:
-                    return done
-                after = queued.assistant.id
-                future = self.submit(Exchange(queued.user, queued.assistant))
-                if future is None:
-                    continue
-                try:
-                    future.result()
-                except CancelledError:  # the queue closed under us
-                    return done
-                done += 1
+        try:
+            while batch := self.store.queued_exchanges(RESUME_BATCH, queued_before, after):
+                for position, queued in enumerate(batch):
+                    if should_stop() or self._closed:
+                        return done
+                    after = queued.assistant.id
+                    ran = self._resume_first(batch[position : position + MAX_BATCH])
+                    if ran is None:
+                        return done
+                    done += ran
+        finally:
+            self._show_ahead([])
         return done
+
+    def _resume_first(self, window: Sequence[QueuedExchange]) -> int | None:
+        """Run the first exchange of `window`, the others shown as the next to come: 1 when
+        it ran, 0 when it was at work already, None when the queue closed under us."""
+        self._show_ahead(window[1:])
+        future = self.submit(Exchange(window[0].user, window[0].assistant))
+        if future is None:
+            return 0
+        try:
+            future.result()
+        except CancelledError:
+            return None
+        return 1
+
+    def _show_ahead(self, queued: Sequence[QueuedExchange]) -> None:
+        with self._lock:
+            self._ahead = [Exchange(q.user, q.assistant) for q in queued]
 
     def retry_parked(self, ids: Sequence[int] | None = None) -> list[Future[ExchangeReport | None]]:
         """Hand the parked exchanges (those whose reply has an id of `ids`, when given) to
@@ -203,17 +229,33 @@ class MemoryWork:
     def _forget(self, key: int) -> None:
         with self._lock:
             self._in_flight.pop(key, None)
+            self._waiting.pop(key, None)
+        self._batches.discard(key)
 
     def _run(self, exchange: Exchange) -> ExchangeReport | None:
         try:
+            self._ask_with_those_waiting(exchange)
             return self._process(exchange)
         except Exception:  # nobody waits on this thread: say it, keep the row for a retry
             log.exception("memory work for message %d failed", exchange.assistant.id)
             return None
 
+    def _ask_with_those_waiting(self, exchange: Exchange) -> None:
+        """Ask for the facts of `exchange` and of those waiting behind it in one call, when
+        enough wait, submitted or about to be resumed (`FactBatches.prepare`)."""
+        key = exchange.assistant.id
+        with self._lock:
+            self._waiting.pop(key, None)
+            behind = {**self._waiting, **{e.assistant.id: e for e in self._ahead}}
+        behind.pop(key, None)
+        self._batches.prepare(sides(exchange), [sides(e) for e in behind.values()], self._stopping)
+
     def _process(self, exchange: Exchange) -> ExchangeReport:
         user, assistant = sides(exchange)
-        report = self.memory.process_exchange(assistant.agent, user, assistant, self._stopping)
+        found = self._batches.take(assistant.id)
+        report = self.memory.process_exchange(
+            assistant.agent, user, assistant, self._stopping, fact_items=found
+        )
         if report.unlearned:
             log.info("memory: message %d left queued for the next start", assistant.id)
             return report
