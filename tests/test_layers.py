@@ -32,6 +32,7 @@ FLOORS: dict[str, tuple[str, ...]] = {  # top to bottom
     "leaves": (
         "config",
         "exposure",  # who may reach the server (loopback, tokens)
+        "language",  # what each conversation language gets
         "names",
         "clock",
         "tokens",

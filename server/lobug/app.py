@@ -34,6 +34,7 @@ from lobug.api.limits import BodySizeLimit
 from lobug.backends import Backends
 from lobug.config import Settings
 from lobug.exposure import check_exposure
+from lobug.language import language_notices
 from lobug.maintenance import STOP_WAIT_S, Maintenance
 from lobug.services import (
     MemoryServices,
@@ -106,6 +107,11 @@ def build_app(settings: Settings, backends: Backends | None, *, devices: bool) -
     warning = check_exposure(settings)
     if warning:
         log.warning("%s", warning)
+    own_voice = settings.tts_voice is not None
+    for notice in language_notices(
+        settings.language, own_voice=own_voice, speech=settings.speech_enabled
+    ):
+        log.warning("%s", notice)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:

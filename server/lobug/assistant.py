@@ -314,6 +314,7 @@ class Assistant:
             context_tokens=self.settings.llm_context_tokens,
             reply_tokens=self.settings.llm_max_tokens,
             notes_last=self.chat.caches_prompt_prefix,
+            language=self.settings.language,
         )
         return (messages if spoken is None else spoken.instructed(messages)), context
 

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 
 from lobug.backends.base import ChatMessage, ToolBox
 from lobug.memory.context import MemoryContext
+from lobug.quality import language_rule
 from lobug.store.household import EVERYONE, Viewer
 from lobug.store.models import Message
 from lobug.tokens import (
@@ -116,18 +117,25 @@ def new_device_state(
 
 
 def system_prompt(
-    memory: MemoryContext, sensors: SensorReading | None, *, agency: bool = False
+    memory: MemoryContext,
+    sensors: SensorReading | None,
+    *,
+    agency: bool = False,
+    language: str = "en",
 ) -> str:
     """Personality, long-term memory, memory blocks, relevant memories, then the physical
     state."""
-    return "\n\n".join([standing_prompt(memory, agency=agency), *turn_notes(memory, sensors)])
+    standing = standing_prompt(memory, agency=agency, language=language)
+    return "\n\n".join([standing, *turn_notes(memory, sensors)])
 
 
-def standing_prompt(memory: MemoryContext, *, agency: bool = False) -> str:
-    """The part of the system prompt that stays the same from turn to turn."""
-    return "\n\n".join(
-        [PERSONALITY + (f"\n{AGENCY}" if agency else ""), *memory.standing_sections()]
-    )
+def standing_prompt(memory: MemoryContext, *, agency: bool = False, language: str = "en") -> str:
+    """The part of the system prompt that stays the same from turn to turn; in a language
+    other than English, the rule to answer in it (`LOBUG_LANGUAGE`)."""
+    personality = PERSONALITY + (f"\n{AGENCY}" if agency else "")
+    if language != "en" and language_rule(language):
+        personality += f"\n{language_rule(language)}"
+    return "\n\n".join([personality, *memory.standing_sections()])
 
 
 def turn_notes(memory: MemoryContext, sensors: SensorReading | None) -> list[str]:
@@ -148,6 +156,7 @@ def turn_messages(
     context_tokens: int,
     reply_tokens: int,
     notes_last: bool,
+    language: str = "en",
 ) -> list[ChatMessage]:
     """The messages for one turn. With `notes_last` the per-turn notes are a system message
     just before the newest user message instead of part of the first one, so the prompt's
@@ -155,13 +164,13 @@ def turn_messages(
     caches prompt prefixes does not recompute it. (The assembler has already left out the
     recalled messages that `history` holds.)"""
     if not notes_last:
-        system = system_prompt(memory, sensors, agency=agency)
+        system = system_prompt(memory, sensors, agency=agency, language=language)
         return build_messages(
             system, history, context_tokens=context_tokens, reply_tokens=reply_tokens
         )
     note = "\n\n".join(turn_notes(memory, sensors))
     messages = build_messages(
-        standing_prompt(memory, agency=agency),
+        standing_prompt(memory, agency=agency, language=language),
         history,
         context_tokens=context_tokens,
         reply_tokens=reply_tokens,
