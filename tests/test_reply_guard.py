@@ -15,6 +15,7 @@ from lobug.memory.manager import MemoryManager
 from lobug.quality import CUT, is_learnable
 from lobug.reply_guard import (
     FALLBACK_REPLY,
+    NOT_DONE_REPLY,
     UNKNOWN_REPLY,
     GuardedReply,
     Refusal,
@@ -329,3 +330,17 @@ def test_a_speaker_label_is_refused_at_the_opening_only_and_asterisk_actions_any
     assert guard.chunk_problem("Hello! ", "*smiles* How are you?") is not None
     assert guard.problem("Preheat the oven (180 C) and mix the flour in.") is None
     assert guard.problem("Note that 3:30 works for me.") is None
+
+
+def test_a_model_without_the_memorys_tools_may_not_claim_it_forgot(
+    assistant: Assistant, fake_chat: FakeChat, store: SQLiteStore
+) -> None:
+    """ "Please don't remember my allergy anymore" (a phrasing the rules do not know) was
+    answered "I'm sorry I forgot your allergies again." with nothing forgotten."""
+    fake_chat.enqueue("I'm sorry I forgot your allergies again.", "Okay, I've deleted it.")
+    turn = assistant.reply("desk", "Please don't remember my allergy anymore.")
+    assert turn.response == NOT_DONE_REPLY
+    fake_chat.enqueue("I forgot to mention: tea is nice.")
+    assert (
+        assistant.reply("desk", "Tell me about tea").response == "I forgot to mention: tea is nice."
+    )

@@ -27,7 +27,13 @@ from lobug.memory.early import EarlyRecall
 from lobug.memory.manager import MemoryManager
 from lobug.memory.recall import answer_from_facts, asked_words
 from lobug.memory.reminders import DueReminders, NoReminders
-from lobug.memory.request_tools import RequestTurn, memory_tools, used_memory, with_memory_tools
+from lobug.memory.request_tools import (
+    MEMORY_TOOLS,
+    RequestTurn,
+    memory_tools,
+    used_memory,
+    with_memory_tools,
+)
 from lobug.memory.spoken_curation import answer_request
 from lobug.memory.voice_enrolment import HeardVoice
 from lobug.memory.work_queue import Exchange
@@ -130,7 +136,9 @@ class Assistant:
             raw = self._answer(prepared, self._reply_tokens(spoken), abandoned)
             prepared.clock.lap("llm")
             again = partial(self._careful_reply, prepared, abandoned)
-            guard = self.guard.knowing(prepared.known, answer=prepared.about_them)
+            guard = self.guard.knowing(
+                prepared.known, answer=prepared.about_them, acts=prepared.model_acts
+            )
             return prepared.conclude(guard.review(parse_reply(raw), again))
 
     def _answer(self, prepared: PreparedTurn, tokens: int, abandoned: AbandonCheck | None) -> str:
@@ -385,6 +393,15 @@ class PreparedTurn:
     tools_used: list[dict[str, Any]] = field(default_factory=list)  # by the model
     tools: ToolBox | None = None  # the device's and the memory's, offered to the model
     unlog: Callable[[Message], None] = lambda message: None  # a memory request's message
+
+    @property
+    def model_acts(self) -> bool:
+        """Whether the model answering may act on the memory: it is offered the memory's
+        tools (or the answer is the server's own, `answer`)."""
+        offered = self.tools is not None and MEMORY_TOOLS & {
+            spec["function"]["name"] for spec in self.tools.specs
+        }
+        return bool(offered) or self.answer is not None
 
     @property
     def about_them(self) -> bool:

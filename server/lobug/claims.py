@@ -85,3 +85,21 @@ def is_gerund(word: str) -> bool:
 
 def bare(token: str) -> str:
     return re.sub(r"['’]s$", "", token.lower())
+
+
+# A model that cannot act on the memory (no tools: `memory/request_tools.py`) claiming it did:
+# "I'm sorry I forgot your allergies again.", "I've deleted that.", "I'll remind you at 9."
+# (English, as the phrase rules it stands in for: `language.RULE_LANGUAGES`).
+CLAIMED_ACTION = re.compile(
+    r"\bI(?:'ve|’ve| have)?\s+(?:just\s+|now\s+)?"
+    r"(?:forgot(?:ten)?(?!\s+to\b)|deleted|erased|cancel(?:l)?ed\s+(?:the|your|that|it|all)"
+    r"|set\s+(?:a|the|your)\s+reminder)\b"
+    r"|\bI(?:'ll|’ll| will)\s+(?:forget|delete|erase|remind\s+you)\b",
+    re.IGNORECASE,
+)
+
+
+def claimed_action(text: str) -> str | None:
+    """The words of `text` that claim an action on the memory or a reminder, or None."""
+    found = CLAIMED_ACTION.search(text)
+    return None if found is None else found.group(0)

@@ -16,7 +16,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from lobug.backends.base import AbandonCheck, ChatBackend, ChatMessage, with_closing_rule
-from lobug.claims import invented_details
+from lobug.claims import claimed_action, invented_details
 from lobug.decision import Decision, read_action_prefix
 from lobug.quality import (
     CUT,
@@ -35,6 +35,12 @@ FALLBACK_REPLY = "Sorry, I lost my train of thought. Could you say that again?"
 # Said instead of a reply that twice made up something about the person.
 UNKNOWN_REPLY = "I don't know that yet. Tell me, and I'll remember."
 INVENTED = "invented"  # the start of the problem of a reply that made up a personal detail
+# Said instead of a reply that twice claimed a change to the memory nobody made.
+NOT_DONE_REPLY = (
+    "I haven't changed anything. To have me forget something, say "
+    '"forget what I told you about" and what it was.'
+)
+CLAIMED = "claimed"  # the start of the problem of a reply claiming an action not taken
 # The second try: colder and shorter, so a loop has less room to start.
 RETRY_TEMPERATURE = 0.2
 RETRY_MAX_TOKENS = 96
@@ -145,17 +151,27 @@ class ReplyGuard:
     """The checks on replies in one conversation language (`auto` checks loops only)."""
 
     def __init__(
-        self, language: str, known: frozenset[str] | None = None, *, answer: bool = False
+        self,
+        language: str,
+        known: frozenset[str] | None = None,
+        *,
+        answer: bool = False,
+        acts: bool = True,
     ) -> None:
         self.language = language
         self.known = known  # the words of the turn's prompt; None: no claims checked
         self.answer = answer  # the reply answers a question about the person
+        self.acts = acts  # whoever writes the reply may act on the memory (its tools)
 
-    def knowing(self, known: frozenset[str], *, answer: bool = False) -> ReplyGuard:
+    def knowing(
+        self, known: frozenset[str], *, answer: bool = False, acts: bool = True
+    ) -> ReplyGuard:
         """This guard for one turn whose prompt holds `known` words: a reply claiming a name
         or number about the person beyond them is refused too (`lobug.claims`); every
-        sentence of it when it `answer`s a question about the person."""
-        return ReplyGuard(self.language, known, answer=answer)
+        sentence of it when it `answer`s a question about the person. Unless the model `acts`
+        (it has the memory's tools), a reply claiming it forgot, deleted or set a reminder
+        is refused: nothing was done."""
+        return ReplyGuard(self.language, known, answer=answer, acts=acts)
 
     def problem(self, text: str, *, opening: bool = True, answer: bool = True) -> str | None:
         """Why `text` (the reply's opening, or a later piece of it) must not be said, or None.
@@ -169,6 +185,9 @@ class ReplyGuard:
         if problem is None and self.known is not None:
             invented = invented_details(text, self.known, answer=self.answer)
             problem = f"{INVENTED}: {', '.join(invented)}" if invented else None
+        if problem is None and self.known is not None and not self.acts:
+            claimed = claimed_action(text)
+            problem = f"{CLAIMED}: {claimed}" if claimed else None
         return problem
 
     def chunk_problem(self, said: str, chunk: str) -> str | None:
@@ -200,7 +219,11 @@ class ReplyGuard:
         """What is said when the second try failed too (`second_problem`; None: it said
         nothing)."""
         log.warning("reply refused twice (%s, then %s); said the fallback", problem, second_problem)
-        fallback = UNKNOWN_REPLY if problem.startswith(INVENTED) else FALLBACK_REPLY
+        fallback = FALLBACK_REPLY
+        if problem.startswith(INVENTED):
+            fallback = UNKNOWN_REPLY
+        elif problem.startswith(CLAIMED):
+            fallback = NOT_DONE_REPLY
         return Decision("respond", fallback, guard=FALLBACK, problem=problem)
 
     def refused(

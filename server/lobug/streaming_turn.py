@@ -48,7 +48,9 @@ class StreamingTurn(AbstractContextManager["StreamingTurn"]):
             state = stack.enter_context(device)
             self._prepared, self._rest = start(state)
             self._guard = guard.knowing(  # this turn's claims checked
-                self._prepared.known, answer=self._prepared.about_them
+                self._prepared.known,
+                answer=self._prepared.about_them,
+                acts=self._prepared.model_acts,
             )
             self.action, self._head = read_action_prefix(self._rest)
             self._prepared.clock.lap("llm_start")  # the prompt read, the action known

@@ -189,9 +189,9 @@ def test_a_correction_with_nothing_to_replace_is_remembered_and_several_are_aske
 def test_an_ordinary_turn_goes_to_the_model_and_is_learned_from(
     client: TestClient, fake_chat: FakeChat
 ) -> None:
-    fake_chat.enqueue("I will remind you.")
-    assert say(client, "Don't forget that I have a meeting at noon") == "I will remind you."
-    assert logged(client) == ["Don't forget that I have a meeting at noon", "I will remind you."]
+    fake_chat.enqueue("Good luck with the meeting.")
+    assert say(client, "Don't forget that I have a meeting at noon") == "Good luck with the meeting."
+    assert logged(client) == ["Don't forget that I have a meeting at noon", "Good luck with the meeting."]
     assert len(fake_chat.extraction_requests()) == 1
 
 

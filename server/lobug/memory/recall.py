@@ -56,6 +56,7 @@ ADVICE = re.compile(
 ABOUT_THE_PERSON = frozenset({"my", "i", "me", "mine", "im", "ive"})
 YES_NO = re.compile(r"^(?:do|did|can|could) you (?:remember|know|recall)\b")
 SECOND_PERSON = (
+    (re.compile(r"\bthe user and their\b", re.IGNORECASE), "you and your"),  # "we", `text`
     (re.compile(r"\bthe user's\b", re.IGNORECASE), "your"),
     (re.compile(r"\bthe user (?:is|'s)\b", re.IGNORECASE), "you are"),
     (re.compile(r"\bthe user was\b", re.IGNORECASE), "you were"),
@@ -63,7 +64,9 @@ SECOND_PERSON = (
     (re.compile(r"\bthe user does\b", re.IGNORECASE), "you do"),
     (re.compile(r"\bthemselves\b", re.IGNORECASE), "yourself"),
 )
-THIRD_PERSON_VERB = re.compile(r"\bthe user ((?:[a-z]+ly\s+)?)([a-z]+)\b", re.IGNORECASE)
+THIRD_PERSON_VERB = re.compile(
+    r"\bthe user ((?:[a-z]+ly\s+|still\s+|also\s+|often\s+|never\s+)?)([a-z]+)\b", re.IGNORECASE
+)
 UNCHANGED_VERBS = frozenset("can could will would shall should may might must did had".split())
 LEAD_IN = re.compile(r"^(?:(?:hey|hi|ok|okay|so|well|um)\b[\s,]*)*(?:lo-?bug\b[\s,]*)?")
 
