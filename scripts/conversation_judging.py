@@ -295,6 +295,15 @@ DONE = re.compile(
 )
 
 
+# The server reads back what it would do and waits for a yes: 'Say "yes" and I'll forget it.'
+ASKS_TO_CONFIRM = re.compile(r"\bsay\s+[\"“']?yes\b", re.IGNORECASE)
+
+
+def asks_to_confirm(reply: str) -> bool:
+    """Whether the reply asks the person to confirm with a "yes" (a person would say it)."""
+    return ASKS_TO_CONFIRM.search(reply) is not None
+
+
 def claim_of(reply: str) -> Claim:
     """Whether the reply says the request was carried out, says it was not, or neither. A "not
     done" word wins: "I didn't find anything about a trip" is not a success."""

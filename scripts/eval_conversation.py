@@ -299,6 +299,10 @@ class Sitting:
     def request(self, request: Request, wait_s: float) -> None:
         before = self.view()
         result = self.turn(ASKED_ON, Line(request.said, "request"))
+        if asks_to_confirm(result.reply):  # as a person would: "yes", then judge that answer
+            confirmed = self.turn(ASKED_ON, Line("Yes.", "request"))
+            result.reply = f"{result.reply} / {confirmed.reply}"
+            result.seconds += confirmed.seconds
         if request.goal is not None:
             after = self.wait_for(request.goal, wait_s)
             verdict = change_verdict(result.reply, request.goal(before), request.goal(after))

@@ -11,7 +11,9 @@ Forget the last turn (`ForgetLast`):
 Forget a topic (`ForgetTopic`):
     "forget what/everything/all (that) I (just) told you/said/mentioned about <topic>",
     "forget/delete/erase everything/all/anything (you know) about <topic>",
-    "forget what you know about <topic>", "forget (all) about <topic>". The topic is kept as
+    "forget what you know about <topic>", "forget (all) about <topic>", "scratch that thing
+    about <topic>", "(please) don't remember <topic> (anymore)", "stop remembering <topic>".
+    The topic is kept as
     said; it has at most 8 words and 80 characters, is not a bare pronoun ("forget about it" is
     a brush-off, "everything about me" is too broad for a sentence said to the device) and holds
     no second clause ("..., what's the weather", "... and tell me a joke").
@@ -23,7 +25,9 @@ Correct a fact (`Correction`):
     ("... is Ana and my brother's name is Bob" is refused whole). The marker alone ("that's
     wrong") is not a request, as there is no new value to store; a statement without a marker
     ("my car is blue", "actually, my dog is called Rex", "no, my car is blue") is an ordinary
-    turn, as it may just as well be news ("actually my sister is coming over tomorrow").
+    turn, as it may just as well be news ("actually my sister is coming over tomorrow"), but
+    for a new name said with "now": "(actually) my dog is called Pretzel now", "my dog's name
+    is actually Pepper now" (a capitalised name, so "my sister is coming over now" is news).
 
 What memory holds (`WhatYouKnow`):
     "what do you know about me", "what do you remember about me", "what have I told you".
@@ -141,6 +145,9 @@ PHRASINGS: tuple[Phrasing, ...] = (
     Phrasing("Forget everything you know about my old job", ForgetTopic("my old job")),
     Phrasing("Forget about my sister", ForgetTopic("my sister")),
     Phrasing("Delete everything about my ex", ForgetTopic("my ex")),
+    Phrasing("Please don't remember my allergy anymore", ForgetTopic("my allergy")),
+    Phrasing("Stop remembering my old address", ForgetTopic("my old address")),
+    Phrasing("Scratch that thing about the car", ForgetTopic("the car")),
     Phrasing(
         "That's wrong, my sister's name is Ana",
         Correction("my sister's name", "Ana", "My sister's name is Ana."),
@@ -171,8 +178,17 @@ PHRASINGS: tuple[Phrasing, ...] = (
     Phrasing("Cancel the reminder about Anna", CancelReminder("Anna")),
     Phrasing("Cancel my reminder to call Anna", CancelReminder("call Anna")),
     Phrasing("Cancel all my reminders", CancelReminder(None)),
+    Phrasing("Cancel the vet reminder", CancelReminder("vet")),
     Phrasing("What do you know about me?", WhatYouKnow()),
     Phrasing("What do you remember about me?", WhatYouKnow()),
+    Phrasing(
+        "Actually my dog is called Pretzel now",
+        Correction("my dog", "Pretzel", "My dog is called Pretzel."),
+    ),
+    Phrasing(
+        "My dog's name is actually Pepper now",
+        Correction("my dog's name", "Pepper", "My dog's name is Pepper."),
+    ),
     Phrasing(
         "Correction: my birthday is on the 3rd of May",
         Correction("my birthday", "on the 3rd of May", "My birthday is on the 3rd of May."),
@@ -211,8 +227,11 @@ _FORGET_TOPIC = re.compile(
          (?:told\s+you|said(?:\s+to\s+you)?|mentioned)
       |(?:forget|delete|erase)\s+(?:(?:everything|all|anything)(?:\s+you\s+know)?
          |what\s+you\s+know)
+      |(?:forget|scratch|delete|erase)\s+(?:that|the)\s+(?:thing|bit|part|stuff)
       |forget(?:\s+all)?)
     \s+about\s+(?P<topic>.+)
+    |(?:(?:please\s+)?(?:don[o'’]?t|do\s+not)\s+remember|stop\s+remembering|no\s+need\s+to\s+remember)
+    \s+(?P<unremembered>.+?)(?:\s+(?:any\s?more|from\s+now\s+on))?
     """,
     re.IGNORECASE | re.VERBOSE,
 )
@@ -229,6 +248,19 @@ _CORRECTION = re.compile(
     """,
     re.IGNORECASE | re.VERBOSE,
 )
+# A name that changed, said without a marker: "(actually) my dog is called Pretzel now", "my
+# dog's name is actually Pepper now" (only a name: "my sister is coming over now" is news).
+_RENAMED = re.compile(
+    r"""
+    (?i:actually{_SEPARATOR})?
+    (?P<statement>
+      (?P<subject>(?i:my)\s+.+?)
+      \s+(?i:is|are)\s+(?i:actually\s+)?(?i:now\s+)?(?P<verb>(?i:called|named)|)
+      \s*(?P<value>[A-Z][\w'’-]*(?:\s+[A-Z][\w'’-]*)?))
+    \s+(?i:now)
+    """.replace("{_SEPARATOR}", _SEPARATOR),
+    re.VERBOSE,
+)
 _REMIND = re.compile(r"remind\s+me\s+(?P<rest>.+)", re.IGNORECASE)
 _LIST_REMINDERS = re.compile(
     r"(?:what|which)\s+reminders\s+do\s+i\s+have|what\s+are\s+my\s+reminders"
@@ -237,7 +269,8 @@ _LIST_REMINDERS = re.compile(
 )
 _CANCEL_REMINDER = re.compile(
     r"(?:cancel|delete|remove)\s+(?:all\s+(?:of\s+)?)?(?:the\s+|my\s+|that\s+)?reminders?"
-    r"(?:\s+(?:about|to|for|of)\s+(?P<about>.+))?",
+    r"(?:\s+(?:about|to|for|of)\s+(?P<about>.+))?"
+    r"|(?:cancel|delete|remove)\s+(?:the\s+|my\s+)(?P<named>\w+(?:\s+\w+)?)\s+reminders?",
     re.IGNORECASE,
 )
 _WHAT_YOU_KNOW = re.compile(
@@ -283,6 +316,7 @@ def recognise_memory_request(text: str) -> MemoryRequest | None:
         or _reminder(request)
         or _forget_topic(request)
         or _correction(request)
+        or _renamed(request)
     )
 
 
@@ -327,7 +361,7 @@ def _forget_last(request: str) -> ForgetLast | None:
 def _reminder(request: str) -> SetReminder | CancelReminder | None:
     cancel = _CANCEL_REMINDER.fullmatch(request)
     if cancel is not None:
-        about = cancel["about"]
+        about = cancel["about"] or cancel["named"]
         return CancelReminder(about) if about is None or _is_topic(about) else None
     match = _REMIND.fullmatch(request)
     if match is None:
@@ -354,9 +388,10 @@ def _is_reminded_of(what: str) -> bool:
 
 def _forget_topic(request: str) -> ForgetTopic | None:
     match = _FORGET_TOPIC.fullmatch(request)
-    if match is None or not _is_topic(match["topic"]):
+    topic = None if match is None else match["topic"] or match["unremembered"]
+    if topic is None or not _is_topic(topic):
         return None
-    return ForgetTopic(match["topic"])
+    return ForgetTopic(topic)
 
 
 def _is_topic(topic: str) -> bool:
@@ -368,6 +403,17 @@ def _is_topic(topic: str) -> bool:
         and not all(word.lower() in _PRONOUNS for word in words)
         and _is_one_clause(topic)
     )
+
+
+def _renamed(request: str) -> Correction | None:
+    match = _RENAMED.fullmatch(request)
+    if match is None or not (match["verb"] or match["subject"].endswith("name")):
+        return None
+    if not _is_subject(match["subject"]):
+        return None
+    subject, value = "m" + match["subject"][1:], match["value"]  # "My dog" -> "my dog"
+    verb = f" {match['verb']}" if match["verb"] else ""
+    return Correction(subject, value, sentence_case(f"{subject} is{verb} {value}") + ".")
 
 
 def _correction(request: str) -> Correction | None:
