@@ -46,6 +46,7 @@ sys.path[:0] = [str(ROOT), str(ROOT / "server")]
 from scripts.conversation_judging import (  # noqa: E402
     MemoryView,
     RequestVerdict,
+    asks_to_confirm,
     change_verdict,
     claim_of,
     holds_any,

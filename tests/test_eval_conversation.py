@@ -311,3 +311,10 @@ def test_a_stray_i_dont_know_is_no_confirmation() -> None:
     reply = "For example, \"I'm allergic to peanuts and I don't know why\" could be rephrased."
     assert claim_of(reply) is Claim.NONE
     assert claim_of("I don't have anything about a car.") is Claim.NOT_DONE
+
+
+def test_a_read_back_waiting_for_a_yes_is_a_question_to_confirm() -> None:
+    from scripts.conversation_judging import asks_to_confirm
+
+    assert asks_to_confirm('I have this note: you like tea. Say "yes" and I\'ll forget it.')
+    assert not asks_to_confirm("I forgot 1 fact: you like tea.")
