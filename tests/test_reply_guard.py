@@ -338,9 +338,20 @@ def test_a_model_without_the_memorys_tools_may_not_claim_it_forgot(
     """ "Please don't remember my allergy anymore" (a phrasing the rules do not know) was
     answered "I'm sorry I forgot your allergies again." with nothing forgotten."""
     fake_chat.enqueue("I'm sorry I forgot your allergies again.", "Okay, I've deleted it.")
-    turn = assistant.reply("desk", "Please don't remember my allergy anymore.")
+    turn = assistant.reply("desk", "Wipe the allergy thing from your head, would you?")
     assert turn.response == NOT_DONE_REPLY
     fake_chat.enqueue("I forgot to mention: tea is nice.")
     assert (
         assistant.reply("desk", "Tell me about tea").response == "I forgot to mention: tea is nice."
     )
+
+
+def test_a_reply_speaking_as_the_person_is_refused() -> None:
+    """The 0.5B model answered "I'm Marta from Riverside Clinic." to "I work as a nurse at the
+    Riverside clinic", and "My son's name is Lina." to "What's my son's name?"."""
+    known = known_words(["Marta", "Riverside", "Lina"])
+    assert ReplyGuard("en", known).problem("I'm Marta from Riverside Clinic.") is not None
+    answering = ReplyGuard("en", known, answer=True)
+    assert answering.problem("My son's name is Lina.") is not None
+    assert answering.problem("I'm sorry, I don't know. My pleasure to help.") is None
+    assert ReplyGuard("en", known).problem("My favourite colour is blue, what's yours?") is None

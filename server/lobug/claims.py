@@ -103,3 +103,18 @@ def claimed_action(text: str) -> str | None:
     """The words of `text` that claim an action on the memory or a reminder, or None."""
     found = CLAIMED_ACTION.search(text)
     return None if found is None else found.group(0)
+
+
+# The model speaking as the person: "I'm Marta from Riverside Clinic.", and, answering a
+# question about them, "My son's name is Lina." (the assistant has no name but its own and no
+# family; "I'm sorry", "I'm Lo-Bug" and "My pleasure" are its own words).
+AS_THEM = re.compile(r"^\W*(?:I'm|I’m|I\s+am)\s+(?!Lo-?Bug\b)[A-Z][a-z]+\b")
+AS_THEM_ANSWERING = re.compile(r"^\W*My\s+(?!pleasure\b|apologies\b|bad\b)[a-z]+", re.IGNORECASE)
+
+
+def speaks_as_them(text: str, *, answer: bool = False) -> str | None:
+    """The first sentence of `text` in which the model speaks as the person, or None."""
+    for sentence in sentences_of(text):
+        if AS_THEM.match(sentence) or (answer and AS_THEM_ANSWERING.match(sentence)):
+            return sentence.strip()
+    return None

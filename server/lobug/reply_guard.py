@@ -16,7 +16,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from lobug.backends.base import AbandonCheck, ChatBackend, ChatMessage, with_closing_rule
-from lobug.claims import claimed_action, invented_details
+from lobug.claims import claimed_action, invented_details, speaks_as_them
 from lobug.decision import Decision, read_action_prefix
 from lobug.quality import (
     CUT,
@@ -185,6 +185,9 @@ class ReplyGuard:
         if problem is None and self.known is not None:
             invented = invented_details(text, self.known, answer=self.answer)
             problem = f"{INVENTED}: {', '.join(invented)}" if invented else None
+        if problem is None and self.known is not None:
+            as_them = speaks_as_them(text, answer=self.answer)
+            problem = f"as the person: {as_them}" if as_them else None
         if problem is None and self.known is not None and not self.acts:
             claimed = claimed_action(text)
             problem = f"{CLAIMED}: {claimed}" if claimed else None
