@@ -16,10 +16,17 @@ from lobug.store.engines import open_database
 from lobug.store.protocol import Store
 from tests.engines import ENGINES, Databases, postgres_server
 from tests.fakes import FakeChat, FakeEmbedder
+from tests.models import SMALLEST_CHAT_MODEL
 
 # The machine is small and shared with model-backed tests: judge properties, not speed.
 hypothesis.settings.register_profile("lobug", deadline=None)
 hypothesis.settings.load_profile("lobug")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """The servers tests start, and settings read from the environment, run the smallest
+    chat model unless a test says otherwise (`tests/models.py`)."""
+    os.environ.setdefault("LOBUG_LLM_MODEL", SMALLEST_CHAT_MODEL)
 
 
 @pytest.fixture(autouse=True, scope="session")

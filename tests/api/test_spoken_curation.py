@@ -190,8 +190,13 @@ def test_an_ordinary_turn_goes_to_the_model_and_is_learned_from(
     client: TestClient, fake_chat: FakeChat
 ) -> None:
     fake_chat.enqueue("Good luck with the meeting.")
-    assert say(client, "Don't forget that I have a meeting at noon") == "Good luck with the meeting."
-    assert logged(client) == ["Don't forget that I have a meeting at noon", "Good luck with the meeting."]
+    assert (
+        say(client, "Don't forget that I have a meeting at noon") == "Good luck with the meeting."
+    )
+    assert logged(client) == [
+        "Don't forget that I have a meeting at noon",
+        "Good luck with the meeting.",
+    ]
     assert len(fake_chat.extraction_requests()) == 1
 
 

@@ -23,6 +23,7 @@ from lobug.backends.embedded import (
     WorkerProbe,
     bundled_chat_model,
 )
+from tests.models import smallest_chat_model
 from tests.polling import eventually
 
 pytestmark = pytest.mark.models
@@ -30,7 +31,7 @@ pytestmark = pytest.mark.models
 
 @pytest.fixture(scope="module")
 def chat() -> Iterator[EmbeddedChat]:
-    yield EmbeddedChat(n_ctx=2048)
+    yield EmbeddedChat(smallest_chat_model(), n_ctx=2048)
 
 
 @pytest.fixture(scope="module")
@@ -244,7 +245,7 @@ def test_the_model_is_available_while_its_worker_answers_even_mid_generation(
 
 
 def test_a_closed_model_is_not_available() -> None:
-    closing = EmbeddedChat(n_ctx=512, slots=1)
+    closing = EmbeddedChat(smallest_chat_model(), n_ctx=512, slots=1)
     assert closing.is_available()
     closing.close()
     assert not closing.is_available()
