@@ -267,3 +267,20 @@ def test_what_do_you_know_about_me_says_the_newest_facts_the_speaker_may_see(
         "I know that you work as a nurse; your dog is called Biscuit."
     )
     assert len(fake_chat.chat_requests()) == asked  # the model was not asked
+
+
+def test_a_correction_of_a_fact_close_in_meaning_is_read_back_and_made_on_a_yes(
+    client: TestClient, fake_embedder: FakeEmbedder
+) -> None:
+    """ "Actually my dog is called Pretzel now" stored a second fact beside "... a beagle named
+    Biscuit", which no word of "my dog" names."""
+    old = remember(client, fake_embedder, "The user has a beagle")
+    asked = say(client, "Actually my sweet beagle is called Pretzel now")
+    assert asked == (
+        "I have this note: you have a beagle. "
+        'Say "yes" and I\'ll change it to: your sweet beagle is called Pretzel.'
+    )
+    assert current_facts(client) == ["The user has a beagle"]
+    assert say(client, "yes") == "Got it, I corrected that: your sweet beagle is called Pretzel."
+    assert current_facts(client) == ["The user's sweet beagle is called Pretzel"]
+    assert len(store_of(client).fact_versions("lobug", old)) == 2

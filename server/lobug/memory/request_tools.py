@@ -150,6 +150,8 @@ def _handlers(curation: Curation, household: Household, turn: RequestTurn) -> di
             agent,
             Correction(said.get("subject", ""), "", said.get("statement", "")),
             viewer,
+            household.awaiting,
+            key,
         ),
         REMEMBER: lambda said: remember_statement(
             curation, agent, said.get("statement", ""), viewer

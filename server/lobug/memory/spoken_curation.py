@@ -81,6 +81,8 @@ def answer_request(
     confirmed = household.awaiting.take(key, speaker.person_id, text)
     if isinstance(confirmed, ForgetFound):
         return forget_found(curation, at.agent, confirmed)
+    if isinstance(confirmed, CorrectFound):
+        return correct_found(curation, at.agent, confirmed)
     forget_me = household.forget_me_turn(at.agent, at.device_id, speaker, text, confirmed)
     if forget_me is not None:
         curation.on_forget(at.agent)  # what they said leaves the working memories too
@@ -91,6 +93,8 @@ def answer_request(
     viewer = household.viewer(at.agent, speaker)
     if isinstance(request, ForgetTopic):
         return forget_topic(curation, household.awaiting, key, request.topic, viewer)
+    if isinstance(request, Correction):
+        return correct(curation, at.agent, request, viewer, household.awaiting, key)
     return carry_out(curation, at.agent, at.device_id, request, now, viewer)
 
 
@@ -271,25 +275,59 @@ def remember_statement(
     return f"Thanks, I'll remember that {second_person(said)}."
 
 
-def correct(curation: Curation, agent: str, request: Correction, viewer: Viewer = EVERYONE) -> str:
+@dataclass(frozen=True)
+class CorrectFound:
+    """A correction whose one fact was found by meaning only, waiting for a yes."""
+
+    fact: Fact
+    content: str  # the corrected fact, about the user
+    said: str  # the corrected fact as said back
+
+
+def correct(
+    curation: Curation,
+    agent: str,
+    request: Correction,
+    viewer: Viewer = EVERYONE,
+    awaiting: Confirmations | None = None,
+    key: tuple[str, str] | None = None,
+) -> str:
     """Replace the one fact about the subject (among those `viewer` may see) with the
-    statement; store it (the speaker's) when there is none; ask which when there are
-    several. A guest of a household with people has no notes to correct."""
+    statement; ask which when there are several. When none names the subject and one is
+    close in meaning ("my dog" for "The user has a beagle named Biscuit"), it is read back
+    and replaced on a "yes" (`awaiting`, on device `key`); with none, the statement is stored
+    as the speaker's. A guest of a household with people has no notes to correct."""
     if viewer.kind == "guest":
         return "I only keep notes for the people of this household."
     content = sentence_case(third_person(request.statement.rstrip(".!")))
     said = second_person(request.statement.rstrip(".!"))
     try:
         candidates = curation.facts_about(agent, request.subject, viewer)
+        close = (
+            [] if candidates or awaiting is None else _close_to(curation, agent, request, viewer)
+        )
     except TopicLookupFailed:
         return could_not_check(second_person(request.subject), "I haven't changed anything")
+    if len(close) == 1 and awaiting is not None and key is not None:
+        awaiting.ask(key, viewer.person_id, CorrectFound(close[0], content, said))
+        old = inline(fact_said_back(close[0].content))
+        return f'I have this note: {old}. Say "yes" and I\'ll change it to: {said}.'
     if not candidates:
         return remember_statement(curation, agent, request.statement, viewer)
     if len(candidates) == 1:
-        curation.correct_fact(agent, candidates[0].id, content, actor=VOICE)
-        return f"Got it, I corrected that: {said}."
+        return correct_found(curation, agent, CorrectFound(candidates[0], content, said))
     listed = " or ".join(f'"{fact.content}"' for fact in candidates[:MAX_LISTED])
     return (
         f"I have {len(candidates)} notes about {second_person(request.subject)}: {listed}. "
         "Which one is wrong?"
     )
+
+
+def _close_to(curation: Curation, agent: str, request: Correction, viewer: Viewer) -> list[Fact]:
+    """The facts close in meaning to a correction's subject (none names it)."""
+    return curation.facts_about(agent, request.subject, viewer, loose=True)
+
+
+def correct_found(curation: Curation, agent: str, found: CorrectFound) -> str:
+    curation.correct_fact(agent, found.fact.id, found.content, actor=VOICE)
+    return f"Got it, I corrected that: {found.said}."
