@@ -301,7 +301,7 @@ class Sitting:
         before = self.view()
         result = self.turn(ASKED_ON, Line(request.said, "request"))
         if asks_to_confirm(result.reply):  # as a person would: "yes", then judge that answer
-            confirmed = self.turn(ASKED_ON, Line("Yes.", "request"))
+            confirmed = self.turn(ASKED_ON, Line("Yes.", "confirm"))
             result.reply = f"{result.reply} / {confirmed.reply}"
             result.seconds += confirmed.seconds
         if request.goal is not None:
