@@ -355,3 +355,31 @@ def test_a_reply_speaking_as_the_person_is_refused() -> None:
     assert answering.problem("My son's name is Lina.") is not None
     assert answering.problem("I'm sorry, I don't know. My pleasure to help.") is None
     assert ReplyGuard("en", known).problem("My favourite colour is blue, what's yours?") is None
+
+
+@pytest.mark.parametrize(
+    ("asked", "reply"),
+    [
+        # Refused on Qwen2.5-Coder-1.5B in the evaluation (issue 41): good answers.
+        ("Can you give me a simple recipe for pancakes?", "1. Mix the flour. 2. Heat the pan."),
+        ("How long should I boil an egg for a soft yolk?", "Boil it for 6 to 7 minutes."),
+        (
+            "Any idea what to get my daughter?",
+            "Based on what you told me, your daughter Lina likes dinosaurs.",
+        ),
+        ("Which football team do I support?", "As an AI, I don't know your team yet."),
+    ],
+)
+def test_good_answers_of_a_capable_model_pass_the_invented_details_check(
+    asked: str, reply: str
+) -> None:
+    from lobug.memory.recall import asked_words
+
+    known = known_words([asked, "The user's daughter Lina likes dinosaurs."])
+    assert ReplyGuard("en", known, answer=bool(asked_words(asked))).problem(reply) is None
+
+
+def test_a_name_opening_a_sentence_is_still_a_claim() -> None:
+    known = known_words(["What's my son's name?"])
+    assert ReplyGuard("en", known, answer=True).problem("Max is your son.") is not None
+    assert ReplyGuard("en", known, answer=True).problem("Fido.") is not None

@@ -37,6 +37,12 @@ COMMON_OPENERS = frozenset(
 )
 
 
+# The words after a sentence's first word that make it a name ("Max is", "Fido has").
+NAMING_NEXT = frozenset("is was has had and says said lives works".split())
+# What a model calls itself ("As an AI, ..."): never a detail about the person.
+ASSISTANT_WORDS = frozenset({"ai", "lo-bug", "lobug", "assistant"})
+
+
 def known_words(texts: Iterable[str]) -> frozenset[str]:
     """The words (lower case, without a possessive "'s") that `texts` hold."""
     return frozenset(bare(token) for text in texts for token in word_tokens(text))
@@ -50,8 +56,10 @@ def invented_details(text: str, known: frozenset[str], *, answer: bool = False) 
     for sentence in sentences_of(text):
         if sentence.rstrip().endswith("?") or not (answer or claims_about_them(sentence)):
             continue
-        for position, token in enumerate(word_tokens(sentence)):
-            if is_detail(token, position) and bare(token) not in known:
+        tokens = word_tokens(sentence)
+        for position, token in enumerate(tokens):
+            after = tokens[position + 1] if position + 1 < len(tokens) else None
+            if is_detail(token, position, after) and bare(token) not in known:
                 invented.append(token)
     return invented
 
@@ -68,13 +76,22 @@ def claims_about_them(sentence: str) -> bool:
     return False
 
 
-def is_detail(token: str, position: int) -> bool:
+def is_detail(token: str, position: int, after: str | None = None) -> bool:
+    """Whether `token` (at `position` in its sentence, `after` it the next token) is a name or
+    number. A sentence's first word is one only when the sentence names it ("Max is ...",
+    "Maria's ...", "Fido."): "Based on ...", "Let me ..." open good answers."""
     if any(c.isdigit() for c in token):
         return True
     if not token[:1].isupper() or token in ("I", "I'm", "I've", "I'd", "I'll"):
         return False
     word = token.lower().replace("'", "").replace("’", "")
-    return position > 0 or not (word in FUNCTION_WORDS or word in COMMON_OPENERS or is_gerund(word))
+    if word in ASSISTANT_WORDS:
+        return False
+    if position > 0:
+        return True
+    if word in FUNCTION_WORDS or word in COMMON_OPENERS or is_gerund(word):
+        return False
+    return after is None or after.lower() in NAMING_NEXT or token.endswith(("'s", "’s"))
 
 
 def is_gerund(word: str) -> bool:

@@ -50,10 +50,12 @@ QUESTION_OPENERS = frozenset(
     can could have has remind""".split()
 )
 ADVICE = re.compile(
-    r"^(?:how (?:do|can|could|should|would) i|what (?:should|can|could|would) i|"
-    r"should i|can i|could i|would i|shall i|will i)\b"
+    r"^(?:how (?:(?:long|much|many|often|soon) )?(?:do|can|could|should|would) i"
+    r"|what (?:should|can|could|would) i|should i|can i|could i|would i|shall i|will i)\b"
 )
-ABOUT_THE_PERSON = frozenset({"my", "i", "me", "mine", "im", "ive"})
+# Words that make a question one about the person ("me" is what a request for help is for:
+# "can you give me a recipe" asks nothing about them).
+ABOUT_THE_PERSON = frozenset({"my", "i", "mine", "im", "ive"})
 YES_NO = re.compile(r"^(?:do|did|can|could) you (?:remember|know|recall)\b")
 SECOND_PERSON = (
     (re.compile(r"\bthe user and their\b", re.IGNORECASE), "you and your"),  # "we", `text`
