@@ -18,6 +18,9 @@ from tests.engines import ENGINES, Databases, postgres_server
 from tests.fakes import FakeChat, FakeEmbedder
 from tests.models import SMALLEST_CHAT_MODEL
 
+# The app on a fake model server that calls tools: its `model` fixture (`tests/served_model.py`).
+pytest_plugins = ("tests.served_model",)
+
 # The machine is small and shared with model-backed tests: judge properties, not speed.
 hypothesis.settings.register_profile("lobug", deadline=None)
 hypothesis.settings.load_profile("lobug")

@@ -14,51 +14,34 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
-from lobug.app import create_app
-from lobug.backends import Backends
-from lobug.backends.remote import OpenAIChat
 from lobug.backends.speech import WhisperSTT
 from lobug.config import Settings
 from lobug.language import language_notices
 from lobug.memory.request_tools import FORGET_ABOUT
 from lobug.store.models import FactQuery, NewFact
-from lobug.store.sqlite.engine import SQLiteStore
+from tests.api.test_spoken_curation import store_of
 from tests.api.test_voice import upload
 from tests.backends.test_remote import FakeOpenAI
-from tests.fakes import FakeEmbedder, FakeTTS
+from tests.fakes import FakeEmbedder
 from tests.polling import memory_work_done
+from tests.served_model import client_on
 
 SPEECH = Path(__file__).parents[1] / "data" / "speech"
-
-
-@pytest.fixture
-def model() -> Iterator[FakeOpenAI]:
-    server = FakeOpenAI(models=["served-model"])
-    yield server
-    server.close()
 
 
 @pytest.fixture
 def german(
     settings: Settings, model: FakeOpenAI, fake_embedder: FakeEmbedder
 ) -> Iterator[TestClient]:
-    chat = OpenAIChat(
-        "served-model", base_url=model.base_url, api_key=None, timeout_s=10, connect_timeout_s=1
-    )
     stt = WhisperSTT(None, language="de", threads=1)
-    backends = Backends(chat, fake_embedder, stt, FakeTTS())
-    with TestClient(create_app(settings.with_overrides(language="de"), backends)) as client:
+    german = settings.with_overrides(language="de")
+    with client_on(german, model, fake_embedder, stt) as client:
         yield client
 
 
 def turns(model: FakeOpenAI) -> list[dict[str, Any]]:
     bodies: list[dict[str, Any]] = model.bodies("/v1/chat/completions")
     return [body for body in bodies if body.get("stream")]
-
-
-def store_of(client: TestClient) -> SQLiteStore:
-    found: SQLiteStore = client.app.state.services.store  # type: ignore[attr-defined]
-    return found
 
 
 @pytest.mark.models

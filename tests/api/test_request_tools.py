@@ -11,30 +11,14 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
-from lobug.app import create_app
-from lobug.backends import Backends
-from lobug.backends.remote import OpenAIChat
 from lobug.config import Settings
 from lobug.memory.request_tools import FORGET_ABOUT, FORGET_LAST, MEMORY_TOOLS, WHAT_YOU_KNOW
 from lobug.store.models import FactQuery, NewFact
-from lobug.store.sqlite.engine import SQLiteStore
+from tests.api.test_spoken_curation import say, store_of
 from tests.backends.test_remote import FakeOpenAI
-from tests.fakes import FakeEmbedder, FakeSTT, FakeTTS
+from tests.fakes import FakeEmbedder
 from tests.polling import memory_work_done
-
-
-@pytest.fixture
-def model() -> Iterator[FakeOpenAI]:
-    server = FakeOpenAI(models=["served-model"])
-    yield server
-    server.close()
-
-
-def client_on(settings: Settings, model: FakeOpenAI, embedder: FakeEmbedder) -> TestClient:
-    chat = OpenAIChat(
-        "served-model", base_url=model.base_url, api_key=None, timeout_s=10, connect_timeout_s=1
-    )
-    return TestClient(create_app(settings, Backends(chat, embedder, FakeSTT("hi"), FakeTTS())))
+from tests.served_model import client_on
 
 
 @pytest.fixture
@@ -43,19 +27,6 @@ def client(
 ) -> Iterator[TestClient]:
     with client_on(settings, model, fake_embedder) as app_client:
         yield app_client
-
-
-def say(client: TestClient, text: str) -> str:
-    response = client.post("/chat/text", json={"text": text})
-    assert response.status_code == 200, response.text
-    memory_work_done(client)
-    reply: str = response.json()["response"]
-    return reply
-
-
-def store_of(client: TestClient) -> SQLiteStore:
-    found: SQLiteStore = client.app.state.services.store  # type: ignore[attr-defined]
-    return found
 
 
 def remember(client: TestClient, embedder: FakeEmbedder, text: str) -> int:

@@ -12,14 +12,12 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
-from lobug.app import create_app
-from lobug.backends import Backends
-from lobug.backends.remote import OpenAIChat
 from lobug.config import Settings
 from lobug.memory.request_tools import MEMORY_TOOLS
 from tests.backends.test_remote import FakeOpenAI
-from tests.fakes import FakeEmbedder, FakeSTT, FakeTTS
+from tests.fakes import FakeEmbedder, FakeSTT
 from tests.polling import eventually
+from tests.served_model import client_on
 from tests.xiaozhi.test_session import MAC, greet, headers, until_tts_stop
 from tests.xiaozhi.test_unasked import VOLUME_TOOLS, ask, device_answers, list_tools, said
 
@@ -27,22 +25,11 @@ OK = {"content": [{"type": "text", "text": "true"}], "isError": False}
 
 
 @pytest.fixture
-def model() -> Iterator[FakeOpenAI]:
-    server = FakeOpenAI(models=["served-model"])
-    yield server
-    server.close()
-
-
-@pytest.fixture
 def client(
     settings: Settings, model: FakeOpenAI, fake_embedder: FakeEmbedder
 ) -> Iterator[TestClient]:
-    chat = OpenAIChat(
-        "served-model", base_url=model.base_url, api_key=None, timeout_s=10, connect_timeout_s=1
-    )
-    backends = Backends(chat, fake_embedder, FakeSTT("What time is it now?"), FakeTTS())
-    with TestClient(create_app(settings, backends)) as app_client:
-        yield app_client
+    with client_on(settings, model, fake_embedder, FakeSTT("What time is it now?")) as client:
+        yield client
 
 
 def turns(model: FakeOpenAI) -> list[dict[str, Any]]:
