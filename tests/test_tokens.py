@@ -47,7 +47,8 @@ def test_an_oversized_newest_message_is_cut_to_fit() -> None:
 
 def test_one_third_person_that_conjugates() -> None:
     assert third_person("I work at NASA") == "the user works at NASA"
-    assert third_person("My sister and I go hiking") == "the user's sister and the user goes hiking"
+    # A subject of two keeps its verb as said (it was "... and the user goes hiking").
+    assert third_person("My sister and I go hiking") == "the user's sister and the user go hiking"
 
 
 def test_one_function_word_list_for_search_and_grounding() -> None:
