@@ -303,9 +303,9 @@ def correct(
     said = second_person(request.statement.rstrip(".!"))
     try:
         candidates = curation.facts_about(agent, request.subject, viewer)
-        close = (
-            [] if candidates or awaiting is None else _close_to(curation, agent, request, viewer)
-        )
+        close = []
+        if not candidates and awaiting is not None:
+            close = curation.facts_about(agent, request.subject, viewer, loose=True)
     except TopicLookupFailed:
         return could_not_check(second_person(request.subject), "I haven't changed anything")
     if len(close) == 1 and awaiting is not None and key is not None:
@@ -321,11 +321,6 @@ def correct(
         f"I have {len(candidates)} notes about {second_person(request.subject)}: {listed}. "
         "Which one is wrong?"
     )
-
-
-def _close_to(curation: Curation, agent: str, request: Correction, viewer: Viewer) -> list[Fact]:
-    """The facts close in meaning to a correction's subject (none names it)."""
-    return curation.facts_about(agent, request.subject, viewer, loose=True)
 
 
 def correct_found(curation: Curation, agent: str, found: CorrectFound) -> str:
