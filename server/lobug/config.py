@@ -97,7 +97,7 @@ class Settings:
     # `sqlite:///path` or `postgresql://user:pass@host:port/db`; None: SQLite at `db_path`.
     database_url: str | None = None
     db_pool_size: int = 10
-    hnsw_ef_search: int = 200  # recall@5 1.000 at 1M bench vectors (README)
+    hnsw_ef_search: int = 200  # recall@5 1.000 at 1M bench vectors (docs/operations.md)
     agent: str = "lobug"
     device_agents: Mapping[str, str] = field(default_factory=dict)
 
@@ -233,7 +233,7 @@ class Settings:
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str]) -> Settings:
-        """Build settings from environment variables (see the README for the list). A
+        """Build settings from environment variables (see docs/configuration.md for the list). A
         variable that is not set leaves the field's default, written once, above."""
         env = _Env(environ)
         memory = MemoryConfig(**env.read_all(MEMORY_ENV))

@@ -24,6 +24,8 @@ from tests.fakes import FakeChat, FakeEmbedder
 
 REPO = Path(__file__).resolve().parents[2]
 README = REPO / "README.md"
+# The manual's guides, where the examples below stand (the README links them).
+GUIDES = (README, *sorted((REPO / "docs").glob("*.md")))
 SPEECH_READY_S = 240
 SHELL_TIMEOUT_S = 300
 README_HOME = "/home/alex"  # the home folder the README's session shows
@@ -31,8 +33,13 @@ SCORE = re.compile(r"\d\.\d{3}")
 
 
 def section(title: str) -> str:
-    """The README's text under the heading `title` (`## Name`), up to the next `## `."""
-    text = README.read_text(encoding="utf-8")
+    """The manual's text under the heading `title` (`## Name`), up to the next `## `: in the
+    README or the guide of `docs/` that holds it."""
+    text = next(
+        found
+        for found in (guide.read_text(encoding="utf-8") for guide in GUIDES)
+        if f"\n{title}\n" in found
+    )
     return text.split(f"\n{title}\n", 1)[1].split("\n## ", 1)[0]
 
 

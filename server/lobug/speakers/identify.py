@@ -16,7 +16,7 @@ SOURCE = "voice"
 # point of scripts/bench_speakers.py --klettres for embeddings computed while the person speaks
 # (1 s windows), 24 voices, 474 utterances, 3 enrol each: EER 3.9% at 0.401; there, false
 # accepts 3.9%, false rejects 3.7%, 96.5% identified. Whole utterances: EER 1.5% at 0.369.
-# The 4 credited Asterisk voices alone: EER 0.7% at 0.433 (live). README has the table.
+# The 4 credited Asterisk voices alone: EER 0.7% at 0.433 (live). docs/devices.md has the table.
 THRESHOLD = 0.40
 # How far the nearest profile must beat the second nearest (cosine): a voice close to two
 # profiles is nobody's. scripts/bench_speakers.py --klettres --margins, live embeddings, 24
@@ -24,7 +24,7 @@ THRESHOLD = 0.40
 # passed for someone in 26.1% of trials and 2.7% of enrolled people were named as another;
 # with 0.08, 7.2% and 0.0%, for 90.3% named right instead of 94.3% (the rest: guests, who
 # fall back on a claim or the device's person). A wrong person hears private facts; a guest
-# does not: privacy first. README has the sweep.
+# does not: privacy first. docs/devices.md has the sweep.
 MARGIN = 0.08
 
 

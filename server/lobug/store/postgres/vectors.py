@@ -2,7 +2,7 @@
 whose dimension `fact_vectors` and `message_vectors` take, each with an HNSW index (cosine)
 and an index on the agent. `reindex` re-embeds everything with another model.
 
-How a search reaches recall@5 >= 0.99 against exact search (figures in README's "Scaling out"):
+How a search reaches recall@5 >= 0.99 against exact search (docs/operations.md has the figures):
 - An agent with at most `EXACT_SCAN_ROWS` vectors (`exact_scan_rows`) is searched exactly
   (its rows through the agent index, every distance computed).
 - A larger one goes through HNSW (m 16, ef_construction `HNSW_EF_CONSTRUCTION`), searched with
@@ -29,7 +29,7 @@ from lobug.store.sql import rows
 from lobug.store.sql.database import EmbedBatch
 from lobug.store.sql.visibility import nearest_to_read, visible_facts
 
-EF_SEARCH = 200  # recall@5 1.000 at 100k and 1M bench vectors, 0.98 at 1M with 100 (README)
+EF_SEARCH = 200  # recall@5 1.000 at 100k and 1M bench vectors, 0.98 at 1M with 100 (docs)
 HNSW_M = 16  # pgvector's default (links per row)
 HNSW_EF_CONSTRUCTION = 200  # pgvector's 64: recall@5 0.88 at 1M bench vectors, ef_search 200
 EXACT_SCAN_ROWS = 20_000  # an agent with no more vectors is searched exactly
