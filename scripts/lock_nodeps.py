@@ -1,4 +1,5 @@
-"""Write the hash-pinned lock of requirements-nodeps.txt (`make lock` runs it).
+"""Write the hash-pinned lock of a --no-deps requirements file (`make lock` runs it for
+requirements-nodeps.txt and requirements-models.txt).
 
 pip-compile cannot lock a requirement without resolving its dependencies, and the packages in
 requirements-nodeps.txt are installed without theirs (their declared dependencies would compile
@@ -16,10 +17,13 @@ import sys
 import tempfile
 from pathlib import Path
 
-HEADER = (
-    "# Written by `make lock` (scripts/lock_nodeps.py) from requirements-nodeps.txt: do not edit.\n"
-    "# Installed with `pip install --no-deps --require-hashes -r requirements-nodeps.lock`.\n"
-)
+
+def header(source: Path, target: Path) -> str:
+    """The lock's first lines: which pins it was written from and how it is installed."""
+    return (
+        f"# Written by `make lock` (scripts/lock_nodeps.py) from {source.name}: do not edit.\n"
+        f"# Installed with `pip install --no-deps --require-hashes -r {target.name}`.\n"
+    )
 
 
 def pinned_lines(path: Path) -> list[str]:
@@ -52,8 +56,9 @@ def locked_line(pin: str) -> str:
 
 
 def main(source: str, target: str) -> None:
-    lines = [locked_line(pin) for pin in pinned_lines(Path(source))]
-    Path(target).write_text(HEADER + "".join(lines))
+    source_path, target_path = Path(source), Path(target)
+    lines = [locked_line(pin) for pin in pinned_lines(source_path)]
+    target_path.write_text(header(source_path, target_path) + "".join(lines))
 
 
 if __name__ == "__main__":
