@@ -27,6 +27,7 @@ from lobug.memory.disclosure import (
     names_someone,
     stated_type,
 )
+from lobug.memory.prompts import WHOSE
 from lobug.memory.when import due_time
 from lobug.quality import text_problem
 from lobug.store.models import FACT_TYPES, LEGACY_FACT_TYPES, TIME_SPANS, NewFact, fact_type_of
@@ -181,12 +182,15 @@ def validate_facts(
     max_facts: int,
     language: str = "en",
     said_at: datetime | None = None,
+    trust_model: bool = False,
 ) -> list[NewFact]:
     """Well-formed facts grounded in the user's statements (`informative_sentences` of
     `user_text`), de-duplicated, at most `max_facts`; claims that fail `claim_problem` are
     dropped. Each is typed by `fact_type`, given the confidence `memory/confidence.py` gives
     a grounded extraction, and, a commitment or a plan, the due time its `due` field or
-    sentence names, read as of `said_at` (when the user spoke, in their time zone)."""
+    sentence names, read as of `said_at` (when the user spoke, in their time zone).
+    `trust_model` (a capable backend's extraction): the model's type and its `whose` are
+    taken as it gives them; the word rules only fill what it left out."""
     kept: list[NewFact] = []
     seen: set[str] = set()
     statements = informative_sentences(user_text)
@@ -194,7 +198,7 @@ def validate_facts(
         claim = item.get("fact", item.get("content"))
         if not isinstance(claim, str) or claim_problem(claim, language) is not None:
             continue
-        fact = _to_fact(item, source_message_ids, said_at, statements)
+        fact = _to_fact(item, source_message_ids, said_at, statements, trust_model)
         if fact is None:
             continue
         key = " ".join(content_words(fact.content))
@@ -235,17 +239,20 @@ def source_sentence(fact: str, statements: Sequence[str]) -> str:
     return max(statements, key=shared, default="")
 
 
-def fact_type(model_type: Any, said: str) -> str:
+def fact_type(model_type: Any, said: str, *, trust_model: bool = False) -> str:
     """A fact's type: what the user's own sentence says by the rule of
     `disclosure.stated_type`; where the rule finds nothing, the model's type when it is one
     of seed 001's (or an old one, mapped), else identity. A small model's type is no evidence
-    (it copies its prompt's example), so the rule goes first."""
+    (it copies its prompt's example), so the rule goes first; a capable model's
+    (`trust_model`) understands the sentence in any language and phrasing, so it goes first
+    and the rule only fills a type it left out."""
+    known = model_type in FACT_TYPES or model_type in LEGACY_FACT_TYPES
+    if trust_model and known:
+        return fact_type_of(model_type)
     stated = stated_type(said)
     if stated is not None:
         return stated
-    if model_type in FACT_TYPES or model_type in LEGACY_FACT_TYPES:
-        return fact_type_of(model_type)
-    return "identity"
+    return fact_type_of(model_type) if known else "identity"
 
 
 def _to_fact(
@@ -253,6 +260,7 @@ def _to_fact(
     source_message_ids: tuple[int, ...],
     said_at: datetime | None,
     statements: Sequence[str] = (),
+    trust_model: bool = False,
 ) -> NewFact | None:
     content = item.get("fact", item.get("content"))
     if not isinstance(content, str):
@@ -261,7 +269,8 @@ def _to_fact(
     if not content or len(content) > MAX_FACT_CHARS:
         return None
     said = source_sentence(content, statements) or content
-    kind = fact_type(item.get("type"), said)
+    kind = fact_type(item.get("type"), said, trust_model=trust_model)
+    whose = item.get("whose") if trust_model and item.get("whose") in WHOSE else None
     span = item.get("time_span")
     due = due_of(item.get("due"), said, said_at) if kind in DATED_TYPES else None
     return NewFact(
@@ -274,6 +283,7 @@ def _to_fact(
         confidence=confidence.of_extraction(said, item.get("confidence")),
         source_message_ids=source_message_ids,
         due_at=due,
+        whose=whose,
     )
 
 

@@ -320,6 +320,7 @@ class MemoryManager:
             max_facts=self.config.max_facts_per_exchange,
             language=self.language,
             said_at=said_at,
+            trust_model=not simple,
         )
         if simple:
             openers = sentence_openers(user.content)

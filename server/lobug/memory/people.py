@@ -97,9 +97,10 @@ def _named(said: str, people: list[Person]) -> Person | None:
 def owned(fact: NewFact, speaker: Speaker, said: str) -> NewFact | None:
     """`fact` as the speaker's (private) or the household's ("our wifi password", "we"),
     or None when a guest of a household with people said it (not kept: a guest's life is
-    not the household's memory)."""
-    ours = bool(_HOUSEHOLD_WORDS.search(said)) and bool(_HOUSEHOLD_WORDS.search(fact.content))
-    if ours or _household_words_only(said):
+    not the household's memory). Whose it is: what a capable model's extraction said
+    (`fact.whose`), else the household's word rules."""
+    ours = _ours_by_words(fact, said) if fact.whose is None else fact.whose == "household"
+    if ours:
         return replace(fact, owner_person_id=speaker.person_id, scope=HOUSEHOLD)
     if speaker.is_guest:
         return None
@@ -181,6 +182,13 @@ def attributed(facts: list[NewFact], user: Message, has_people: bool) -> list[Ne
     speaker = Speaker(user.person_id, user.speaker_source or GUEST, 0.0)
     kept = [owned(fact, speaker, user.content) for fact in facts]
     return [fact for fact in kept if fact is not None]
+
+
+def _ours_by_words(fact: NewFact, said: str) -> bool:
+    """The English rule for a model that cannot say whose a fact is: "our"/"we" in both the
+    sentence and the fact, or a plural statement about the home with no "I"/"my"."""
+    both = bool(_HOUSEHOLD_WORDS.search(said)) and bool(_HOUSEHOLD_WORDS.search(fact.content))
+    return both or _household_words_only(said)
 
 
 def _household_words_only(said: str) -> bool:

@@ -8,6 +8,9 @@ from lobug.backends.base import ChatMessage, JsonSchema
 from lobug.store.models import FACT_TYPES, TIME_SPANS, Fact, Message, Summary
 
 MAX_TRANSCRIPT_MESSAGE_CHARS = 400
+# Whose a fact is, as a capable model's extraction says: the person speaking's own, or the
+# household's (`memory/people.owned` reads it).
+WHOSE = ("speaker", "household")
 
 FACT_SCHEMA_ITEM: JsonSchema = {
     "type": "object",
@@ -20,6 +23,7 @@ FACT_SCHEMA_ITEM: JsonSchema = {
         "time_span": {"type": "string", "enum": list(TIME_SPANS)},
         "due": {"type": "string"},
         "confidence": {"type": "number"},
+        "whose": {"type": "string", "enum": list(WHOSE)},
     },
     "required": ["fact", "type"],
 }
@@ -51,7 +55,8 @@ def fact_schema(max_items: int, *, simple: bool = False) -> JsonSchema:
 FACT_EXTRACTION_SYSTEM = """You extract durable facts about the user from one exchange.
 Output JSON only: {"facts": [{"fact": "...", "type": "identity|trait|preference|event|commitment|
 constraint", "subject": "...", "relation": "...", "object": "...", "time_span": "short_term|
-medium_term|current|long_term|future", "due": "...", "confidence": 0.0-1.0}]}
+medium_term|current|long_term|future", "due": "...", "whose": "speaker|household",
+"confidence": 0.0-1.0}]}
 Rules:
 - Each fact is one short standalone sentence in the third person ("The user ...").
 - Only facts stated in the exchange. Never guess or add details.
@@ -62,8 +67,10 @@ Rules:
   budget, rule, something the user cannot do).
 - time_span: how long the fact holds. due: when a commitment is due, in the user's words
   ("tomorrow", "on Friday").
-- subject/relation/object, time_span, due and confidence are optional; confidence is how
-  sure the exchange makes the fact."""
+- whose: speaker (about the person talking: their work, health, family, plans) or household
+  (shared by everyone at home: "we have a beagle", "our wifi password is ...").
+- subject/relation/object, time_span, due, whose and confidence are optional; confidence is
+  how sure the exchange makes the fact."""
 
 
 SIMPLE_FACT_EXTRACTION_SYSTEM = """Extract facts about the user from the exchange.

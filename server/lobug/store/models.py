@@ -178,6 +178,9 @@ class NewFact:
     owner_person_id: int | None = None  # None: the household's
     scope: str = "household"
     shareable: bool = False
+    # Whose the extraction said it is, where its model is trusted to say (a capable backend):
+    # "speaker" or "household"; None leaves it to the household's word rules (`memory/people`).
+    whose: str | None = None
 
 
 @dataclass(frozen=True)
