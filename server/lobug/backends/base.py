@@ -262,6 +262,19 @@ class VoiceActivity(ABC):
         """The probability (0-1) that `chunk` (exactly `chunk_samples`) holds speech."""
 
 
+class TurnEnd(ABC):
+    """Whether a person has finished their turn, heard from the audio itself (how the voice
+    falls, not the words): 16 kHz mono int16 PCM of the turn so far, its first silence at the
+    end. Holds no state from call to call: one instance serves every stream, from any thread."""
+
+    name: str = "turn-end"
+    model: str = ""
+
+    @abstractmethod
+    def completion_probability(self, pcm: npt.NDArray[np.int16]) -> float:
+        """The probability (0-1) that the turn is complete."""
+
+
 class TextToSpeech(ABC):
     """Speech synthesis: int16 mono PCM, one piece per sentence, at `sample_rate`."""
 
