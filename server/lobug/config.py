@@ -22,6 +22,9 @@ LLM_BACKENDS = ("auto", "ollama", "openai", "embedded")
 # where its backend calls tools (`auto`), or by the language's phrase rules (`rules`).
 UNDERSTANDINGS = ("auto", "rules")
 EMBED_BACKENDS = ("local", "ollama", "openai")
+# What ends a voice turn the server hears (xiaozhi `auto`/`realtime`): the turn-end model on the
+# audio (`model`; the words heard where it is missing), or silence and the words alone.
+TURN_ENDS = ("model", "silence")
 
 DEFAULT_OLLAMA_CHAT_MODEL = "llama3.2"
 DEFAULT_EMBED_MODELS = {
@@ -129,6 +132,7 @@ class Settings:
     # The conversation's language: speech recognition's, and the one replies, summaries and
     # facts must be in (`auto`: detected by speech recognition, replies not checked for it).
     language: str = "en"
+    turn_end: str = "model"  # TURN_ENDS
     tts_voice: Path | None = None
     tts_sample_rate: int | None = None
     max_audio_seconds: float = 30.0
@@ -166,6 +170,8 @@ class Settings:
             raise ConfigError(f"LOBUG_LLM_BACKEND must be one of {', '.join(LLM_BACKENDS)}")
         if self.understanding not in UNDERSTANDINGS:
             raise ConfigError(f"LOBUG_UNDERSTANDING must be one of {', '.join(UNDERSTANDINGS)}")
+        if self.turn_end not in TURN_ENDS:
+            raise ConfigError(f"LOBUG_TURN_END must be one of {', '.join(TURN_ENDS)}")
         if self.embed_backend not in EMBED_BACKENDS:
             raise ConfigError(f"LOBUG_EMBED_BACKEND must be one of {', '.join(EMBED_BACKENDS)}")
         if not 0 < self.port < 65536:
@@ -420,6 +426,7 @@ SETTINGS_ENV: dict[str, tuple[str, Parser]] = {
     "stt_model": ("LOBUG_STT_MODEL", str),
     "stt_threads": ("LOBUG_STT_THREADS", _integer),
     "language": ("LOBUG_LANGUAGE", str.lower),
+    "turn_end": ("LOBUG_TURN_END", str.lower),
     "tts_voice": ("LOBUG_TTS_VOICE", _path),
     "tts_sample_rate": ("LOBUG_TTS_SAMPLE_RATE", _integer),
     "max_audio_seconds": ("LOBUG_MAX_AUDIO_SECONDS", _number),

@@ -1,7 +1,14 @@
 """Where a person's turn ends, heard by the server (the xiaozhi `auto` and `realtime` modes):
 a voice-activity model marks each 32 ms of audio as speech or not, and the turn ends after a
-stretch of silence whose length depends on the words heard so far (`listening.hear_arriving`
-transcribes each stretch of speech at its first pause):
+stretch of silence whose length depends on what was heard.
+
+With a turn-end model (`backends.turn_end`, LOBUG_TURN_END=model), it is asked once per
+silence, when the silence is `ASK_AFTER_MS` long, whether the audio so far is a whole turn
+(how the voice falls, not the words): yes, and the turn ends at `COMPLETE_SILENCE_MS`; no, and
+it waits up to `INCOMPLETE_SILENCE_MS` for more. The model runs in a worker thread
+(`asked_in_thread`); until it answers, the turn waits (at most the long wait). When there is
+no model, or it failed on this silence, the words heard so far decide, by the English rules
+below (`listening.hear_arriving` transcribes each stretch of speech at its first pause):
 
 - a short silence (`FINISHED_SILENCE_MS`) when the words heard, covering all the speech so
   far, end a sentence (". ? !"): the person said something whole;
@@ -27,12 +34,16 @@ busy machine and in tests."""
 
 from __future__ import annotations
 
+import asyncio
+import logging
 import re
+from collections.abc import Callable
+from functools import partial
 
 import numpy as np
 import numpy.typing as npt
 
-from lobug.backends.base import VoiceActivity
+from lobug.backends.base import TurnEnd, VoiceActivity
 from lobug.text import words_of
 
 RATE = 16_000
@@ -41,6 +52,13 @@ MIN_SPEECH_MS = 200  # less voiced audio than this is a click or a breath, not a
 # Speech over an answer being said (`realtime`) stops it after this much voiced audio: less
 # than a turn needs, so the answer stops within about 150 ms of the person starting to speak.
 BARGE_IN_SPEECH_MS = 96
+# The turn-end model is asked after this much silence (`ASK_AFTER_MS`), and its answer sets
+# the silence that ends the turn. Measured with `scripts/bench_turn_end.py`.
+ASK_AFTER_MS = 96
+COMPLETE_SILENCE_MS = 160
+INCOMPLETE_SILENCE_MS = 1000
+COMPLETE_PROBABILITY = 0.5
+HEARD_SAMPLES = 8 * RATE  # the audio kept for the model: as much as it reads
 FINISHED_SILENCE_MS = 300
 UNPUNCTUATED_SILENCE_MS = 500
 OPEN_SILENCE_MS = 900
@@ -78,13 +96,25 @@ SOFTENERS = frozenset("please just maybe perhaps also kindly quickly".split())
 SUBJECT_WORDS = 3  # the most words a subject said alone has ("My favourite colour")
 QUESTION_WORDS = frozenset("what who where when how why which whose".split())
 
+log = logging.getLogger(__name__)
+
+# Asks the turn-end model about a turn's audio so far and tells its answer (the probability
+# that the turn is complete; None when the model failed) when it has one.
+Answer = Callable[[float | None], None]
+Ask = Callable[[npt.NDArray[np.int16], Answer], None]
+
 
 class Endpointer:
     """Feed the utterance's 16 kHz PCM as it arrives (`feed`), and the words heard so far
-    (`heard`); `ended` turns true once the turn is over."""
+    (`heard`); `ended` turns true once the turn is over. With `ask`, the turn-end model is
+    asked at each silence (see the module); its answer may end the turn between feeds."""
 
-    def __init__(self, vad: VoiceActivity) -> None:
+    def __init__(self, vad: VoiceActivity, ask: Ask | None = None) -> None:
         self._vad = vad
+        self._ask = ask
+        self._asked_after = -1  # `_last_voice_end` when the model was last asked
+        self._answer: tuple[int, float | None] | None = None  # (asked after, probability)
+        self._recent = np.zeros(0, dtype=np.int16)  # the last `HEARD_SAMPLES` fed
         self._pending = np.zeros(0, dtype=np.int16)
         self._fed = 0  # samples through the VAD
         self._voiced = 0  # samples judged speech
@@ -114,11 +144,34 @@ class Endpointer:
         while len(self._pending) >= size and not self.ended:
             chunk, self._pending = self._pending[:size], self._pending[size:]
             self._fed += size
+            self._keep(chunk)
             if self._vad.speech_probability(chunk) >= SPEECH_PROBABILITY:
                 self._voiced += size
                 self._last_voice_end = self._fed
-            self.ended = self._turn_over()
+            self._ask_if_due()
+            self.ended = self.ended or self._turn_over()
         return self.ended
+
+    def _keep(self, chunk: npt.NDArray[np.int16]) -> None:
+        if self._ask is not None:
+            self._recent = np.concatenate([self._recent, chunk])[-HEARD_SAMPLES:]
+
+    def _ask_if_due(self) -> None:
+        """Ask the model once per silence, when it has lasted `ASK_AFTER_MS`."""
+        if self._ask is None or not self.spoke or self._asked_after == self._last_voice_end:
+            return
+        if self._silence_ms() < ASK_AFTER_MS:
+            return
+        self._asked_after = self._last_voice_end
+        self._ask(self._recent.copy(), partial(self._answered, self._last_voice_end))
+
+    def _answered(self, asked_after: int, probability: float | None) -> None:
+        """The model's answer about the silence after sample `asked_after`; an answer about a
+        silence the person has since spoken through is dropped."""
+        if asked_after != self._last_voice_end or self.ended:
+            return
+        self._answer = (asked_after, probability)
+        self.ended = self._turn_over()
 
     def heard(self, words: str, covered: int | None = None) -> None:
         """The words of the speech transcribed so far (`listening.WordsHeard`), heard from
@@ -132,10 +185,22 @@ class Endpointer:
     def _turn_over(self) -> bool:
         if not self.spoke:
             return False
-        silence_ms = (self._fed - self._last_voice_end) * 1000 / RATE
-        return silence_ms >= self._silence_needed_ms()
+        return self._silence_ms() >= self._silence_needed_ms()
+
+    def _silence_ms(self) -> float:
+        return (self._fed - self._last_voice_end) * 1000 / RATE
 
     def _silence_needed_ms(self) -> float:
+        if self._ask is None:
+            return self._silence_for_words_ms()
+        answer = self._answer
+        if answer is None or answer[0] != self._last_voice_end:  # not asked, or not answered
+            return INCOMPLETE_SILENCE_MS
+        if answer[1] is None:  # the model failed: the words decide
+            return self._silence_for_words_ms()
+        return COMPLETE_SILENCE_MS if answer[1] >= COMPLETE_PROBABILITY else INCOMPLETE_SILENCE_MS
+
+    def _silence_for_words_ms(self) -> float:
         if self._words_at < self._last_voice_end:  # speech the words do not cover
             return OPEN_SILENCE_MS
         if finished(self._words):
@@ -143,6 +208,39 @@ class Endpointer:
         if SENTENCE_END.search(self._words) is None and finished(f"{self._words}."):
             return UNPUNCTUATED_SILENCE_MS
         return OPEN_SILENCE_MS
+
+
+def asked_in_thread(model: TurnEnd, after: Callable[[], None]) -> Ask:
+    """An `Ask` that runs `model` in a worker thread (off the event loop it is made on) and
+    tells its answer on that loop, then calls `after` (the answer may have ended the turn)."""
+    loop = asyncio.get_running_loop()
+
+    def ask(pcm: npt.NDArray[np.int16], answer: Answer) -> None:
+        future = loop.run_in_executor(None, model.completion_probability, pcm)
+        future.add_done_callback(partial(_tell, answer, after))
+
+    return ask
+
+
+def _tell(answer: Answer, after: Callable[[], None], future: asyncio.Future[float]) -> None:
+    if future.cancelled():
+        answer(None)
+    elif (error := future.exception()) is not None:
+        log.warning("the turn-end model failed (%s); the words decide", error)
+        answer(None)
+    else:
+        answer(future.result())
+    after()
+
+
+def asked_at_once(model: TurnEnd) -> Ask:
+    """An `Ask` that runs `model` where it is asked and answers at once (benchmarks, tests:
+    the answer then takes no audio time)."""
+
+    def ask(pcm: npt.NDArray[np.int16], answer: Answer) -> None:
+        answer(model.completion_probability(pcm))
+
+    return ask
 
 
 def finished(words: str) -> bool:

@@ -20,6 +20,7 @@ from lobug.backends import (
     build_embedder,
     build_stt,
     build_tts,
+    build_turn_end,
 )
 from lobug.backends.base import AbandonCheck, ChatMessage, JsonSchema, Vector
 from lobug.clock import clock_time
@@ -377,7 +378,11 @@ def open_services(settings: Settings, backends: Backends | None = None) -> Servi
     if backends is None:
         backends = build_backends(settings)
         speech = (
-            Speech(lambda: build_stt(settings), lambda: build_tts(settings))
+            Speech(
+                lambda: build_stt(settings),
+                lambda: build_tts(settings),
+                lambda: build_turn_end(settings),
+            )
             if settings.speech_enabled
             else Speech(None, None)
         )

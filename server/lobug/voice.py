@@ -26,6 +26,7 @@ from lobug.backends.base import (
     SpeechToText,
     TextToSpeech,
     Transcript,
+    TurnEnd,
 )
 from lobug.config import Settings
 from lobug.decision import Action, ignore_reason
@@ -45,17 +46,21 @@ WARM_UP_TEXT = "Hello, this is Lo-Bug."
 
 
 class Speech:
-    """The speech models, loaded once; `ready` tells whether both are there."""
+    """The speech models, loaded once; `ready` tells whether both are there. The turn-end
+    model (`turn_end`) is optional: without it, silence and the words heard end a turn."""
 
     def __init__(
         self,
         load_stt: Callable[[], SpeechToText] | None,
         load_tts: Callable[[], TextToSpeech] | None,
+        load_turn_end: Callable[[], TurnEnd | None] | None = None,
     ) -> None:
         self._load_stt = load_stt
         self._load_tts = load_tts
+        self._load_turn_end = load_turn_end
         self.stt: SpeechToText | None = None
         self.tts: TextToSpeech | None = None
+        self.turn_end: TurnEnd | None = None
         self.error: str | None = None if load_stt and load_tts else "speech is not configured"
         self.loading = False
 
@@ -84,6 +89,7 @@ class Speech:
             tts = self._load_tts()
             stt = self._load_stt()
             warm_up(stt, tts)
+            self.turn_end = self._turn_end_or_none()
             self.tts, self.stt = tts, stt
             log.info("speech ready in %.1f s", time.perf_counter() - started)
         except Exception as exc:
@@ -91,6 +97,17 @@ class Speech:
             log.error("%s", self.error, exc_info=True)
         finally:
             self.loading = False
+
+    def _turn_end_or_none(self) -> TurnEnd | None:
+        """The turn-end model, or None (logged) where it failed to load: a turn then ends
+        as it did without one."""
+        if self._load_turn_end is None:
+            return None
+        try:
+            return self._load_turn_end()
+        except Exception as exc:
+            log.warning("the turn-end model failed to load (%s): silence and words decide", exc)
+            return None
 
     def require(self) -> tuple[SpeechToText, TextToSpeech]:
         if self.stt is None or self.tts is None:

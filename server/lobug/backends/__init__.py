@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 
-from lobug.backends.base import ChatBackend, Embedder, SpeechToText, TextToSpeech
+from lobug.backends.base import ChatBackend, Embedder, SpeechToText, TextToSpeech, TurnEnd
 from lobug.config import DEFAULT_OLLAMA_CHAT_MODEL, ConfigError, Settings
 
 __all__ = [
@@ -17,6 +17,7 @@ __all__ = [
     "build_embedder",
     "build_stt",
     "build_tts",
+    "build_turn_end",
 ]
 
 log = logging.getLogger(__name__)
@@ -133,3 +134,12 @@ def build_tts(settings: Settings) -> TextToSpeech:
     from lobug.backends.speech import PiperTTS
 
     return PiperTTS(settings.tts_voice, threads=settings.llm_threads)
+
+
+def build_turn_end(settings: Settings) -> TurnEnd | None:
+    """The turn-end model (LOBUG_TURN_END=model), or None where silence and words decide."""
+    if settings.turn_end != "model":
+        return None
+    from lobug.backends.turn_end import SmartTurn
+
+    return SmartTurn()

@@ -26,7 +26,7 @@ import numpy as np
 
 from lobug.audio import STREAMING_DATA_SIZE, wav_header
 from lobug.backends.base import SpeechNotReady, ToolBox, VoiceActivity
-from lobug.endpointing import Endpointer
+from lobug.endpointing import Ask, Endpointer, asked_in_thread
 from lobug.listening import Heard
 from lobug.services import Services
 from lobug.voice import StreamedVoice
@@ -96,7 +96,9 @@ class Utterance:
         self._on_end = on_end
         self.timings: dict[str, float] = {}
         self.clock = TurnClock()
-        self.endpointer = Endpointer(vad()) if mode in ("auto", "realtime") else None
+        self.endpointer = (
+            Endpointer(vad(), self._turn_end_asker(svc)) if mode in ("auto", "realtime") else None
+        )
         self._pcm: asyncio.Queue[bytes | None] = asyncio.Queue()
         self._samples = 0
         self.closed = False
@@ -109,6 +111,16 @@ class Utterance:
                 device, self._pieces(), self.timings, words, read_standing=not answering
             )
         )
+
+    def _turn_end_asker(self, svc: Services) -> Ask | None:
+        """The turn-end model asked in a worker thread, where there is one."""
+        model = svc.speech.turn_end
+        return None if model is None else asked_in_thread(model, self._answered)
+
+    def _answered(self) -> None:
+        """The turn-end model answered: its answer may end the turn on its own."""
+        if self.endpointer is not None and self.endpointer.ended and not self.closed:
+            self._on_end(self)
 
     def _heard(self, words: str, covered: int) -> None:
         """The words so far (`listening.WordsHeard`): they may end the turn on their own."""

@@ -1,0 +1,170 @@
+"""The turn's end decided by a turn-end model (`lobug.endpointing` with an `Ask`), with a fake
+model behind the real interface (`TurnEnd`) and the fake voice-activity model of
+`test_endpointing`: the model's answer sets the silence that ends the turn; the words decide
+only where it failed."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+
+import numpy as np
+import numpy.typing as npt
+
+from lobug.backends.base import TurnEnd
+from lobug.endpointing import (
+    ASK_AFTER_MS,
+    COMPLETE_SILENCE_MS,
+    FINISHED_SILENCE_MS,
+    HEARD_SAMPLES,
+    INCOMPLETE_SILENCE_MS,
+    OPEN_SILENCE_MS,
+    Answer,
+    Endpointer,
+    asked_at_once,
+    asked_in_thread,
+)
+from tests.test_endpointing import FakeVAD, audio, silence_until_end
+
+
+class FakeTurnEnd(TurnEnd):
+    """Says the turn is complete with a fixed probability; keeps what it was asked about."""
+
+    def __init__(self, probability: float) -> None:
+        self.probability = probability
+        self.asked: list[npt.NDArray[np.int16]] = []
+        self.threads: list[str] = []
+
+    def completion_probability(self, pcm: npt.NDArray[np.int16]) -> float:
+        self.asked.append(pcm)
+        self.threads.append(threading.current_thread().name)
+        return self.probability
+
+
+class HeldAnswers:
+    """An `Ask` whose answers are told when the test says (the model still thinking)."""
+
+    def __init__(self) -> None:
+        self.answers: list[Answer] = []
+
+    def __call__(self, pcm: npt.NDArray[np.int16], answer: Answer) -> None:
+        self.answers.append(answer)
+
+
+def spoken_then_silent(endpointer: Endpointer, speech_ms: float = 1000) -> float:
+    endpointer.feed(audio(speech_ms, speech=True))
+    return silence_until_end(endpointer)
+
+
+def test_a_complete_turn_ends_after_a_short_silence_whatever_the_words() -> None:
+    endpointer = Endpointer(FakeVAD(), asked_at_once(FakeTurnEnd(0.9)))
+    endpointer.feed(audio(1000, speech=True))
+    endpointer.heard("I would like to")  # open by the word rules: the model decides
+    waited = silence_until_end(endpointer)
+    assert COMPLETE_SILENCE_MS <= waited < COMPLETE_SILENCE_MS + 64
+    assert waited < FINISHED_SILENCE_MS
+
+
+def test_an_incomplete_turn_waits_long_whatever_the_words() -> None:
+    endpointer = Endpointer(FakeVAD(), asked_at_once(FakeTurnEnd(0.1)))
+    endpointer.feed(audio(1000, speech=True))
+    endpointer.heard("What is the capital of France?")  # whole by the word rules
+    waited = silence_until_end(endpointer)
+    assert INCOMPLETE_SILENCE_MS <= waited < INCOMPLETE_SILENCE_MS + 64
+
+
+def test_the_model_is_asked_once_per_silence_on_the_audio_so_far() -> None:
+    model = FakeTurnEnd(0.1)
+    endpointer = Endpointer(FakeVAD(), asked_at_once(model))
+    endpointer.feed(audio(10_000, speech=True))
+    assert not endpointer.feed(audio(640, speech=False))
+    assert len(model.asked) == 1
+    heard = model.asked[0]
+    assert len(heard) == HEARD_SAMPLES  # the last 8 s, not all 10
+    silent_end = np.flatnonzero(heard[::-1])[0] * 1000 / 16_000
+    assert ASK_AFTER_MS <= silent_end < ASK_AFTER_MS + 32  # asked at `ASK_AFTER_MS` of silence
+    endpointer.feed(audio(320, speech=True))  # speech again: a new silence, a new question
+    endpointer.feed(audio(640, speech=False))
+    assert len(model.asked) == 2
+
+
+def test_an_answer_that_comes_later_ends_the_turn_between_feeds() -> None:
+    held = HeldAnswers()
+    endpointer = Endpointer(FakeVAD(), held)
+    endpointer.feed(audio(1000, speech=True))
+    assert not endpointer.feed(audio(320, speech=False))  # asked, no answer yet: it waits
+    (answer,) = held.answers
+    answer(0.8)
+    assert endpointer.ended
+
+
+def test_without_an_answer_the_turn_ends_at_the_long_wait() -> None:
+    endpointer = Endpointer(FakeVAD(), HeldAnswers())
+    waited = spoken_then_silent(endpointer)
+    assert INCOMPLETE_SILENCE_MS <= waited < INCOMPLETE_SILENCE_MS + 64
+
+
+def test_an_answer_about_a_silence_spoken_through_is_dropped() -> None:
+    held = HeldAnswers()
+    endpointer = Endpointer(FakeVAD(), held)
+    endpointer.feed(audio(1000, speech=True))
+    endpointer.feed(audio(160, speech=False))
+    endpointer.feed(audio(640, speech=True))  # "... call Anna"
+    held.answers[0](0.99)  # about the pause: too late, the person spoke on
+    assert not endpointer.ended
+    assert not endpointer.feed(audio(320, speech=False))
+    held.answers[1](0.99)
+    assert endpointer.ended
+
+
+def test_when_the_model_fails_the_words_decide() -> None:
+    def failing(pcm: npt.NDArray[np.int16], answer: Answer) -> None:
+        answer(None)
+
+    endpointer = Endpointer(FakeVAD(), failing)
+    endpointer.feed(audio(1000, speech=True))
+    endpointer.heard("I would like to")
+    assert OPEN_SILENCE_MS <= silence_until_end(endpointer) < OPEN_SILENCE_MS + 64
+
+
+def test_the_model_runs_off_the_event_loop_and_its_answer_is_told_on_it() -> None:
+    model = FakeTurnEnd(0.9)
+    told: list[str] = []
+
+    async def turn() -> Endpointer:
+        def after() -> None:
+            told.append(threading.current_thread().name)
+
+        endpointer = Endpointer(FakeVAD(), asked_in_thread(model, after))
+        endpointer.feed(audio(1000, speech=True))
+        endpointer.feed(audio(COMPLETE_SILENCE_MS + 64, speech=False))
+        assert not endpointer.ended  # the answer is not there yet
+        for _ in range(200):
+            if told:
+                break
+            await asyncio.sleep(0.01)
+        return endpointer
+
+    endpointer = asyncio.run(turn())
+    assert endpointer.ended
+    assert model.threads[0] != threading.main_thread().name
+    assert told == [threading.main_thread().name]
+
+
+def test_a_model_that_raises_leaves_the_turn_to_the_words() -> None:
+    class Broken(TurnEnd):
+        def completion_probability(self, pcm: npt.NDArray[np.int16]) -> float:
+            raise RuntimeError("no model")
+
+    async def turn() -> Endpointer:
+        told = asyncio.Event()
+        endpointer = Endpointer(FakeVAD(), asked_in_thread(Broken(), told.set))
+        endpointer.feed(audio(1000, speech=True))
+        endpointer.heard("What is the capital of France?")
+        endpointer.feed(audio(160, speech=False))
+        await asyncio.wait_for(told.wait(), 5)
+        return endpointer
+
+    endpointer = asyncio.run(turn())
+    assert not endpointer.ended
+    assert FINISHED_SILENCE_MS - 160 <= silence_until_end(endpointer) < FINISHED_SILENCE_MS
