@@ -170,8 +170,7 @@ class Settings:
             raise ConfigError(f"LOBUG_LLM_BACKEND must be one of {', '.join(LLM_BACKENDS)}")
         if self.understanding not in UNDERSTANDINGS:
             raise ConfigError(f"LOBUG_UNDERSTANDING must be one of {', '.join(UNDERSTANDINGS)}")
-        if self.turn_end not in TURN_ENDS:
-            raise ConfigError(f"LOBUG_TURN_END must be one of {', '.join(TURN_ENDS)}")
+        self._check_turn_end()
         if self.embed_backend not in EMBED_BACKENDS:
             raise ConfigError(f"LOBUG_EMBED_BACKEND must be one of {', '.join(EMBED_BACKENDS)}")
         if not 0 < self.port < 65536:
@@ -216,6 +215,10 @@ class Settings:
         for agent in (self.agent, *self.device_agents.values()):
             if not is_agent_name(agent):
                 raise ConfigError(f"LOBUG_AGENT / LOBUG_DEVICE_AGENTS {agent!r}: {AGENT_NAME_RULE}")
+
+    def _check_turn_end(self) -> None:
+        if self.turn_end not in TURN_ENDS:
+            raise ConfigError(f"LOBUG_TURN_END must be one of {', '.join(TURN_ENDS)}")
 
     @property
     def tokens_required(self) -> bool:
