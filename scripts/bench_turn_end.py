@@ -49,7 +49,7 @@ from scripts.bench_voice import PAUSED, PAUSES_MS, UTTERANCES, spoken  # noqa: E
 
 from lobug import endpointing  # noqa: E402
 from lobug.audio import resample  # noqa: E402
-from lobug.backends.base import SpeechToText, TurnEnd  # noqa: E402
+from lobug.backends.base import SpeechToText, TurnEnd, VoiceActivity  # noqa: E402
 from lobug.endpointing import Answer, Ask, Endpointer  # noqa: E402
 
 RATE = 16_000
@@ -73,6 +73,7 @@ class Case:
     pcm: npt.NDArray[np.int16]
     until: int  # an end before this sample is false (0: none is)
     finished: bool  # whether the turn is whole when the speech stops for good
+    voiced: list[float] = field(default_factory=list)  # Silero's answer for each chunk
 
 
 @dataclass
@@ -119,22 +120,43 @@ class Words:
         return self._known[key]
 
 
-class WordsAgree(Endpointer):
-    """A variant for comparison: the model's "complete" shortens the wait only when the words
-    heard agree; its "incomplete" always lengthens it."""
+class ModelAlone(Endpointer):
+    """A variant for comparison: the model's answer alone sets the wait (the words decide only
+    where it failed); until it answers, the turn waits."""
 
     def _silence_needed_ms(self) -> float:
-        words_ms = self._silence_for_words_ms()
         answer = self._answer
-        if self._ask is None or answer is None or answer[0] != self._last_voice_end:
-            return words_ms
-        if answer[1] is None:
-            return words_ms
-        if answer[1] < endpointing.COMPLETE_PROBABILITY:
+        if answer is None or answer[0] != self._last_voice_end:
             return endpointing.INCOMPLETE_SILENCE_MS
-        if words_ms < endpointing.OPEN_SILENCE_MS:
+        if answer[1] is None:
+            return self._silence_for_words_ms()
+        if answer[1] >= endpointing.COMPLETE_PROBABILITY:
             return endpointing.COMPLETE_SILENCE_MS
-        return words_ms
+        return endpointing.INCOMPLETE_SILENCE_MS
+
+
+class Replayed(VoiceActivity):
+    """Silero's answers for one recording, heard once and replayed for each endpointer."""
+
+    def __init__(self, probabilities: list[float]) -> None:
+        self._probabilities = iter(probabilities)
+
+    def speech_probability(self, chunk: npt.NDArray[np.int16]) -> float:
+        return next(self._probabilities)
+
+
+class Remembered(TurnEnd):
+    """The model, each piece of audio asked about once."""
+
+    def __init__(self, model: TurnEnd) -> None:
+        self._model = model
+        self._known: dict[str, float] = {}
+
+    def completion_probability(self, pcm: npt.NDArray[np.int16]) -> float:
+        key = hashlib.sha1(pcm.tobytes()).hexdigest()
+        if key not in self._known:
+            self._known[key] = self._model.completion_probability(pcm)
+        return self._known[key]
 
 
 def run_case(
@@ -147,13 +169,11 @@ def run_case(
     kind: type[Endpointer] = Endpointer,
 ) -> Outcome:
     """Feed `case` to an endpointer (with `model` asked at `ask_after_ms`, or the words alone)."""
-    from lobug.backends.vad import SileroVAD
-
     endpointing.ASK_AFTER_MS = ask_after_ms
     later = Later()
     fed = 0
     ask = delayed_ask(model, later, lambda: fed, args) if model else None
-    endpointer = kind(SileroVAD(), ask)
+    endpointer = kind(Replayed(case.voiced), ask)
     told_for = -1
     while fed < len(case.pcm) and not endpointer.ended:
         fed += STEP
@@ -239,14 +259,15 @@ def read_prompt(path: Path) -> npt.NDArray[np.int16]:
     return (np.clip(audio, -1, 1) * 32767).astype(np.int16)
 
 
-def voiced_chunks(pcm: npt.NDArray[np.int16]) -> list[bool]:
+def speech_probabilities(pcm: npt.NDArray[np.int16]) -> list[float]:
     from lobug.backends.vad import SileroVAD
 
     vad = SileroVAD()
-    return [
-        vad.speech_probability(pcm[at : at + STEP]) >= endpointing.SPEECH_PROBABILITY
-        for at in range(0, len(pcm) - STEP + 1, STEP)
-    ]
+    return [vad.speech_probability(pcm[at : at + STEP]) for at in range(0, len(pcm), STEP)]
+
+
+def voiced_chunks(pcm: npt.NDArray[np.int16]) -> list[bool]:
+    return [p >= endpointing.SPEECH_PROBABILITY for p in speech_probabilities(pcm)]
 
 
 def trimmed(pcm: npt.NDArray[np.int16]) -> npt.NDArray[np.int16]:
@@ -292,34 +313,33 @@ def p50_p95(values: list[float]) -> str:
         return "-"
     ordered = sorted(values)
     p95 = ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
-    return f"{statistics.median(ordered):.0f} / {p95:.0f} ms"
+    return f"{statistics.median(ordered):.0f} / {p95:.0f}"
 
 
 def report(cases: list[Case], outcomes: dict[str, list[Outcome]]) -> None:
-    kinds = sorted({case.kind for case in cases}, key=lambda k: [c.kind for c in cases].index(k))
-    print(f"\n{'':34}" + "".join(f"{name:>26}" for name in ENDPOINTERS))
+    kinds = list(dict.fromkeys(case.kind for case in cases))
+    print(f"\n{'':30}" + "".join(f"{name:>17}" for name in ENDPOINTERS))
     for kind in kinds:
         chosen = [n for n, case in enumerate(cases) if case.kind == kind]
-        rows = {
-            "right": lambda o, c: sum(right(c[n], o[n]) for n in chosen),
-            "false ends": lambda o, c: sum(false_end(c[n], o[n]) for n in chosen),
-        }
         print(f"{kind} ({len(chosen)})")
-        for label, count in rows.items():
-            cells = [f"{count(outcomes[name], cases)} of {len(chosen)}" for name in ENDPOINTERS]
-            print(f"  {label:32}" + "".join(f"{cell:>26}" for cell in cells))
-        if kind != "prompt cut":
-            waits = [
-                p50_p95(
-                    [
-                        outcomes[name][n].wait_ms
-                        for n in chosen
-                        if not false_end(cases[n], outcomes[name][n])
-                    ]
-                )
-                for name in ENDPOINTERS
+        for label, test in (("right", right), ("false ends", false_end)):
+            counts = [
+                sum(test(cases[n], outcomes[name][n]) for n in chosen) for name in ENDPOINTERS
             ]
-            print(f"  {'end-of-speech wait p50 / p95':32}" + "".join(f"{w:>26}" for w in waits))
+            print(f"  {label:28}" + "".join(f"{c:>17}" for c in counts))
+        if kind == "prompt cut":
+            continue
+        waits = [
+            p50_p95(
+                [
+                    outcomes[name][n].wait_ms
+                    for n in chosen
+                    if not false_end(cases[n], outcomes[name][n])
+                ]
+            )
+            for name in ENDPOINTERS
+        ]
+        print(f"  {'wait p50 / p95 (ms)':28}" + "".join(f"{w:>17}" for w in waits))
 
 
 def print_wrong(cases: list[Case], outcomes: dict[str, list[Outcome]]) -> None:
@@ -346,9 +366,6 @@ def main() -> None:
     parser.add_argument("--words-after-ms", type=float, default=120.0)
     parser.add_argument("--model-ms", type=float, default=70.0)
     parser.add_argument("--ask-after-ms", type=float, nargs="+", default=[endpointing.ASK_AFTER_MS])
-    parser.add_argument(
-        "--words-agree", action="store_true", help="also the variant where the words must agree"
-    )
     parser.add_argument("--wrong", action="store_true", help="list what each got wrong")
     args = parser.parse_args()
 
@@ -358,16 +375,19 @@ def main() -> None:
     tts = PiperTTS()
     cases = pause_cases(tts) + utterance_cases(tts) + prompt_cases(args.prompts, args.min_words)
     words, model = Words(WhisperSTT(threads=1)), SmartTurn()
+    for case in cases:
+        case.voiced = speech_probabilities(case.pcm)
+    remembered = Remembered(model)
     outcomes = {"words": [run_case(case, None, words, args) for case in cases]}
-    kinds: list[tuple[str, type[Endpointer]]] = [("model", Endpointer)]
-    if args.words_agree:
-        kinds.append(("model+words", WordsAgree))
+    kinds: list[tuple[str, type[Endpointer]]] = [("model alone", ModelAlone)]
+    kinds.append(("model+words", Endpointer))
     for label, kind in kinds:
         for at in args.ask_after_ms:
-            name = f"{label} @{at:.0f} ms"
+            name = f"{label} @{at:.0f}"
             ENDPOINTERS.append(name)
             outcomes[name] = [
-                run_case(case, model, words, args, ask_after_ms=at, kind=kind) for case in cases
+                run_case(case, remembered, words, args, ask_after_ms=at, kind=kind)
+                for case in cases
             ]
     print(
         f"turn end, in audio time (words {args.words_after_ms:.0f} ms after a silence begins,"

@@ -1,7 +1,7 @@
 """The turn's end decided by a turn-end model (`lobug.endpointing` with an `Ask`), with a fake
 model behind the real interface (`TurnEnd`) and the fake voice-activity model of
-`test_endpointing`: the model's answer sets the silence that ends the turn; the words decide
-only where it failed."""
+`test_endpointing`: "not finished" makes the turn wait whatever the words; "finished" shortens
+the wait where the words agree; without an answer the words decide."""
 
 from __future__ import annotations
 
@@ -51,21 +51,31 @@ class HeldAnswers:
         self.answers.append(answer)
 
 
-def spoken_then_silent(endpointer: Endpointer, speech_ms: float = 1000) -> float:
-    endpointer.feed(audio(speech_ms, speech=True))
-    return silence_until_end(endpointer)
-
-
-def test_a_complete_turn_ends_after_a_short_silence_whatever_the_words() -> None:
+def test_a_complete_turn_whose_words_agree_ends_after_a_shorter_silence() -> None:
     endpointer = Endpointer(FakeVAD(), asked_at_once(FakeTurnEnd(0.9)))
     endpointer.feed(audio(1000, speech=True))
-    endpointer.heard("I would like to")  # open by the word rules: the model decides
+    endpointer.heard("What is the capital of France?")
     waited = silence_until_end(endpointer)
     assert COMPLETE_SILENCE_MS <= waited < COMPLETE_SILENCE_MS + 64
     assert waited < FINISHED_SILENCE_MS
 
 
-def test_an_incomplete_turn_waits_long_whatever_the_words() -> None:
+def test_a_complete_turn_ends_once_the_words_that_agree_arrive() -> None:
+    endpointer = Endpointer(FakeVAD(), asked_at_once(FakeTurnEnd(0.9)))
+    endpointer.feed(audio(1000, speech=True))
+    assert not endpointer.feed(audio(COMPLETE_SILENCE_MS + 96, speech=False))  # no words yet
+    endpointer.heard("What is the capital of France?")
+    assert endpointer.ended
+
+
+def test_a_complete_turn_whose_words_are_open_waits_as_long_as_the_words_say() -> None:
+    endpointer = Endpointer(FakeVAD(), asked_at_once(FakeTurnEnd(0.9)))
+    endpointer.feed(audio(1000, speech=True))
+    endpointer.heard("I would like to call")  # the piper pause set's first half
+    assert OPEN_SILENCE_MS <= silence_until_end(endpointer) < OPEN_SILENCE_MS + 64
+
+
+def test_an_unfinished_turn_waits_long_whatever_the_words() -> None:
     endpointer = Endpointer(FakeVAD(), asked_at_once(FakeTurnEnd(0.1)))
     endpointer.feed(audio(1000, speech=True))
     endpointer.heard("What is the capital of France?")  # whole by the word rules
@@ -92,16 +102,19 @@ def test_an_answer_that_comes_later_ends_the_turn_between_feeds() -> None:
     held = HeldAnswers()
     endpointer = Endpointer(FakeVAD(), held)
     endpointer.feed(audio(1000, speech=True))
-    assert not endpointer.feed(audio(320, speech=False))  # asked, no answer yet: it waits
+    assert not endpointer.feed(audio(192, speech=False))  # asked, no answer yet
+    endpointer.heard("Set a timer for ten minutes.")  # whole: the words alone wait 300 ms
+    assert not endpointer.ended
     (answer,) = held.answers
     answer(0.8)
     assert endpointer.ended
 
 
-def test_without_an_answer_the_turn_ends_at_the_long_wait() -> None:
+def test_until_the_model_answers_the_words_decide() -> None:
     endpointer = Endpointer(FakeVAD(), HeldAnswers())
-    waited = spoken_then_silent(endpointer)
-    assert INCOMPLETE_SILENCE_MS <= waited < INCOMPLETE_SILENCE_MS + 64
+    endpointer.feed(audio(1000, speech=True))
+    endpointer.heard("Set a timer for ten minutes.")
+    assert FINISHED_SILENCE_MS <= silence_until_end(endpointer) < FINISHED_SILENCE_MS + 64
 
 
 def test_an_answer_about_a_silence_spoken_through_is_dropped() -> None:
@@ -110,9 +123,10 @@ def test_an_answer_about_a_silence_spoken_through_is_dropped() -> None:
     endpointer.feed(audio(1000, speech=True))
     endpointer.feed(audio(160, speech=False))
     endpointer.feed(audio(640, speech=True))  # "... call Anna"
+    endpointer.heard("Call Anna.")
     held.answers[0](0.99)  # about the pause: too late, the person spoke on
     assert not endpointer.ended
-    assert not endpointer.feed(audio(320, speech=False))
+    assert not endpointer.feed(audio(192, speech=False))
     held.answers[1](0.99)
     assert endpointer.ended
 
@@ -137,6 +151,7 @@ def test_the_model_runs_off_the_event_loop_and_its_answer_is_told_on_it() -> Non
 
         endpointer = Endpointer(FakeVAD(), asked_in_thread(model, after))
         endpointer.feed(audio(1000, speech=True))
+        endpointer.heard("Thank you.")
         endpointer.feed(audio(COMPLETE_SILENCE_MS + 64, speech=False))
         assert not endpointer.ended  # the answer is not there yet
         for _ in range(200):

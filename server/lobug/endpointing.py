@@ -4,11 +4,15 @@ stretch of silence whose length depends on what was heard.
 
 With a turn-end model (`backends.turn_end`, LOBUG_TURN_END=model), it is asked once per
 silence, when the silence is `ASK_AFTER_MS` long, whether the audio so far is a whole turn
-(how the voice falls, not the words): yes, and the turn ends at `COMPLETE_SILENCE_MS`; no, and
-it waits up to `INCOMPLETE_SILENCE_MS` for more. The model runs in a worker thread
-(`asked_in_thread`); until it answers, the turn waits (at most the long wait). When there is
-no model, or it failed on this silence, the words heard so far decide, by the English rules
-below (`listening.hear_arriving` transcribes each stretch of speech at its first pause):
+(how the voice falls, not the words). "No" always makes the turn wait (`INCOMPLETE_SILENCE_MS`,
+longer than the words' longest wait): a pause the words took for an end ("Remind me in ...",
+heard as "Remind me.") is waited through. "Yes" shortens the wait to `COMPLETE_SILENCE_MS`
+when the words heard agree, and only then: alone, the model took the pause set's first halves
+(piper, which says each half with a sentence's falling voice) for whole turns in 28 of 48,
+and Asterisk's prompts cut at a comma in nearly all (`scripts/bench_turn_end.py`). The model
+runs in a worker thread (`asked_in_thread`); until it answers, and where it failed, the words
+decide as they do without a model, by the English rules below (`listening.hear_arriving`
+transcribes each stretch of speech at its first pause):
 
 - a short silence (`FINISHED_SILENCE_MS`) when the words heard, covering all the speech so
   far, end a sentence (". ? !"): the person said something whole;
@@ -191,14 +195,20 @@ class Endpointer:
         return (self._fed - self._last_voice_end) * 1000 / RATE
 
     def _silence_needed_ms(self) -> float:
-        if self._ask is None:
-            return self._silence_for_words_ms()
+        words_ms = self._silence_for_words_ms()
+        complete = self._model_says_complete()
+        if complete is None:  # no model, no answer yet, or it failed: the words decide
+            return words_ms
+        if not complete:
+            return max(words_ms, INCOMPLETE_SILENCE_MS)
+        return COMPLETE_SILENCE_MS if words_ms < OPEN_SILENCE_MS else words_ms
+
+    def _model_says_complete(self) -> bool | None:
+        """The model's answer about this silence (None: not asked, not answered, failed)."""
         answer = self._answer
-        if answer is None or answer[0] != self._last_voice_end:  # not asked, or not answered
-            return INCOMPLETE_SILENCE_MS
-        if answer[1] is None:  # the model failed: the words decide
-            return self._silence_for_words_ms()
-        return COMPLETE_SILENCE_MS if answer[1] >= COMPLETE_PROBABILITY else INCOMPLETE_SILENCE_MS
+        if answer is None or answer[0] != self._last_voice_end or answer[1] is None:
+            return None
+        return answer[1] >= COMPLETE_PROBABILITY
 
     def _silence_for_words_ms(self) -> float:
         if self._words_at < self._last_voice_end:  # speech the words do not cover

@@ -18,7 +18,6 @@ from lobug.backends import build_turn_end
 from lobug.backends.base import BackendUnavailable, TurnEnd
 from lobug.backends.turn_end import (
     WINDOW_SAMPLES,
-    SmartTurn,
     last_window,
     normalised,
     smart_turn_file,
