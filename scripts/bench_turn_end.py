@@ -263,7 +263,9 @@ def speech_probabilities(pcm: npt.NDArray[np.int16]) -> list[float]:
     from lobug.backends.vad import SileroVAD
 
     vad = SileroVAD()
-    return [vad.speech_probability(pcm[at : at + STEP]) for at in range(0, len(pcm), STEP)]
+    return [
+        vad.speech_probability(pcm[at : at + STEP]) for at in range(0, len(pcm) - STEP + 1, STEP)
+    ]
 
 
 def voiced_chunks(pcm: npt.NDArray[np.int16]) -> list[bool]:

@@ -18,11 +18,13 @@ from lobug.backends import build_turn_end
 from lobug.backends.base import BackendUnavailable, TurnEnd
 from lobug.backends.turn_end import (
     WINDOW_SAMPLES,
+    SmartTurn,
     last_window,
     normalised,
     smart_turn_file,
 )
 from lobug.config import ConfigError, Settings
+from lobug.endpointing import ASK_AFTER_MS
 from lobug.voice import Speech
 from tests.fakes import FakeSTT, FakeTTS
 
@@ -91,3 +93,16 @@ def recorded(name: str) -> npt.NDArray[np.int16]:
         pcm = np.frombuffer(file.readframes(file.getnframes()), dtype="<i2")
     audio = resample(pcm.astype(np.float32) / 32768, rate, STT_RATE)
     return (np.clip(audio, -1, 1) * 32767).astype(np.int16)
+
+
+def asked_at_the_pause(model: SmartTurn, pcm: npt.NDArray[np.int16]) -> float:
+    """As the endpointer asks: the speech and `ASK_AFTER_MS` of silence after it."""
+    pause = np.zeros(int(STT_RATE * ASK_AFTER_MS / 1000), dtype=np.int16)
+    return model.completion_probability(np.concatenate([pcm, pause]))
+
+
+@pytest.mark.models
+def test_real_speech_cut_mid_sentence_is_not_finished_and_a_whole_sentence_is() -> None:
+    model = SmartTurn()
+    assert asked_at_the_pause(model, recorded("en-please-press-1-cut.wav")) < 0.5
+    assert asked_at_the_pause(model, recorded("en-all-circuits-busy-now.wav")) > 0.9
