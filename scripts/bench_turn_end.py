@@ -1,5 +1,8 @@
-"""Turn-end benchmark: today's endpointing (silence and the words heard) beside the turn-end
-model (`lobug.backends.turn_end`, LOBUG_TURN_END=model), on the same audio, in one run.
+"""Turn-end benchmark: today's endpointing (silence and the words heard, `words`) beside the
+turn-end model (`lobug.backends.turn_end`) as `lobug.endpointing` uses it (`model+words`: its
+"not finished" lengthens the wait, its "finished" shortens it where the words agree) and, for
+comparison, the model alone (`model alone`), each asked at `--ask-after-ms` of silence, on the
+same audio, in one run.
 
 The endpointer (`lobug.endpointing.Endpointer`, with the real Silero VAD) is fed each
 recording 32 ms at a time, with no server: figures are counted in audio, not on the wall
@@ -223,11 +226,16 @@ def utterance_cases(tts: object) -> list[Case]:
     return cases
 
 
-def prompt_cases(count: int, min_words: int) -> list[Case]:
-    """The Asterisk prompts of one sentence: each whole, and cut at each pause inside it."""
-    cases = []
-    for name, text in one_sentence_prompts(min_words)[:count]:
+def prompt_cases(count: int, min_words: int, max_seconds: float) -> list[Case]:
+    """The Asterisk prompts of one sentence (at most `max_seconds` long): each whole, and cut
+    at each pause inside it."""
+    cases: list[Case] = []
+    for name, text in one_sentence_prompts(min_words):
         speech = trimmed(read_prompt(SOUNDS / f"{name}.wav"))
+        if len(speech) > max_seconds * RATE:
+            continue
+        if sum(case.kind == "prompt whole" for case in cases) == count:
+            break
         cases.append(
             Case(text, "prompt whole", np.concatenate([speech, silence(CLOSING_S)]), 0, True)
         )
@@ -365,6 +373,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--prompts", type=int, default=40, help="Asterisk prompts (one sentence)")
     parser.add_argument("--min-words", type=int, default=5)
+    parser.add_argument("--max-seconds", type=float, default=6.0, help="the longest prompt")
     parser.add_argument("--words-after-ms", type=float, default=120.0)
     parser.add_argument("--model-ms", type=float, default=70.0)
     parser.add_argument("--ask-after-ms", type=float, nargs="+", default=[endpointing.ASK_AFTER_MS])
@@ -375,7 +384,8 @@ def main() -> None:
     from lobug.backends.turn_end import SmartTurn
 
     tts = PiperTTS()
-    cases = pause_cases(tts) + utterance_cases(tts) + prompt_cases(args.prompts, args.min_words)
+    prompts = prompt_cases(args.prompts, args.min_words, args.max_seconds)
+    cases = pause_cases(tts) + utterance_cases(tts) + prompts
     words, model = Words(WhisperSTT(threads=1)), SmartTurn()
     for case in cases:
         case.voiced = speech_probabilities(case.pcm)
