@@ -118,7 +118,7 @@ class Words:
         key = hashlib.sha1(pcm.tobytes()).hexdigest()
         if key not in self._known:
             started = time.process_time()
-            self._known[key] = self._stt.transcribe(pcm.astype(np.float32) / 32768).text
+            self._known[key] = self._stt.transcribe(pcm.astype(np.float32) / np.float32(32768)).text
             self.seconds.append(time.process_time() - started)
         return self._known[key]
 
@@ -168,7 +168,7 @@ def run_case(
     words: Words,
     args: argparse.Namespace,
     *,
-    ask_after_ms: float = 0,
+    ask_after_ms: int = 0,
     kind: type[Endpointer] = Endpointer,
 ) -> Outcome:
     """Feed `case` to an endpointer (with `model` asked at `ask_after_ms`, or the words alone)."""
@@ -263,7 +263,7 @@ def read_prompt(path: Path) -> npt.NDArray[np.int16]:
     with wave.open(str(path)) as file:
         rate = file.getframerate()
         pcm = np.frombuffer(file.readframes(file.getnframes()), dtype="<i2")
-    audio = resample(pcm.astype(np.float32) / 32768, rate, RATE)
+    audio = resample(pcm.astype(np.float32) / np.float32(32768), rate, RATE)
     return (np.clip(audio, -1, 1) * 32767).astype(np.int16)
 
 
@@ -376,7 +376,7 @@ def main() -> None:
     parser.add_argument("--max-seconds", type=float, default=6.0, help="the longest prompt")
     parser.add_argument("--words-after-ms", type=float, default=120.0)
     parser.add_argument("--model-ms", type=float, default=70.0)
-    parser.add_argument("--ask-after-ms", type=float, nargs="+", default=[endpointing.ASK_AFTER_MS])
+    parser.add_argument("--ask-after-ms", type=int, nargs="+", default=[endpointing.ASK_AFTER_MS])
     parser.add_argument("--wrong", action="store_true", help="list what each got wrong")
     args = parser.parse_args()
 

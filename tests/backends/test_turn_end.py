@@ -91,7 +91,7 @@ def recorded(name: str) -> npt.NDArray[np.int16]:
     with wave.open(str(SPEECH / name)) as file:
         rate = file.getframerate()
         pcm = np.frombuffer(file.readframes(file.getnframes()), dtype="<i2")
-    audio = resample(pcm.astype(np.float32) / 32768, rate, STT_RATE)
+    audio = resample(pcm.astype(np.float32) / np.float32(32768), rate, STT_RATE)
     return (np.clip(audio, -1, 1) * 32767).astype(np.int16)
 
 
