@@ -63,7 +63,7 @@ def test_a_complete_turn_whose_words_agree_ends_after_a_shorter_silence() -> Non
 def test_a_complete_turn_ends_once_the_words_that_agree_arrive() -> None:
     endpointer = Endpointer(FakeVAD(), asked_at_once(FakeTurnEnd(0.9)))
     endpointer.feed(audio(1000, speech=True))
-    assert not endpointer.feed(audio(COMPLETE_SILENCE_MS + 96, speech=False))  # no words yet
+    assert not endpointer.feed(audio(ASK_AFTER_MS + 96, speech=False))  # no words yet
     endpointer.heard("What is the capital of France?")
     assert endpointer.ended
 
@@ -102,7 +102,7 @@ def test_an_answer_that_comes_later_ends_the_turn_between_feeds() -> None:
     held = HeldAnswers()
     endpointer = Endpointer(FakeVAD(), held)
     endpointer.feed(audio(1000, speech=True))
-    assert not endpointer.feed(audio(192, speech=False))  # asked, no answer yet
+    assert not endpointer.feed(audio(ASK_AFTER_MS, speech=False))  # asked, no answer yet
     endpointer.heard("Set a timer for ten minutes.")  # whole: the words alone wait 300 ms
     assert not endpointer.ended
     (answer,) = held.answers
@@ -121,12 +121,12 @@ def test_an_answer_about_a_silence_spoken_through_is_dropped() -> None:
     held = HeldAnswers()
     endpointer = Endpointer(FakeVAD(), held)
     endpointer.feed(audio(1000, speech=True))
-    endpointer.feed(audio(160, speech=False))
+    endpointer.feed(audio(ASK_AFTER_MS + 32, speech=False))
     endpointer.feed(audio(640, speech=True))  # "... call Anna"
     endpointer.heard("Call Anna.")
     held.answers[0](0.99)  # about the pause: too late, the person spoke on
     assert not endpointer.ended
-    assert not endpointer.feed(audio(192, speech=False))
+    assert not endpointer.feed(audio(ASK_AFTER_MS + 32, speech=False))
     held.answers[1](0.99)
     assert endpointer.ended
 
@@ -152,7 +152,7 @@ def test_the_model_runs_off_the_event_loop_and_its_answer_is_told_on_it() -> Non
         endpointer = Endpointer(FakeVAD(), asked_in_thread(model, after))
         endpointer.feed(audio(1000, speech=True))
         endpointer.heard("Thank you.")
-        endpointer.feed(audio(COMPLETE_SILENCE_MS + 64, speech=False))
+        endpointer.feed(audio(max(ASK_AFTER_MS, COMPLETE_SILENCE_MS) + 64, speech=False))
         assert not endpointer.ended  # the answer is not there yet
         for _ in range(200):
             if told:
@@ -176,10 +176,11 @@ def test_a_model_that_raises_leaves_the_turn_to_the_words() -> None:
         endpointer = Endpointer(FakeVAD(), asked_in_thread(Broken(), told.set))
         endpointer.feed(audio(1000, speech=True))
         endpointer.heard("What is the capital of France?")
-        endpointer.feed(audio(160, speech=False))
+        endpointer.feed(audio(ASK_AFTER_MS + 32, speech=False))
         await asyncio.wait_for(told.wait(), 5)
         return endpointer
 
     endpointer = asyncio.run(turn())
     assert not endpointer.ended
-    assert FINISHED_SILENCE_MS - 160 <= silence_until_end(endpointer) < FINISHED_SILENCE_MS
+    waited = ASK_AFTER_MS + 32 + silence_until_end(endpointer)
+    assert FINISHED_SILENCE_MS <= waited < FINISHED_SILENCE_MS + 64
