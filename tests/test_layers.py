@@ -1,4 +1,4 @@
-"""The layering as a test (ARCHITECTURE.md, issue 27): which part of the package may import
+"""The layering as a test (docs/architecture.md, issue 27): which part of the package may import
 which, and which libraries a floor keeps off. Every import counts, at module level or inside
 a function; only imports under TYPE_CHECKING do not. Import-time cycles are
 `test_layout.py`'s, over the same walk of the imports.

@@ -1,4 +1,4 @@
-"""The device contract (../shared/DEVICE_CONTRACT.md): /health, /chat/text, /context/sensors.
+"""The device contract (docs/devices.md, "Device API"): /health, /chat/text, /context/sensors.
 
 `/chat/audio` joins this router with the voice path."""
 

@@ -1,4 +1,4 @@
-"""The memory REST API of ../shared/seeds/local-memory-server.md: agents, messages with
+"""The memory REST API (docs/memory-api.md, "Memory API"): agents, messages with
 semantic search and learning, memory blocks (with limits, read-only flags and history);
 the context under a budget is `api/context.py`.
 
