@@ -19,10 +19,12 @@ from lobug.services import Services
 from lobug.wyoming import handle, programs
 from lobug.wyoming.asr import Hearing
 from lobug.wyoming.framing import read_event, write_event
-from lobug.wyoming.limits import IDLE_TIMEOUT_S, Refused
+from lobug.wyoming.limits import IDLE_TIMEOUT_S, MAX_PAYLOAD_BYTES, Refused
 from lobug.wyoming.tts import Speaking
 
 log = logging.getLogger(__name__)
+
+LINGER_S = 1.0  # how long a refused client's bytes are read (and dropped) before the close
 
 
 class Connection:
@@ -43,8 +45,7 @@ class Connection:
                 await self.on_event(event)
         except Refused as exc:
             log.info("wyoming %s closed: %s", self.peer, exc.reason)
-            with contextlib.suppress(OSError):
-                await self.send(Error(text=exc.reason, code=exc.code).event())
+            await self._refuse(exc)
         except (ConnectionError, asyncio.IncompleteReadError):
             log.debug("wyoming %s left", self.peer)
         finally:
@@ -53,6 +54,18 @@ class Connection:
             self.writer.close()
             with contextlib.suppress(OSError, ConnectionError):
                 await self.writer.wait_closed()
+
+    async def _refuse(self, refusal: Refused) -> None:
+        """Send the reason, then read what the client still sends for a moment before the
+        close: a socket closed with bytes unread is reset, and the reason lost with it."""
+        with contextlib.suppress(OSError, RuntimeError):
+            await self.send(Error(text=refusal.reason, code=refusal.code).event())
+            if self.writer.can_write_eof():
+                self.writer.write_eof()
+            with contextlib.suppress(TimeoutError, ValueError):
+                async with asyncio.timeout(LINGER_S):
+                    while await self.reader.read(MAX_PAYLOAD_BYTES):
+                        pass
 
     async def send(self, event: Event) -> None:
         await write_event(event, self.writer)

@@ -89,7 +89,9 @@ async def answer(svc: Services, request: HandleRequest, send: Send, gone: thread
     await send(_closing(" ".join(said), request.context))
 
 
-def _sentences(svc: Services, streamed: StreamedVoice, gone: threading.Event) -> AsyncGenerator[str, None]:
+def _sentences(
+    svc: Services, streamed: StreamedVoice, gone: threading.Event
+) -> AsyncGenerator[str, None]:
     turn = streamed.streaming
     assert turn is not None
     return walked(lambda: svc.voice.checked_sentences(turn), gone.is_set)
