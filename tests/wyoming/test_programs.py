@@ -4,7 +4,12 @@ streamed."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+from pathlib import Path
+
 import numpy as np
+import pytest
+from fastapi.testclient import TestClient
 from wyoming.asr import Transcribe, Transcript
 from wyoming.audio import AudioChunk, AudioStart, AudioStop
 from wyoming.client import AsyncTcpClient
@@ -14,7 +19,15 @@ from wyoming.info import Describe, Info
 from wyoming.ping import Ping
 from wyoming.tts import Synthesize, SynthesizeChunk, SynthesizeStart, SynthesizeStop
 
-from tests.wyoming.conftest import HEARD, Served, read_until
+from lobug.app import create_app
+from lobug.audio import parse_wav
+from lobug.backends import Backends, build_stt
+from lobug.config import Settings
+from tests.e2e.server import free_port
+from tests.fakes import FakeChat, FakeEmbedder, FakeSTT, FakeTTS
+from tests.wyoming.conftest import HEARD, Served, read_until, wyoming_settings
+
+DATA = Path(__file__).parent.parent / "data" / "speech"
 
 SATELLITE = "assist_satellite.kitchen_voice"
 
@@ -162,3 +175,30 @@ def test_tts_streamed_says_each_sentence_as_its_text_arrives(served: Served) -> 
     assert len(audio_streams(first)) == 1
     assert len(audio_streams(rest)) == 1 and rest[-1].type == "synthesize-stopped"
     assert served.tts.spoken == ["Hello there.", "How are you?"]
+
+
+@pytest.mark.models
+def test_asr_hears_a_real_recording_with_the_bundled_whisper(
+    settings: Settings, fake_chat: FakeChat, fake_embedder: FakeEmbedder
+) -> None:
+    """ "Wie heißt mein Hund?" (tests/data/speech), heard in German by the real whisper."""
+    german = replace(settings, language="de")
+    recording = parse_wav((DATA / "de-wie-heisst-mein-hund.wav").read_bytes())
+    pcm = (recording.samples * 32767).astype("<i2").tobytes()
+    backends = Backends(fake_chat, fake_embedder, build_stt(german), FakeTTS())
+    port = free_port()
+    with TestClient(create_app(wyoming_settings(german, port), backends)) as http:
+        served = Served(http, port, fake_chat, FakeSTT(), FakeTTS())
+
+        async def talk(client: AsyncTcpClient) -> Event:
+            rate = recording.sample_rate
+            await client.write_event(AudioStart(rate=rate, width=2, channels=1).event())
+            step = rate // 10 * 2
+            for start in range(0, len(pcm), step):
+                await client.write_event(AudioChunk(rate, 2, 1, pcm[start : start + step]).event())
+            await client.write_event(AudioStop().event())
+            return (await read_until(client, "transcript"))[-1]
+
+        heard = served.run(talk)
+    assert heard.data["language"] == "de"
+    assert "heißt mein hund" in heard.data["text"].lower(), heard.data
