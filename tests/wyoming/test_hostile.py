@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import asyncio
 import json
+from dataclasses import replace
 
 import pytest
+from fastapi.testclient import TestClient
 from wyoming.asr import Transcript
 from wyoming.audio import AudioChunk, AudioStart, AudioStop
 from wyoming.client import AsyncTcpClient
@@ -14,8 +16,15 @@ from wyoming.event import Event, async_read_event
 from wyoming.info import Describe
 from wyoming.tts import Synthesize, SynthesizeChunk, SynthesizeStart
 
+from lobug.app import create_app
+from lobug.backends import Backends
+from lobug.config import Settings
 from lobug.wyoming import connection, tts
 from lobug.wyoming.limits import MAX_LINE_BYTES, MAX_PAYLOAD_BYTES
+from lobug.wyoming.server import _advertised_address
+from lobug.wyoming_config import WyomingConfig, parse_networks
+from tests.e2e.server import free_port
+from tests.fakes import FakeChat, FakeEmbedder, FakeSTT, FakeTTS
 from tests.wyoming.conftest import Served, closed, read_until
 
 
@@ -190,3 +199,24 @@ def test_speech_not_loaded_is_refused_with_its_reason(served: Served) -> None:
 
     events = served.run(talk)
     assert events[-1].type == "error" and events[-1].data["code"] == "not_ready"
+
+
+def test_an_address_off_the_allow_list_is_closed_at_once(
+    settings: Settings, fake_chat: FakeChat, fake_embedder: FakeEmbedder
+) -> None:
+    own = _advertised_address("0.0.0.0")  # this machine's address on its network
+    if own is None:
+        pytest.skip("no network address besides loopback")
+    port = free_port()
+    wyoming = WyomingConfig(port=port, host="0.0.0.0", allow=parse_networks("203.0.113.0/24"))
+    backends = Backends(fake_chat, fake_embedder, FakeSTT(), FakeTTS())
+    with TestClient(create_app(replace(settings, wyoming=wyoming), backends)) as http:
+        served = Served(http, port, fake_chat, FakeSTT(), FakeTTS())
+        still_serving(served)  # loopback is always answered
+
+        async def from_outside() -> list[Event]:
+            client = AsyncTcpClient(own, port)
+            async with client:
+                return await closed(client)
+
+        assert asyncio.run(from_outside()) == []  # closed as it connected, unanswered

@@ -25,6 +25,7 @@ from lobug.backends import Backends, build_stt
 from lobug.config import Settings
 from tests.e2e.server import free_port
 from tests.fakes import FakeChat, FakeEmbedder, FakeSTT, FakeTTS
+from tests.polling import eventually
 from tests.wyoming.conftest import HEARD, Served, read_until, wyoming_settings
 
 DATA = Path(__file__).parent.parent / "data" / "speech"
@@ -202,3 +203,24 @@ def test_asr_hears_a_real_recording_with_the_bundled_whisper(
         heard = served.run(talk)
     assert heard.data["language"] == "de"
     assert "heißt mein hund" in heard.data["text"].lower(), heard.data
+
+
+@pytest.mark.parametrize("context", [None, {"satellite_id": SATELLITE}])
+def test_only_a_named_satellites_prompt_is_read_while_it_speaks(
+    served: Served, context: dict[str, str] | None
+) -> None:
+    audio = tone(1.5) + bytes(16_000)
+    served.chat.caches_prompt_prefix = True  # a model that is primed
+
+    async def talk(client: AsyncTcpClient) -> str:
+        await client.write_event(Transcribe(context=context).event())
+        await client.write_event(AudioStart(rate=16_000, width=2, channels=1).event())
+        await client.write_event(AudioChunk(16_000, 2, 1, audio).event())
+        await client.write_event(AudioStop().event())
+        return str((await read_until(client, "transcript"))[-1].data["text"])
+
+    assert served.run(talk) == HEARD
+    if context is None:
+        assert not served.chat.prefilled
+    else:
+        assert eventually(lambda: bool(served.chat.prefilled))

@@ -16,7 +16,7 @@ from wyoming.event import Event
 
 from lobug.audio import MAX_RATE, MIN_RATE, STREAMING_DATA_SIZE, AudioError, wav_header
 from lobug.backends.base import SpeechNotReady
-from lobug.listening import Heard
+from lobug.listening import Heard, hear_arriving
 from lobug.services import Services
 from lobug.wyoming.handle import device_of
 from lobug.wyoming.limits import DEFAULT_DEVICE, STREAM_TIMEOUT_S, Refused
@@ -56,6 +56,7 @@ class Hearing:
         self._words = ""  # heard so far
         self._sent = ""  # of which sent as chunks
         self._deadline = 0.0
+        self._named = False  # a satellite was named: its prompt is read while it speaks
 
     @property
     def listening(self) -> bool:
@@ -64,6 +65,7 @@ class Hearing:
     def transcribe(self, event: Event) -> None:
         context = event.data.get("context")
         self.device = device_of(context if isinstance(context, dict) else None)
+        self._named = self.device != DEFAULT_DEVICE
 
     async def start(self, event: Event) -> None:
         if self._hearing is not None:
@@ -75,9 +77,7 @@ class Hearing:
             raise Refused(str(exc), "not_ready") from None
         self._pcm, self._words, self._sent = asyncio.Queue(), "", ""
         self._deadline = time.monotonic() + STREAM_TIMEOUT_S
-        self._hearing = asyncio.create_task(
-            self.svc.voice.hear_arriving(self.device, self._pieces(self._format), {}, self._heard)
-        )
+        self._hearing = asyncio.create_task(self._heard_from(self._pieces(self._format)))
         await self.send(TranscriptStart().event())
 
     async def chunk(self, event: Event) -> None:
@@ -118,6 +118,24 @@ class Hearing:
         except AudioError as exc:
             raise Refused(str(exc), "bad_audio") from None
 
+    async def _heard_from(self, pieces: AsyncIterator[bytes]) -> Heard:
+        """Heard as a device's recording is: with the satellite's prompt read ahead when one
+        was named, else (Home Assistant's speech to text names none) without: no turn of an
+        unknown device is prepared on the cores whisper needs."""
+        if self._named:
+            return await self.svc.voice.hear_arriving(self.device, pieces, {}, self._heard)
+        settings = self.svc.settings
+        return await hear_arriving(
+            pieces,
+            self.svc.speech.require()[0],
+            _no_read_ahead,
+            max_seconds=settings.max_audio_seconds,
+            max_bytes=settings.max_audio_bytes,
+            timings={},
+            words_heard=self._heard,
+            read_standing=False,
+        )
+
     async def _pieces(self, fmt: AudioFormat) -> AsyncIterator[bytes]:
         yield wav_header(fmt.rate, STREAMING_DATA_SIZE, fmt.channels)
         while (piece := await self._pcm.get()) is not None:
@@ -131,3 +149,7 @@ class Hearing:
         if words.startswith(self._sent) and words.strip() != self._sent.strip():
             new, self._sent = words[len(self._sent) :], words
             await self.send(TranscriptChunk(text=new).event())
+
+
+def _no_read_ahead(heard: str, answer: bool) -> None:
+    """No device's prompt is read ahead (`listening.Prime`)."""
