@@ -133,6 +133,8 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--threads", type=int, default=1, help="whisper's CPU threads, both")
     args = parser.parse_args()
+    # the servers started run this checkout's code, not the installed one's
+    os.environ["PYTHONPATH"] = os.pathsep.join([str(ROOT / "server"), str(ROOT)])
     python = str(args.tools / "bin" / "python")
     with tempfile.TemporaryDirectory() as scratch, ExitStack() as stack:
         folder = Path(scratch)
