@@ -23,6 +23,7 @@ from lobug.app import create_app
 from lobug.audio import parse_wav
 from lobug.backends import Backends, build_stt
 from lobug.config import Settings
+from lobug.wyoming.tts import sentences_of
 from tests.e2e.server import free_port
 from tests.fakes import FakeChat, FakeEmbedder, FakeSTT, FakeTTS
 from tests.polling import eventually
@@ -224,3 +225,11 @@ def test_only_a_named_satellites_prompt_is_read_while_it_speaks(
         assert not served.chat.prefilled
     else:
         assert eventually(lambda: bool(served.chat.prefilled))
+
+
+def test_a_text_is_spoken_a_sentence_at_a_time() -> None:
+    """piper makes a whole text's sound before it gives any: each sentence is its own call."""
+    assert sentences_of("Hello there. How are you?  Fine") == [
+        *("Hello there.", "How are you?", "Fine")
+    ]
+    assert sentences_of("  ") == []

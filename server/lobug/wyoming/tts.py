@@ -6,6 +6,7 @@ a `synthesize-start`/`-chunk`/`-stop` stream is said sentence by sentence as its
 from __future__ import annotations
 
 import contextlib
+import itertools
 import threading
 import time
 from collections.abc import Awaitable, Callable
@@ -67,28 +68,38 @@ class Speaking:
         ends = sentence_ends(self._text, finished=False)
         if ends:
             ready, self._text = self._text[: ends[-1]], self._text[ends[-1] :]
-            await self._say(ready)
+            await self._say_each(ready)
 
     async def stop(self) -> None:
         if not self.streaming:
             raise Refused("synthesize-stop without synthesize-start")
         self.streaming = False
         if self._text.strip():
-            await self._say(self._text)
+            await self._say_each(self._text)
         self._text = ""
         await self.send(SynthesizeStopped().event())
 
     async def _say(self, text: str) -> None:
-        """`text` as one audio stream, its first chunk sent before the rest is made."""
+        """`text` as one audio stream, each sentence's sound sent once it is made."""
+        rate = speaker(self.svc).sample_rate
+        await self.send(AudioStart(rate=rate, width=2, channels=1).event())
+        for sentence in sentences_of(text):
+            await self._speak(sentence)
+        await self.send(AudioStop().event())
+
+    async def _say_each(self, text: str) -> None:
+        """Each sentence of `text` as an audio stream of its own (a streamed text)."""
+        for sentence in sentences_of(text):
+            await self._say(sentence)
+
+    async def _speak(self, sentence: str) -> None:
         tts = speaker(self.svc)
         rate = tts.sample_rate
-        await self.send(AudioStart(rate=rate, width=2, channels=1).event())
-        speech = walked(lambda: tts.synthesize(text), self.gone.is_set)
+        speech = walked(lambda: tts.synthesize(sentence), self.gone.is_set)
         async with contextlib.aclosing(speech) as pieces:
             async for pcm in pieces:
                 for chunk in _chunks(pcm):
                     await self.send(AudioChunk(rate=rate, width=2, channels=1, audio=chunk).event())
-        await self.send(AudioStop().event())
 
     def _check_size(self, chars: int) -> None:
         if chars > self.max_chars:
@@ -100,6 +111,13 @@ def _text(event: Event) -> str:
     if not isinstance(text, str):
         raise Refused(f"{event.type} without text")
     return text
+
+
+def sentences_of(text: str) -> list[str]:
+    """The sentences of `text` (piper makes a whole text's sound before giving any of it)."""
+    cuts = [0, *sentence_ends(text, finished=True), len(text)]
+    found = (text[start:end].strip() for start, end in itertools.pairwise(cuts))
+    return [sentence for sentence in found if sentence]
 
 
 def _chunks(pcm: np.ndarray) -> list[bytes]:
