@@ -25,6 +25,7 @@ from lobug.wyoming.server import _advertised_address
 from lobug.wyoming_config import WyomingConfig, parse_networks
 from tests.e2e.server import free_port
 from tests.fakes import FakeChat, FakeEmbedder, FakeSTT, FakeTTS
+from tests.polling import eventually
 from tests.wyoming.conftest import Served, closed, read_until
 
 
@@ -220,3 +221,26 @@ def test_an_address_off_the_allow_list_is_closed_at_once(
                 return await closed(client)
 
         assert asyncio.run(from_outside()) == []  # closed as it connected, unanswered
+
+
+def test_a_client_gone_mid_answer_stops_the_model_and_what_it_was_sent_is_stored(
+    served: Served,
+) -> None:
+    served.chat.enqueue(" ".join(f"Sentence number {n} is here." for n in range(1, 13)))
+    served.chat.piece_delay_s = 0.05  # a model writing while the client is gone
+
+    async def leave_after_the_first(client: AsyncTcpClient) -> str:
+        await client.write_event(Transcript("Talk", context={"satellite_id": "s9"}).event())
+        return str((await read_until(client, "handled-chunk"))[-1].data["text"])
+
+    first = served.run(leave_after_the_first).strip()
+
+    def stored() -> dict[str, object] | None:
+        log = served.http.get("/memory/messages/lobug").json()
+        return next((m for m in log if m["role"] == "assistant"), None)
+
+    assert eventually(lambda: stored() is not None)
+    answer = stored()
+    assert answer is not None and str(answer["content"]).startswith(first)
+    assert "Sentence number 12" not in str(answer["content"])
+    assert answer["metadata"] == {"guard": "cut", "problem": "interrupted"}

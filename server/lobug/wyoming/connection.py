@@ -36,7 +36,7 @@ class Connection:
         self.peer = f"{peer[0]}:{peer[1]}" if isinstance(peer, tuple) else "?"
         self.gone = threading.Event()  # the client left: a turn not started is dropped
         self.hearing = Hearing(svc, self.send)
-        self.speaking = Speaking(svc, self.send, self.gone)
+        self.speaking = Speaking(svc, self.send, self.left)
 
     async def run(self) -> None:
         """Serve the client until it leaves or is refused."""
@@ -66,6 +66,10 @@ class Connection:
                 async with asyncio.timeout(LINGER_S):
                     while await self.reader.read(MAX_PAYLOAD_BYTES):
                         pass
+
+    def left(self) -> bool:
+        """Whether the client has gone (its end closed, though nothing is being read now)."""
+        return self.gone.is_set() or self.reader.at_eof() or self.writer.is_closing()
 
     async def send(self, event: Event) -> None:
         await write_event(event, self.writer)
@@ -100,9 +104,9 @@ class Connection:
     async def _handle(self, event: Event) -> None:
         request = handle.handle_request(event, self.svc.settings.max_text_chars)
         try:
-            await handle.answer(self.svc, request, self.send, self.gone)
-        except (ConnectionError, OSError):
-            raise
+            await handle.answer(self.svc, request, self.send, self.left)
+        except OSError:
+            raise  # the client left: the connection ends
         except Exception:
             log.exception("wyoming %s: the turn of %s failed", self.peer, request.device)
             await self.send(NotHandled(context=request.context).event())

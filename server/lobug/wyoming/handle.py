@@ -13,7 +13,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import threading
 from collections.abc import AsyncGenerator, Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
@@ -31,6 +30,7 @@ from lobug.wyoming.worker import walked
 log = logging.getLogger(__name__)
 
 Send = Callable[[Event], Awaitable[None]]
+Left = Callable[[], bool]  # whether the client has gone (asked from worker threads too)
 
 
 @dataclass(frozen=True)
@@ -66,35 +66,38 @@ def device_of(context: dict[str, Any] | None) -> str:
     return device
 
 
-async def answer(svc: Services, request: HandleRequest, send: Send, gone: threading.Event) -> None:
-    """Answer the turn: chunks as the sentences pass the guard, then the closing event."""
+async def answer(svc: Services, request: HandleRequest, send: Send, left: Left) -> None:
+    """Answer the turn: chunks as the sentences pass the guard, then the closing event. When
+    the client `left` mid-answer, the model stops and what it was sent is stored, marked cut."""
     if not request.text:
         await send(NotHandled(context=request.context).event())
         return
     streamed = await asyncio.to_thread(
-        svc.voice.answer_words, request.device, request.text, {}, gone.is_set
+        svc.voice.answer_words, request.device, request.text, {}, left
     )
     said: list[str] = []
+    cut = False
     try:
         if streamed.streaming is not None:
             await send(HandledStart(context=request.context).event())
-            async with contextlib.aclosing(_sentences(svc, streamed, gone)) as sentences:
+            async with contextlib.aclosing(_sentences(svc, streamed, left)) as sentences:
                 async for sentence in sentences:
                     said.append(sentence)
                     await send(HandledChunk(text=sentence + " ").event())
+            cut = left()
             await send(HandledStop().event())
+    except (OSError, asyncio.CancelledError):
+        cut = True
+        raise
     finally:
-        cut = gone.is_set()
         await asyncio.to_thread(_finish, svc, streamed, said if cut else None)
     await send(_closing(" ".join(said), request.context))
 
 
-def _sentences(
-    svc: Services, streamed: StreamedVoice, gone: threading.Event
-) -> AsyncGenerator[str, None]:
+def _sentences(svc: Services, streamed: StreamedVoice, left: Left) -> AsyncGenerator[str, None]:
     turn = streamed.streaming
     assert turn is not None
-    return walked(lambda: svc.voice.checked_sentences(turn), gone.is_set)
+    return walked(lambda: svc.voice.checked_sentences(turn), left)
 
 
 def _finish(svc: Services, streamed: StreamedVoice, cut: list[str] | None) -> None:

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import contextlib
 import itertools
-import threading
 import time
 from collections.abc import Awaitable, Callable
 
@@ -37,8 +36,8 @@ def speaker(svc: Services) -> TextToSpeech:
 class Speaking:
     """One connection's text to speech: a whole text, or a stream of text chunks."""
 
-    def __init__(self, svc: Services, send: Send, gone: threading.Event) -> None:
-        self.svc, self.send, self.gone = svc, send, gone
+    def __init__(self, svc: Services, send: Send, left: Callable[[], bool]) -> None:
+        self.svc, self.send, self.left = svc, send, left
         self.max_chars = svc.settings.max_text_chars
         self.streaming = False
         self._text = ""  # the stream's text not yet said
@@ -95,7 +94,7 @@ class Speaking:
     async def _speak(self, sentence: str) -> None:
         tts = speaker(self.svc)
         rate = tts.sample_rate
-        speech = walked(lambda: tts.synthesize(sentence), self.gone.is_set)
+        speech = walked(lambda: tts.synthesize(sentence), self.left)
         async with contextlib.aclosing(speech) as pieces:
             async for pcm in pieces:
                 for chunk in _chunks(pcm):
