@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import threading
 from dataclasses import replace
 
 import pytest
@@ -174,20 +175,26 @@ def test_protocol_events_it_does_not_serve_are_let_pass(served: Served) -> None:
     assert served.run(talk) == "info"
 
 
-def test_a_client_that_leaves_mid_answer_leaves_the_device_free(served: Served) -> None:
-    served.chat.enqueue("One. Two. Three.")
+def test_a_client_gone_before_the_answer_leaves_the_device_free_and_the_model_unasked(
+    served: Served,
+) -> None:
+    served.chat.enqueue("One. Two.")
+    served.chat.queue_gate = busy = threading.Event()  # the model is busy with another turn
 
     async def leave(client: AsyncTcpClient) -> None:
         await client.write_event(Transcript("Count", context={"satellite_id": "s1"}).event())
 
-    served.run(leave)
-    served.chat.enqueue("Still here.")
+    served.run(leave)  # gone while its turn waits for the model
+    checks = served.chat.abandon_checks
+    assert eventually(lambda: bool(checks) and checks[0] is not None and checks[0]())
+    busy.set()
+    served.chat.queue_gate = None
 
     async def again(client: AsyncTcpClient) -> str:
         await client.write_event(Transcript("Hello", context={"satellite_id": "s1"}).event())
         return str((await read_until(client, "handled"))[-1].data["text"])
 
-    assert served.run(again) == "Still here."
+    assert served.run(again) == "One. Two."  # the reply was not spent on the gone client
 
 
 def test_speech_not_loaded_is_refused_with_its_reason(served: Served) -> None:
