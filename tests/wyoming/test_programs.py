@@ -23,6 +23,7 @@ from lobug.app import create_app
 from lobug.audio import parse_wav
 from lobug.backends import Backends, build_stt
 from lobug.config import Settings
+from lobug.wyoming.handle import device_of
 from lobug.wyoming.tts import sentences_of
 from tests.e2e.server import free_port
 from tests.fakes import FakeChat, FakeEmbedder, FakeSTT, FakeTTS
@@ -233,3 +234,12 @@ def test_a_text_is_spoken_a_sentence_at_a_time() -> None:
         *("Hello there.", "How are you?", "Fine")
     ]
     assert sentences_of("  ") == []
+
+
+def test_a_long_satellite_entity_id_names_a_device_of_its_own() -> None:
+    long_one = "assist_satellite." + "home_assistant_voice_kitchen_" * 3
+    device = device_of({"satellite_id": long_one})
+    assert len(device) == 64 and device.startswith("assist_satellite.home_assistant")
+    assert device_of({"satellite_id": long_one + "x"}) != device
+    assert device_of({"satellite_id": long_one.upper()}) == device
+    assert device_of({"device_id": "0A1B"}) == "0a1b" and device_of(None) == "home-assistant"

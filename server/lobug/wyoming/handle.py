@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
 import logging
 from collections.abc import AsyncGenerator, Awaitable, Callable
 from dataclasses import dataclass
@@ -30,6 +31,7 @@ from lobug.wyoming.worker import walked
 log = logging.getLogger(__name__)
 
 Send = Callable[[Event], Awaitable[None]]
+MAX_DEVICE_CHARS, DIGEST_CHARS = 64, 12  # `names.DEVICE_ID`; Home Assistant's may be longer
 Left = Callable[[], bool]  # whether the client has gone (asked from worker threads too)
 
 
@@ -56,10 +58,14 @@ def handle_request(event: Event, max_chars: int) -> HandleRequest:
 
 def device_of(context: dict[str, Any] | None) -> str:
     """The Lo-Bug device a request comes from: its satellite, else its Home Assistant device,
-    else `DEFAULT_DEVICE`. Raises Refused for a name no device may have."""
+    else `DEFAULT_DEVICE`. A satellite's entity id longer than a device name may be keeps its
+    start and a digest of the whole. Raises Refused for a name no device may have."""
     context = context or {}
     named = context.get("satellite_id") or context.get("device_id") or DEFAULT_DEVICE
     device = str(named).strip().lower()
+    if len(device) > MAX_DEVICE_CHARS:
+        digest = hashlib.sha256(device.encode()).hexdigest()[:DIGEST_CHARS]
+        device = f"{device[: MAX_DEVICE_CHARS - DIGEST_CHARS - 1]}-{digest}"
     problem = device_id_problem(device, "satellite_id")
     if problem is not None:
         raise Refused(problem.replace("X-Device-Id", "satellite_id / device_id"))
