@@ -208,11 +208,14 @@ def test_every_settings_field_can_be_set_from_the_environment() -> None:
     from dataclasses import fields
 
     from lobug.config import MEMORY_ENV, SETTINGS_ENV
+    from lobug.wyoming_config import WyomingConfig, wyoming_env
     from lobug.xiaozhi_config import XIAOZHI_ENV, XiaozhiConfig
 
-    assert {f.name for f in fields(Settings)} - {"memory", "xiaozhi"} == set(SETTINGS_ENV)
+    nested = {"memory", "xiaozhi", "wyoming"}
+    assert {f.name for f in fields(Settings)} - nested == set(SETTINGS_ENV)
     assert {f.name for f in fields(MemoryConfig)} == set(MEMORY_ENV)
     assert {f.name for f in fields(XiaozhiConfig)} == set(XIAOZHI_ENV)
+    assert {f.name for f in fields(WyomingConfig)} == set(wyoming_env(bool))
 
 
 def test_the_xiaozhi_settings_are_read_and_checked() -> None:

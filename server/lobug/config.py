@@ -15,6 +15,7 @@ from typing import Any
 
 from lobug.clock import clock_time, zone_named
 from lobug.names import AGENT_NAME_RULE, is_agent_name
+from lobug.wyoming_config import WyomingConfig, wyoming_env
 from lobug.xiaozhi_config import XIAOZHI_ENV, XiaozhiConfig
 
 LLM_BACKENDS = ("auto", "ollama", "openai", "embedded")
@@ -160,6 +161,7 @@ class Settings:
 
     memory: MemoryConfig = field(default_factory=MemoryConfig)
     xiaozhi: XiaozhiConfig = field(default_factory=XiaozhiConfig)
+    wyoming: WyomingConfig = field(default_factory=WyomingConfig)
 
     def __post_init__(self) -> None:
         if self.llm_backend not in LLM_BACKENDS:
@@ -241,7 +243,9 @@ class Settings:
         if "llm_api_key" not in read and environ.get("OPENAI_API_KEY", "").strip():
             # The name every OpenAI client reads; LOBUG_LLM_API_KEY wins when both are set.
             read["llm_api_key"] = environ["OPENAI_API_KEY"].strip()
-        return cls(**read, memory=memory, xiaozhi=XiaozhiConfig(**env.read_all(XIAOZHI_ENV)))
+        xiaozhi = XiaozhiConfig(**env.read_all(XIAOZHI_ENV))
+        wyoming = WyomingConfig(**env.read_all(wyoming_env(_flag)))
+        return cls(**read, memory=memory, xiaozhi=xiaozhi, wyoming=wyoming)
 
     @classmethod
     def from_memory_env(cls, environ: Mapping[str, str]) -> Settings:
