@@ -7,25 +7,79 @@ evicted before it got the lock takes the fresh one instead, so one device never 
 states, or two turns at once.
 
 The tools a connected device offers (`offer_tools`) are kept apart from its state, so a state
-evicted while the device stays connected is warmed again with them."""
+evicted while the device stays connected is warmed again with them.
+
+A surface waits for its device's turn with `queued` (or `admit`) before it hands the turn to a
+worker thread: the wait is on the event loop, never on a shared pool thread, so a device with
+many turns pending cannot take the threads the turn it waits for needs to finish (issue 42).
+At most `max_waiting` turns of one device wait; the next is refused (`DeviceBusy`)."""
 
 from __future__ import annotations
 
+import asyncio
 import threading
-from collections import OrderedDict
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections import OrderedDict, deque
+from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import asynccontextmanager, contextmanager
+from dataclasses import dataclass, field
 
 from lobug.backends.base import ToolBox
 from lobug.conversation import DeviceState
 
+MAX_WAITING_TURNS = 2  # a device's turns waiting behind the one in progress
+
+
+class DeviceBusy(Exception):
+    """A device's turn refused: `max_waiting` of its turns wait already."""
+
+    def __init__(self, device_id: str, waiting: int) -> None:
+        super().__init__(
+            f"device {device_id!r} has {waiting} turns waiting already: "
+            "wait for an answer before asking again"
+        )
+        self.device_id = device_id
+
+
+@dataclass
+class TurnGate:
+    """One device's turns: whether one is in, and the futures of those waiting, in order.
+    Bound to no event loop: a waiter is woken on its own loop."""
+
+    waiting: deque[asyncio.Future[None]] = field(default_factory=deque)
+    taken: bool = False
+
+
+def _wake(handed: asyncio.Future[None]) -> None:
+    if not handed.done():
+        handed.set_result(None)
+
+
+class Admitted:
+    """A device's turn let in by its gate; `leave` (once, from any thread) lets the next in."""
+
+    def __init__(self, states: DeviceStates, device_id: str) -> None:
+        self._states, self._device_id = states, device_id
+        self._left = threading.Event()
+
+    def leave(self) -> None:
+        if not self._left.is_set():
+            self._left.set()
+            self._states.hand_on(self._device_id)
+
 
 class DeviceStates:
-    def __init__(self, limit: int, warm: Callable[[str], DeviceState]) -> None:
+    def __init__(
+        self,
+        limit: int,
+        warm: Callable[[str], DeviceState],
+        max_waiting: int = MAX_WAITING_TURNS,
+    ) -> None:
         self.limit = limit
+        self.max_waiting = max_waiting
         self._warm = warm
         self._states: OrderedDict[str, DeviceState] = OrderedDict()
         self._tools: dict[str, ToolBox] = {}
+        self._gates: dict[str, TurnGate] = {}  # only while a turn is in or waits
         self._lock = threading.Lock()
 
     def __len__(self) -> int:
@@ -71,6 +125,56 @@ class DeviceStates:
             self._tools[device_id] = tools
         if (state := self._states.get(device_id)) is not None:
             state.tools = tools
+
+    async def admit(self, device_id: str) -> Admitted:
+        """Wait, on the event loop, until the device's earlier turns are done; DeviceBusy when
+        `max_waiting` of its turns wait already. The caller `leave`s when its turn is over."""
+        with self._lock:
+            gate = self._gates.setdefault(device_id, TurnGate())
+            if not gate.taken:
+                gate.taken = True
+                return Admitted(self, device_id)
+            if len(gate.waiting) >= self.max_waiting:
+                raise DeviceBusy(device_id, len(gate.waiting))
+            handed: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+            gate.waiting.append(handed)
+        try:
+            await handed
+        except asyncio.CancelledError:
+            with self._lock:
+                handed_over = handed not in gate.waiting
+                if not handed_over:
+                    gate.waiting.remove(handed)
+            if handed_over:  # let in as it was cancelled: the next one goes instead
+                self.hand_on(device_id)
+            raise
+        return Admitted(self, device_id)
+
+    @asynccontextmanager
+    async def queued(self, device_id: str) -> AsyncIterator[None]:
+        """`admit` for the length of a `with` block."""
+        admitted = await self.admit(device_id)
+        try:
+            yield
+        finally:
+            admitted.leave()
+
+    def hand_on(self, device_id: str) -> None:
+        """The device's turn is over: the next waiting one goes in, or the gate goes."""
+        with self._lock:
+            gate = self._gates.get(device_id)
+            if gate is None:
+                return
+            if gate.waiting:
+                handed = gate.waiting.popleft()
+                handed.get_loop().call_soon_threadsafe(_wake, handed)
+            else:
+                del self._gates[device_id]
+
+    def gates_open(self) -> int:
+        """Devices with a turn in or waiting (their gates are dropped when none is)."""
+        with self._lock:
+            return len(self._gates)
 
     @contextmanager
     def turn(self, device_id: str) -> Iterator[DeviceState]:

@@ -181,7 +181,7 @@ async def chat_text(
     request: Request,
     background: BackgroundTasks,
 ) -> JSONResponse:
-    async with watch_disconnect(request) as abandoned:
+    async with svc.assistant.devices.queued(device), watch_disconnect(request) as abandoned:
         turn = await asyncio.to_thread(svc.assistant.reply, device, text, abandoned=abandoned)
     hand_over_exchange(background, svc.memory_work, lambda: turn.exchange)
     return JSONResponse(
