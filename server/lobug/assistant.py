@@ -26,7 +26,7 @@ from lobug.memory.curation import Curation
 from lobug.memory.early import EarlyRecall
 from lobug.memory.manager import MemoryManager
 from lobug.memory.recall import answer_from_facts, asked_words
-from lobug.memory.reminders import DueReminders, NoReminders
+from lobug.memory.reminders import DueReminders, NoReminders, owners_at
 from lobug.memory.request_tools import (
     MEMORY_TOOLS,
     RequestTurn,
@@ -61,6 +61,11 @@ class Turn:
     user_message: Message | None  # None for a memory request ("forget that"): not logged
     assistant_message: Message | None
     timings_ms: dict[str, float] = field(default_factory=dict)
+    rung: DueReminders = field(default_factory=NoReminders)  # the due reminders it said
+
+    def delivered(self) -> None:
+        """The response reached the device: the reminders it said are said (`heard_later`)."""
+        self.rung.settle(self.response)
 
     @property
     def exchange(self) -> Exchange | None:
@@ -123,14 +128,17 @@ class Assistant:
         abandoned: AbandonCheck | None = None,
         spoken: SpokenLimit | None = None,
         voice: HeardVoice | None = None,
+        heard_later: bool = False,
     ) -> Turn:
         """Persist the user's message, answer it with memory, persist the answer (only as
-        much of it as `spoken` lets be said, for a voice turn).
+        much of it as `spoken` lets be said, for a voice turn). `heard_later`: the due
+        reminders said are marked said once the caller delivered them (`Turn.delivered`).
 
         Raises BackendError when the chat model fails, and Abandoned when the client stopped
         waiting before the model started on it; either way the user's message stays stored."""
         with self.devices.turn(device_id) as state:
             prepared = self._prepare(state, text, agency, spoken, voice)
+            prepared.heard_later = heard_later
             if prepared.answer is not None:
                 return prepared.conclude(Decision("respond", prepared.answer))
             raw = self._answer(prepared, self._reply_tokens(spoken), abandoned)
@@ -280,7 +288,8 @@ class Assistant:
         timings.update({f"retrieve_{k}": v for k, v in context.timings_ms.items()})
         clock.lap("retrieve")
         recalled = answer_from_facts(text, context.facts)  # a fact's own words, no model
-        due = DueReminders(self.store, state.agent, state.device_id, self.memory.clock)
+        owners = owners_at(self.store, state.agent, state.device_id, viewer)
+        due = DueReminders(self.store, state.agent, state.device_id, self.memory.clock, owners)
         prepared = PreparedTurn(
             self.store, state, user_message, messages, timings, clock, recalled, spoken, due
         )
@@ -390,6 +399,7 @@ class PreparedTurn:
     # Due reminders, said after the answer (`conclude`), or as the stream's last piece.
     reminders: DueReminders = field(default_factory=NoReminders)
     rings_in_stream: bool = False
+    heard_later: bool = False  # the caller settles the reminders said (`Turn.delivered`)
     tools_used: list[dict[str, Any]] = field(default_factory=list)  # by the model
     tools: ToolBox | None = None  # the device's and the memory's, offered to the model
     unlog: Callable[[Message], None] = lambda message: None  # a memory request's message
@@ -445,6 +455,8 @@ class PreparedTurn:
                 )
             state.remember("assistant", decision.text, self.user_message.person_id)
         self.clock.lap("persist_reply")
+        if not self.heard_later:  # said: a stream is concluded once it was
+            self.reminders.settle(decision.text)
         return Turn(
             device_id=state.device_id,
             agent=state.agent,
@@ -453,6 +465,7 @@ class PreparedTurn:
             user_message=self.user_message,
             assistant_message=assistant_message,
             timings_ms=self.timings,
+            rung=self.reminders,
         )
 
 
