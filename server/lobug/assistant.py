@@ -400,6 +400,7 @@ class PreparedTurn:
     reminders: DueReminders = field(default_factory=NoReminders)
     rings_in_stream: bool = False
     heard_later: bool = False  # the caller settles the reminders said (`Turn.delivered`)
+    draft_id: int | None = None  # the answer logged as far as it was said (`draft`)
     tools_used: list[dict[str, Any]] = field(default_factory=list)  # by the model
     tools: ToolBox | None = None  # the device's and the memory's, offered to the model
     unlog: Callable[[Message], None] = lambda message: None  # a memory request's message
@@ -427,6 +428,15 @@ class PreparedTurn:
         prompt = (m["content"] for m in self.messages)
         return known_words([*prompt, self.reminders.words(), *own, *results])
 
+    def draft(self, said: str) -> None:
+        """Log the answer as far as it was said yet (a voice answer, at each sentence), so
+        the words said before a crash are in the log; `conclude` stores it in its place."""
+        if self.user_message is not None and said.strip():
+            state = self.state
+            self.draft_id = self.store.draft_reply(
+                state.agent, state.device_id, said.strip(), self.user_message, self.draft_id
+            )
+
     def conclude(self, decision: Decision) -> Turn:
         """Store the answer (with its memory work queued when it is a `respond`) and add it
         to the device's working memory; a memory request's answer is neither."""
@@ -442,7 +452,12 @@ class PreparedTurn:
         elif decision.text and self.user_message is not None:
             if decision.action == "respond":
                 assistant_message = self.store.append_reply_for_memory_work(
-                    state.agent, state.device_id, decision.text, self.user_message, metadata
+                    state.agent,
+                    state.device_id,
+                    decision.text,
+                    self.user_message,
+                    metadata,
+                    self.draft_id,
                 )
             else:
                 assistant_message = self.store.append_message(

@@ -14,7 +14,8 @@ exists, its fact-extraction replies hold no JSON (a model whose output cannot be
 the file FAKE_EMBED_DOWN_FILE names exists, the fake embedder fails (an embedder down); while
 the file FAKE_NOTES_FILE names exists, it answers with the facts its prompt quotes. With
 FAKE_REAL_SPEECH=1 the speech models are the real bundled ones (the voice path with fake chat),
-with FAKE_SPEECH=1 the fake ones; FAKE_CHAT_DELAY_S makes every answer that late.
+with FAKE_SPEECH=1 the fake ones; FAKE_CHAT_DELAY_S makes every answer that late, and
+FAKE_REPLY is every answer's text.
 
 `python -m tests.e2e.fake_server model PORT` is a fake OpenAI-compatible model server
 (`/v1/models`, `/v1/chat/completions`, streamed or not): it answers `MODEL_REPLY` in pieces.
@@ -110,16 +111,21 @@ class SlowEmbedder(FakeEmbedder):
 def chat_for(settings: Settings) -> ChatBackend:
     if settings.llm_backend == "openai":
         return build_chat(settings)
-    return FakeChat(responder=slowly(float(os.environ.get("FAKE_CHAT_DELAY_S") or 0)))
+    delay_s = float(os.environ.get("FAKE_CHAT_DELAY_S") or 0)
+    return FakeChat(responder=slowly(delay_s, os.environ.get("FAKE_REPLY")))
 
 
-def slowly(delay_s: float) -> Callable[[Sequence[ChatMessage], JsonSchema | None], str]:
+def slowly(
+    delay_s: float, reply: str | None = None
+) -> Callable[[Sequence[ChatMessage], JsonSchema | None], str]:
     """`learn_what_was_said`, its answers to a conversation `delay_s` seconds late (a slow
-    model: a device's turns then overlap)."""
+    model: a device's turns then overlap), and `reply` when given (a long answer)."""
 
     def responder(messages: Sequence[ChatMessage], schema: JsonSchema | None) -> str:
         if schema is None:
             time.sleep(delay_s)
+            if reply:
+                return reply
         return learn_what_was_said(messages, schema)
 
     return responder

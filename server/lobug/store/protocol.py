@@ -101,7 +101,12 @@ class WorkQueueStore(Protocol):
         content: str,
         user: Message,
         metadata: dict[str, Any] | None = None,
+        draft_id: int | None = None,
     ) -> Message: ...
+
+    def draft_reply(
+        self, agent: str, device_id: str, content: str, user: Message, draft_id: int | None
+    ) -> int: ...
 
     def append_message_to_learn(
         self,

@@ -454,7 +454,10 @@ class Session:
                 turn.interrupt(" ".join(said))
             voice.finish_stream(streamed)
 
-        await self.play(Reply(self, spoken, finish, stop, clock))
+        def logged(said: list[str]) -> None:  # in the log as it is said
+            turn.said_so_far(" ".join(said))
+
+        await self.play(Reply(self, spoken, finish, stop, clock, logged))
 
     async def announce(self, text: str, finish: Finish) -> None:
         """Say `text` (no model asked): a due reminder, a device setting changed."""
