@@ -154,3 +154,21 @@ def test_a_turn_let_in_from_a_worker_thread_wakes_the_next_on_its_loop() -> None
         (await asyncio.wait_for(second, 5)).leave()
 
     asyncio.run(scenario())
+
+
+def test_one_rule_drops_an_idle_device_and_what_is_kept_for_it_elsewhere() -> None:
+    now = [0.0]
+    forgotten: list[str] = []
+    devices = DeviceStates(
+        8, lambda d: new_device_state(d, "lobug", 4, []), idle_s=60, clock=lambda: now[0]
+    )
+    devices.on_evict(forgotten.append)
+    devices.get("kitchen")
+    with devices.turn("office"):
+        now[0] = 61
+        devices.get("hall")  # kitchen idle for a minute: dropped; office is mid-turn
+        assert ("kitchen" in devices, "office" in devices) == (False, True)
+        assert forgotten == ["kitchen"]
+    now[0] = 200
+    assert devices.sweep() == ["office", "hall"]
+    assert forgotten == ["kitchen", "office", "hall"] and len(devices) == 0

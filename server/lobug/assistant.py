@@ -95,6 +95,8 @@ class Assistant:
         self.guard = ReplyGuard(settings.language)
         self.early = EarlyRecall(memory)  # a voice turn's memory, looked up as it is heard
         self.ahead = AnswersAhead(chat)  # a voice turn's answer, begun in the person's pause
+        for forget in (self.early.forget, self.ahead.drop):  # a device dropped, all of it
+            self.devices.on_evict(forget)
 
     def device(self, device_id: str) -> DeviceState:
         """The device's state, its working memory warmed from the log when not in memory."""

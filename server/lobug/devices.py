@@ -1,8 +1,10 @@
 """The devices heard lately: each one's working memory and sensors, at most `limit` of them.
 
-The least recently used device beyond the limit is dropped; its next turn warms a new state
-from the conversation log. A device in the middle of a turn is never dropped: its turn holds
-the state's lock, and only an idle state can be evicted. A turn that took a state which was
+One eviction rule for everything kept per device: a device not heard from for `idle_s`, or
+the least recently used beyond the limit, is dropped, with what other parts keep for it
+(`on_evict`); its next turn warms a new state from the conversation log. A device in the
+middle of a turn is never dropped: its turn holds the state's lock, and only an idle state can
+be evicted. A turn that took a state which was
 evicted before it got the lock takes the fresh one instead, so one device never has two
 states, or two turns at once.
 
@@ -18,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
+import time
 from collections import OrderedDict, deque
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager, contextmanager
@@ -27,6 +30,7 @@ from lobug.backends.base import ToolBox
 from lobug.conversation import DeviceState
 
 MAX_WAITING_TURNS = 2  # a device's turns waiting behind the one in progress
+IDLE_S = 3600.0  # a device not heard from for this long is dropped from memory
 
 
 class DeviceBusy(Exception):
@@ -73,11 +77,16 @@ class DeviceStates:
         limit: int,
         warm: Callable[[str], DeviceState],
         max_waiting: int = MAX_WAITING_TURNS,
+        idle_s: float = IDLE_S,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.limit = limit
         self.max_waiting = max_waiting
-        self._warm = warm
+        self.idle_s = idle_s
+        self._warm, self._clock = warm, clock
         self._states: OrderedDict[str, DeviceState] = OrderedDict()
+        self._used: dict[str, float] = {}  # when each state was last asked for
+        self._forgets: list[Callable[[str], None]] = []  # per-device state kept elsewhere
         self._tools: dict[str, ToolBox] = {}
         self._gates: dict[str, TurnGate] = {}  # only while a turn is in or waits
         self._lock = threading.Lock()
@@ -95,6 +104,11 @@ class DeviceStates:
         with self._lock:
             return [state for state in self._states.values() if state.agent == agent]
 
+    def on_evict(self, forget: Callable[[str], None]) -> None:
+        """`forget(device_id)` is called for each device dropped: what else is kept per
+        device (answers written ahead, early look-ups, claims) goes by the same rule."""
+        self._forgets.append(forget)
+
     def get(self, device_id: str) -> DeviceState:
         """The device's state, warmed from the log when it is not in memory."""
         with self._lock:
@@ -104,8 +118,22 @@ class DeviceStates:
                 state.tools = self._tools.get(device_id)
                 self._states[device_id] = state
             self._states.move_to_end(device_id)
-            self._evict_idle(keep=device_id)
-            return state
+            self._used[device_id] = self._clock()
+            evicted = self._evict_idle(keep=device_id)
+        self._forget(evicted)
+        return state
+
+    def sweep(self) -> list[str]:
+        """Drop the states idle for `idle_s` (as every `get` does); the devices dropped."""
+        with self._lock:
+            evicted = self._evict_idle(keep=None)
+        self._forget(evicted)
+        return evicted
+
+    def _forget(self, evicted: list[str]) -> None:
+        for device_id in evicted:
+            for forget in self._forgets:
+                forget(device_id)
 
     def offer_tools(self, device_id: str, tools: ToolBox | None) -> None:
         """The device's turns offer `tools` to the model from now on (None: none)."""
@@ -207,11 +235,18 @@ class DeviceStates:
                     return state
             state.lock.release()  # evicted while this turn waited for it: take the new one
 
-    def _evict_idle(self, keep: str) -> None:
+    def _evict_idle(self, keep: str | None) -> list[str]:
+        """The one eviction rule: a state no turn holds goes when it was not asked for in
+        `idle_s`, or, least recently used first, while more than `limit` are kept."""
         excess = len(self._states) - self.limit
-        for device_id, state in list(self._states.items()):
-            if excess <= 0:
-                return
-            if device_id != keep and not state.lock.locked():
+        stale = self._clock() - self.idle_s
+        evicted = []
+        for device_id, state in list(self._states.items()):  # least recently used first
+            if device_id == keep or state.lock.locked():
+                continue
+            if excess > 0 or self._used.get(device_id, stale) <= stale:
                 del self._states[device_id]
+                self._used.pop(device_id, None)
+                evicted.append(device_id)
                 excess -= 1
+        return evicted
