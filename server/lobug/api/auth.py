@@ -14,6 +14,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from lobug.api.errors import error_response
 from lobug.config import Settings
 from lobug.exposure import is_loopback
+from lobug.web.handshake import refuse_handshake
 from lobug.web.roles import (
     ADMIN,
     DEVICE,
@@ -25,6 +26,8 @@ from lobug.web.roles import (
 )
 
 OPEN_PATHS = frozenset({"/health", "/memory/health"})
+UNAUTHORIZED = ("unauthorized", "A valid 'Authorization: Bearer <token>' is required")
+CHALLENGE = {"WWW-Authenticate": "Bearer"}
 
 
 def role_without_tokens(settings: Settings) -> Role:
@@ -69,16 +72,11 @@ class TokenGate:
         role = self.role_of(scope)
         if role is not None:
             scope.setdefault("state", {})[ROLE_KEY] = role
-        elif scope["type"] == "websocket":  # refused before the handshake: HTTP 403
-            await send({"type": "websocket.close", "code": 1008, "reason": "a token is required"})
+        elif scope["type"] == "websocket":  # refused at the handshake, with the reason
+            await refuse_handshake(scope, receive, send, 401, *UNAUTHORIZED, CHALLENGE)
             return
         elif not is_open_path(scope["path"]):
-            refusal = error_response(
-                401,
-                "unauthorized",
-                "A valid 'Authorization: Bearer <token>' is required",
-                {"WWW-Authenticate": "Bearer"},
-            )
+            refusal = error_response(401, *UNAUTHORIZED, CHALLENGE)
             await refusal(scope, receive, send)
             return
         await self.app(scope, receive, send)

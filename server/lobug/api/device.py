@@ -181,9 +181,12 @@ async def chat_text(
     request: Request,
     background: BackgroundTasks,
 ) -> JSONResponse:
-    async with watch_disconnect(request) as abandoned:
-        turn = await asyncio.to_thread(svc.assistant.reply, device, text, abandoned=abandoned)
+    async with svc.assistant.devices.queued(device), watch_disconnect(request) as abandoned:
+        turn = await asyncio.to_thread(
+            svc.assistant.reply, device, text, abandoned=abandoned, heard_later=True
+        )
     hand_over_exchange(background, svc.memory_work, lambda: turn.exchange)
+    background.add_task(turn.delivered)  # after the response was sent: its reminders said
     return JSONResponse(
         {"response": turn.response, "action": turn.action},
         headers={"Server-Timing": server_timing(svc, device, turn.timings_ms)},

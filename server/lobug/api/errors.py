@@ -20,6 +20,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from lobug.audio import AudioError
 from lobug.backends.base import Abandoned, BackendError, SpeechNotReady
+from lobug.devices import DeviceBusy
 from lobug.memory.agents import AgentNotFound
 from lobug.names import InvalidPersonName
 from lobug.store.errors import (
@@ -233,6 +234,9 @@ def _install_service_handlers(app: FastAPI) -> None:
         assert isinstance(exc, AudioError)  # each kind says its status and code
         return error_response(exc.status, exc.error, str(exc))
 
+    async def device_busy(_: Request, exc: Exception) -> JSONResponse:
+        return error_response(429, "device_busy", str(exc))
+
     async def unexpected_error(_: Request, exc: Exception) -> JSONResponse:
         log.error("unhandled error", exc_info=exc)
         return error_response(500, "internal_error", "Internal server error")
@@ -243,4 +247,5 @@ def _install_service_handlers(app: FastAPI) -> None:
     app.add_exception_handler(StorageUnavailable, storage_unavailable)
     app.add_exception_handler(PromptTooLong, prompt_too_long)
     app.add_exception_handler(AudioError, audio_error)
+    app.add_exception_handler(DeviceBusy, device_busy)
     app.add_exception_handler(Exception, unexpected_error)
