@@ -84,7 +84,7 @@ async def sign_in(
     if wait_s:
         return sign_in_form(next, wait_s=wait_s)
     token = token.strip()
-    role = role_of_token(token, settings.admin_tokens, settings.device_tokens)
+    role = role_of_token(token, settings.admin_tokens, settings.every_device_token)
     if role is None:
         throttle.failed(client)
         return sign_in_form(next, refused=True)
