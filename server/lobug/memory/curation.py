@@ -118,10 +118,11 @@ class Curation:
         page = found[query.offset :]
         return FactPage([h.fact for h in page], len(found), [h.similarity for h in page])
 
-    def explain_search(self, agent: str, text: str, k: int) -> Explained:
-        """What hybrid fact search finds, with the cosine, keyword, recency and score parts of
-        each, whether the text could be embedded (False: keywords alone) and the weights."""
-        return self.searcher.explained(agent, text, k)
+    def explain_search(self, agent: str, text: str, k: int, viewer: Viewer = EVERYONE) -> Explained:
+        """What hybrid fact search finds that `viewer` may see, with the cosine, keyword,
+        recency and score parts of each, whether the text could be embedded (False: keywords
+        alone) and the weights."""
+        return self.searcher.explained(agent, text, k, viewer)
 
     def add_fact(
         self,
