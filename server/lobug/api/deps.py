@@ -19,11 +19,12 @@ from lobug.names import AGENT_NAME_RULE, is_agent_name
 from lobug.store.household import Viewer
 from lobug.store.models import Agent
 from lobug.web.deps import MemoryDep
-from lobug.web.device_ids import device_id_problem
+from lobug.web.device_ids import device_id_problem, token_device_problem
 from lobug.web.roles import (
     ADMIN_REQUIRED,
     ADMIN_REQUIRED_DETAIL,
     Access,
+    caller_device,
     caller_evidence,
     caller_role,
     may,
@@ -33,14 +34,21 @@ DEFAULT_DEVICE = "default"
 
 
 def device_id(
+    request: Request,
     x_device_id: Annotated[
-        str, Header(description="The device's name: 1-64 of A-Z a-z 0-9 . _ : -")
-    ] = DEFAULT_DEVICE,
+        str | None, Header(description="The device's name: 1-64 of A-Z a-z 0-9 . _ : -")
+    ] = None,
 ) -> str:
-    value = x_device_id.strip() or DEFAULT_DEVICE
+    """The calling device: `X-Device-Id`, else the device whose own token the request
+    carries, else `default`. A device's own token may name no other device (403
+    `device_mismatch`)."""
+    value = (x_device_id or "").strip() or caller_device(request.scope) or DEFAULT_DEVICE
     problem = device_id_problem(value)
     if problem is not None:
         raise ApiError(400, "invalid_device_id", problem)
+    mismatch = token_device_problem(request.scope, value)
+    if mismatch is not None:
+        raise ApiError(403, "device_mismatch", mismatch)
     return value
 
 

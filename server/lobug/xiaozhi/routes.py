@@ -14,7 +14,7 @@ from fastapi.responses import JSONResponse
 
 from lobug.backends.vad import SileroVAD
 from lobug.services import Services
-from lobug.web.device_ids import device_id_problem
+from lobug.web.device_ids import device_id_problem, token_device_problem
 from lobug.web.roles import Access, bearer_token, caller_role, may
 from lobug.xiaozhi.frames import protocol_version
 from lobug.xiaozhi.limits import MAX_TEXT_BYTES, CloseCode, ProtocolError
@@ -63,6 +63,7 @@ async def xiaozhi_websocket(websocket: WebSocket) -> None:
         return
     device = _device(websocket.headers.get("device-id"))
     problem = device_id_problem(device, "Device-Id") if device else "Device-Id is required"
+    problem = problem or token_device_problem(websocket.scope, device, "Device-Id")
     try:
         version = protocol_version(websocket.headers.get("protocol-version"))
     except ProtocolError as exc:
