@@ -142,6 +142,14 @@ async def run_tool(
         raise McpToolError(str(exc)) from None
 
 
+async def context_for(engine: MemoryEngine, query: str, max_tokens: int, person: str | None) -> str:
+    """`get_context`'s text; naming a person the caller may not ask as is its error."""
+    try:
+        return await asyncio.to_thread(engine.format_for_injection, query, max_tokens, person)
+    except PersonNotAllowed as exc:
+        raise McpToolError(str(exc)) from None
+
+
 def memory_tools(engine_of: CallerEngine, role_of: RoleOf) -> list[Callable[..., Any]]:
     """The MCP tools: `engine_tools` plus `get_context`, with signatures the SDK reads."""
     call = functools.partial(run_tool, engine_of, role_of)
@@ -178,11 +186,7 @@ def memory_tools(engine_of: CallerEngine, role_of: RoleOf) -> list[Callable[...,
     ) -> str:
         """What memory holds for `query` that `person` may see, within `max_tokens`."""
         allow(role_of, ctx, Access.READ)
-        inject = engine_of(ctx).format_for_injection
-        try:
-            return await asyncio.to_thread(inject, query, max_tokens, person or None)
-        except PersonNotAllowed as exc:
-            raise McpToolError(str(exc)) from None
+        return await context_for(engine_of(ctx), query, max_tokens, person or None)
 
     return [
         search_memory,
