@@ -167,6 +167,7 @@ def create_local_app(settings: Settings, backends: Backends | None = None) -> Fa
         settings,
         host="127.0.0.1",
         device_tokens=(),
+        bound_device_tokens={},
         admin_tokens=(),
         max_body_bytes=LOCAL_MAX_BODY_BYTES,
     )
@@ -265,6 +266,7 @@ def new_app(title: str, settings: Settings, lifespan: Lifespan) -> FastAPI:
         device_tokens=settings.device_tokens,
         admin_tokens=settings.admin_tokens,
         open_role=role_without_tokens(settings),
+        bound_device_tokens=settings.bound_device_tokens,
     )
     # outermost: runs first (Host, Origin and cross-site bodies; `/mcp` included)
     app.add_middleware(CrossSiteGuard, rule=SiteRule.of(settings), json_route=json_only)

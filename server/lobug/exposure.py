@@ -30,6 +30,7 @@ def check_token_strength(settings: Settings) -> None:
     """ConfigError naming the first weak token by its variable and position, never its value."""
     for variable, tokens in (
         ("LOBUG_DEVICE_TOKENS", settings.device_tokens),
+        ("LOBUG_BOUND_DEVICE_TOKENS", tuple(settings.bound_device_tokens.values())),
         ("LOBUG_ADMIN_TOKENS", settings.admin_tokens),
     ):
         weak = next((n for n, t in enumerate(tokens, 1) if not is_strong_token(t)), None)

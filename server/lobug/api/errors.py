@@ -22,6 +22,7 @@ from lobug.audio import AudioError
 from lobug.backends.base import Abandoned, BackendError, SpeechNotReady
 from lobug.devices import DeviceBusy
 from lobug.memory.agents import AgentNotFound
+from lobug.memory.evidence import PersonNotAllowed, SummariesPrivate
 from lobug.names import InvalidPersonName
 from lobug.store.errors import (
     BlockExists,
@@ -72,6 +73,8 @@ VALIDATION_CODES = {
 
 _STORE_ERRORS: dict[type[Exception], tuple[int, str]] = {
     AgentNotFound: (404, "agent_not_found"),
+    PersonNotAllowed: (403, "person_not_allowed"),
+    SummariesPrivate: (403, "summaries_private"),
     BlockExists: (409, "block_exists"),
     BlockNotFound: (404, "block_not_found"),
     BlockReadOnly: (403, "block_read_only"),
@@ -116,6 +119,14 @@ ERROR_DOCS: dict[str, tuple[int, str]] = {
     "voice_refused": (422, "the recordings cannot make a voice profile: the detail says why"),
     "fact_has_no_owner": (409, "a household fact with no owner cannot become private"),
     "invalid_person": (422, "not a person's name: 1-40 letters, words joined by ' - . or a space"),
+    "summaries_private": (
+        403,
+        "made from every person's words: in a household of several people, admin tokens only",
+    ),
+    "person_not_allowed": (
+        403,
+        "the token may not ask as this person (the admin, or a device's own token of their device)",
+    ),
 }
 
 

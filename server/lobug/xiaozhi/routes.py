@@ -14,7 +14,7 @@ from fastapi.responses import JSONResponse
 
 from lobug.backends.vad import SileroVAD
 from lobug.services import Services
-from lobug.web.device_ids import device_id_problem
+from lobug.web.device_ids import device_id_problem, token_device_problem
 from lobug.web.handshake import refuse_handshake
 from lobug.web.roles import Access, bearer_token, caller_role, may
 from lobug.xiaozhi.frames import protocol_version
@@ -68,6 +68,10 @@ async def xiaozhi_websocket(websocket: WebSocket) -> None:
         return
     device = _device(websocket.headers.get("device-id"))
     problem = device_id_problem(device, "Device-Id") if device else "Device-Id is required"
+    mismatch = None if problem else token_device_problem(websocket.scope, device, "Device-Id")
+    if mismatch is not None:
+        await _refuse(websocket, 403, "device_mismatch", mismatch)
+        return
     try:
         version = protocol_version(websocket.headers.get("protocol-version"))
     except ProtocolError as exc:
