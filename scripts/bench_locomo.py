@@ -1,4 +1,4 @@
-"""Retrieval quality on LoCoMo (../shared/bench/locomo-dev.json): keyword-only (BM25),
+"""Retrieval quality on LoCoMo (docs/benchmarks.md, "The LoCoMo data"): keyword-only (BM25),
 vector-only and hybrid search, side by side in the same run, through the public memory API.
 
 For each conversation an agent is created and every turn is posted as a message ("Speaker:

@@ -10,8 +10,9 @@ The vectors are clustered (facts about the same topic lie near each other, as re
 do) and queries are drawn from the same topics as the facts. Within a topic a fact varies
 along `--rank` directions of its own: what makes an index's job hard is the local intrinsic
 dimension (LID) of the data, and real embeddings have a low one. The script prints the data's
-LID (maximum-likelihood estimate over 20 neighbours); `--locomo` embeds the LoCoMo texts in
-`../shared/bench` with the bundled model and prints theirs beside it (16 at 1k-4k texts).
+LID (maximum-likelihood estimate over 20 neighbours); `--locomo` embeds the LoCoMo texts
+(docs/benchmarks.md, "The LoCoMo data") with the bundled model and prints theirs beside it
+(16 at 1k-4k texts).
 `--rank 384` gives isotropic noise within a topic, the worst case: its LID grows with the
 number of facts (33 at 100k, 55 at 1M), the 1st and 5th neighbours end up equally far,
 and no graph index ranks them.
@@ -124,7 +125,7 @@ def local_intrinsic_dimension(data: Matrix, queries: Matrix) -> float:
 
 def locomo_lid() -> float:
     """The LID of the bundled embedding model's vectors of the LoCoMo texts (turns,
-    observations, summaries of the conversations in ../shared/bench)."""
+    observations, summaries of the conversations of the LoCoMo data, docs/benchmarks.md)."""
     import json
 
     from lobug.backends.embedded import LocalEmbedder

@@ -41,6 +41,21 @@ def served_test_host() -> Iterator[None]:
         yield
 
 
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    """After a run that includes `tests/test_layout.py`, the modules over the size guide (500
+    lines), by name: visible, not failing (a warning would fail under `filterwarnings=error`)."""
+    ran = terminalreporter.stats.get("passed", []) + terminalreporter.stats.get("failed", [])
+    if not any(report.nodeid.startswith("tests/test_layout.py") for report in ran):
+        return
+    from tests.test_layout import GUIDE_MODULE_LINES, size_guide_report
+
+    report = size_guide_report()
+    if report:
+        terminalreporter.section(f"modules over {GUIDE_MODULE_LINES} lines (split them)")
+        for line in report:
+            terminalreporter.write_line(line)
+
+
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     """Tests marked `both_engines` that use a store run once per engine."""
     if "engine" in metafunc.fixturenames and metafunc.definition.get_closest_marker("both_engines"):

@@ -105,7 +105,7 @@ class Databases:
 def stored_bytes(url: str) -> bytes:
     """Everything the database holds that a purge must have erased: a SQLite file's bytes
     (its -wal and -shm too), or every live row of every PostgreSQL table as text (what VACUUM
-    leaves in free space is not readable through SQL; see MEMORY.md)."""
+    leaves in free space is not readable through SQL; see docs/memory.md, "PostgreSQL")."""
     path = sqlite_path(url)
     if path is not None:
         return b"".join(p.read_bytes() for p in path.parent.glob(path.name + "*"))

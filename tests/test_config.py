@@ -208,11 +208,14 @@ def test_every_settings_field_can_be_set_from_the_environment() -> None:
     from dataclasses import fields
 
     from lobug.config import MEMORY_ENV, SETTINGS_ENV
+    from lobug.wyoming_config import WyomingConfig, wyoming_env
     from lobug.xiaozhi_config import XIAOZHI_ENV, XiaozhiConfig
 
-    assert {f.name for f in fields(Settings)} - {"memory", "xiaozhi"} == set(SETTINGS_ENV)
+    nested = {"memory", "xiaozhi", "wyoming"}
+    assert {f.name for f in fields(Settings)} - nested == set(SETTINGS_ENV)
     assert {f.name for f in fields(MemoryConfig)} == set(MEMORY_ENV)
     assert {f.name for f in fields(XiaozhiConfig)} == set(XIAOZHI_ENV)
+    assert {f.name for f in fields(WyomingConfig)} == set(wyoming_env(bool))
 
 
 def test_the_xiaozhi_settings_are_read_and_checked() -> None:
@@ -259,3 +262,25 @@ def test_the_database_url_names_the_engine() -> None:
 def test_the_nightly_dream_can_be_turned_off() -> None:
     assert Settings.from_env({"LOBUG_DREAM_AT": "off"}).dream_at == ""
     assert Settings.from_env({"LOBUG_DREAM_AT": "04:15"}).dream_at == "04:15"
+
+
+def test_a_devices_own_token_is_bound_to_its_device() -> None:
+    """`LOBUG_BOUND_DEVICE_TOKENS` (issue 42): `device=token` pairs; the token is everything
+    after the first `=` (a device name has none); each is a device token, checked for
+    strength like the others."""
+    raw = "kitchen=K1tchen-own-token-=x, office:2=0ffice-own-token"
+    settings = Settings.from_env({"LOBUG_BOUND_DEVICE_TOKENS": raw})
+    assert settings.bound_device_tokens == {
+        "kitchen": "K1tchen-own-token-=x",
+        "office:2": "0ffice-own-token",
+    }
+    assert settings.tokens_required
+    assert settings.every_device_token == ("K1tchen-own-token-=x", "0ffice-own-token")
+    exposed = settings.with_overrides(host="0.0.0.0")
+    assert check_exposure(exposed) is None
+    for wrong in ("kitchen", "=token-of-16-chars!", "kit chen=token-of-16-chars!", "kitchen="):
+        with pytest.raises(ConfigError, match="LOBUG_BOUND_DEVICE_TOKENS entry 1"):
+            Settings.from_env({"LOBUG_BOUND_DEVICE_TOKENS": wrong})
+    weak = Settings(host="0.0.0.0", bound_device_tokens={"kitchen": "short"})
+    with pytest.raises(ConfigError, match="LOBUG_BOUND_DEVICE_TOKENS: token 1 of 1"):
+        check_exposure(weak)

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
+
+import pytest
 from fastapi.testclient import TestClient
 
 from lobug.app import create_app
@@ -9,7 +12,7 @@ from lobug.backends import Backends
 from lobug.backends.base import ToolBox
 from lobug.config import Settings
 from lobug.conversation import DeviceState, new_device_state
-from lobug.devices import DeviceStates
+from lobug.devices import DeviceBusy, DeviceStates
 from tests.fakes import FakeChat, FakeEmbedder
 
 
@@ -89,3 +92,83 @@ def test_the_tools_a_device_offers_outlive_its_evicted_state_until_withdrawn() -
     devices.withdraw_tools("speaker", newer)
     assert devices.get("speaker").tools is None
     assert devices.get("other").tools is None
+
+
+# ------------------------------------------------------------------ waiting for a device's turn
+
+
+def test_a_devices_turns_wait_in_order_on_the_loop_and_a_flood_is_refused() -> None:
+    devices, _ = states(limit=4)
+    order: list[str] = []
+
+    async def turn(name: str, hold: asyncio.Event) -> None:
+        async with devices.queued("kitchen"):
+            order.append(name)
+            await hold.wait()
+
+    async def scenario() -> list[str]:
+        holds = [asyncio.Event() for _ in range(3)]
+        turns = [asyncio.create_task(turn(str(n), holds[n])) for n in range(3)]
+        await asyncio.sleep(0.01)
+        with pytest.raises(DeviceBusy, match="2 turns waiting"):
+            await devices.admit("kitchen")  # one in, two waiting: the fourth is refused
+        async with devices.queued("hall"):  # another device is not held up
+            order.append("hall")
+        for hold in holds:
+            hold.set()
+        await asyncio.gather(*turns)
+        return order
+
+    assert asyncio.run(scenario()) == ["0", "hall", "1", "2"]
+    assert devices.gates_open() == 0  # an idle device keeps no gate
+
+
+def test_a_waiting_turn_cancelled_frees_its_place_and_passes_the_device_on() -> None:
+    devices = DeviceStates(4, lambda d: new_device_state(d, "lobug", 4, []), max_waiting=1)
+
+    async def scenario() -> bool:
+        first = await devices.admit("kitchen")
+        waiting = asyncio.create_task(devices.admit("kitchen"))
+        await asyncio.sleep(0.01)
+        waiting.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await waiting
+        second = asyncio.create_task(devices.admit("kitchen"))  # its place is free again
+        await asyncio.sleep(0.01)
+        first.leave()
+        first.leave()  # twice is once
+        (await second).leave()
+        return devices.gates_open() == 0
+
+    assert asyncio.run(scenario())
+
+
+def test_a_turn_let_in_from_a_worker_thread_wakes_the_next_on_its_loop() -> None:
+    devices, _ = states(limit=4)
+
+    async def scenario() -> None:
+        first = await devices.admit("kitchen")
+        second = asyncio.create_task(devices.admit("kitchen"))
+        await asyncio.sleep(0.01)
+        await asyncio.to_thread(first.leave)
+        (await asyncio.wait_for(second, 5)).leave()
+
+    asyncio.run(scenario())
+
+
+def test_one_rule_drops_an_idle_device_and_what_is_kept_for_it_elsewhere() -> None:
+    now = [0.0]
+    forgotten: list[str] = []
+    devices = DeviceStates(
+        8, lambda d: new_device_state(d, "lobug", 4, []), idle_s=60, clock=lambda: now[0]
+    )
+    devices.on_evict(forgotten.append)
+    devices.get("kitchen")
+    with devices.turn("office"):
+        now[0] = 61
+        devices.get("hall")  # kitchen idle for a minute: dropped; office is mid-turn
+        assert ("kitchen" in devices, "office" in devices) == (False, True)
+        assert forgotten == ["kitchen"]
+    now[0] = 200
+    assert devices.sweep() == ["office", "hall"]
+    assert forgotten == ["kitchen", "office", "hall"] and len(devices) == 0

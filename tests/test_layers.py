@@ -1,4 +1,4 @@
-"""The layering as a test (ARCHITECTURE.md, issue 27): which part of the package may import
+"""The layering as a test (docs/architecture.md, issue 27): which part of the package may import
 which, and which libraries a floor keeps off. Every import counts, at module level or inside
 a function; only imports under TYPE_CHECKING do not. Import-time cycles are
 `test_layout.py`'s, over the same walk of the imports.
@@ -16,7 +16,7 @@ from tests.test_layout import every_import, modules
 
 FLOORS: dict[str, tuple[str, ...]] = {  # top to bottom
     "entry": ("__main__", "app", "serving"),
-    "surfaces": ("api", "ui", "cli", "mcp_server", "xiaozhi"),
+    "surfaces": ("api", "ui", "cli", "mcp_server", "xiaozhi", "wyoming"),
     "surface kit": ("web", "read_model"),  # what surfaces share instead of importing each other
     # The running parts wired from settings; MemoryEngine (the Python door, MCP's) opens them.
     "services": ("services", "maintenance", "engine", "engine_tools"),
@@ -41,6 +41,7 @@ FLOORS: dict[str, tuple[str, ...]] = {  # top to bottom
         "quality",
         "claims",
         "xiaozhi_config",
+        "wyoming_config",
     ),
     "client": ("client",),  # imports nothing of the server; its message helpers are anyone's
 }

@@ -1,6 +1,12 @@
-"""The limits that keep the house readable (issue 9): no module in server/ over 500 lines, no
-function over 50 lines, no circular imports between the package's modules. Which part may
-import which is `test_layers.py`'s, over the same walk of the imports."""
+"""The limits that keep the house readable (issue 9): no function over 50 lines, no circular
+imports between the package's modules, and modules kept small. Which part may import which is
+`test_layers.py`'s, over the same walk of the imports.
+
+Module size is a guide, not a squeeze (issue 43, item 7): a module over 500 lines is named at
+the end of every run that includes this file (the "modules over 500 lines" section that
+`tests/conftest.py` writes; a pytest warning would fail the run, warnings being errors here),
+so that the next change to it splits it by responsibility; over 700 lines fails. Trimming
+docstrings to fit is not the fix."""
 
 from __future__ import annotations
 
@@ -9,7 +15,8 @@ import itertools
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[1] / "server" / "lobug"
-MAX_MODULE_LINES = 500
+GUIDE_MODULE_LINES = 500  # named in the run's summary: split it by responsibility
+MAX_MODULE_LINES = 700  # fails
 MAX_FUNCTION_LINES = 50
 
 
@@ -22,13 +29,30 @@ def modules() -> dict[str, Path]:
     return found
 
 
-def test_no_module_is_over_500_lines() -> None:
-    long = {
+def long_modules(limit: int) -> dict[str, int]:
+    """The package's modules over `limit` lines, with their lengths."""
+    return {
         name: n
         for name, path in modules().items()
-        if (n := len(path.read_text().splitlines())) > MAX_MODULE_LINES
+        if (n := len(path.read_text().splitlines())) > limit
     }
-    assert long == {}
+
+
+def size_guide_report() -> list[str]:
+    """The lines of the run's summary section: each module over the guide, longest first."""
+    over = sorted(long_modules(GUIDE_MODULE_LINES).items(), key=lambda item: -item[1])
+    return [f"{name}: {n} lines (fails over {MAX_MODULE_LINES})" for name, n in over]
+
+
+def test_no_module_is_over_700_lines() -> None:
+    assert long_modules(MAX_MODULE_LINES) == {}
+
+
+def test_the_size_guide_names_each_module_over_500_lines() -> None:
+    report = size_guide_report()
+    assert len(report) == len(long_modules(GUIDE_MODULE_LINES))
+    assert all(line.endswith(f"lines (fails over {MAX_MODULE_LINES})") for line in report)
+    assert long_modules(-1).keys() == modules().keys()
 
 
 def test_no_function_is_over_50_lines() -> None:

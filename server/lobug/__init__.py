@@ -8,7 +8,7 @@ if TYPE_CHECKING:
     from lobug.client import learning
     from lobug.engine import AsyncMemoryEngine, MemoryEngine
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 __all__ = ["AsyncMemoryEngine", "MemoryEngine", "__version__", "learning"]
 
 

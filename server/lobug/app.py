@@ -7,6 +7,7 @@ routes, the dashboard, MCP) is imported when one is built, so a command starts f
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
@@ -33,7 +34,7 @@ from lobug.api.json_guard import JsonBodyGuard
 from lobug.api.limits import BodySizeLimit
 from lobug.backends import Backends
 from lobug.config import Settings
-from lobug.exposure import check_exposure
+from lobug.exposure import check_exposure, check_wyoming_exposure
 from lobug.language import language_notices
 from lobug.maintenance import STOP_WAIT_S, Maintenance
 from lobug.services import (
@@ -107,6 +108,8 @@ def build_app(settings: Settings, backends: Backends | None, *, devices: bool) -
     warning = check_exposure(settings)
     if warning:
         log.warning("%s", warning)
+    if devices:
+        check_wyoming_exposure(settings)
     own_voice = settings.tts_voice is not None
     for notice in language_notices(
         settings.language, own_voice=own_voice, speech=settings.speech_enabled
@@ -122,7 +125,7 @@ def build_app(settings: Settings, backends: Backends | None, *, devices: bool) -
         app.state.maintenance = maintenance
         maintenance.start()
         try:
-            async with mcp_running():
+            async with mcp_running(), wyoming_running(settings, services):
                 yield
         finally:  # a stop waits STOP_WAIT_S at most for each part still at work
             maintenance.ask_to_stop()
@@ -141,6 +144,17 @@ def build_app(settings: Settings, backends: Backends | None, *, devices: bool) -
     return app
 
 
+def wyoming_running(
+    settings: Settings, services: Services | MemoryServices
+) -> AbstractAsyncContextManager[object]:
+    """The Wyoming server beside the HTTP one (`lobug.wyoming`), when LOBUG_WYOMING_PORT is set."""
+    if settings.wyoming.port is None or not isinstance(services, Services):
+        return contextlib.nullcontext()
+    from lobug.wyoming.server import serving
+
+    return serving(settings, services)
+
+
 def create_local_app(settings: Settings, backends: Backends | None = None) -> FastAPI:
     """The memory server's routes on the local database, for the command line to call in its
     own process (`lobug facts`, `lobug dream`, ...: `lobug.cli.rest.local_access`), so a
@@ -153,6 +167,7 @@ def create_local_app(settings: Settings, backends: Backends | None = None) -> Fa
         settings,
         host="127.0.0.1",
         device_tokens=(),
+        bound_device_tokens={},
         admin_tokens=(),
         max_body_bytes=LOCAL_MAX_BODY_BYTES,
     )
@@ -251,6 +266,7 @@ def new_app(title: str, settings: Settings, lifespan: Lifespan) -> FastAPI:
         device_tokens=settings.device_tokens,
         admin_tokens=settings.admin_tokens,
         open_role=role_without_tokens(settings),
+        bound_device_tokens=settings.bound_device_tokens,
     )
     # outermost: runs first (Host, Origin and cross-site bodies; `/mcp` included)
     app.add_middleware(CrossSiteGuard, rule=SiteRule.of(settings), json_route=json_only)

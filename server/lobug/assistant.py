@@ -26,7 +26,7 @@ from lobug.memory.curation import Curation
 from lobug.memory.early import EarlyRecall
 from lobug.memory.manager import MemoryManager
 from lobug.memory.recall import answer_from_facts, asked_words
-from lobug.memory.reminders import DueReminders, NoReminders
+from lobug.memory.reminders import DueReminders, NoReminders, owners_at
 from lobug.memory.request_tools import (
     MEMORY_TOOLS,
     RequestTurn,
@@ -61,6 +61,11 @@ class Turn:
     user_message: Message | None  # None for a memory request ("forget that"): not logged
     assistant_message: Message | None
     timings_ms: dict[str, float] = field(default_factory=dict)
+    rung: DueReminders = field(default_factory=NoReminders)  # the due reminders it said
+
+    def delivered(self) -> None:
+        """The response reached the device: the reminders it said are said (`heard_later`)."""
+        self.rung.settle(self.response)
 
     @property
     def exchange(self) -> Exchange | None:
@@ -90,6 +95,8 @@ class Assistant:
         self.guard = ReplyGuard(settings.language)
         self.early = EarlyRecall(memory)  # a voice turn's memory, looked up as it is heard
         self.ahead = AnswersAhead(chat)  # a voice turn's answer, begun in the person's pause
+        for forget in (self.early.forget, self.ahead.drop):  # a device dropped, all of it
+            self.devices.on_evict(forget)
 
     def device(self, device_id: str) -> DeviceState:
         """The device's state, its working memory warmed from the log when not in memory."""
@@ -123,14 +130,17 @@ class Assistant:
         abandoned: AbandonCheck | None = None,
         spoken: SpokenLimit | None = None,
         voice: HeardVoice | None = None,
+        heard_later: bool = False,
     ) -> Turn:
         """Persist the user's message, answer it with memory, persist the answer (only as
-        much of it as `spoken` lets be said, for a voice turn).
+        much of it as `spoken` lets be said, for a voice turn). `heard_later`: the due
+        reminders said are marked said once the caller delivered them (`Turn.delivered`).
 
         Raises BackendError when the chat model fails, and Abandoned when the client stopped
         waiting before the model started on it; either way the user's message stays stored."""
         with self.devices.turn(device_id) as state:
             prepared = self._prepare(state, text, agency, spoken, voice)
+            prepared.heard_later = heard_later
             if prepared.answer is not None:
                 return prepared.conclude(Decision("respond", prepared.answer))
             raw = self._answer(prepared, self._reply_tokens(spoken), abandoned)
@@ -280,7 +290,8 @@ class Assistant:
         timings.update({f"retrieve_{k}": v for k, v in context.timings_ms.items()})
         clock.lap("retrieve")
         recalled = answer_from_facts(text, context.facts)  # a fact's own words, no model
-        due = DueReminders(self.store, state.agent, state.device_id, self.memory.clock)
+        owners = owners_at(self.store, state.agent, state.device_id, viewer)
+        due = DueReminders(self.store, state.agent, state.device_id, self.memory.clock, owners)
         prepared = PreparedTurn(
             self.store, state, user_message, messages, timings, clock, recalled, spoken, due
         )
@@ -390,6 +401,8 @@ class PreparedTurn:
     # Due reminders, said after the answer (`conclude`), or as the stream's last piece.
     reminders: DueReminders = field(default_factory=NoReminders)
     rings_in_stream: bool = False
+    heard_later: bool = False  # the caller settles the reminders said (`Turn.delivered`)
+    draft_id: int | None = None  # the answer logged as far as it was said (`draft`)
     tools_used: list[dict[str, Any]] = field(default_factory=list)  # by the model
     tools: ToolBox | None = None  # the device's and the memory's, offered to the model
     unlog: Callable[[Message], None] = lambda message: None  # a memory request's message
@@ -417,6 +430,15 @@ class PreparedTurn:
         prompt = (m["content"] for m in self.messages)
         return known_words([*prompt, self.reminders.words(), *own, *results])
 
+    def draft(self, said: str) -> None:
+        """Log the answer as far as it was said yet (a voice answer, at each sentence), so
+        the words said before a crash are in the log; `conclude` stores it in its place."""
+        if self.user_message is not None and said.strip():
+            state = self.state
+            self.draft_id = self.store.draft_reply(
+                state.agent, state.device_id, said.strip(), self.user_message, self.draft_id
+            )
+
     def conclude(self, decision: Decision) -> Turn:
         """Store the answer (with its memory work queued when it is a `respond`) and add it
         to the device's working memory; a memory request's answer is neither."""
@@ -432,7 +454,12 @@ class PreparedTurn:
         elif decision.text and self.user_message is not None:
             if decision.action == "respond":
                 assistant_message = self.store.append_reply_for_memory_work(
-                    state.agent, state.device_id, decision.text, self.user_message, metadata
+                    state.agent,
+                    state.device_id,
+                    decision.text,
+                    self.user_message,
+                    metadata,
+                    self.draft_id,
                 )
             else:
                 assistant_message = self.store.append_message(
@@ -445,6 +472,8 @@ class PreparedTurn:
                 )
             state.remember("assistant", decision.text, self.user_message.person_id)
         self.clock.lap("persist_reply")
+        if not self.heard_later:  # said: a stream is concluded once it was
+            self.reminders.settle(decision.text)
         return Turn(
             device_id=state.device_id,
             agent=state.agent,
@@ -453,6 +482,7 @@ class PreparedTurn:
             user_message=self.user_message,
             assistant_message=assistant_message,
             timings_ms=self.timings,
+            rung=self.reminders,
         )
 
 

@@ -14,7 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from lobug.clock import clock_time, zone_named
-from lobug.names import AGENT_NAME_RULE, is_agent_name
+from lobug.names import AGENT_NAME_RULE, DEVICE_ID, DEVICE_ID_RULE, is_agent_name
+from lobug.wyoming_config import WyomingConfig, wyoming_env
 from lobug.xiaozhi_config import XIAOZHI_ENV, XiaozhiConfig
 
 LLM_BACKENDS = ("auto", "ollama", "openai", "embedded")
@@ -147,6 +148,9 @@ class Settings:
     voice_notes_tokens: int = 80
 
     device_tokens: tuple[str, ...] = ()
+    # A device's own token (`kitchen=<token>`): the evidence that a caller is that device, so
+    # it reads as the device's person (`memory/evidence.py`); a plain device token: a guest.
+    bound_device_tokens: Mapping[str, str] = field(default_factory=dict)
     admin_tokens: tuple[str, ...] = ()
     allow_unauthenticated: bool = False
     # Host names served besides the loopback ones (`lobug.api.cross_site`); lower case.
@@ -164,6 +168,7 @@ class Settings:
 
     memory: MemoryConfig = field(default_factory=MemoryConfig)
     xiaozhi: XiaozhiConfig = field(default_factory=XiaozhiConfig)
+    wyoming: WyomingConfig = field(default_factory=WyomingConfig)
 
     def __post_init__(self) -> None:
         if self.llm_backend not in LLM_BACKENDS:
@@ -223,7 +228,12 @@ class Settings:
     @property
     def tokens_required(self) -> bool:
         """Whether any bearer token, device or admin, is configured."""
-        return bool(self.device_tokens or self.admin_tokens)
+        return bool(self.device_tokens or self.bound_device_tokens or self.admin_tokens)
+
+    @property
+    def every_device_token(self) -> tuple[str, ...]:
+        """The plain device tokens and the devices' own (`bound_device_tokens`)."""
+        return (*self.device_tokens, *self.bound_device_tokens.values())
 
     @property
     def embed_model_name(self) -> str:
@@ -250,7 +260,9 @@ class Settings:
         if "llm_api_key" not in read and environ.get("OPENAI_API_KEY", "").strip():
             # The name every OpenAI client reads; LOBUG_LLM_API_KEY wins when both are set.
             read["llm_api_key"] = environ["OPENAI_API_KEY"].strip()
-        return cls(**read, memory=memory, xiaozhi=XiaozhiConfig(**env.read_all(XIAOZHI_ENV)))
+        xiaozhi = XiaozhiConfig(**env.read_all(XIAOZHI_ENV))
+        wyoming = WyomingConfig(**env.read_all(wyoming_env(_flag)))
+        return cls(**read, memory=memory, xiaozhi=xiaozhi, wyoming=wyoming)
 
     @classmethod
     def from_memory_env(cls, environ: Mapping[str, str]) -> Settings:
@@ -297,6 +309,23 @@ def _is_address(name: str) -> bool:
     except ValueError:
         return False
     return True
+
+
+def parse_bound_device_tokens(raw: str) -> dict[str, str]:
+    """`kitchen=<token>,office=<token>`: each device's own token (a device name has no `=`,
+    so the token is everything after the first)."""
+    bound: dict[str, str] = {}
+    for item in raw.split(","):
+        if not item.strip():
+            continue
+        device, sep, token = item.strip().partition("=")
+        if not sep or not DEVICE_ID.fullmatch(device) or not token:
+            raise ConfigError(
+                f"LOBUG_BOUND_DEVICE_TOKENS entry {len(bound) + 1} is not device=token "
+                f"(device: {DEVICE_ID_RULE})"
+            )
+        bound[device] = token
+    return bound
 
 
 def parse_device_agents(raw: str) -> dict[str, str]:
@@ -439,6 +468,7 @@ SETTINGS_ENV: dict[str, tuple[str, Parser]] = {
     "voice_max_words": ("LOBUG_VOICE_MAX_WORDS", _integer),
     "voice_notes_tokens": ("LOBUG_VOICE_NOTES_TOKENS", _integer),
     "device_tokens": ("LOBUG_DEVICE_TOKENS", parse_tokens),
+    "bound_device_tokens": ("LOBUG_BOUND_DEVICE_TOKENS", parse_bound_device_tokens),
     "admin_tokens": ("LOBUG_ADMIN_TOKENS", parse_tokens),
     "allow_unauthenticated": ("LOBUG_ALLOW_UNAUTHENTICATED", _flag),
     "allowed_hosts": ("LOBUG_ALLOWED_HOSTS", parse_host_names),

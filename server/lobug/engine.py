@@ -19,6 +19,7 @@ which runs each call in a worker thread (`asyncio.to_thread`).
 from __future__ import annotations
 
 import asyncio
+import copy
 import dataclasses
 import os
 from collections.abc import Iterable, Mapping
@@ -34,6 +35,13 @@ from lobug.memory.assembly import (
     BudgetedContext,
     ContextRequest,
     assemble,
+)
+from lobug.memory.evidence import (
+    ADMIN_EVIDENCE,
+    Evidence,
+    asking_viewer,
+    reader,
+    require_summaries,
 )
 from lobug.memory.intake import take_message
 from lobug.memory.limits import message_problem
@@ -135,6 +143,18 @@ class MemoryEngine:
         self.agent = agent_name(agent)
         self._owned = owned
         self._agent = services.store.ensure_agent(agent)
+        # What the caller proved (`memory.evidence`): this process is the admin; a surface
+        # serving others (MCP over HTTP) asks through `as_caller`.
+        self.evidence = ADMIN_EVIDENCE
+
+    def as_caller(self, evidence: Evidence) -> MemoryEngine:
+        """This engine as a caller with `evidence` uses it: whom it may name as `person`
+        and what it reads (`memory.evidence`). Shares everything else; closing it closes
+        nothing."""
+        caller = copy.copy(self)
+        caller._owned = False
+        caller.evidence = evidence
+        return caller
 
     # ------------------------------------------------------------------ facts
 
@@ -172,7 +192,7 @@ class MemoryEngine:
         """Current facts for `query`, best first: by meaning and words (`hybrid`), by
         meaning alone (`vector`) or by words alone (`keyword`); as `person` of the household
         may see them (see `memory/people.py`)."""
-        viewer = self._reader(person, query)
+        viewer = self._reader(person)
         hits = self.services.curation.searcher.facts(
             self.agent, query, limit, mode=mode, viewer=viewer
         )
@@ -232,12 +252,20 @@ class MemoryEngine:
 
     def _budgeted(self, query: str, max_tokens: int, person: str | None) -> BudgetedContext:
         limit = self.services.settings.max_context_messages
-        viewer = self._reader(person, query)
+        viewer = self._reader(person)
         asked = ContextRequest(max_tokens, limit, topics=True, viewer=viewer)
         return assemble(self.services.memory, self.agent, query, asked)
 
-    def _reader(self, person: str | None, query: str) -> Viewer:
-        return self.services.memory.household.reader(self.agent, person, API_SOURCE, query)
+    def _reader(self, person: str | None) -> Viewer:
+        """What the one asking may read: the person named where the evidence allows it
+        (PersonNotAllowed where not); the words name no one (`memory.evidence.asker`)."""
+        return asking_viewer(self.services.memory.household, self.agent, self.evidence, person)
+
+    def base_memory(self) -> str:
+        """The base memory, where the caller may read what every person's words made
+        (SummariesPrivate where not)."""
+        require_summaries(reader(self.services.memory.household, self.agent, self.evidence))
+        return self.services.store.base_memory(self.agent)
 
     # ------------------------------------------------------------------ dreams
 

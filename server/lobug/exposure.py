@@ -30,6 +30,7 @@ def check_token_strength(settings: Settings) -> None:
     """ConfigError naming the first weak token by its variable and position, never its value."""
     for variable, tokens in (
         ("LOBUG_DEVICE_TOKENS", settings.device_tokens),
+        ("LOBUG_BOUND_DEVICE_TOKENS", tuple(settings.bound_device_tokens.values())),
         ("LOBUG_ADMIN_TOKENS", settings.admin_tokens),
     ):
         weak = next((n for n, t in enumerate(tokens, 1) if not is_strong_token(t)), None)
@@ -57,4 +58,23 @@ def check_exposure(settings: Settings) -> str | None:
         f"LOBUG_HOST={settings.host} is reachable from other machines. Set LOBUG_DEVICE_TOKENS "
         "(comma-separated bearer tokens for devices) and LOBUG_ADMIN_TOKENS (for erasing and "
         "editing memory) or, for old firmware without tokens, LOBUG_ALLOW_UNAUTHENTICATED=1."
+    )
+
+
+def wyoming_host(settings: Settings) -> str:
+    """Where the Wyoming server listens: LOBUG_WYOMING_HOST, else LOBUG_HOST."""
+    return settings.wyoming.host or settings.host
+
+
+def check_wyoming_exposure(settings: Settings) -> None:
+    """At start-up: Wyoming has no authentication, so a Wyoming server reachable from other
+    machines needs the addresses it may answer (LOBUG_WYOMING_ALLOW); ConfigError without."""
+    host = wyoming_host(settings)
+    if settings.wyoming.port is None or is_loopback(host) or settings.wyoming.allow:
+        return
+    raise ConfigError(
+        f"The Wyoming server (LOBUG_WYOMING_PORT={settings.wyoming.port}) would listen on {host}, "
+        "reachable from other machines, and Wyoming has no authentication. Set "
+        "LOBUG_WYOMING_ALLOW to the addresses that may use it (Home Assistant's, e.g. "
+        "LOBUG_WYOMING_ALLOW=192.168.1.20), or LOBUG_WYOMING_HOST=127.0.0.1."
     )

@@ -17,10 +17,12 @@ import functools
 import json
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
+from contextvars import ContextVar
 from typing import Any
 
 from fastapi import FastAPI
 from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ResourceError
 from mcp.server.mcpserver.exceptions import ToolError as McpToolError
 from mcp.server.transport_security import TransportSecuritySettings
 
@@ -29,12 +31,20 @@ from lobug.config import Settings
 from lobug.engine import MemoryEngine
 from lobug.engine_tools import TOOLS, ToolError
 from lobug.memory.assembly import DEFAULT_CONTEXT_TOKENS
+from lobug.memory.evidence import (
+    ADMIN_EVIDENCE,
+    NO_EVIDENCE,
+    Evidence,
+    PersonNotAllowed,
+    SummariesPrivate,
+)
 from lobug.web.roles import (
     ADMIN,
     ADMIN_REQUIRED,
     ADMIN_REQUIRED_DETAIL,
     Access,
     Role,
+    caller_evidence,
     caller_role,
     may,
 )
@@ -49,26 +59,68 @@ EngineOf = Callable[[], MemoryEngine]
 # The caller's role for one call: the token gate's over HTTP (`http_role`), the admin's over
 # stdio (`local_role`: the user's own process, which could open the database file anyway).
 RoleOf = Callable[[Context], Role | None]
+# The engine as one call's caller may use it (`MemoryEngine.as_caller`).
+CallerEngine = Callable[[Context | None], MemoryEngine]
+# What the caller of one call proved (`memory.evidence`): whom it may name, what it reads.
+EvidenceOf = Callable[[Context | None], Evidence]
+# The call a resource is read for: the SDK hands a static resource no context.
+_reading: ContextVar[Context | None] = ContextVar("lobug_mcp_reading", default=None)
 
 
 def http_role(ctx: Context) -> Role | None:
     """The role `api.auth.TokenGate` recorded for the HTTP request carrying this call."""
-    scope = getattr(ctx.request_context.request, "scope", None)
-    return caller_role(scope) if isinstance(scope, Mapping) else None
+    scope = request_scope(ctx)
+    return None if scope is None else caller_role(scope)
+
+
+def http_evidence(ctx: Context | None) -> Evidence:
+    """What the HTTP request carrying this call proves of its caller (none: nothing)."""
+    scope = None if ctx is None else request_scope(ctx)
+    return NO_EVIDENCE if scope is None else caller_evidence(scope)
+
+
+def request_scope(ctx: Context) -> Mapping[str, Any] | None:
+    try:
+        scope = getattr(ctx.request_context.request, "scope", None)
+    except ValueError:  # no request in this context
+        return None
+    return scope if isinstance(scope, Mapping) else None
 
 
 def local_role(_: Context) -> Role:
     return ADMIN
 
 
-def build_mcp(engine_of: EngineOf, role_of: RoleOf) -> MCPServer:
+def local_evidence(_: Context | None) -> Evidence:
+    return ADMIN_EVIDENCE
+
+
+class _Server(MCPServer):
+    """Keeps the call a resource is read for where the resource can ask (`_reading`)."""
+
+    async def read_resource(self, uri: Any, context: Context | None = None) -> Any:
+        token = _reading.set(context)
+        try:
+            return await super().read_resource(uri, context)
+        finally:
+            _reading.reset(token)
+
+
+def build_mcp(
+    engine_of: EngineOf, role_of: RoleOf, evidence_of: EvidenceOf = local_evidence
+) -> MCPServer:
     """The MCP server over the engine `engine_of()` returns (looked up per call, so an app
     can build the server before its services are open); every tool and resource asks the role
-    rule (`lobug.web.roles.may`) with the caller's role from `role_of`."""
-    server = MCPServer("lobug-memory", instructions=INSTRUCTIONS, version=__version__)
-    for tool in memory_tools(engine_of, role_of):
+    rule (`lobug.web.roles.may`) with the caller's role from `role_of`, and reads as the
+    caller's evidence from `evidence_of` allows (`memory.evidence`)."""
+    server = _Server("lobug-memory", instructions=INSTRUCTIONS, version=__version__)
+
+    def caller_engine(ctx: Context | None) -> MemoryEngine:
+        return engine_of().as_caller(evidence_of(ctx))
+
+    for tool in memory_tools(caller_engine, role_of):
         server.add_tool(tool)
-    add_resources(server, engine_of)
+    add_resources(server, caller_engine)
     return server
 
 
@@ -79,18 +131,26 @@ def allow(role_of: RoleOf, ctx: Context, access: Access) -> None:
 
 
 async def run_tool(
-    engine_of: EngineOf, role_of: RoleOf, ctx: Context, name: str, arguments: dict[str, Any]
+    engine_of: CallerEngine, role_of: RoleOf, ctx: Context, name: str, arguments: dict[str, Any]
 ) -> Any:
     """The engine's tool, if the caller may; its errors reach the client as the tool's error
     text."""
     allow(role_of, ctx, Access.CHANGE if TOOLS[name].changes_memory else Access.READ)
     try:
-        return await asyncio.to_thread(engine_of().call_tool, name, arguments)
-    except ToolError as exc:
+        return await asyncio.to_thread(engine_of(ctx).call_tool, name, arguments)
+    except (ToolError, PersonNotAllowed) as exc:
         raise McpToolError(str(exc)) from None
 
 
-def memory_tools(engine_of: EngineOf, role_of: RoleOf) -> list[Callable[..., Any]]:
+async def context_for(engine: MemoryEngine, query: str, max_tokens: int, person: str | None) -> str:
+    """`get_context`'s text; naming a person the caller may not ask as is its error."""
+    try:
+        return await asyncio.to_thread(engine.format_for_injection, query, max_tokens, person)
+    except PersonNotAllowed as exc:
+        raise McpToolError(str(exc)) from None
+
+
+def memory_tools(engine_of: CallerEngine, role_of: RoleOf) -> list[Callable[..., Any]]:
     """The MCP tools: `engine_tools` plus `get_context`, with signatures the SDK reads."""
     call = functools.partial(run_tool, engine_of, role_of)
 
@@ -126,8 +186,7 @@ def memory_tools(engine_of: EngineOf, role_of: RoleOf) -> list[Callable[..., Any
     ) -> str:
         """What memory holds for `query` that `person` may see, within `max_tokens`."""
         allow(role_of, ctx, Access.READ)
-        inject = engine_of().format_for_injection
-        return await asyncio.to_thread(inject, query, max_tokens, person or None)
+        return await context_for(engine_of(ctx), query, max_tokens, person or None)
 
     return [
         search_memory,
@@ -140,20 +199,24 @@ def memory_tools(engine_of: EngineOf, role_of: RoleOf) -> list[Callable[..., Any
     ]
 
 
-def add_resources(server: MCPServer, engine_of: EngineOf) -> None:
-    """The resources, reads every role may make (`roles.ALLOWED`; the SDK gives a static
-    resource no context to ask with)."""
+def add_resources(server: MCPServer, engine_of: CallerEngine) -> None:
+    """The resources, reads every role may make (`roles.ALLOWED`), as the caller's evidence
+    allows (the call they are read for: `_reading`)."""
 
     @server.resource("memory://base-memory", mime_type="text/plain")
     async def base_memory() -> str:
-        """The agent's base memory: what it knows about the user, distilled."""
-        engine = engine_of()
-        return await asyncio.to_thread(engine.services.store.base_memory, engine.agent)
+        """The agent's base memory: what it knows about the user, distilled (made from every
+        person's words: only for a caller who may read that)."""
+        engine = engine_of(_reading.get())
+        try:
+            return await asyncio.to_thread(engine.base_memory)
+        except SummariesPrivate as exc:
+            raise ResourceError(f"summaries_private: {exc}") from None
 
     @server.resource("memory://blocks", mime_type="application/json")
     async def blocks() -> str:
         """The agent's memory blocks, label and value."""
-        engine = engine_of()
+        engine = engine_of(_reading.get())
         found = await asyncio.to_thread(engine.services.store.blocks, engine.agent)
         return json.dumps([{"label": b.label, "value": b.value} for b in found])
 
@@ -166,7 +229,7 @@ def install_mcp(app: FastAPI, settings: Settings) -> Callable[[], Any]:
     def engine_of() -> MemoryEngine:
         return app.state.mcp_engine
 
-    server = build_mcp(engine_of, http_role)
+    server = build_mcp(engine_of, http_role, http_evidence)
     # Host and Origin are checked by the app's one rule for every path (lobug.api.cross_site),
     # not a second time here.
     http = server.streamable_http_app(

@@ -23,6 +23,7 @@ from lobug.memory.assembly import (
     memory_room,
     messages_tokens,
 )
+from lobug.memory.evidence import ADMIN_EVIDENCE, Evidence, asker
 from lobug.memory.manager import MemoryManager
 from lobug.memory.work_queue import Exchange, StreamedExchange
 from lobug.reply_guard import (
@@ -60,6 +61,9 @@ class ProxyRequest:
     max_tokens: int
     temperature: float
     person: str | None = None  # the person of the agent's household who asks (`user`)
+    # What the caller proved (`memory.evidence`): whom it may name and what it may read. The
+    # process's own callers are the admin; `/v1` passes its caller's token's.
+    evidence: Evidence = ADMIN_EVIDENCE
 
 
 def user_query(messages: list[ChatMessage]) -> str:
@@ -114,11 +118,10 @@ class MemoryProxy:
         return user, with_memory(request.messages, prompt)
 
     def speaker(self, request: ProxyRequest) -> Speaker:
-        """Who asks: the person `user` names, else whoever the household's rules find for
-        a program's words (its only person, or a guest)."""
-        return self.memory.household.asking(
-            request.agent, request.person, PROXY_SOURCE, request.query
-        )
+        """Who asks: the person `user` names where the caller's evidence allows it
+        (`memory.evidence.asker`: PersonNotAllowed where not), else the evidence's person, else
+        a guest. Nothing in the words names anyone, and nothing is held for the next call."""
+        return asker(self.memory.household, request.agent, request.evidence, request.person)
 
     def memory_prompt(self, request: ProxyRequest, room: int, viewer: Viewer = EVERYONE) -> str:
         """The assembled context (`memory.assembly`) in the room the caller's messages leave,

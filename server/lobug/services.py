@@ -389,6 +389,7 @@ def open_services(settings: Settings, backends: Backends | None = None) -> Servi
     else:
         speech = Speech.preloaded(backends.stt, backends.tts)
     store = open_store(settings, backends.embedder)
+    store.release_reminder_claims()  # claimed by a server that stopped before saying them
     memory = memory_manager(settings, store, backends)
     memory_work = MemoryWork(store, memory)
     assistant = Assistant(settings, store, memory, backends.chat, backends.embedder)

@@ -96,6 +96,12 @@ class StreamingTurn(AbstractContextManager["StreamingTurn"]):
             self._replacement = self._guard.refused(problem, spoken, self._stop_model, retry)
             return self._replacement
 
+    def said_so_far(self, spoken: str) -> None:
+        """`spoken` (all said of the answer yet) is logged now, kept if the process dies."""
+        with self._closing:
+            if self._open:
+                self._prepared.draft(spoken)
+
     def interrupt(self, spoken: str) -> None:
         """Barge-in after `spoken`: stop the model; `reply_guard.interrupted` is stored."""
         with self._closing:

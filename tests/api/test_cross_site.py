@@ -10,8 +10,8 @@ from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route, WebSocketRoute
-from starlette.testclient import TestClient
-from starlette.websockets import WebSocket, WebSocketDisconnect
+from starlette.testclient import TestClient, WebSocketDenialResponse
+from starlette.websockets import WebSocket
 
 from lobug.api.cross_site import CrossSiteGuard, SiteRule, host_name
 from lobug.app import json_only
@@ -148,17 +148,24 @@ def test_devices_and_forms_keep_working(tmp_path: Path) -> None:
         assert client.post("/ui/facts", data={"csrf": "x"}).status_code == 200
 
 
-def test_a_websocket_from_a_foreign_page_or_host_is_closed(tmp_path: Path) -> None:
+def test_a_websocket_from_a_foreign_page_or_host_is_refused_with_its_reason(
+    tmp_path: Path,
+) -> None:
     with guarded(tmp_path) as client:
         with client.websocket_connect("/ws") as socket:
             assert socket.receive_text() == "hello"
-        for refused in ({"Origin": "https://attacker.example"}, {"Host": "attacker.example"}):
+        refusals = (
+            ({"Origin": "https://attacker.example"}, 403, "origin_not_allowed"),
+            ({"Host": "attacker.example"}, 421, "host_not_allowed"),
+        )
+        for refused, status, error in refusals:
             with (
-                pytest.raises(WebSocketDisconnect) as closed,
+                pytest.raises(WebSocketDenialResponse) as denied,
                 client.websocket_connect("/ws", headers=refused) as socket,
             ):
                 socket.receive_text()
-            assert closed.value.code == 1008
+            assert denied.value.status_code == status
+            assert denied.value.json()["error"] == error and denied.value.json()["detail"]
 
 
 def test_host_names_and_the_setting() -> None:

@@ -13,7 +13,9 @@ shows that each exchange's memory work ran once. While the file FAKE_GARBLED_FIL
 exists, its fact-extraction replies hold no JSON (a model whose output cannot be read); while
 the file FAKE_EMBED_DOWN_FILE names exists, the fake embedder fails (an embedder down); while
 the file FAKE_NOTES_FILE names exists, it answers with the facts its prompt quotes. With
-FAKE_REAL_SPEECH=1 the speech models are the real bundled ones (the voice path with fake chat).
+FAKE_REAL_SPEECH=1 the speech models are the real bundled ones (the voice path with fake chat),
+with FAKE_SPEECH=1 the fake ones; FAKE_CHAT_DELAY_S makes every answer that late, and
+FAKE_REPLY is every answer's text.
 
 `python -m tests.e2e.fake_server model PORT` is a fake OpenAI-compatible model server
 (`/v1/models`, `/v1/chat/completions`, streamed or not): it answers `MODEL_REPLY` in pieces.
@@ -32,18 +34,26 @@ import os
 import re
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
 from lobug.app import create_app, create_memory_app
 from lobug.backends import Backends, build_chat, build_stt, build_tts
-from lobug.backends.base import BackendUnavailable, ChatBackend, ChatMessage, JsonSchema, Vector
+from lobug.backends.base import (
+    BackendUnavailable,
+    ChatBackend,
+    ChatMessage,
+    JsonSchema,
+    SpeechToText,
+    TextToSpeech,
+    Vector,
+)
 from lobug.config import Settings
 from lobug.serving import serve
 from tests.e2e.server import ServerProcess, free_port, wait_until_healthy
-from tests.fakes import FakeChat, FakeEmbedder
+from tests.fakes import FakeChat, FakeEmbedder, FakeSTT, FakeTTS
 
 MODEL = "fake-model"
 MODEL_REPLY = ("Once upon a time a bug lived in a lamp. ", "And then ", "the model")
@@ -101,7 +111,35 @@ class SlowEmbedder(FakeEmbedder):
 def chat_for(settings: Settings) -> ChatBackend:
     if settings.llm_backend == "openai":
         return build_chat(settings)
-    return FakeChat(responder=learn_what_was_said)
+    delay_s = float(os.environ.get("FAKE_CHAT_DELAY_S") or 0)
+    return FakeChat(responder=slowly(delay_s, os.environ.get("FAKE_REPLY")))
+
+
+def slowly(
+    delay_s: float, reply: str | None = None
+) -> Callable[[Sequence[ChatMessage], JsonSchema | None], str]:
+    """`learn_what_was_said`, its answers to a conversation `delay_s` seconds late (a slow
+    model: a device's turns then overlap), and `reply` when given (a long answer)."""
+
+    def responder(messages: Sequence[ChatMessage], schema: JsonSchema | None) -> str:
+        if schema is None:
+            time.sleep(delay_s)
+            if reply:
+                return reply
+        return learn_what_was_said(messages, schema)
+
+    return responder
+
+
+def speech_for() -> tuple[SpeechToText | None, TextToSpeech | None]:
+    """The real bundled speech models (FAKE_REAL_SPEECH=1), the fake ones (FAKE_SPEECH=1: a
+    tone for every sentence, every recording heard as FAKE_HEARD), or none."""
+    if os.environ.get("FAKE_REAL_SPEECH") == "1":
+        settings = Settings.from_env(os.environ)
+        return build_stt(settings), build_tts(settings)
+    if os.environ.get("FAKE_SPEECH") == "1":
+        return FakeSTT(os.environ.get("FAKE_HEARD") or "hello there"), FakeTTS()
+    return None, None
 
 
 def main(command: str, port: int) -> None:
@@ -114,12 +152,7 @@ def main(command: str, port: int) -> None:
         app = create_memory_app(settings, Backends(chat_for(settings), embedder))
     else:
         settings = Settings.from_env(os.environ).with_overrides(port=port)
-        speech = (
-            (build_stt(settings), build_tts(settings))
-            if os.environ.get("FAKE_REAL_SPEECH") == "1"
-            else (None, None)
-        )
-        app = create_app(settings, Backends(chat_for(settings), embedder, *speech))
+        app = create_app(settings, Backends(chat_for(settings), embedder, *speech_for()))
     serve(app, "127.0.0.1", port, "warning")
 
 

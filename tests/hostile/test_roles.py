@@ -475,6 +475,27 @@ def call(
     return http.request(method, request.get("path", path), **kwargs)
 
 
+# Made from every person's words: with people in the household (the seed adds some), a device
+# token's read of these is refused by the read rule (issue 42, `memory/evidence.py`), not the
+# role rule.
+SUMMARY_READS = {
+    "/memory/summaries/{agent_name}",
+    "/memory/base-memory/{agent_name}",
+    "/memory/base-memory/{agent_name}/history",
+    "/memory/agents/{agent_name}/topics",
+    "/memory/agents/{agent_name}/topics/{topic_id}",
+    "/memory/agents/{agent_name}/global",
+    "/memory/dreams/{agent_name}",
+    "/memory/dreams/{agent_name}/{dream_id}",
+}
+
+
+def private_to_admin(route: tuple[str, str], answer: httpx.Response) -> bool:
+    """A device token's read refused because it holds every person's words."""
+    refused = answer.status_code == 403 and answer.json()["error"] == "summaries_private"
+    return route[1] in SUMMARY_READS and refused
+
+
 def allowed_answer(route: tuple[str, str], answer: httpx.Response) -> bool:
     """Neither refused nor failed (a missing speech model is a documented 503)."""
     if answer.status_code in (401, 403):
@@ -521,7 +542,10 @@ def test_a_device_token_never_changes_nor_exports_memory_and_an_admin_token_does
                     continue
                 assert admitted.is_success, (route, admitted.text)
             else:
-                assert allowed_answer(route, answer), (route, answer.text)
+                assert allowed_answer(route, answer) or private_to_admin(route, answer), (
+                    route,
+                    answer.text,
+                )
                 if access == Access.READ:
                     assert after == before, route
                 else:

@@ -37,7 +37,7 @@ ID_FIELDS = {
     "blocks": ("id",),
     "audit": ("id", "target_ids"),
     "topics": ("id", "fact_ids", "episode_ids"),
-    "reminders": ("id",),
+    "reminders": ("id", "owner_person_id"),
 }
 
 
@@ -89,7 +89,8 @@ def remember_things(store: Store, embedder: FakeEmbedder, agent: str = "lobug") 
     store.write_base_memory(agent, "The user has a sister.\nLikes tea.", actor=CLI)
     store.add_reminder(agent, "kitchen", "call Anna", 2_000_000_000.0, actor=CLI)
     rung = store.add_reminder(agent, "kitchen", "water the plants", 100.0, actor=CLI)
-    store.ring_due_reminders(agent, "hall", 150.0)
+    store.claim_due_reminders(agent, "hall", 150.0, (None,), 60)
+    store.mark_reminders_said([rung.id], "hall", 150.0)
     dropped = store.add_reminder(agent, "kitchen", "buy milk", 2_000_000_100.0, actor=CLI)
     store.cancel_reminders(agent, [dropped.id, rung.id], actor=CLI)
     store.create_block(agent, "human", "Alex", description="who")
@@ -407,6 +408,7 @@ def test_the_household_travels_and_an_older_document_is_a_guests(
     )
     secret = NewFact("Jo's code is 4417", owner_person_id=jo, scope=PRIVATE)
     source.add_fact("lobug", secret, embedder.embed(secret.content))
+    source.add_reminder("lobug", "desk", "see the doctor", 2e9, actor=CLI, owner_person_id=jo)
     document = exported(source, embedder)
     jsonschema.validate(document, json.loads(SCHEMA_FILE.read_text()))
     target.add_person("lobug", "JO", actor=CLI)  # one of the same name is the same person
@@ -416,6 +418,8 @@ def test_the_household_travels_and_an_older_document_is_a_guests(
     [held] = target.people("lobug")
     [code] = [f for f in target.facts("lobug") if f.content == secret.content]
     assert (code.owner_person_id, code.scope, code.shareable) == (held.id, PRIVATE, False)
+    [doctor] = [r for r in target.waiting_reminders("lobug") if r.what == "see the doctor"]
+    assert doctor.owner_person_id == held.id  # Jo's still: never the household's
     [message] = [m for m in target.agent_messages("lobug", 20) if m.content == said.content]
     assert (message.person_id, message.speaker_source, message.speaker_confidence) == (
         held.id,
@@ -431,6 +435,9 @@ def test_the_household_travels_and_an_older_document_is_a_guests(
             record.pop(name, None)
         for name in ("owner_person_id", "scope", "shareable"):
             record.pop(name, None)
+    for reminder in agent["reminders"]:
+        reminder.pop("owner_person_id")
     [read] = transfer.read_document(older)
+    assert {r["owner_person_id"] for r in read.of("reminders")} == {None}
     assert {m["speaker_source"] for m in read.of("messages")} == {"guest", "assistant"}
     assert {(f["owner_person_id"], f["scope"]) for f in read.of("facts")} == {(None, "household")}

@@ -113,8 +113,8 @@ def test_the_server_hello_names_the_audio_it_sends() -> None:
 
 
 def test_the_ota_answer() -> None:
-    open_settings = Settings()
-    url = websocket_url(open_settings, "http", "192.168.1.5:8321")
+    open_settings = Settings(allowed_hosts=("192.168.1.5",))
+    url = websocket_url(open_settings, "http", "192.168.1.5:8321", ("192.168.1.5", 8321))
     assert url == "ws://192.168.1.5:8321/xiaozhi/v1/"
     answer = ota_answer(open_settings, url, "", {"application": {"version": "1.9.0"}}, 1.5)
     assert answer["websocket"] == {"url": url, "token": ""}
@@ -125,10 +125,31 @@ def test_the_ota_answer() -> None:
         device_tokens=("dev-token-9fK2mQ7xLp4Z",),
         xiaozhi=XiaozhiConfig(url="wss://bug.example/xiaozhi/v1/"),
     )
-    assert websocket_url(guarded, "http", "x") == "wss://bug.example/xiaozhi/v1/"
+    assert websocket_url(guarded, "http", "x", None) == "wss://bug.example/xiaozhi/v1/"
     answer = ota_answer(guarded, url, "dev-token-9fK2mQ7xLp4Z", "not an object")
     assert answer["websocket"]["token"] == "dev-token-9fK2mQ7xLp4Z"
     assert answer["firmware"]["version"] == ""
+
+
+@pytest.mark.parametrize(
+    ("host", "url"),
+    [
+        ("localhost:8321", "ws://localhost:8321/xiaozhi/v1/"),
+        ("lobug.lan:8321", "ws://lobug.lan:8321/xiaozhi/v1/"),  # LOBUG_ALLOWED_HOSTS names it
+        # Any other Host: the address the connection reached, never the header's
+        ("attacker.example", "ws://192.168.1.9:8321/xiaozhi/v1/"),
+        ("lobug.lan@attacker.example", "ws://192.168.1.9:8321/xiaozhi/v1/"),
+        ("lobug.lan/../x", "ws://192.168.1.9:8321/xiaozhi/v1/"),
+        ("lobug.lan:port", "ws://192.168.1.9:8321/xiaozhi/v1/"),
+        (None, "ws://192.168.1.9:8321/xiaozhi/v1/"),
+    ],
+)
+def test_the_ota_address_is_configured_or_an_allowed_host_never_any_host(
+    host: str | None, url: str
+) -> None:
+    settings = Settings(allowed_hosts=("lobug.lan",))
+    assert websocket_url(settings, "http", host, ("192.168.1.9", 8321)) == url
+    assert websocket_url(Settings(), "https", "evil", ("::1", 443)) == "wss://[::1]:443/xiaozhi/v1/"
 
 
 def test_opus_round_trip_keeps_the_sound() -> None:

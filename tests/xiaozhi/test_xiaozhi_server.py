@@ -183,14 +183,16 @@ def test_bad_input_closes_the_connection_cleanly(server: ServerProcess) -> None:
 
     assert asyncio.run(run()) == [1003, 1003, 1009]
 
-    async def refused(headers: dict[str, str]) -> int:
+    async def refused(headers: dict[str, str]) -> tuple[int, str]:
         with pytest.raises(websockets.InvalidStatus) as refusal:
             async with websockets.connect(ws_url, additional_headers=headers):
                 pass
-        return refusal.value.response.status_code
+        response = refusal.value.response
+        return response.status_code, json.loads(response.body)["detail"]
 
-    assert asyncio.run(refused({"Device-Id": MAC, "Protocol-Version": "9"})) == 403
-    assert asyncio.run(refused({})) == 403  # no Device-Id
+    status, reason = asyncio.run(refused({"Device-Id": MAC, "Protocol-Version": "9"}))
+    assert status == 400 and "Protocol-Version" in reason  # with its reason, not a bare 403
+    assert asyncio.run(refused({})) == (400, "Device-Id is required")
     assert httpx.get(f"{server.url}/health", timeout=5).status_code == 200
 
 

@@ -4,27 +4,35 @@ loopback, and the caller's role it records for the routes.
 A pure ASGI middleware, so a request without a valid token is refused before anything else
 happens to it: its body is not read, its JSON not parsed, its path not even routed. A request it
 lets through carries its role, `ADMIN` or `DEVICE` (`lobug.web.roles`), under `ROLE_KEY` in
-the scope's state; what that role may do is `roles.may`'s to say, asked by the routes
-(`deps.AdminOnly`) and the MCP tools (`mcp_server`)."""
+the scope's state, and a device's own token (`LOBUG_BOUND_DEVICE_TOKENS`) its device under
+`DEVICE_KEY` (the evidence `roles.caller_evidence` reads); what that role may do is
+`roles.may`'s to say, asked by the routes (`deps.AdminOnly`) and the MCP tools (`mcp_server`)."""
 
 from __future__ import annotations
+
+from collections.abc import Mapping
 
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from lobug.api.errors import error_response
 from lobug.config import Settings
 from lobug.exposure import is_loopback
+from lobug.web.handshake import refuse_handshake
 from lobug.web.roles import (
     ADMIN,
     DEVICE,
+    DEVICE_KEY,
     ROLE_KEY,
     UI_PREFIX,
     Role,
     bearer_token,
+    device_of_token,
     role_of_token,
 )
 
 OPEN_PATHS = frozenset({"/health", "/memory/health"})
+UNAUTHORIZED = ("unauthorized", "A valid 'Authorization: Bearer <token>' is required")
+CHALLENGE = {"WWW-Authenticate": "Bearer"}
 
 
 def role_without_tokens(settings: Settings) -> Role:
@@ -49,9 +57,11 @@ class TokenGate:
         device_tokens: tuple[str, ...],
         admin_tokens: tuple[str, ...],
         open_role: Role,
+        bound_device_tokens: Mapping[str, str] | None = None,
     ) -> None:
         self.app = app
-        self.device_tokens = device_tokens
+        self.bound_device_tokens = dict(bound_device_tokens or {})
+        self.device_tokens = (*device_tokens, *self.bound_device_tokens.values())
         self.admin_tokens = admin_tokens
         self.open_role = open_role
 
@@ -68,17 +78,15 @@ class TokenGate:
             return
         role = self.role_of(scope)
         if role is not None:
-            scope.setdefault("state", {})[ROLE_KEY] = role
-        elif scope["type"] == "websocket":  # refused before the handshake: HTTP 403
-            await send({"type": "websocket.close", "code": 1008, "reason": "a token is required"})
+            state = scope.setdefault("state", {})
+            state[ROLE_KEY] = role
+            if role == DEVICE:
+                state[DEVICE_KEY] = device_of_token(bearer_token(scope), self.bound_device_tokens)
+        elif scope["type"] == "websocket":  # refused at the handshake, with the reason
+            await refuse_handshake(scope, receive, send, 401, *UNAUTHORIZED, CHALLENGE)
             return
         elif not is_open_path(scope["path"]):
-            refusal = error_response(
-                401,
-                "unauthorized",
-                "A valid 'Authorization: Bearer <token>' is required",
-                {"WWW-Authenticate": "Bearer"},
-            )
+            refusal = error_response(401, *UNAUTHORIZED, CHALLENGE)
             await refusal(scope, receive, send)
             return
         await self.app(scope, receive, send)

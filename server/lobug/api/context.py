@@ -13,7 +13,7 @@ import asyncio
 from fastapi import APIRouter
 from pydantic import BaseModel, Field
 
-from lobug.api.deps import PathAgent
+from lobug.api.deps import CallerEvidence, PathAgent
 from lobug.api.errors import ApiError
 from lobug.api.memory import scored_out
 from lobug.api.shapes import AgentName, PersonName, StrictBody
@@ -23,12 +23,13 @@ from lobug.memory.assembly import (
     ContextRequest,
     assemble,
 )
+from lobug.memory.evidence import Evidence, asking_viewer
 from lobug.memory.limits import MAX_CONTENT_CHARS
 from lobug.memory.search import SearchMode
 from lobug.read_model.common import MessageOut, shown
 from lobug.read_model.memory import BlockOut, MadeOut, block_out
 from lobug.services import MemoryServices
-from lobug.store.models import API_SOURCE, MemoryBlock, Summary
+from lobug.store.models import MemoryBlock, Summary
 from lobug.web.deps import MemoryDep
 
 MAX_CONTEXT_TOKENS = 100_000
@@ -43,7 +44,8 @@ class ContextIn(StrictBody):
     person: PersonName | None = Field(
         default=None,
         description="the person of the household who asks: memory as they may see it "
-        "(none: the household's only person, or a guest where there are several)",
+        "(none: the person the token is, else a guest). Only the admin, or a device's own "
+        "token of that person's device, may name a person: 403 person_not_allowed otherwise",
     )
 
 
@@ -130,8 +132,8 @@ def context_out(found: BudgetedContext, blocks: list[MemoryBlock]) -> ContextOut
     )
 
 
-def gather(svc: MemoryServices, agent: str, body: ContextIn) -> ContextOut:
-    viewer = svc.memory.household.reader(agent, body.person, API_SOURCE, body.query)
+def gather(svc: MemoryServices, agent: str, body: ContextIn, evidence: Evidence) -> ContextOut:
+    viewer = asking_viewer(svc.memory.household, agent, evidence, body.person)
     asked = ContextRequest(
         body.max_tokens, svc.settings.max_context_messages, topics=True, viewer=viewer
     )
@@ -140,9 +142,11 @@ def gather(svc: MemoryServices, agent: str, body: ContextIn) -> ContextOut:
 
 
 @router.post("/context/{agent_name}")
-async def context(agent: PathAgent, body: ContextIn, svc: MemoryDep) -> ContextOut:
+async def context(
+    agent: PathAgent, body: ContextIn, svc: MemoryDep, evidence: CallerEvidence
+) -> ContextOut:
     """The agent's memory for `query` within `max_tokens` (default 1,500), by the token
     estimate every prompt budget uses."""
     if body.agent_name is not None and body.agent_name != agent.name:
         raise ApiError(422, "agent_mismatch", "'agent_name' in the body differs from the path")
-    return await asyncio.to_thread(gather, svc, agent.name, body)
+    return await asyncio.to_thread(gather, svc, agent.name, body, evidence)

@@ -31,6 +31,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from lobug.api.errors import error_response
 from lobug.config import Settings
 from lobug.exposure import is_loopback
+from lobug.web.handshake import refuse_handshake
 
 LOOPBACK_NAMES = frozenset({"localhost"})
 CHANGING_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
@@ -38,8 +39,6 @@ CHANGING_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 SIMPLE_CONTENT_TYPES = frozenset(
     {"text/plain", "multipart/form-data", "application/x-www-form-urlencoded"}
 )
-# WebSocket close code: the request violates the server's policy.
-POLICY_VIOLATION = 1008
 
 
 @dataclass(frozen=True)
@@ -160,7 +159,9 @@ class CrossSiteGuard:
             await self.app(scope, receive, send)
         elif scope["type"] == "websocket":
             await receive()  # the handshake's connect
-            await send({"type": "websocket.close", "code": POLICY_VIOLATION})
+            await refuse_handshake(
+                scope, receive, send, refusal.status, refusal.error, refusal.detail
+            )
         else:
             answer = error_response(refusal.status, refusal.error, refusal.detail)
             await answer(scope, receive, send)

@@ -15,7 +15,7 @@ from typing import Annotated
 from fastapi import APIRouter, Path, Query
 from pydantic import BaseModel, Field, model_validator
 
-from lobug.api.deps import ADMIN_RESPONSES, AdminOnly, PathAgent
+from lobug.api.deps import ADMIN_RESPONSES, AdminOnly, PathAgent, ReadsSummaries
 from lobug.api.errors import ApiError, body_error, documented
 from lobug.api.facts import PageLimit, PageOffset
 from lobug.api.shapes import AgentName, StrictBody
@@ -119,7 +119,11 @@ def summary_out(summary: Summary) -> SummaryOut:
 # ---------------------------------------------------------------------- base memory, summaries
 
 
-@router.get("/base-memory/{agent_name}", responses=documented("agent_not_found"))
+@router.get(
+    "/base-memory/{agent_name}",
+    dependencies=[ReadsSummaries],
+    responses=documented("agent_not_found", "summaries_private"),
+)
 async def get_base_memory(agent: PathAgent, svc: MemoryDep) -> BaseMemoryOut:
     return await asyncio.to_thread(base_memory_out, svc.store, agent.name)
 
@@ -135,14 +139,22 @@ async def write_base_memory(agent: PathAgent, body: BaseMemoryIn, svc: MemoryDep
     return await asyncio.to_thread(write)
 
 
-@router.get("/base-memory/{agent_name}/history", responses=documented("agent_not_found"))
+@router.get(
+    "/base-memory/{agent_name}/history",
+    dependencies=[ReadsSummaries],
+    responses=documented("agent_not_found", "summaries_private"),
+)
 async def base_memory_history(agent: PathAgent, svc: MemoryDep) -> list[BaseMemoryVersionOut]:
     """Every version, newest first, by the long-term cascade (`cascade`) or by hand."""
     history = await asyncio.to_thread(svc.store.base_memory_history, agent.name)
     return [version_out(v) for v in history]
 
 
-@router.get("/summaries/{agent_name}", responses=documented("agent_not_found"))
+@router.get(
+    "/summaries/{agent_name}",
+    dependencies=[ReadsSummaries],
+    responses=documented("agent_not_found", "summaries_private"),
+)
 async def list_summaries(agent: PathAgent, svc: MemoryDep) -> list[SummaryOut]:
     """The agent's summaries of its conversation log, oldest first."""
     return [summary_out(s) for s in await asyncio.to_thread(svc.store.summaries, agent.name)]

@@ -14,14 +14,18 @@ from fastapi import Depends, Header, Request
 
 from lobug.api.errors import ApiError
 from lobug.memory.agents import require_agent
+from lobug.memory.evidence import Evidence, reader, require_summaries
 from lobug.names import AGENT_NAME_RULE, is_agent_name
+from lobug.store.household import Viewer
 from lobug.store.models import Agent
 from lobug.web.deps import MemoryDep
-from lobug.web.device_ids import device_id_problem
+from lobug.web.device_ids import device_id_problem, token_device_problem
 from lobug.web.roles import (
     ADMIN_REQUIRED,
     ADMIN_REQUIRED_DETAIL,
     Access,
+    caller_device,
+    caller_evidence,
     caller_role,
     may,
 )
@@ -30,14 +34,21 @@ DEFAULT_DEVICE = "default"
 
 
 def device_id(
+    request: Request,
     x_device_id: Annotated[
-        str, Header(description="The device's name: 1-64 of A-Z a-z 0-9 . _ : -")
-    ] = DEFAULT_DEVICE,
+        str | None, Header(description="The device's name: 1-64 of A-Z a-z 0-9 . _ : -")
+    ] = None,
 ) -> str:
-    value = x_device_id.strip() or DEFAULT_DEVICE
+    """The calling device: `X-Device-Id`, else the device whose own token the request
+    carries, else `default`. A device's own token may name no other device (403
+    `device_mismatch`)."""
+    value = (x_device_id or "").strip() or caller_device(request.scope) or DEFAULT_DEVICE
     problem = device_id_problem(value)
     if problem is not None:
         raise ApiError(400, "invalid_device_id", problem)
+    mismatch = token_device_problem(request.scope, value)
+    if mismatch is not None:
+        raise ApiError(403, "device_mismatch", mismatch)
     return value
 
 
@@ -53,7 +64,14 @@ def allowed(access: Access) -> Any:
     return Depends(check)
 
 
+def evidence(request: Request) -> Evidence:
+    """What the request's token proves of its caller (`memory.evidence`)."""
+    return caller_evidence(request.scope)
+
+
 DeviceId = Annotated[str, Depends(device_id)]
+# What the caller proved: asked with `memory.evidence.reader` for what it may read.
+CallerEvidence = Annotated[Evidence, Depends(evidence)]
 # `@router.delete(..., dependencies=[AdminOnly])`: what a device may not do (`roles.ALLOWED`).
 AdminOnly = allowed(Access.CHANGE)
 # The 403 in the OpenAPI schema: `@router.delete(..., dependencies=[AdminOnly],
@@ -71,3 +89,20 @@ async def path_agent(agent_name: str, svc: MemoryDep) -> Agent:
 
 
 PathAgent = Annotated[Agent, Depends(path_agent)]
+
+
+async def path_viewer(agent: PathAgent, svc: MemoryDep, evidence: CallerEvidence) -> Viewer:
+    """What the caller's token may read of the `{agent_name}` agent (`memory.evidence`)."""
+    return await asyncio.to_thread(reader, svc.memory.household, agent.name, evidence)
+
+
+async def summaries_reader(viewer: Annotated[Viewer, Depends(path_viewer)]) -> None:
+    """403 `summaries_private` for a caller who may not read what every person's words made
+    (summaries, episodes, base memory, topics, dreams)."""
+    require_summaries(viewer)
+
+
+# `viewer: PathViewer`: what the caller may read of the path's agent.
+PathViewer = Annotated[Viewer, Depends(path_viewer)]
+# `dependencies=[ReadsSummaries]` on a route that answers what every person's words made.
+ReadsSummaries = Depends(summaries_reader)

@@ -1,4 +1,4 @@
-"""The device contract (../shared/DEVICE_CONTRACT.md): /health, /chat/text, /context/sensors.
+"""The device contract (docs/devices.md, "Device API"): /health, /chat/text, /context/sensors.
 
 `/chat/audio` joins this router with the voice path."""
 
@@ -25,10 +25,11 @@ from pydantic import (
 
 from lobug import __version__
 from lobug.api.background import hand_over_exchange
-from lobug.api.deps import DeviceId
+from lobug.api.deps import CallerEvidence, DeviceId
 from lobug.api.disconnect import watch_disconnect
 from lobug.api.errors import ApiError, body_error, valid_or
 from lobug.conversation import SensorReading
+from lobug.memory.evidence import reader
 from lobug.services import HEALTH_PROBE_TTL_S, Services
 from lobug.store.engines import redacted
 from lobug.web.deps import ServicesDep
@@ -162,13 +163,17 @@ def memory_counts(svc: Services) -> dict[str, int]:
 
 
 @router.get("/context/working-memory")
-async def working_memory(svc: ServicesDep, device: DeviceId) -> dict[str, Any]:
-    """What the model sees as this device's conversation (for simulators and debugging)."""
+async def working_memory(
+    svc: ServicesDep, device: DeviceId, evidence: CallerEvidence
+) -> dict[str, Any]:
+    """What the model sees as this device's conversation (for simulators and debugging): the
+    messages the caller's token may read (`memory.evidence`)."""
     state = await asyncio.to_thread(svc.assistant.device, device)
+    viewer = await asyncio.to_thread(reader, svc.memory.household, state.agent, evidence)
     return {
         "device_id": state.device_id,
         "agent": state.agent,
-        "messages": state.shown(),
+        "messages": state.shown(viewer=viewer),
         "sensors": dataclasses.asdict(state.sensors) if state.sensors else None,
     }
 
@@ -181,9 +186,12 @@ async def chat_text(
     request: Request,
     background: BackgroundTasks,
 ) -> JSONResponse:
-    async with watch_disconnect(request) as abandoned:
-        turn = await asyncio.to_thread(svc.assistant.reply, device, text, abandoned=abandoned)
+    async with svc.assistant.devices.queued(device), watch_disconnect(request) as abandoned:
+        turn = await asyncio.to_thread(
+            svc.assistant.reply, device, text, abandoned=abandoned, heard_later=True
+        )
     hand_over_exchange(background, svc.memory_work, lambda: turn.exchange)
+    background.add_task(turn.delivered)  # after the response was sent: its reminders said
     return JSONResponse(
         {"response": turn.response, "action": turn.action},
         headers={"Server-Timing": server_timing(svc, device, turn.timings_ms)},

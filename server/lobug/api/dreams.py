@@ -13,7 +13,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Path, Query
 
-from lobug.api.deps import ADMIN_RESPONSES, AdminOnly, PathAgent
+from lobug.api.deps import ADMIN_RESPONSES, AdminOnly, PathAgent, ReadsSummaries
 from lobug.api.errors import documented
 from lobug.memory.limits import MAX_ID
 from lobug.read_model.dreams import DreamOut, dream_out, result_out
@@ -21,7 +21,7 @@ from lobug.web.deps import MemoryDep
 
 DreamId = Annotated[int, Path(ge=1, le=MAX_ID)]
 
-router = APIRouter()  # reads: open to device tokens
+router = APIRouter()  # reads: for tokens that may read what every person's words made
 admin = APIRouter(dependencies=[AdminOnly], responses=ADMIN_RESPONSES)
 
 
@@ -36,7 +36,11 @@ async def dream_now(
     return result_out(result, dry_run=dry_run)
 
 
-@router.get("/dreams/{agent_name}", responses=documented("agent_not_found", "invalid_request"))
+@router.get(
+    "/dreams/{agent_name}",
+    dependencies=[ReadsSummaries],  # a diary quotes the facts it merged
+    responses=documented("agent_not_found", "invalid_request", "summaries_private"),
+)
 async def list_dreams(
     agent: PathAgent, svc: MemoryDep, limit: Annotated[int, Query(ge=1, le=100)] = 20
 ) -> list[DreamOut]:
@@ -45,7 +49,9 @@ async def list_dreams(
 
 
 @router.get(
-    "/dreams/{agent_name}/{dream_id}", responses=documented("agent_not_found", "dream_not_found")
+    "/dreams/{agent_name}/{dream_id}",
+    dependencies=[ReadsSummaries],
+    responses=documented("agent_not_found", "dream_not_found", "summaries_private"),
 )
 async def get_dream(agent: PathAgent, dream_id: DreamId, svc: MemoryDep) -> DreamOut:
     return dream_out(await asyncio.to_thread(svc.store.dream, agent.name, dream_id))

@@ -20,7 +20,9 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from lobug.audio import AudioError
 from lobug.backends.base import Abandoned, BackendError, SpeechNotReady
+from lobug.devices import DeviceBusy
 from lobug.memory.agents import AgentNotFound
+from lobug.memory.evidence import PersonNotAllowed, SummariesPrivate
 from lobug.names import InvalidPersonName
 from lobug.store.errors import (
     BlockExists,
@@ -71,6 +73,8 @@ VALIDATION_CODES = {
 
 _STORE_ERRORS: dict[type[Exception], tuple[int, str]] = {
     AgentNotFound: (404, "agent_not_found"),
+    PersonNotAllowed: (403, "person_not_allowed"),
+    SummariesPrivate: (403, "summaries_private"),
     BlockExists: (409, "block_exists"),
     BlockNotFound: (404, "block_not_found"),
     BlockReadOnly: (403, "block_read_only"),
@@ -115,6 +119,14 @@ ERROR_DOCS: dict[str, tuple[int, str]] = {
     "voice_refused": (422, "the recordings cannot make a voice profile: the detail says why"),
     "fact_has_no_owner": (409, "a household fact with no owner cannot become private"),
     "invalid_person": (422, "not a person's name: 1-40 letters, words joined by ' - . or a space"),
+    "summaries_private": (
+        403,
+        "made from every person's words: in a household of several people, admin tokens only",
+    ),
+    "person_not_allowed": (
+        403,
+        "the token may not ask as this person (the admin, or a device's own token of their device)",
+    ),
 }
 
 
@@ -233,6 +245,9 @@ def _install_service_handlers(app: FastAPI) -> None:
         assert isinstance(exc, AudioError)  # each kind says its status and code
         return error_response(exc.status, exc.error, str(exc))
 
+    async def device_busy(_: Request, exc: Exception) -> JSONResponse:
+        return error_response(429, "device_busy", str(exc))
+
     async def unexpected_error(_: Request, exc: Exception) -> JSONResponse:
         log.error("unhandled error", exc_info=exc)
         return error_response(500, "internal_error", "Internal server error")
@@ -243,4 +258,5 @@ def _install_service_handlers(app: FastAPI) -> None:
     app.add_exception_handler(StorageUnavailable, storage_unavailable)
     app.add_exception_handler(PromptTooLong, prompt_too_long)
     app.add_exception_handler(AudioError, audio_error)
+    app.add_exception_handler(DeviceBusy, device_busy)
     app.add_exception_handler(Exception, unexpected_error)

@@ -14,9 +14,11 @@ from typing import Annotated, Literal
 from fastapi import APIRouter, Path, Query
 from pydantic import BaseModel, BeforeValidator, Field, StringConstraints
 
-from lobug.api.deps import ADMIN_RESPONSES, AdminOnly, PathAgent
+from lobug.api.deps import ADMIN_RESPONSES, AdminOnly, CallerEvidence, PathAgent
 from lobug.api.errors import ApiError, documented
 from lobug.api.shapes import StrictBody
+from lobug.memory.curation import FactPage
+from lobug.memory.evidence import reader
 from lobug.memory.limits import MAX_FACT_CHARS, MAX_ID
 from lobug.memory.search import SearchMode
 from lobug.read_model.facts import (
@@ -26,6 +28,7 @@ from lobug.read_model.facts import (
     added_out,
     fact_detail,
     fact_fields,
+    visible_detail,
 )
 from lobug.store.models import LEGACY_FACT_TYPES, FactFlags, FactQuery
 from lobug.web.deps import MemoryDep
@@ -92,6 +95,7 @@ class FactPageOut(BaseModel):
 async def list_facts(
     agent: PathAgent,
     svc: MemoryDep,
+    evidence: CallerEvidence,
     limit: PageLimit = 100,
     offset: PageOffset = 0,
     fact_type: Annotated[FactType | None, Query(alias="type")] = None,
@@ -102,15 +106,21 @@ async def list_facts(
 ) -> FactPageOut:
     """The agent's facts, newest first: current ones, or every version with
     `include_history`. With `q`, the current facts hybrid search (or `mode`: vector,
-    keyword) finds for it, best first, each with its `score`."""
-    query = FactQuery(
-        fact_type=fact_type,
-        pinned=pinned,
-        include_history=include_history,
-        limit=limit,
-        offset=offset,
-    )
-    page = await asyncio.to_thread(svc.curation.list_facts, agent.name, query, q, mode)
+    keyword) finds for it, best first, each with its `score`. Only the facts the caller's
+    token may see (`memory.evidence`)."""
+
+    def read() -> FactPage:
+        query = FactQuery(
+            fact_type=fact_type,
+            pinned=pinned,
+            include_history=include_history,
+            limit=limit,
+            offset=offset,
+            viewer=reader(svc.memory.household, agent.name, evidence),
+        )
+        return svc.curation.list_facts(agent.name, query, q, mode)
+
+    page = await asyncio.to_thread(read)
     scores: list[float | None] = [*page.scores] if page.scores else [None] * len(page.facts)
     return FactPageOut(
         facts=[fact_fields(f, s) for f, s in zip(page.facts, scores, strict=True)],
@@ -124,11 +134,15 @@ async def list_facts(
     "/facts/{agent_name}/{fact_id}",
     responses=documented("agent_not_found", "fact_not_found", "invalid_request"),
 )
-async def get_fact(agent: PathAgent, fact_id: FactId, svc: MemoryDep) -> FactDetailOut:
-    """One fact (any version) with its whole version chain and its source messages."""
+async def get_fact(
+    agent: PathAgent, fact_id: FactId, svc: MemoryDep, evidence: CallerEvidence
+) -> FactDetailOut:
+    """One fact (any version) with its whole version chain and its source messages, as the
+    caller's token may see them (a fact it may not see: 404 `fact_not_found`)."""
 
     def read() -> FactDetailOut:
-        return fact_detail(svc.store, agent.name, svc.store.agent_fact(agent.name, fact_id))
+        viewer = reader(svc.memory.household, agent.name, evidence)
+        return visible_detail(svc.store, agent.name, fact_id, viewer)
 
     return await asyncio.to_thread(read)
 

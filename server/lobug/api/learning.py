@@ -16,11 +16,13 @@ from typing import Annotated
 from fastapi import APIRouter, Query
 from pydantic import Field
 
-from lobug.api.deps import ADMIN_RESPONSES, AdminOnly
+from lobug.api.deps import ADMIN_RESPONSES, AdminOnly, CallerEvidence
 from lobug.api.shapes import StrictBody
+from lobug.memory.evidence import reader
 from lobug.memory.limits import MAX_ID
 from lobug.memory.work_queue import RETRY_BATCH
 from lobug.read_model.learning import LearningOut, RetriedOut, learning_out
+from lobug.store.models import Message
 from lobug.web.deps import MemoryDep
 
 MAX_LISTED = RETRY_BATCH  # a retry of `--agent` lists them all
@@ -39,11 +41,17 @@ class RetryIn(StrictBody):
 
 @router.get("/learning")
 async def learning(
-    svc: MemoryDep, limit: Annotated[int, Query(ge=0, le=MAX_LISTED)] = 50
+    svc: MemoryDep,
+    evidence: CallerEvidence,
+    limit: Annotated[int, Query(ge=0, le=MAX_LISTED)] = 50,
 ) -> LearningOut:
     """How many exchanges wait for their memory work, how many are parked, and the oldest
-    `limit` parked ones."""
-    return await asyncio.to_thread(learning_out, svc.store, limit)
+    `limit` parked ones whose words the caller's token may read (`memory.evidence`)."""
+
+    def shown(said: Message) -> bool:
+        return reader(svc.memory.household, said.agent, evidence).hears(said.person_id)
+
+    return await asyncio.to_thread(learning_out, svc.store, limit, shown)
 
 
 @admin.post("/learning/retry")

@@ -1,4 +1,4 @@
-"""The memory REST API of ../shared/seeds/local-memory-server.md: agents, messages with
+"""The memory REST API (docs/memory-api.md, "Memory API"): agents, messages with
 semantic search and learning, memory blocks (with limits, read-only flags and history);
 the context under a budget is `api/context.py`.
 
@@ -16,10 +16,17 @@ from fastapi import APIRouter, BackgroundTasks, Query, Response
 from pydantic import BaseModel, Field
 
 from lobug.api.background import hand_over_exchange
-from lobug.api.deps import ADMIN_RESPONSES, AdminOnly, PathAgent
+from lobug.api.deps import (
+    ADMIN_RESPONSES,
+    AdminOnly,
+    CallerEvidence,
+    PathAgent,
+    PathViewer,
+)
 from lobug.api.errors import ApiError, documented
 from lobug.api.shapes import AgentName, Metadata, StrictBody
 from lobug.memory.agents import require_agent
+from lobug.memory.evidence import heard, reader
 from lobug.memory.intake import Intake, take_message
 from lobug.memory.limits import (
     BLOCK_LABEL_PATTERN,
@@ -179,23 +186,32 @@ async def add_message(
 async def list_messages(
     agent: PathAgent,
     svc: MemoryDep,
+    viewer: PathViewer,
     limit: int = Query(default=100, ge=1, le=MAX_LIST_LIMIT),
 ) -> list[MessageOut]:
-    newest = await asyncio.to_thread(svc.store.agent_messages, agent.name, limit)
+    """The agent's last `limit` messages, newest first: those the caller's token may read
+    (`memory.evidence`: a person's own, or every one for the admin)."""
+    newest = heard(await asyncio.to_thread(svc.store.agent_messages, agent.name, limit), viewer)
     people = await asyncio.to_thread(svc.store.people, agent.name)
     names = {person.id: person.name for person in people}
     return [message_out(m, names=names) for m in newest]
 
 
 @router.post("/messages/search")
-async def search_messages(body: SearchIn, svc: MemoryDep, response: Response) -> list[MessageOut]:
-    """Hybrid search (or `mode`: vector / keyword). The `X-Lobug-Search-Mode` header says what
-    ran: `keyword` when the embedder failed."""
+async def search_messages(
+    body: SearchIn, svc: MemoryDep, response: Response, evidence: CallerEvidence
+) -> list[MessageOut]:
+    """Hybrid search (or `mode`: vector / keyword) of the messages the caller's token may
+    read. The `X-Lobug-Search-Mode` header says what ran: `keyword` when the embedder
+    failed."""
     limit = search_limit(svc, body.limit)
 
     def run() -> MessageSearch:
         require_agent(svc.store, body.agent_name)
-        return svc.curation.search_messages(body.agent_name, body.query, limit, body.mode)
+        viewer = reader(svc.memory.household, body.agent_name, evidence)
+        return svc.curation.search_messages(
+            body.agent_name, body.query, limit, body.mode, viewer=viewer
+        )
 
     found = await asyncio.to_thread(run)
     response.headers["X-Lobug-Search-Mode"] = found.mode

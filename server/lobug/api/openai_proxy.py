@@ -1,7 +1,9 @@
 """OpenAI-compatible endpoints: point any OpenAI client's base URL at `<server>/v1` and it gets
 Lo-Bug's memory. The agent (memory namespace) is the `X-Agent` header, else the request's
 `user` field, else the server's default agent. With `X-Agent`, `user` names the person of
-that household who asks (`memory/people.py`): memory is read as they may see it."""
+that household who asks, where the caller's token may name them (`memory/evidence.py`: the
+admin, or a device's own token of that person's device; anyone else naming them gets 403
+`person_not_allowed`): memory is read as they may see it."""
 
 from __future__ import annotations
 
@@ -30,11 +32,13 @@ from pydantic import (
 )
 
 from lobug.api.background import hand_over_exchange
+from lobug.api.deps import CallerEvidence
 from lobug.api.disconnect import watch_disconnect
 from lobug.api.errors import ApiError, body_error, valid_or
 from lobug.api.streaming import ClosingStreamingResponse, blocking_stream, started
 from lobug.backends.base import BackendError, ChatMessage
 from lobug.client.messages import content_text
+from lobug.memory.evidence import Evidence
 from lobug.memory.work_queue import StreamedExchange
 from lobug.names import AGENT_NAME_RULE, is_agent_name
 from lobug.proxy import MemoryProxy, ProxyRequest, ProxyRequestError, user_query
@@ -162,12 +166,13 @@ class ChatCompletionIn(BaseModel):
         return [message.chat_message() for message in self.messages]
 
     def proxy_request(
-        self, agent: str, default_max_tokens: int, person: str | None = None
+        self, agent: str, default_max_tokens: int, person: str | None, evidence: Evidence
     ) -> ProxyRequest:
         tokens = self.max_completion_tokens or self.max_tokens
         temperature = self.temperature
         return ProxyRequest(
             person=person,
+            evidence=evidence,
             agent=agent,
             messages=self.chat_messages(),
             query=self._query,
@@ -200,12 +205,13 @@ async def chat_completions(
     svc: ServicesDep,
     request: Request,
     background: BackgroundTasks,
+    evidence: CallerEvidence,
     x_agent: Annotated[str | None, Header(description="The agent (memory namespace)")] = None,
 ) -> Any:
     # With X-Agent, `user` names a person of that household; without, the agent (as before).
     agent = agent_of(x_agent, None if x_agent else body.user, svc.settings.agent)
     person = body.user if x_agent else None
-    proxy_request = body.proxy_request(agent, svc.settings.llm_max_tokens, person)
+    proxy_request = body.proxy_request(agent, svc.settings.llm_max_tokens, person, evidence)
     if len(proxy_request.query) > svc.settings.max_text_chars:
         raise ApiError(
             413,

@@ -15,7 +15,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Path
 
-from lobug.api.deps import ADMIN_RESPONSES, AdminOnly, PathAgent
+from lobug.api.deps import ADMIN_RESPONSES, AdminOnly, PathAgent, ReadsSummaries
 from lobug.api.errors import documented
 from lobug.memory.limits import MAX_ID
 from lobug.read_model.topics import GlobalMemoryOut, TopicOut, global_out, topic_out
@@ -23,11 +23,15 @@ from lobug.web.deps import MemoryDep
 
 TopicId = Annotated[int, Path(ge=1, le=MAX_ID)]
 
-router = APIRouter()  # reads: open to device tokens
+router = APIRouter()  # reads: for tokens that may read what every person's words made
 admin = APIRouter(dependencies=[AdminOnly], responses=ADMIN_RESPONSES)
 
 
-@router.get("/agents/{agent_name}/topics", responses=documented("agent_not_found"))
+@router.get(
+    "/agents/{agent_name}/topics",
+    dependencies=[ReadsSummaries],
+    responses=documented("agent_not_found", "summaries_private"),
+)
 async def list_topics(agent: PathAgent, svc: MemoryDep) -> list[TopicOut]:
     """The agent's topics as the last rebuild left them, largest first."""
     return [topic_out(t) for t in await asyncio.to_thread(svc.store.topics, agent.name)]
@@ -35,13 +39,18 @@ async def list_topics(agent: PathAgent, svc: MemoryDep) -> list[TopicOut]:
 
 @router.get(
     "/agents/{agent_name}/topics/{topic_id}",
-    responses=documented("agent_not_found", "topic_not_found"),
+    dependencies=[ReadsSummaries],
+    responses=documented("agent_not_found", "topic_not_found", "summaries_private"),
 )
 async def get_topic(agent: PathAgent, topic_id: TopicId, svc: MemoryDep) -> TopicOut:
     return topic_out(await asyncio.to_thread(svc.store.topic, agent.name, topic_id))
 
 
-@router.get("/agents/{agent_name}/global", responses=documented("agent_not_found"))
+@router.get(
+    "/agents/{agent_name}/global",
+    dependencies=[ReadsSummaries],
+    responses=documented("agent_not_found", "summaries_private"),
+)
 async def get_global_memory(agent: PathAgent, svc: MemoryDep) -> GlobalMemoryOut:
     """The agent's pinned facts and most active topics (see `memory/global_memory.py`)."""
     return await asyncio.to_thread(global_out, svc.store, agent.name, svc.memory.clock())

@@ -101,7 +101,7 @@ async def chat_audio(
     background: BackgroundTasks,
 ) -> JSONResponse:
     timings = {"decode": upload.decode_ms}
-    async with watch_disconnect(request) as abandoned:
+    async with svc.assistant.devices.queued(device), watch_disconnect(request) as abandoned:
         reply: VoiceReply = await asyncio.to_thread(
             svc.voice.reply, device, upload.audio, timings, abandoned
         )
@@ -126,16 +126,21 @@ async def chat_audio_stream(
         heard = await hear_while_uploading(request, svc, timings, device)
     else:
         heard = await hear_upload(request, svc, timings, device)
-    async with watch_disconnect(request) as abandoned:
-        streamed: StreamedVoice = await asyncio.to_thread(
-            svc.voice.answer_streaming,
-            device,
-            heard.transcript,
-            heard.seconds,
-            timings,
-            abandoned,
-            heard.speaker,
-        )
+    admitted = await svc.assistant.devices.admit(device)  # held until the answer is said
+    try:
+        async with watch_disconnect(request) as abandoned:
+            streamed: StreamedVoice = await asyncio.to_thread(
+                svc.voice.answer_streaming,
+                device,
+                heard.transcript,
+                heard.seconds,
+                timings,
+                abandoned,
+                heard.speaker,
+            )
+    except BaseException:
+        admitted.leave()
+        raise
     headers = {
         "X-Lobug-Action": streamed.action,
         "X-Lobug-Transcription": quote(streamed.transcription, safe=""),
@@ -146,11 +151,17 @@ async def chat_audio_stream(
     hand_over_exchange(background, svc.memory_work, streamed.stored.wait)
     background.add_task(svc.voice.prime, device)  # the next turn's prompt, read ahead
     if streamed.streaming is None:
+        admitted.leave()
         return Response(b"", media_type="audio/wav", headers=headers)
+
+    def finish() -> None:
+        try:
+            svc.voice.finish_stream(streamed)
+        finally:
+            admitted.leave()
+
     # However the audio stops, finish the turn (also when the stream never started).
-    pcm = blocking_stream(
-        svc.voice.stream_audio(streamed), lambda: svc.voice.finish_stream(streamed)
-    )
+    pcm = blocking_stream(svc.voice.stream_audio(streamed), finish)
     return ClosingStreamingResponse(pcm, media_type="audio/wav", headers=headers)
 
 

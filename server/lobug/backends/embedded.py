@@ -63,7 +63,7 @@ CACHE_REUSE_TOKENS = 256
 PROMPT_BATCH_TOKENS = 64
 # Decoding that resists the repetition loops of small models ("Oo, oo, oo, ..."), for free
 # text only: penalties would bend the JSON of fact extraction. Chosen by measurement on
-# SmolLM2-135M (issue 18; CHANGELOG and docs/configuration.md give the figures).
+# SmolLM2-135M (issue 18; docs/configuration.md gives the figures, `scripts/bench_decoding.py`).
 ANTI_LOOP_SAMPLING: dict[str, float] = {
     "repeat_penalty": 1.1,
     "repeat_last_n": 128,

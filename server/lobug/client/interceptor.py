@@ -1,5 +1,5 @@
 """`learning()`: give existing OpenAI client code Lo-Bug's memory (the seed's "Client
-Interceptor", ../shared/seeds/local-memory-server.md).
+Interceptor" of the memory server's design; docs/memory-api.md).
 
 While the context manager is active, `Completions.create` and `AsyncCompletions.create` of the
 `openai` package are wrapped: before each call the memory server's context for the last user

@@ -109,17 +109,20 @@ class Curation:
             return FactPage(facts, total)
         found = [
             hit
-            for hit in self.searcher.facts(agent, text, query.offset + query.limit, mode=mode)
+            for hit in self.searcher.facts(
+                agent, text, query.offset + query.limit, mode=mode, viewer=query.viewer
+            )
             if (query.fact_type is None or hit.fact.fact_type == query.fact_type)
             and (query.pinned is None or hit.fact.pinned == query.pinned)
         ]
         page = found[query.offset :]
         return FactPage([h.fact for h in page], len(found), [h.similarity for h in page])
 
-    def explain_search(self, agent: str, text: str, k: int) -> Explained:
-        """What hybrid fact search finds, with the cosine, keyword, recency and score parts of
-        each, whether the text could be embedded (False: keywords alone) and the weights."""
-        return self.searcher.explained(agent, text, k)
+    def explain_search(self, agent: str, text: str, k: int, viewer: Viewer = EVERYONE) -> Explained:
+        """What hybrid fact search finds that `viewer` may see, with the cosine, keyword,
+        recency and score parts of each, whether the text could be embedded (False: keywords
+        alone) and the weights."""
+        return self.searcher.explained(agent, text, k, viewer)
 
     def add_fact(
         self,
@@ -228,11 +231,16 @@ class Curation:
     # ------------------------------------------------------------------ messages
 
     def search_messages(
-        self, agent: str, text: str, limit: int, mode: SearchMode = "hybrid"
+        self,
+        agent: str,
+        text: str,
+        limit: int,
+        mode: SearchMode = "hybrid",
+        viewer: Viewer = EVERYONE,
     ) -> MessageSearch:
-        """The agent's messages hybrid search (or `mode`: vector, keyword) finds for `text`;
-        keywords alone when the text cannot be embedded."""
-        return self.searcher.messages(agent, text, limit, mode=mode)
+        """The agent's messages hybrid search (or `mode`: vector, keyword) finds for `text`
+        that `viewer` may hear again; keywords alone when the text cannot be embedded."""
+        return self.searcher.messages(agent, text, limit, mode=mode, viewer=viewer)
 
     # ------------------------------------------------------------------ people (`people.py`)
 

@@ -105,6 +105,11 @@ class EarlyRecall:
         self._kept: OrderedDict[str, Ahead] = OrderedDict()
         self._lock = threading.Lock()
 
+    def forget(self, device: str) -> None:
+        """Nothing kept for `device` (it was dropped: `devices.DeviceStates.on_evict`)."""
+        with self._lock:
+            self._kept.pop(device, None)
+
     @contextmanager
     def looking_up(self, device: str, words: str, *, may_end: bool = True) -> Iterator[Recall]:
         """Register a look-up of the words heard so far on `device` at once (a turn that

@@ -178,6 +178,7 @@ FIELDS: dict[str, Spec] = {
         "said_at": "time?",
         "said_on": "device?",
         "cancelled_at": "time?",
+        "owner_person_id": "integer?",  # read as the household's (None) when absent
     },
 }
 AGENT_FIELDS: Spec = {

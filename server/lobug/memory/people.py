@@ -255,7 +255,8 @@ class Household:
 
     def named(self, agent: str, name: str) -> Speaker:
         """The speaker a program names (`/v1`'s `user`): a person of the household, or a
-        guest when the name is no one's (an install without people: a guest, who sees all)."""
+        guest when the name is no one's (an install without people: a guest, who sees all).
+        Whether the caller may name them is `memory/evidence.py`'s rule."""
         found = self.store.find_person(agent, name) if is_person_name(name.strip()) else None
         return GUEST_SPEAKER if found is None else Speaker(found.id, "claim", 1.0)
 
@@ -296,18 +297,6 @@ class Household:
         if voice is not None and not voice.is_guest:
             person = self.recognised(agent, voice.name, voice.score)
         return HeardVoice(person, listening, None if voice is None else voice.sample)
-
-    def asking(self, agent: str, person: str | None, source: str, query: str) -> Speaker:
-        """Who asks through a program's surface (`/v1`, `/context`, MCP, `MemoryEngine`):
-        the person it names, else whoever the rules find for its words from `source` (a
-        household of one: its person; else a guest)."""
-        if person is not None:
-            return self.named(agent, person)
-        return self.speaker(agent, source, query)
-
-    def reader(self, agent: str, person: str | None, source: str, query: str) -> Viewer:
-        """What the one `asking` may read."""
-        return self.viewer(agent, self.asking(agent, person, source, query))
 
     # ------------------------------------------------------------------ what they may see
 

@@ -3,7 +3,7 @@ the facts retrieved for it holds is answered with that fact's own words, turned 
 person ("What is my dog called?" with "The user has a dog called Biscuit" -> "You have a dog
 called Biscuit.").
 
-Why: the small default model copies names badly from its prompt (`../shared/MODELS.md`: 2 of
+Why: the small default model copies names badly from its prompt (measured on SmolLM2-135M: 2 of
 3 greedily, 0 of 3 with sampling: "Biscuzzle" for "Biscuit"), while the fact's words are the
 ones the person said. A bigger model would say the same thing, so the rule costs nothing
 there, and the turn is faster (no generation).

@@ -1,191 +1,138 @@
 """Reminders said to a device: "remind me to call Anna at six", "what reminders do I have",
 "cancel the reminder about Anna" (recognised with the other spoken requests in
-`spoken_requests`), carried out without the model, and rung once when due (`ring_due`):
-appended to the device's next answer on HTTP, said by a connected device that can be spoken
-to first.
+`spoken_requests`), carried out without the model, and rung when due: appended to the device's
+next answer on HTTP, said by a connected device that can be spoken to first.
 
-When a reminder rings (`ring_time`), in the user's time zone: "in 20 minutes", "in an hour",
-"in half an hour", "in 3 days", "in two weeks"; "at six", "at 6:30", "at 6 pm", "at 18:00",
-"at noon", "at midnight", optionally with a day, before or after it: "today", "tonight",
-"tomorrow", "(on) Friday".
-A clock time without am/pm is the next time it comes today (or tomorrow), both halves of the
-day counted ("at six" said at 14:00 is 18:00); on another day, 1 to 6 o'clock are the
-afternoon's and 7 to 12 the morning's ("tomorrow at six" is 18:00, "on Friday at nine" is
-9:00); "tonight at 8" is 20:00. A day without a time rings at 9:00 ("tonight": 20:00). The
-answer says the time it chose, so a wrong guess is heard at once.
+A reminder belongs to someone (issue 42): the person who set it, as the turn knows them by
+evidence (`owner_of`: the viewer's person), or the household when no person is known. Only
+its owner hears it listed, cancels it, or hears it rung: on their own devices (bound to them,
+or the only person's), or in a turn where they are the viewer; the household's ring anywhere
+(`owners_at`). At most `MAX_WAITING_PER_OWNER` wait for one owner and `MAX_WAITING_PER_DEVICE`
+were set on one device; past that, the answer says so and nothing is stored.
+
+Ringing is at least once: the due ones are claimed (`claim_due`), said as one short message
+however many there are ("You have 12 reminders due; the first three are ..."), and marked said
+only once that message was delivered (`Ringing.settle`); a claim never settled (a cut answer,
+a killed process) lapses after `CLAIM_S` and they ring again.
+
+When a reminder rings is read by the one time parser, `when.ring_time`.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass
-from datetime import datetime, time, timedelta
+from collections.abc import Callable, Iterator, Sequence
+from datetime import datetime
 
-from lobug.memory.when import NUMBERS, WEEKDAYS
+from lobug.memory.when import ring_time, said_time
+from lobug.store.household import Viewer
 from lobug.store.models import Reminder
-from lobug.store.protocol import ReminderStore
+from lobug.store.protocol import ReminderStore, Store
 from lobug.text import second_person
 
-# The numbers `when` reads ("one" to "twelve", "a", "a couple of"), and the minutes of a clock.
-_NUMBER_WORDS = {
-    **NUMBERS,
-    **{"fifteen": 15, "twenty": 20, "thirty": 30, "forty": 40, "fifty": 50},
-    **{"forty five": 45, "forty-five": 45},
-}
-_NUMBER = r"(?:\d{1,3}|" + "|".join(sorted(map(re.escape, _NUMBER_WORDS), key=len)[::-1]) + ")"
-# At most this far ahead (a year): a reminder is for a time the device will still be around.
-MAX_AHEAD = timedelta(days=366)
-MORNING_DEFAULT = time(9, 0)
-TONIGHT_DEFAULT = time(20, 0)
-MAX_LISTED = 3
-
-_IN = re.compile(
-    rf"in\s+(?:(?P<half>half\s+an\s+hour)|(?P<n>{_NUMBER})\s+(?P<unit>minutes?|mins?|hours?|days?|weeks?))"
-)
-_DAY = r"(?P<day>today|tonight|tomorrow|(?:on\s+)?(?:next\s+)?(?:" + "|".join(WEEKDAYS) + "))"
-_CLOCK = (
-    r"at\s+(?:(?P<named>noon|midnight)|(?P<hour>\d{1,2}|"
-    + "|".join(w for w in _NUMBER_WORDS if _NUMBER_WORDS[w] <= 12 and " " not in w and len(w) > 2)
-    + r")(?:(?::|\s)(?P<minute>\d{2}|fifteen|thirty|forty[\s-]five))?"
-    r"(?:\s*(?P<meridian>a\.?\s?m\.?|p\.?\s?m\.?|o'?clock)"
-    r"|\s+in\s+the\s+(?P<part>morning|afternoon|evening)|\s+at\s+night)?)"
-)
-# A day and a clock time, in either order, or either alone.
-_AT = tuple(re.compile(p) for p in (rf"(?:{_DAY}\s+)?{_CLOCK}", rf"{_CLOCK}\s+{_DAY}", _DAY))
+MAX_LISTED = 3  # reminders named when they are listed; the rest counted
+MAX_RUNG_NAMED = 3  # due reminders named in the message that rings them; the rest counted
+MAX_WAITING_PER_OWNER = 100
+MAX_WAITING_PER_DEVICE = 100
+CLAIM_S = 120.0  # a claim not settled within this lapses: the reminder rings again
+HOUSEHOLD: tuple[int | None, ...] = (None,)  # the owners whose reminders ring anywhere
 
 
-@dataclass(frozen=True)
-class Ring:
-    """A reminder's time as chosen and as it will be said back ("tomorrow at 18:00")."""
-
-    at: datetime
-    said: str
+# ---------------------------------------------------------------------- whose
 
 
-def ring_time(text: str, now: datetime) -> Ring | None:
-    """When `text` (the whole time phrase, "at six", "tomorrow at 9 am", "in 20 minutes")
-    asks a reminder to ring, after `now` (aware, the user's zone); None when it is not such a
-    phrase or names a time past or more than a year ahead."""
-    phrase = _normal(text)
-    at = _relative(phrase, now) or _on_the_clock(phrase, now)
-    if at is None or not now < at <= now + MAX_AHEAD:
-        return None
-    return Ring(at, said_time(at, now))
+def owner_of(viewer: Viewer) -> int | None:
+    """Whose a reminder set by `viewer` is: their person's, or the household's (None)."""
+    return viewer.person_id if viewer.kind == "person" else None
 
 
-def is_time_phrase(text: str) -> bool:
-    """Whether `text` is a whole time phrase `ring_time` reads (whatever the time now)."""
-    phrase = _normal(text)
-    return bool(_IN.fullmatch(phrase) or _at(phrase))
+def hears(viewer: Viewer, reminder: Reminder) -> bool:
+    """Whether `viewer` may hear, list or cancel `reminder`: the household's are everyone's,
+    a person's their own."""
+    owner = reminder.owner_person_id
+    return viewer.sees_everything or owner is None or owner == owner_of(viewer)
 
 
-def _normal(text: str) -> str:
-    return " ".join(text.lower().replace(".", ". ").split()).replace(". ", ".").strip(" .")
+def owners_at(
+    store: Store, agent: str, device_id: str, viewer: Viewer | None = None
+) -> tuple[int | None, ...]:
+    """Whose reminders ring on `device_id` now: the household's, the device's person's (bound
+    to it, or a household's only person), and the viewer's when a turn knows them."""
+    owners: list[int | None] = [*HOUSEHOLD]
+    bound = store.device_person(agent, device_id)
+    if bound is None:
+        people = store.people(agent)
+        bound = people[0].id if len(people) == 1 else None
+    if bound is not None:
+        owners.append(bound)
+    if viewer is not None and (person := owner_of(viewer)) is not None:
+        owners.append(person)
+    return tuple(dict.fromkeys(owners))
 
 
-def said_time(at: datetime, now: datetime) -> str:
-    """`at` as said back: "at 18:00", "tomorrow at 09:00", "on Friday at 09:00", "on
-    2027-03-01 at 09:00"."""
-    clock = at.strftime("%H:%M")
-    days = (at.date() - now.date()).days
-    if days == 0:
-        return f"at {clock}"
-    if days == 1:
-        return f"tomorrow at {clock}"
-    if days < 7:
-        return f"on {at.strftime('%A')} at {clock}"
-    return f"on {at.strftime('%Y-%m-%d')} at {clock}"
+# ---------------------------------------------------------------------- set, listed, cancelled
 
 
-def _relative(phrase: str, now: datetime) -> datetime | None:
-    match = _IN.fullmatch(phrase)
-    if match is None:
-        return None
-    if match["half"]:
-        return now + timedelta(minutes=30)
-    count = _number(match["n"])
-    unit = {"m": "minutes", "h": "hours", "d": "days", "w": "weeks"}[match["unit"][0]]
-    return now + timedelta(**{unit: count})
+def set_for(
+    store: ReminderStore,
+    agent: str,
+    device_id: str,
+    viewer: Viewer,
+    what: str,
+    when: str,
+    now: datetime,
+    *,
+    actor: str,
+) -> str:
+    """Store `viewer`'s reminder of `what` at `when` (a time phrase); say back when it will
+    ring, or why it was not stored (no time to come, a cap reached)."""
+    ring = ring_time(when, now)
+    about = second_person(to_phrase(what))
+    if ring is None:
+        return f"I can only remind you {about} at a time still to come, within a year."
+    owner = owner_of(viewer)
+    refused = at_cap(*store.count_waiting_reminders(agent, owner, device_id))
+    if refused is not None:
+        return refused
+    store.add_reminder(
+        agent, device_id, what, ring.at.timestamp(), actor=actor, owner_person_id=owner
+    )
+    return f"Okay, I'll remind you {about} {ring.said}."
 
 
-def _on_the_clock(phrase: str, now: datetime) -> datetime | None:
-    match = _at(phrase)
-    if match is None:
-        return None
-    groups = {k: v for k, v in match.groupdict().items() if v is not None}
-    day = groups.get("day", "").replace("on ", "").strip()
-    clock = _clock(groups)
-    if not day:
-        if clock is None:
-            return None
-        return _next_of(now, clock, groups)
-    date = _date_of(day, now)
-    if clock is None:
-        clock = (TONIGHT_DEFAULT if day == "tonight" else MORNING_DEFAULT), True
-    hour_minute, exact = clock
-    if not exact:  # "tomorrow at six": 1 to 6 the afternoon's, "tonight at 8" the evening's
-        hour = hour_minute.hour
-        if day == "tonight" or hour <= 6:
-            hour_minute = hour_minute.replace(hour=hour % 12 + 12)
-    chosen = datetime.combine(date, hour_minute, now.tzinfo)
-    return chosen if day != "today" else _next_of(now, clock, groups)
+def at_cap(owned: int, on_device: int) -> str | None:
+    """The answer when no more reminders are kept (for this owner or on this device)."""
+    if owned >= MAX_WAITING_PER_OWNER:
+        return (
+            f"You have {owned} reminders waiting already, the most I keep for one person. "
+            "Cancel some, then ask me again."
+        )
+    if on_device >= MAX_WAITING_PER_DEVICE:
+        return (
+            f"This device has {on_device} reminders waiting already, the most I keep for one "
+            "device. Cancel some, then ask me again."
+        )
+    return None
 
 
-def _at(phrase: str) -> re.Match[str] | None:
-    return next((m for m in (p.fullmatch(phrase) for p in _AT) if m is not None), None)
+def listed_for(store: ReminderStore, agent: str, viewer: Viewer, now: datetime) -> str:
+    """The reminders waiting that `viewer` may hear, as said."""
+    return listed([r for r in store.waiting_reminders(agent) if hears(viewer, r)], now)
 
 
-def _clock(groups: dict[str, str]) -> tuple[time, bool] | None:
-    """The time of day asked for and whether it is exact (False: "six" may be 6 or 18)."""
-    if "named" in groups:
-        return (time(12, 0) if groups["named"] == "noon" else time(0, 0)), True
-    if "hour" not in groups:
-        return None
-    hour, minute = _number(groups["hour"]), _minutes(groups.get("minute"))
-    if hour > 23 or minute > 59:
-        return None
-    meridian = groups.get("meridian", "").replace(".", "").replace(" ", "")
-    part = groups.get("part", "")
-    if meridian in ("am", "pm") or part:
-        if hour > 12 or hour == 0:
-            return None
-        evening = meridian == "pm" or part in ("afternoon", "evening")
-        return time(hour % 12 + (12 if evening else 0), minute), True
-    return time(hour, minute), hour > 12 or hour == 0 or groups["hour"].startswith("0")
-
-
-def _next_of(now: datetime, clock: tuple[time, bool], groups: dict[str, str]) -> datetime:
-    """The first time after `now` the clock shows `clock` (either half of the day when it is
-    not exact)."""
-    hour_minute, exact = clock
-    candidates = [hour_minute]
-    if not exact and hour_minute.hour < 12:
-        candidates.append(hour_minute.replace(hour=hour_minute.hour + 12))
-    times = []
-    for day in (now.date(), now.date() + timedelta(days=1)):
-        times += [datetime.combine(day, t, now.tzinfo) for t in candidates]
-    return min(t for t in times if t > now)
-
-
-def _date_of(day: str, now: datetime) -> datetime:
-    if day in ("today", "tonight"):
-        return now
-    if day == "tomorrow":
-        return now + timedelta(days=1)
-    weekday = WEEKDAYS.index(day.replace("next ", ""))
-    ahead = (weekday - now.weekday()) % 7 or 7
-    return now + timedelta(days=ahead)
-
-
-def _number(text: str) -> int:
-    return int(text) if text.isdigit() else _NUMBER_WORDS[text]
-
-
-def _minutes(text: str | None) -> int:
-    if text is None:
-        return 0
-    return int(text) if text.isdigit() else _NUMBER_WORDS[text.replace("-", " ")]
+def cancel_for(
+    store: ReminderStore, agent: str, viewer: Viewer, topic: str | None, *, actor: str
+) -> str:
+    """Cancel `viewer`'s waiting reminders about `topic` (all of theirs when None); say which."""
+    waiting = [r for r in store.waiting_reminders(agent) if hears(viewer, r)]
+    chosen = about(waiting, topic)
+    if not chosen:
+        named = "" if topic is None else f" about {second_person(topic)}"
+        return f"You have no reminders{named}."
+    cancelled = store.cancel_reminders(agent, [r.id for r in chosen], actor=actor)
+    if len(cancelled) == 1:
+        return f"Okay, I cancelled the reminder {second_person(to_phrase(cancelled[0].what))}."
+    return f"Okay, I cancelled {len(cancelled)} reminders."
 
 
 # ---------------------------------------------------------------------- said back
@@ -197,11 +144,56 @@ def to_phrase(what: str) -> str:
     return what if first in ("about", "that", "of", "to") else f"to {what}"
 
 
-def ring_due(store: ReminderStore, agent: str, device_id: str, now: float) -> str:
-    """Claim the agent's reminders due by `now` for `device_id` and say them ("" when none):
-    each is said once, whichever device or turn claims it first."""
-    due = store.ring_due_reminders(agent, device_id, now)
-    return " ".join(f"You asked me to remind you {second_person(to_phrase(r.what))}." for r in due)
+def rung(due: Sequence[Reminder]) -> str:
+    """The due reminders as one short message: each said when there are few, the first
+    `MAX_RUNG_NAMED` and the count when there are more."""
+    if not due:
+        return ""
+    if len(due) <= MAX_RUNG_NAMED:
+        return " ".join(
+            f"You asked me to remind you {second_person(to_phrase(r.what))}." for r in due
+        )
+    named = [second_person(to_phrase(r.what)) for r in due[:MAX_RUNG_NAMED]]
+    return (
+        f"You have {len(due)} reminders due; the first {MAX_RUNG_NAMED} are: "
+        f"{', '.join(named[:-1])}, and {named[-1]}."
+    )
+
+
+class Ringing:
+    """Due reminders claimed for one device, and their message: `settle` it with what was
+    delivered (marked said when the message was, released to ring again when not)."""
+
+    def __init__(
+        self, store: ReminderStore, device_id: str, due: list[Reminder], clock: Callable[[], float]
+    ) -> None:
+        self._store, self._device, self._clock = store, device_id, clock
+        self.due = due
+        self.message = rung(due)
+        self._settled = not due
+
+    def settle(self, delivered: str) -> None:
+        """Once: said when `delivered` (what reached the person) holds the whole message."""
+        if self._settled:
+            return
+        self._settled = True
+        ids = [r.id for r in self.due]
+        if self.message in delivered:
+            self._store.mark_reminders_said(ids, self._device, self._clock())
+        else:
+            self._store.release_reminders(ids)
+
+
+def claim_due(
+    store: ReminderStore,
+    agent: str,
+    device_id: str,
+    owners: Sequence[int | None],
+    clock: Callable[[], float],
+) -> Ringing:
+    """Claim the reminders of `owners` due now, for `device_id` (none another claim holds)."""
+    due = store.claim_due_reminders(agent, device_id, clock(), owners, CLAIM_S)
+    return Ringing(store, device_id, due, clock)
 
 
 def listed(reminders: list[Reminder], now: datetime) -> str:
@@ -235,36 +227,54 @@ def _words(text: str) -> set[str]:
 
 
 class DueReminders:
-    """One turn's due reminders, looked up once: their words (for the reply guard: a
-    reminder's names are known) before the reply, and their sentence, claimed once, when it
-    is said (no write at all on a turn with none due)."""
+    """One turn's due reminders (of `owners`), looked up once: their words (for the reply
+    guard: a reminder's names are known) before the reply, and their message, claimed once,
+    when it is said, settled with what was delivered (no write at all on a turn with none
+    due)."""
 
     def __init__(
-        self, store: ReminderStore, agent: str, device_id: str, clock: Callable[[], float]
+        self,
+        store: ReminderStore,
+        agent: str,
+        device_id: str,
+        clock: Callable[[], float],
+        owners: Sequence[int | None] = HOUSEHOLD,
     ) -> None:
         self._store, self._agent, self._device, self._clock = store, agent, device_id, clock
+        self._owners = tuple(owners)
         self._due: list[Reminder] | None = None
-        self._said: str | None = None
+        self._ringing: Ringing | None = None
 
     def _looked_up(self) -> list[Reminder]:
         if self._due is None:
             now = self._clock()
-            self._due = [r for r in self._store.waiting_reminders(self._agent) if r.ring_at <= now]
+            self._due = [
+                r
+                for r in self._store.waiting_reminders(self._agent)
+                if r.ring_at <= now and r.owner_person_id in self._owners
+            ]
         return self._due
 
     def words(self) -> str:
-        """What the reminders due now are about (nothing is claimed)."""
-        return " ".join(r.what for r in self._looked_up())
+        """What the reminders due now, as they would be named, are about (nothing claimed)."""
+        return " ".join(r.what for r in self._looked_up()[:MAX_RUNG_NAMED])
 
     def claim(self) -> str:
-        """The due reminders as said, claimed for this turn ("" when none); the same text
+        """The due reminders' message, claimed for this turn ("" when none); the same text
         when asked again."""
-        if self._said is None:
-            due = self._looked_up()
-            self._said = (
-                ring_due(self._store, self._agent, self._device, self._clock()) if due else ""
+        if self._ringing is None:
+            if not self._looked_up():
+                return ""
+            self._ringing = claim_due(
+                self._store, self._agent, self._device, self._owners, self._clock
             )
-        return self._said
+        return self._ringing.message
+
+    def settle(self, delivered: str) -> None:
+        """What the person got (`delivered`): the claimed reminders in it are said, the
+        others ring again."""
+        if self._ringing is not None:
+            self._ringing.settle(delivered)
 
     def after(self, answer: str) -> str:
         """The answer with the due reminders said after it (claimed)."""
@@ -288,4 +298,4 @@ class NoReminders(DueReminders):
     """A turn that rings nothing (a memory request's, a test's)."""
 
     def __init__(self) -> None:
-        self._due, self._said = [], ""
+        self._due, self._ringing, self._owners = [], None, HOUSEHOLD

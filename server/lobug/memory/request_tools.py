@@ -162,11 +162,10 @@ def _handlers(curation: Curation, household: Household, turn: RequestTurn) -> di
             device,
             SetReminder(said.get("what", ""), said.get("when", "")),
             turn.now,
+            viewer,
         ),
-        LIST_REMINDERS: lambda said: reminders.listed(
-            curation.store.waiting_reminders(agent), turn.now
-        ),
-        CANCEL_REMINDERS: lambda said: cancel_reminders(curation, agent, about(said)),
+        LIST_REMINDERS: lambda said: reminders.listed_for(curation.store, agent, viewer, turn.now),
+        CANCEL_REMINDERS: lambda said: cancel_reminders(curation, agent, about(said), viewer),
         WHAT_YOU_KNOW: lambda said: what_you_know(curation, agent, viewer),
     }
 

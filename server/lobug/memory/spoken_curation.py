@@ -111,40 +111,36 @@ def carry_out(
     if isinstance(request, ForgetLast):
         return forget_last_turn(curation, agent, device_id, viewer)
     if isinstance(request, SetReminder):
-        return set_reminder(curation, agent, device_id, request, now)
+        return set_reminder(curation, agent, device_id, request, now, viewer)
     if isinstance(request, ListReminders):
-        return reminders.listed(curation.store.waiting_reminders(agent), now)
+        return reminders.listed_for(curation.store, agent, viewer, now)
     if isinstance(request, CancelReminder):
-        return cancel_reminders(curation, agent, request.about)
+        return cancel_reminders(curation, agent, request.about, viewer)
     if isinstance(request, WhatYouKnow):
         return what_you_know(curation, agent, viewer)
     return correct(curation, agent, request, viewer)
 
 
 def set_reminder(
-    curation: Curation, agent: str, device_id: str, request: SetReminder, now: datetime
+    curation: Curation,
+    agent: str,
+    device_id: str,
+    request: SetReminder,
+    now: datetime,
+    viewer: Viewer = EVERYONE,
 ) -> str:
-    """Store the reminder; say back when it will ring (the time chosen for "at six")."""
-    ring = reminders.ring_time(request.when, now)
-    about = second_person(reminders.to_phrase(request.what))
-    if ring is None:
-        return f"I can only remind you {about} at a time still to come, within a year."
-    curation.store.add_reminder(agent, device_id, request.what, ring.at.timestamp(), actor=VOICE)
-    return f"Okay, I'll remind you {about} {ring.said}."
+    """Store `viewer`'s reminder (`memory/reminders.py`); say back when it will ring."""
+    store = curation.store
+    return reminders.set_for(
+        store, agent, device_id, viewer, request.what, request.when, now, actor=VOICE
+    )
 
 
-def cancel_reminders(curation: Curation, agent: str, about: str | None) -> str:
-    """Cancel the waiting reminders about `about` (all when None); say which."""
-    waiting = curation.store.waiting_reminders(agent)
-    chosen = reminders.about(waiting, about)
-    if not chosen:
-        topic = "" if about is None else f" about {second_person(about)}"
-        return f"You have no reminders{topic}."
-    cancelled = curation.store.cancel_reminders(agent, [r.id for r in chosen], actor=VOICE)
-    if len(cancelled) == 1:
-        about = second_person(reminders.to_phrase(cancelled[0].what))
-        return f"Okay, I cancelled the reminder {about}."
-    return f"Okay, I cancelled {len(cancelled)} reminders."
+def cancel_reminders(
+    curation: Curation, agent: str, about: str | None, viewer: Viewer = EVERYONE
+) -> str:
+    """Cancel `viewer`'s waiting reminders about `about` (all of theirs when None)."""
+    return reminders.cancel_for(curation.store, agent, viewer, about, actor=VOICE)
 
 
 def what_you_know(curation: Curation, agent: str, viewer: Viewer = EVERYONE) -> str:

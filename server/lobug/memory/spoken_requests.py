@@ -47,7 +47,7 @@ import re
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from lobug.memory.reminders import is_time_phrase
+from lobug.memory.when import is_time_phrase
 from lobug.names import SAYS_OWN_NAME, SPOKEN_NAME
 from lobug.text import sentence_case
 

@@ -106,6 +106,7 @@ def read_document(document: Any) -> list[AgentRecords]:
         agents = [upgraded_from_version_1(agent) for agent in agents]
     if document["version"] < 5:
         agents = [without_household(agent) for agent in agents]
+    agents = [with_reminder_owners(agent) for agent in agents]
     read = [agent_records(agent, f"$.agents[{n}]") for n, agent in enumerate(agents)]
     seen: dict[str, int] = {}
     for number, agent in enumerate(read):
@@ -136,6 +137,17 @@ def without_household(agent: Any) -> Any:
         if isinstance(found, list):
             upgraded[kind] = [added(r) if isinstance(r, dict) else r for r in found]
     return upgraded
+
+
+def with_reminder_owners(agent: Any) -> Any:
+    """An agent whose reminders name no owner (a document written before reminders had
+    one, whatever its version) with each the household's, as the database's migration makes
+    them."""
+    found = agent.get("reminders") if isinstance(agent, dict) else None
+    if not isinstance(found, list):
+        return agent
+    owned = [{"owner_person_id": None, **r} if isinstance(r, dict) else r for r in found]
+    return {**agent, "reminders": owned}
 
 
 def said_by_no_one(message: dict[str, Any]) -> dict[str, Any]:

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
+from lobug.memory.evidence import heard, visible_fact, visible_versions
 from lobug.read_model.common import MessageOut, iso, message_out, shown
+from lobug.store.household import Viewer
 from lobug.store.models import AddedFact, Fact
 from lobug.store.protocol import FactReads
 
@@ -72,6 +74,21 @@ def fact_detail(store: FactReads, agent: str, fact: Fact) -> FactDetailOut:
     """Blocking: the fact with its versions and its sources still in the log."""
     versions = store.fact_versions(agent, fact.id)
     sources = store.messages_by_id(agent, fact.source_message_ids)
+    return FactDetailOut(
+        **fact_fields(fact).model_dump(),
+        versions=[fact_fields(v) for v in versions],
+        sources=[message_out(m) for m in sources],
+    )
+
+
+def visible_detail(store: FactReads, agent: str, fact_id: int, viewer: Viewer) -> FactDetailOut:
+    """Blocking: `fact_detail` as `viewer` may see it: FactNotFound for a fact they may not
+    see, and only the versions and source messages they may."""
+    fact = visible_fact(store, agent, fact_id, viewer)
+    if viewer.sees_everything:
+        return fact_detail(store, agent, fact)
+    versions = visible_versions(store, agent, fact.id, viewer)
+    sources = heard(store.messages_by_id(agent, fact.source_message_ids), viewer)
     return FactDetailOut(
         **fact_fields(fact).model_dump(),
         versions=[fact_fields(v) for v in versions],

@@ -3,11 +3,13 @@ wait for their memory work, how many are parked after failing, and the parked on
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from pydantic import BaseModel, Field
 
 from lobug.memory.work_queue import MAX_ATTEMPTS
 from lobug.read_model.common import iso
-from lobug.store.models import ParkedExchange
+from lobug.store.models import Message, ParkedExchange
 from lobug.store.protocol import WorkQueueStore
 
 
@@ -54,11 +56,15 @@ def parked_out(parked: ParkedExchange) -> ParkedOut:
     )
 
 
-def learning_out(store: WorkQueueStore, limit: int) -> LearningOut:
-    """The queue's counts and its `limit` oldest parked exchanges (blocking)."""
+def learning_out(
+    store: WorkQueueStore, limit: int, shown: Callable[[Message], bool] = lambda _: True
+) -> LearningOut:
+    """The queue's counts and its `limit` oldest parked exchanges whose words are `shown` to
+    the caller (blocking)."""
+    parked = [p for p in store.parked_exchanges(limit) if shown(p.user)]
     return LearningOut(
         queued=store.count_queued_exchanges(),
         parked=store.count_parked_exchanges(),
         max_attempts=MAX_ATTEMPTS,
-        parked_exchanges=[parked_out(p) for p in store.parked_exchanges(limit)],
+        parked_exchanges=[parked_out(p) for p in parked],
     )

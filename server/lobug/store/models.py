@@ -329,7 +329,7 @@ class AgentCounts:
 class Reminder:
     """Something a person asked to be reminded of ("remind me to call Anna at six"): `what`
     in their own words ("call Anna"), rung at `ring_at` once (`said_at`, on `said_on`), or
-    cancelled before."""
+    cancelled before; its owner's alone to hear, list and cancel (`memory/reminders.py`)."""
 
     id: int
     agent: str
@@ -340,6 +340,7 @@ class Reminder:
     said_at: float | None = None
     said_on: str | None = None
     cancelled_at: float | None = None
+    owner_person_id: int | None = None  # whose it is: a person's, or the household's (None)
 
 
 @dataclass(frozen=True)

@@ -101,7 +101,12 @@ class WorkQueueStore(Protocol):
         content: str,
         user: Message,
         metadata: dict[str, Any] | None = None,
+        draft_id: int | None = None,
     ) -> Message: ...
+
+    def draft_reply(
+        self, agent: str, device_id: str, content: str, user: Message, draft_id: int | None
+    ) -> int: ...
 
     def append_message_to_learn(
         self,
@@ -287,12 +292,36 @@ class BlockStore(Protocol):
 
 class ReminderStore(Protocol):
     def add_reminder(
-        self, agent: str, device_id: str, what: str, ring_at: float, *, actor: str
+        self,
+        agent: str,
+        device_id: str,
+        what: str,
+        ring_at: float,
+        *,
+        actor: str,
+        owner_person_id: int | None = None,
     ) -> Reminder: ...
 
     def waiting_reminders(self, agent: str) -> list[Reminder]: ...
 
-    def ring_due_reminders(self, agent: str, device_id: str, now: float) -> list[Reminder]: ...
+    def count_waiting_reminders(
+        self, agent: str, owner_person_id: int | None, device_id: str
+    ) -> tuple[int, int]: ...
+
+    def claim_due_reminders(
+        self,
+        agent: str,
+        device_id: str,
+        now: float,
+        owners: Sequence[int | None],
+        claim_s: float,
+    ) -> list[Reminder]: ...
+
+    def mark_reminders_said(self, ids: Sequence[int], device_id: str, now: float) -> None: ...
+
+    def release_reminders(self, ids: Sequence[int]) -> None: ...
+
+    def release_reminder_claims(self) -> int: ...
 
     def cancel_reminders(self, agent: str, ids: list[int], *, actor: str) -> list[Reminder]: ...
 

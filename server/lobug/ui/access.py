@@ -14,6 +14,9 @@ from urllib.parse import quote
 from fastapi import Depends, FastAPI, Request
 from fastapi.responses import RedirectResponse, Response
 
+from lobug.memory.evidence import reader
+from lobug.services import MemoryServices
+from lobug.store.household import Viewer
 from lobug.ui.render import message_page, sessions_of
 from lobug.ui.sessions import COOKIE, Session, csrf_matches
 from lobug.web.roles import UI_PREFIX, Access
@@ -61,6 +64,11 @@ def require(viewer: Session, access: Access) -> None:
     """403 unless the session's role may make a call that does `access`."""
     if not viewer.may(access):
         raise Refused("Signed in with a device token: this view is read-only.")
+
+
+def reads_of(svc: MemoryServices, session: Session, agent: str) -> Viewer:
+    """Blocking: what the session's token may read of `agent`'s memory (`memory.evidence`)."""
+    return reader(svc.memory.household, agent, session.evidence)
 
 
 ViewerDep = Annotated[Session, Depends(current_viewer)]

@@ -11,9 +11,11 @@ from typing import Annotated
 from fastapi import APIRouter, Form, Request
 from fastapi.responses import HTMLResponse, RedirectResponse
 
+from lobug.memory.evidence import heard
 from lobug.services import MemoryServices
+from lobug.store.household import Viewer
 from lobug.store.models import MANUAL, ConversationDay, Message
-from lobug.ui.access import EditorDep, ViewerDep
+from lobug.ui.access import EditorDep, ViewerDep, reads_of
 from lobug.ui.render import AgentChoice, act, choose_agent, page
 from lobug.web.deps import MemoryDep
 
@@ -46,18 +48,21 @@ def chosen_day(
 
 
 def day_view(
-    svc: MemoryServices, agent: str, device: str | None, day: str | None, q: str
+    svc: MemoryServices, agent: str, device: str | None, day: str | None, q: str, viewer: Viewer
 ) -> DayView:
-    """Blocking."""
+    """Blocking: the messages `viewer` may read (`Viewer.hears`)."""
     days = svc.store.conversation_days(agent, DAYS_LISTED)
     chosen = chosen_day(days, device, day)
     messages: list[Message] = []
     if chosen is not None:
         since, until = day_bounds(chosen.day)
         ids = svc.store.span_message_ids(agent, chosen.device_id, since, until)
-        messages = svc.store.messages_by_id(agent, ids[:MESSAGES_SHOWN])
+        messages = heard(svc.store.messages_by_id(agent, ids[:MESSAGES_SHOWN]), viewer)
     found = (
-        [hit.message for hit in svc.curation.search_messages(agent, q, SEARCH_RESULTS).hits]
+        [
+            hit.message
+            for hit in svc.curation.search_messages(agent, q, SEARCH_RESULTS, viewer=viewer).hits
+        ]
         if q
         else []
     )
@@ -88,7 +93,8 @@ async def conversations(
         choice = choose_agent(svc, agent)
         if choice.name is None:
             return choice, None
-        return choice, day_view(svc, choice.name, device, day, q.strip())
+        shown = reads_of(svc, viewer, choice.name)
+        return choice, day_view(svc, choice.name, device, day, q.strip(), shown)
 
     choice, view = await asyncio.to_thread(gather)
     return page(request, "conversations.html", viewer, choice, view=view, q=q)

@@ -11,9 +11,11 @@ from typing import Annotated
 from fastapi import APIRouter, Form, Path, Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse
 
+from lobug.memory.evidence import heard, visible_fact, visible_versions
 from lobug.memory.limits import MAX_FACT_CHARS, MAX_ID
 from lobug.services import MemoryServices
 from lobug.store.errors import FactNotFound
+from lobug.store.household import Viewer
 from lobug.store.models import (
     DEFAULT_FACT_TYPE,
     FACT_TYPES,
@@ -23,7 +25,7 @@ from lobug.store.models import (
     FactQuery,
     Message,
 )
-from lobug.ui.access import EditorDep, ViewerDep
+from lobug.ui.access import EditorDep, ViewerDep, reads_of
 from lobug.ui.render import AgentChoice, AgentField, act, choose_agent, message_page, page
 from lobug.web.deps import MemoryDep
 
@@ -66,17 +68,18 @@ async def facts(
     page_no: Annotated[int, Query(alias="page", ge=0, le=MAX_PAGES)] = 0,
 ) -> HTMLResponse:
     fact_type = chosen_type if chosen_type in FACT_TYPES else None
-    query = FactQuery(
-        fact_type=fact_type,
-        include_history=history,
-        limit=PAGE_SIZE,
-        offset=page_no * PAGE_SIZE,
-    )
 
     def gather() -> tuple[AgentChoice, list[Fact], int]:
         choice = choose_agent(svc, agent)
         if choice.name is None:
             return choice, [], 0
+        query = FactQuery(
+            fact_type=fact_type,
+            include_history=history,
+            limit=PAGE_SIZE,
+            offset=page_no * PAGE_SIZE,
+            viewer=reads_of(svc, viewer, choice.name),
+        )
         found = svc.curation.list_facts(choice.name, query, q.strip() or None)
         return choice, found.facts, found.total
 
@@ -97,11 +100,13 @@ async def facts(
     )
 
 
-def fact_detail(svc: MemoryServices, agent: str, fact_id: int) -> FactDetail:
-    """Blocking: the fact, its whole chain, and its source messages still in the log."""
-    fact = svc.store.agent_fact(agent, fact_id)
-    versions = svc.store.fact_versions(agent, fact_id)
-    return FactDetail(fact, versions, svc.store.messages_by_id(agent, fact.source_message_ids))
+def fact_detail(svc: MemoryServices, agent: str, fact_id: int, viewer: Viewer) -> FactDetail:
+    """Blocking: the fact, its chain and its source messages still in the log, as `viewer`
+    may see them (FactNotFound for a fact they may not)."""
+    fact = visible_fact(svc.store, agent, fact_id, viewer)
+    versions = visible_versions(svc.store, agent, fact_id, viewer)
+    sources = heard(svc.store.messages_by_id(agent, fact.source_message_ids), viewer)
+    return FactDetail(fact, versions, sources)
 
 
 @router.get("/ui/facts/{fact_id}")
@@ -112,7 +117,7 @@ async def fact(
         choice = choose_agent(svc, agent)
         if choice.name is None:
             raise FactNotFound("Nothing is remembered yet")
-        return choice, fact_detail(svc, choice.name, fact_id)
+        return choice, fact_detail(svc, choice.name, fact_id, reads_of(svc, viewer, choice.name))
 
     try:
         choice, detail = await asyncio.to_thread(gather)

@@ -13,7 +13,7 @@ from fastapi.responses import HTMLResponse
 from lobug.memory.limits import MAX_FACT_CHARS
 from lobug.memory.search import USER_SCORE_WEIGHT, Explained
 from lobug.store.models import AuditEntry
-from lobug.ui.access import ViewerDep, require
+from lobug.ui.access import ViewerDep, reads_of, require
 from lobug.ui.render import AgentChoice, choose_agent, page
 from lobug.web.deps import MemoryDep
 from lobug.web.roles import Access
@@ -36,7 +36,8 @@ async def search(
         choice = choose_agent(svc, agent)
         if choice.name is None or not q.strip():
             return choice, Explained([], True, svc.curation.searcher.weights)
-        return choice, svc.curation.explain_search(choice.name, q.strip(), SEARCH_RESULTS)
+        shown = reads_of(svc, viewer, choice.name)
+        return choice, svc.curation.explain_search(choice.name, q.strip(), SEARCH_RESULTS, shown)
 
     choice, found = await asyncio.to_thread(gather)
     return page(

@@ -12,12 +12,13 @@ from typing import Annotated
 from fastapi import APIRouter, Form, Request
 from fastapi.responses import HTMLResponse, RedirectResponse
 
+from lobug.memory.evidence import SummariesPrivate, require_summaries
 from lobug.memory.limits import MAX_BASE_MEMORY_CHARS, MAX_CONTENT_CHARS
 from lobug.services import MemoryServices
 from lobug.store.models import MANUAL, BaseMemoryVersion, MemoryBlock
-from lobug.ui.access import EditorDep, ViewerDep
+from lobug.ui.access import EditorDep, ViewerDep, reads_of
 from lobug.ui.diff import DiffRow, side_by_side
-from lobug.ui.render import AgentChoice, AgentField, act, choose_agent, page
+from lobug.ui.render import AgentChoice, AgentField, act, choose_agent, message_page, page
 from lobug.web.deps import MemoryDep
 
 router = APIRouter(include_in_schema=False)
@@ -65,9 +66,13 @@ async def base_memory(
         choice = choose_agent(svc, agent)
         if choice.name is None:
             return choice, None
+        require_summaries(reads_of(svc, viewer, choice.name))
         return choice, base_memory_view(svc, choice.name, left, right)
 
-    choice, view = await asyncio.to_thread(gather)
+    try:
+        choice, view = await asyncio.to_thread(gather)
+    except SummariesPrivate as exc:
+        return message_page(request, "Not shown", str(exc), status=403)
     return page(request, "base_memory.html", viewer, choice, view=view)
 
 

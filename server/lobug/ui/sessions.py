@@ -17,8 +17,9 @@ import threading
 import time
 from dataclasses import dataclass
 
+from lobug.memory.evidence import ADMIN_EVIDENCE, Evidence
 from lobug.store.models import Clock
-from lobug.web.roles import Access, Role, may
+from lobug.web.roles import ADMIN, Access, Role, may
 
 COOKIE = "lobug_session"
 SESSION_TTL_S = 12 * 3600
@@ -37,9 +38,17 @@ class Session:
     role: Role
     csrf: str
     expires_at: float
+    device: str | None = None  # signed in with this device's own token
 
     def may(self, access: Access) -> bool:
         return may(self.role, access)
+
+    @property
+    def evidence(self) -> Evidence:
+        """What the token typed at sign-in proved (`memory.evidence`): what pages show."""
+        if self.role == ADMIN:
+            return ADMIN_EVIDENCE
+        return Evidence(device=self.device)
 
     @property
     def can_edit(self) -> bool:
@@ -61,9 +70,13 @@ class Sessions:
         self._notes: dict[str, Note] = {}
         self._lock = threading.Lock()
 
-    def open(self, role: Role) -> Session:
+    def open(self, role: Role, device: str | None = None) -> Session:
         session = Session(
-            secrets.token_urlsafe(32), role, secrets.token_urlsafe(32), self._clock() + self.ttl_s
+            secrets.token_urlsafe(32),
+            role,
+            secrets.token_urlsafe(32),
+            self._clock() + self.ttl_s,
+            device,
         )
         with self._lock:
             self._make_room(role)

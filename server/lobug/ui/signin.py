@@ -18,7 +18,7 @@ from lobug.ui.access import PosterDep, safe_next
 from lobug.ui.render import environment, html_response, sessions_of
 from lobug.ui.sessions import COOKIE
 from lobug.ui.throttle import SignInThrottle
-from lobug.web.roles import UI_PREFIX, Role, caller_role, role_of_token
+from lobug.web.roles import DEVICE, UI_PREFIX, Role, caller_role, device_of_token, role_of_token
 
 router = APIRouter(include_in_schema=False)
 MAX_TOKEN_CHARS = 1000
@@ -28,8 +28,10 @@ def settings_of(request: Request) -> Settings:
     return request.app.state.settings
 
 
-def signed_in(request: Request, role: Role, wanted: str | None) -> Response:
-    session = sessions_of(request).open(role)
+def signed_in(
+    request: Request, role: Role, wanted: str | None, device: str | None = None
+) -> Response:
+    session = sessions_of(request).open(role, device)
     response = RedirectResponse(safe_next(wanted), status_code=303)
     response.set_cookie(
         COOKIE,
@@ -84,7 +86,7 @@ async def sign_in(
     if wait_s:
         return sign_in_form(next, wait_s=wait_s)
     token = token.strip()
-    role = role_of_token(token, settings.admin_tokens, settings.device_tokens)
+    role = role_of_token(token, settings.admin_tokens, settings.every_device_token)
     if role is None:
         throttle.failed(client)
         return sign_in_form(next, refused=True)
@@ -92,7 +94,8 @@ async def sign_in(
     if wait_s:
         return sign_in_form(next, wait_s=wait_s)
     throttle.signed_in(token)
-    return signed_in(request, role, next)
+    device = device_of_token(token, settings.bound_device_tokens) if role == DEVICE else None
+    return signed_in(request, role, next, device)
 
 
 @router.post("/ui/signout")

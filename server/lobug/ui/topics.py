@@ -10,11 +10,12 @@ from dataclasses import dataclass
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, RedirectResponse
 
+from lobug.memory.evidence import SummariesPrivate, require_summaries
 from lobug.memory.global_memory import ACTIVE_DAYS, most_active
 from lobug.services import MemoryServices
 from lobug.store.models import Fact, Topic
-from lobug.ui.access import EditorDep, ViewerDep
-from lobug.ui.render import AgentChoice, AgentField, act, choose_agent, page
+from lobug.ui.access import EditorDep, ViewerDep, reads_of
+from lobug.ui.render import AgentChoice, AgentField, act, choose_agent, message_page, page
 from lobug.web.deps import MemoryDep
 
 router = APIRouter(include_in_schema=False)
@@ -50,9 +51,15 @@ async def topics(
 ) -> HTMLResponse:
     def gather() -> tuple[AgentChoice, list[TopicView]]:
         choice = choose_agent(svc, agent)
-        return choice, topic_views(svc, choice.name) if choice.name else []
+        if choice.name is None:
+            return choice, []
+        require_summaries(reads_of(svc, viewer, choice.name))
+        return choice, topic_views(svc, choice.name)
 
-    choice, views = await asyncio.to_thread(gather)
+    try:
+        choice, views = await asyncio.to_thread(gather)
+    except SummariesPrivate as exc:
+        return message_page(request, "Not shown", str(exc), status=403)
     return page(request, "topics.html", viewer, choice, topics=views, active_days=ACTIVE_DAYS)
 
 

@@ -1,11 +1,16 @@
 """The one rule for a device's name as a surface receives it (`X-Device-Id` on the HTTP
 routes, `Device-Id` on the xiaozhi WebSocket): `names.DEVICE_ID`, and never the name of an
-internal source of the log."""
+internal source of the log; and a device's own token speaks only as its device
+(`token_device_problem`)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 from lobug.names import DEVICE_ID, DEVICE_ID_RULE
 from lobug.store.models import INTERNAL_SOURCES
+from lobug.web.roles import caller_device
 
 
 def device_id_problem(value: str, header: str = "X-Device-Id") -> str | None:
@@ -15,3 +20,14 @@ def device_id_problem(value: str, header: str = "X-Device-Id") -> str | None:
     if value in INTERNAL_SOURCES:
         return f"{header} {value!r} names an internal source of the log"
     return None
+
+
+def token_device_problem(
+    scope: Mapping[str, Any], value: str, header: str = "X-Device-Id"
+) -> str | None:
+    """Why a request carrying a device's own token (`LOBUG_BOUND_DEVICE_TOKENS`) may not speak
+    as device `value`: the token is the evidence of which device calls, the header is not."""
+    own = caller_device(scope)
+    if own is None or own == value:
+        return None
+    return f"this token is device {own!r}'s own: {header} must be {own!r}"

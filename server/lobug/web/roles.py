@@ -20,11 +20,15 @@ from collections.abc import Mapping
 from enum import StrEnum
 from typing import Any, Literal
 
+from lobug.memory.evidence import ADMIN_EVIDENCE, NO_EVIDENCE, Evidence
+
 Role = Literal["admin", "device"]
 ADMIN: Role = "admin"
 DEVICE: Role = "device"
 
 ROLE_KEY = "lobug_role"
+# The device whose own token (`Settings.bound_device_tokens`) the request carries.
+DEVICE_KEY = "lobug_token_device"
 # The dashboard's pages check their own session cookie (`lobug.ui.sessions`): the API's gate
 # lets them through without a token. Nothing else is reachable that way.
 UI_PREFIX = "/ui"
@@ -87,7 +91,32 @@ def role_of_token(
     return DEVICE if is_device else None
 
 
+def device_of_token(presented: str, bound: Mapping[str, str]) -> str | None:
+    """The device whose own token `presented` is, or None. Every token is compared."""
+    found = None
+    for device, token in bound.items():
+        if token_matches(presented, (token,)):
+            found = device
+    return found
+
+
 def caller_role(scope: Mapping[str, Any]) -> Role | None:
     """The role the API's gate recorded for this request (an ASGI scope); None on an open
     path without a token."""
     return scope.get("state", {}).get(ROLE_KEY)
+
+
+def caller_device(scope: Mapping[str, Any]) -> str | None:
+    """The device whose own token this request carries (the gate's record); None for an
+    admin token, a plain device token or none."""
+    device: str | None = scope.get("state", {}).get(DEVICE_KEY)
+    return device
+
+
+def caller_evidence(scope: Mapping[str, Any]) -> Evidence:
+    """What this request proves of its caller (`memory.evidence`): the admin, a device by its
+    own token, or nothing (a plain device token, or no token on an exposed server)."""
+    role = caller_role(scope)
+    if role == ADMIN:
+        return ADMIN_EVIDENCE
+    return Evidence(device=caller_device(scope)) if role == DEVICE else NO_EVIDENCE

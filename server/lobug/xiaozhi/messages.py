@@ -190,6 +190,17 @@ def tts(session_id: str, state: str, text: str | None = None) -> dict[str, Any]:
     return message if text is None else {**message, "text": text}
 
 
+def alert(session_id: str, status: str, message: str, emotion: str = "sad") -> dict[str, Any]:
+    """Shown by the device as a notice (the firmware's `alert`): a turn refused, and why."""
+    return {
+        "session_id": session_id,
+        "type": "alert",
+        "status": status,
+        "message": message,
+        "emotion": emotion,
+    }
+
+
 def mcp(session_id: str, payload: dict[str, Any]) -> dict[str, Any]:
     return {"session_id": session_id, "type": "mcp", "payload": payload}
 

@@ -8,18 +8,44 @@ from __future__ import annotations
 
 import time
 from typing import Any
+from urllib.parse import urlsplit
 
 from lobug.clock import local_time, zone_named
 from lobug.config import Settings
+from lobug.exposure import is_loopback
 
 WEBSOCKET_PATH = "/xiaozhi/v1/"
 
 
-def websocket_url(settings: Settings, scheme: str, host: str) -> str:
-    """The configured address, or one on the host and scheme the device reached us by."""
+def websocket_url(
+    settings: Settings, scheme: str, host: str | None, local: tuple[str, int] | None
+) -> str:
+    """The configured address (LOBUG_XIAOZHI_URL); else the device's `Host` when it names a
+    host this server answers to (LOBUG_ALLOWED_HOSTS, loopback); else the address the
+    connection reached (the server's own socket, `local`). Never an unchecked `Host`: the
+    answer carries the device's token to whatever address it names."""
     if settings.xiaozhi.url:
         return settings.xiaozhi.url
-    return f"{'wss' if scheme in ('https', 'wss') else 'ws'}://{host}{WEBSOCKET_PATH}"
+    ws = "wss" if scheme in ("https", "wss") else "ws"
+    if host is not None and served(settings, host):
+        return f"{ws}://{host.strip()}{WEBSOCKET_PATH}"
+    address, port = local or ("127.0.0.1", settings.port)
+    shown = f"[{address}]" if ":" in address else address
+    return f"{ws}://{shown}:{port}{WEBSOCKET_PATH}"
+
+
+def served(settings: Settings, host: str) -> bool:
+    """Whether `host` (a `Host` header: a name or address, maybe a port) is one the server
+    answers to: a loopback name or one of LOBUG_ALLOWED_HOSTS."""
+    try:
+        parts = urlsplit(f"//{host.strip()}")
+        name, _ = parts.hostname, parts.port  # a port that is no number is refused here
+    except ValueError:
+        return False
+    if not name or parts.username is not None or parts.path or parts.query or parts.fragment:
+        return False
+    name = name.rstrip(".")
+    return is_loopback(name) or name in settings.allowed_hosts
 
 
 def device_token(settings: Settings, presented: str) -> str:

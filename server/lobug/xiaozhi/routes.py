@@ -14,10 +14,11 @@ from fastapi.responses import JSONResponse
 
 from lobug.backends.vad import SileroVAD
 from lobug.services import Services
-from lobug.web.device_ids import device_id_problem
+from lobug.web.device_ids import device_id_problem, token_device_problem
+from lobug.web.handshake import refuse_handshake
 from lobug.web.roles import Access, bearer_token, caller_role, may
 from lobug.xiaozhi.frames import protocol_version
-from lobug.xiaozhi.limits import MAX_TEXT_BYTES, CloseCode, ProtocolError
+from lobug.xiaozhi.limits import MAX_TEXT_BYTES, ProtocolError
 from lobug.xiaozhi.ota import ota_answer, websocket_url
 from lobug.xiaozhi.session import Session
 
@@ -45,13 +46,17 @@ async def xiaozhi_ota(request: Request) -> JSONResponse:
         except ValueError:
             return JSONResponse({"error": "invalid_json", "detail": "the report is not JSON"}, 400)
     settings = request.app.state.settings
-    url = websocket_url(settings, request.url.scheme, request.headers.get("host", "localhost"))
+    local = request.scope.get("server")
+    url = websocket_url(settings, request.url.scheme, request.headers.get("host"), local)
     return JSONResponse(ota_answer(settings, url, bearer_token(request.scope), body))
 
 
-async def _refuse(websocket: WebSocket, code: CloseCode, reason: str) -> None:
+async def _refuse(websocket: WebSocket, status: int, error: str, reason: str) -> None:
+    """Refused at the handshake, with the reason (`web.handshake`)."""
     log.info("xiaozhi connection refused: %s", reason)
-    await websocket.close(code=code, reason=reason)
+    await refuse_handshake(
+        websocket.scope, websocket.receive, websocket.send, status, error, reason
+    )
 
 
 @router.websocket("/xiaozhi/v1/")
@@ -59,16 +64,20 @@ async def _refuse(websocket: WebSocket, code: CloseCode, reason: str) -> None:
 async def xiaozhi_websocket(websocket: WebSocket) -> None:
     """A xiaozhi device's voice channel (`lobug.xiaozhi.session`)."""
     if not may(caller_role(websocket.scope), Access.CONVERSE):
-        await _refuse(websocket, CloseCode.POLICY_VIOLATION, "this token may not converse")
+        await _refuse(websocket, 403, "forbidden", "this token may not converse")
         return
     device = _device(websocket.headers.get("device-id"))
     problem = device_id_problem(device, "Device-Id") if device else "Device-Id is required"
+    mismatch = None if problem else token_device_problem(websocket.scope, device, "Device-Id")
+    if mismatch is not None:
+        await _refuse(websocket, 403, "device_mismatch", mismatch)
+        return
     try:
         version = protocol_version(websocket.headers.get("protocol-version"))
     except ProtocolError as exc:
         problem = problem or exc.reason
     if problem is not None:
-        await _refuse(websocket, CloseCode.POLICY_VIOLATION, problem)
+        await _refuse(websocket, 400, "invalid_request", problem)
         return
     services: Services = websocket.app.state.services
     await websocket.accept()

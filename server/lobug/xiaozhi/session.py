@@ -26,6 +26,7 @@ import numpy as np
 
 from lobug.audio import STREAMING_DATA_SIZE, wav_header
 from lobug.backends.base import SpeechNotReady, ToolBox, VoiceActivity
+from lobug.devices import DeviceBusy
 from lobug.endpointing import Ask, Endpointer, asked_in_thread
 from lobug.listening import Heard
 from lobug.services import Services
@@ -51,6 +52,7 @@ log = logging.getLogger(__name__)
 
 EMOTION_RESPOND = ("neutral", "🙂")
 EMOTION_REACT = ("happy", "😊")
+BUSY = "Still answering you: ask again when I'm done."
 MCP_INITIALIZE_ID, MCP_TOOLS_ID = 1, 2
 
 
@@ -411,8 +413,21 @@ class Session:
     async def _answer(
         self, start: Callable[..., StreamedVoice], *args: Any, clock: TurnClock | None = None
     ) -> None:
+        try:  # waited for here, on the loop: never on a worker thread (devices.py)
+            admitted = await self.svc.assistant.devices.admit(self.device)
+        except DeviceBusy as exc:
+            log.info("xiaozhi %s: a turn refused: %s", self.device, exc)
+            await self.send(messages.alert(self.id, "busy", BUSY))
+            return
+        try:
+            await self._answer_admitted(start, args, clock or TurnClock())
+        finally:
+            admitted.leave()
+
+    async def _answer_admitted(
+        self, start: Callable[..., StreamedVoice], args: tuple[Any, ...], clock: TurnClock
+    ) -> None:
         stop = threading.Event()  # the answer's: an abort stops the model at its next token
-        clock = clock or TurnClock()
         try:
             streamed = await asyncio.to_thread(start, *args, partial(self._stopped, stop))
         except Exception:
@@ -451,7 +466,10 @@ class Session:
                 turn.interrupt(" ".join(said))
             voice.finish_stream(streamed)
 
-        await self.play(Reply(self, spoken, finish, stop, clock))
+        def logged(said: list[str]) -> None:  # in the log as it is said
+            turn.said_so_far(" ".join(said))
+
+        await self.play(Reply(self, spoken, finish, stop, clock, logged))
 
     async def announce(self, text: str, finish: Finish) -> None:
         """Say `text` (no model asked): a due reminder, a device setting changed."""

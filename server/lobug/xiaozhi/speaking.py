@@ -1,6 +1,7 @@
 """One answer said over a xiaozhi connection: its sentences as `tts sentence_start`, each
 then its sound as Opus frames paced like playback (at most `LEAD_S` ahead), until the end or an
-abort; then what was said is stored (`Finish`)."""
+abort; each sentence logged as it is said (`Logged`: a kill -9 keeps what was), then what was
+said is stored (`Finish`)."""
 
 from __future__ import annotations
 
@@ -31,6 +32,7 @@ ENCODE_FRAMES = 4  # a sentence's sound is encoded this many frames at a time
 
 Spoken = Callable[[], Iterator[str | np.ndarray]]  # sentences, each then its int16 PCM
 Finish = Callable[[list[str], bool], None]  # what was said, and whether it was cut off
+Logged = Callable[[list[str]], None]  # what was said so far, logged (blocking)
 
 
 class Reply:
@@ -44,8 +46,10 @@ class Reply:
         finish: Finish,
         stop: threading.Event | None = None,
         clock: TurnClock | None = None,
+        logged: Logged | None = None,
     ) -> None:
         self.session = session
+        self._logged = logged  # each sentence as it is said, so a crash keeps what was
         self.clock = clock or TurnClock()  # the first sentence, sound and frame marked
         self._spoken, self._finish = spoken, finish
         self.stop = stop or threading.Event()  # set at an abort: the model asks it per token
@@ -80,6 +84,8 @@ class Reply:
                 self.clock.mark("sentence")
                 self.said.append(piece)
                 await session.send(messages.tts(session.id, "sentence_start", piece))
+                if self._logged is not None:
+                    await asyncio.to_thread(self._logged, list(self.said))
                 continue
             self.clock.mark("pcm")
             pcm = _at_rate(np.asarray(piece), tts_rate, rate)

@@ -1,18 +1,20 @@
 """What a xiaozhi device hears that no model wrote: due reminders, said unasked at their time
 (looked for every `REMINDER_POLL_S` while the device is idle, and at once on connecting, so a
-device that was offline hears what came due meanwhile; each is said once, whichever device or
-turn claims it first: `memory/reminders.ring_due`), and device settings changed by spoken
-rules ("volume 30", "louder": `device_tools`) through the device's own MCP tools."""
+device that was offline hears what came due meanwhile; each whichever device or turn claims it
+first, marked said once said to the end: `memory/reminders.py`), and device settings changed
+by spoken rules ("volume 30", "louder": `device_tools`) through the device's own MCP tools."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
 import logging
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from lobug.device_tools import Nudge, device_command, settle
-from lobug.memory.reminders import ring_due
+from lobug.memory import reminders
+from lobug.memory.reminders import Ringing, owners_at
 
 if TYPE_CHECKING:
     from lobug.xiaozhi.session import Session
@@ -24,25 +26,29 @@ REMINDER = {"reminder": True}  # the said reminder's metadata in the log
 
 
 async def ring_reminders(session: Session) -> None:
-    """Say the device's agent's due reminders whenever the device is idle, until it leaves."""
+    """Say the device's due reminders whenever the device is idle, until it leaves."""
     while not session.left.is_set():
         if session.idle:
-            said = await asyncio.to_thread(claim_due, session)
-            if said:
-                await session.announce(said, lambda words, _: logged(session, words))
+            ringing = await asyncio.to_thread(claim_due, session)
+            if ringing.message:
+                await session.announce(ringing.message, partial(rung, session, ringing))
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(session.left.wait(), REMINDER_POLL_S)
 
 
-def claim_due(session: Session) -> str:
+def claim_due(session: Session) -> Ringing:
+    """The due reminders of whoever this device is for (`reminders.owners_at`), claimed."""
     svc = session.svc
     agent = svc.settings.agent_for_device(session.device)
-    return ring_due(svc.store, agent, session.device, svc.memory.clock())
+    owners = owners_at(svc.store, agent, session.device)
+    return reminders.claim_due(svc.store, agent, session.device, owners, svc.memory.clock)
 
 
-def logged(session: Session, said: list[str]) -> None:
-    """A reminder said unasked goes in the log as the assistant's words (not learned from)."""
-    if said:
+def rung(session: Session, ringing: Ringing, said: list[str], cut: bool) -> None:
+    """Once the message was said to the end: the reminders are said, and logged as the
+    assistant's words (not learned from); cut off, they ring again."""
+    ringing.settle("" if cut else " ".join(said))
+    if said and not cut:
         svc = session.svc
         agent = svc.settings.agent_for_device(session.device)
         text = " ".join(said)

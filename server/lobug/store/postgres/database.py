@@ -194,7 +194,7 @@ class PostgresDatabase(SqlDatabase):
         """After a purge: VACUUM the tables text was erased from, so the dead row versions
         that still hold it are removed from their pages and the space marked free. What VACUUM
         does not promise (the bytes until overwritten, the WAL, replicas, backups) is in
-        MEMORY.md. A VACUUM that fails (another one running) is left to autovacuum."""
+        docs/memory.md. A VACUUM that fails (another one running) is left to autovacuum."""
         with self._connection() as conn:
             conn.execute(f"VACUUM {', '.join(PURGED_TABLES)}")
 

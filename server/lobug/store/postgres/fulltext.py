@@ -1,7 +1,7 @@
 """Keyword search: `tsvector` columns generated from the text (English stemming) with GIN
 indexes, matched by a `tsquery` of any word of the query and ranked by `ts_rank_cd` (cover
 density). The search fuses the rank the same way as FTS5's BM25 (divided by the best hit's),
-so only the ratios between hits matter; MEMORY.md says how they differ from BM25's."""
+so only the ratios between hits matter; docs/memory.md says how they differ from BM25's."""
 
 from __future__ import annotations
 

@@ -19,10 +19,13 @@ Version 6 is SQLite's migration 11: how derived text was made, with the same sta
 Version 7 is SQLite's migration 12: reminders, with the same statements.
 Version 8 is SQLite's migration 13: a household (people, who said each message, whose each
 fact is), with the same statements.
+Version 9 is SQLite's migration 14: owned reminders, claimed before they are said, with the
+same statements.
 """
 
 from __future__ import annotations
 
+from lobug.store.sqlite.reminder_schema import owned_reminders
 from lobug.store.sqlite.schema import (
     DERIVED_TEXT,
     Migration,
@@ -229,4 +232,5 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(6, "derived_text", DERIVED_TEXT),
     Migration(7, "reminders", reminders(ID, "BIGINT", TIME)),
     Migration(8, "household", household(ID, TIME, "BYTEA")),
+    Migration(9, "owned_reminders", owned_reminders(TIME)),
 )

@@ -46,7 +46,7 @@ SOURCES: dict[str, tuple[str, str]] = {
         "topics",
     ),
     "reminders": (
-        "id, device_id, what, ring_at, created_at, said_at, said_on, cancelled_at",
+        "id, device_id, what, ring_at, created_at, said_at, said_on, cancelled_at, owner_person_id",
         "reminders",
     ),
 }

@@ -307,7 +307,8 @@ class ImportWriter:
     def reminder(self, record: Record) -> None:
         if self.known("reminders", record):
             return
-        self.inserted("reminders", record, "reminders", REMINDER_COPIED)
+        owner = self.person_of(record["owner_person_id"])
+        self.inserted("reminders", record, "reminders", REMINDER_COPIED, owner_person_id=owner)
 
 
 class SqlImport(SqlExportRows, SqlFacts):

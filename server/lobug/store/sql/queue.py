@@ -30,6 +30,9 @@ from lobug.store.sql.log import SqlLog, answered
 CLAIM_LEASE_S = 600.0
 
 
+DRAFT = {"draft": True}  # a reply being said (left so when the process stopped mid-answer)
+
+
 class SqlWorkQueue(SqlLog):
     # Whether exchanges are claimed (`learning_queue.claimed_until`): PostgreSQL, whose queue
     # several processes share. One process serves a SQLite file: it runs every exchange.
@@ -54,11 +57,15 @@ class SqlWorkQueue(SqlLog):
         content: str,
         user: Message,
         metadata: dict[str, Any] | None = None,
+        draft_id: int | None = None,
     ) -> Message:
-        """Log the assistant's reply to `user` and queue the exchange for its memory work
-        (claimed by this process where exchanges are claimed), in one transaction."""
+        """Log the assistant's reply to `user` (in place of its draft, `draft_reply`) and
+        queue the exchange for its memory work (claimed by this process where exchanges are
+        claimed), in one transaction."""
         agent_id = self.agent_id(agent)
         with self._transaction() as conn:
+            if draft_id is not None:
+                conn.execute("DELETE FROM conversation_log WHERE id = ?", (draft_id,))
             reply = self._insert_message(
                 conn, agent, agent_id, device_id, "assistant", content, metadata, answered(user)
             )
@@ -71,6 +78,25 @@ class SqlWorkQueue(SqlLog):
             else:
                 self._queue(conn, reply, user)
         return reply
+
+    def draft_reply(
+        self, agent: str, device_id: str, content: str, user: Message, draft_id: int | None
+    ) -> int:
+        """The reply to `user` as far as it was said yet (a voice answer, a sentence at a
+        time: what was said before a crash stays in the log); its id, the same while it
+        grows. The reply stored at the turn's end takes its place."""
+        if draft_id is not None:
+            with self._transaction() as conn:
+                conn.execute(
+                    "UPDATE conversation_log SET content = ? WHERE id = ?", (content, draft_id)
+                )
+            return draft_id
+        agent_id = self.agent_id(agent)
+        with self._transaction() as conn:
+            draft = self._insert_message(
+                conn, agent, agent_id, device_id, "assistant", content, DRAFT, answered(user)
+            )
+        return draft.id
 
     def append_message_to_learn(
         self,

@@ -223,7 +223,7 @@ def fact_hit(row: Any) -> FactHit:
 
 REMINDER_COLUMNS = (
     "r.id, a.name AS agent, r.device_id, r.what, r.ring_at, r.created_at, r.said_at, "
-    "r.said_on, r.cancelled_at"
+    "r.said_on, r.cancelled_at, r.owner_person_id"
 )
 
 
@@ -238,6 +238,7 @@ def reminder(row: Any) -> Reminder:
         said_at=time_or_none(row["said_at"]),
         said_on=row["said_on"],
         cancelled_at=time_or_none(row["cancelled_at"]),
+        owner_person_id=row["owner_person_id"],
     )
 
 

@@ -1,5 +1,5 @@
-// The HTTP wire format the device speaks (the device contract, shared/DEVICE_CONTRACT.md, and
-// the README's "Device API"), in one place so scripts/device_sim.py can be checked against it
+// The HTTP wire format the device speaks (the device contract: docs/devices.md, "Device
+// API"), in one place so scripts/device_sim.py can be checked against it
 // byte for byte (firmware/test/golden/).
 #pragma once
 
