@@ -62,6 +62,8 @@ BARGE_IN_SPEECH_MS = 96
 # the words came 310 ms into the silence), and let 2 of the 48 pause turns end in the pause
 # instead of none when the words came at 120 ms.
 ASK_AFTER_MS = 192
+# Shorter than the silence the model is asked at: a "finished" the words agree with ends the
+# turn as soon as both are in.
 COMPLETE_SILENCE_MS = 160
 INCOMPLETE_SILENCE_MS = 1000
 COMPLETE_PROBABILITY = 0.5
