@@ -251,7 +251,7 @@ def memory_services(
 ) -> MemoryServices:
     memory = memory_manager(settings, store, backends)
     curation = Curation(store, backends.embedder, settings.memory, searcher=memory.searcher)
-    work = MemoryWork(store, memory)
+    work = MemoryWork(store, memory, purges=curation.purges)
     return MemoryServices(settings, store, backends.embedder, curation, memory, work, actor)
 
 
@@ -385,8 +385,8 @@ def open_services(settings: Settings, backends: Backends | None = None) -> Servi
         speech = Speech.preloaded(backends.stt, backends.tts)
     store = open_store(settings, backends.embedder)
     memory = memory_manager(settings, store, backends)
-    memory_work = MemoryWork(store, memory)
     assistant = Assistant(settings, store, memory, backends.chat, backends.embedder)
+    memory_work = MemoryWork(store, memory, purges=assistant.curation.purges)
     voices = partial(HouseholdVoices, store)  # each agent's household's
     voice = Voice(settings, assistant, speech, voice_recognition(settings, voices))
     log_ready("ready", settings, backends)

@@ -14,6 +14,7 @@ marked shareable. The store applies the rule (`store/sql/visibility.py`)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 import re
 import threading
 import time
@@ -252,12 +253,19 @@ class Household:
         return GUEST_SPEAKER if found is None else Speaker(found.id, "claim", 1.0)
 
     def forget_me_turn(
-        self, agent: str, device_id: str, speaker: Speaker, text: str, confirmed: object = None
+        self,
+        agent: str,
+        device_id: str,
+        speaker: Speaker,
+        text: str,
+        confirmed: object = None,
+        purge: Callable[[str, int], object] | None = None,
     ) -> str | None:
         """The answer to a "forget everything about me" turn, or to its confirmation one turn
         later on the same device by the same person (`confirmed`: what `awaiting` gave this
-        turn; then everything about them is purged, `PeopleStore.forget_person_memory`); None
-        for any other turn."""
+        turn; then everything about them is purged by `purge(agent, person_id)`, the durable
+        purge job of `Curation.forget_person`, answered done only once it finished; without
+        `purge`, `PeopleStore.forget_person_memory`); None for any other turn."""
         if asks_to_forget_me(text):
             if speaker.person_id is None:
                 return "I don't know who you are, so I have nothing of yours to forget."
@@ -269,7 +277,10 @@ class Household:
             )
         if confirmed != FORGET_ME or speaker.person_id is None:
             return None
-        self.store.forget_person_memory(agent, speaker.person_id, actor=VOICE)
+        if purge is None:
+            self.store.forget_person_memory(agent, speaker.person_id, actor=VOICE)
+        else:
+            purge(agent, speaker.person_id)
         return "Done. I forgot everything you told me about yourself."
 
     def recognised(self, agent: str, name: str, score: float) -> Speaker | None:

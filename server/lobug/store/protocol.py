@@ -14,6 +14,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from lobug.store.household import EVERYONE, Speaker, Viewer
 from lobug.store.household_protocol import PeopleStore
+from lobug.store.purge_protocol import PurgeStore
 from lobug.store.models import (
     EXTRACTION,
     AddedFact,
@@ -461,6 +462,7 @@ class Store(
     Exclusive,
     TransferStore,
     PeopleStore,
+    PurgeStore,
     Protocol,
 ):
     """Everything the domain uses. Thread-safe: every method may be called from any thread."""

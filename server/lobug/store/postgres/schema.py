@@ -23,6 +23,7 @@ fact is), with the same statements.
 
 from __future__ import annotations
 
+from lobug.store.sql.purge_schema import purge_jobs
 from lobug.store.sqlite.schema import (
     DERIVED_TEXT,
     Migration,
@@ -229,4 +230,5 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(6, "derived_text", DERIVED_TEXT),
     Migration(7, "reminders", reminders(ID, "BIGINT", TIME)),
     Migration(8, "household", household(ID, TIME, "BYTEA")),
+    Migration(9, "purge_jobs", purge_jobs(ID, TIME)),
 )

@@ -21,6 +21,7 @@ from lobug.store.sql.topics import drop_topics_holding
 # Tables keyed by agent_id, emptied for a deleted agent (children before parents). Their
 # vectors go with dreams and summaries (deleted with them).
 AGENT_TABLES = (
+    "purge_jobs",
     "reminders",
     "topics",
     "audit_log",

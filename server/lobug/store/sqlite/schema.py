@@ -12,6 +12,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from lobug.store.sql.purge_schema import purge_jobs
+
 
 @dataclass(frozen=True)
 class Migration:
@@ -492,4 +494,5 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(11, "derived_text", DERIVED_TEXT),
     Migration(12, "reminders", reminders("INTEGER PRIMARY KEY AUTOINCREMENT", "INTEGER", "REAL")),
     Migration(13, "household", household("INTEGER PRIMARY KEY AUTOINCREMENT", "REAL", "BLOB")),
+    Migration(14, "purge_jobs", purge_jobs("INTEGER PRIMARY KEY AUTOINCREMENT", "REAL")),
 )
