@@ -14,10 +14,10 @@ marked shareable. The store applies the rule (`store/sql/visibility.py`)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 import re
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from lobug.clock import Clock

@@ -170,7 +170,9 @@ class Purges:
         secrets = self._secrets(agent, facts)
         quoting = self._messages_holding(agent, facts, secrets)
         ids = [fact.id for fact in facts]
-        return self.store.begin_purge(agent, kind, targets, ids, messages | quoting, actor=actor)
+        return self.store.begin_purge(
+            agent, kind, targets, ids, sorted(messages | quoting), actor=actor
+        )
 
     def _secrets(self, agent: str, facts: Sequence[Fact]) -> list[Secret]:
         names = {word for person in self.store.people(agent) for word in stems(person.name)}

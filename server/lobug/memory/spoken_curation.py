@@ -13,8 +13,8 @@ from __future__ import annotations
 import logging
 import re
 from dataclasses import dataclass
-from functools import partial
 from datetime import datetime
+from functools import partial
 from typing import Protocol
 
 from lobug.memory import reminders

@@ -14,7 +14,6 @@ from typing import Any, Protocol, runtime_checkable
 
 from lobug.store.household import EVERYONE, Speaker, Viewer
 from lobug.store.household_protocol import PeopleStore
-from lobug.store.purge_protocol import PurgeStore
 from lobug.store.models import (
     EXTRACTION,
     AddedFact,
@@ -48,6 +47,7 @@ from lobug.store.models import (
     TopicDraft,
     Vector,
 )
+from lobug.store.purge_protocol import PurgeStore
 from lobug.store.records import AgentRecords, Imported, Record
 
 

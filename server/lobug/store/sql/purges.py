@@ -162,8 +162,7 @@ class SqlPurges(SqlPeople):
             stated = {
                 int(row["id"])
                 for row in conn.execute(
-                    "SELECT id FROM facts WHERE agent_id = ? AND owner_person_id = ? "
-                    "AND scope = ?",
+                    "SELECT id FROM facts WHERE agent_id = ? AND owner_person_id = ? AND scope = ?",
                     (agent_id, person_id, HOUSEHOLD),
                 )
             }
@@ -244,8 +243,7 @@ class SqlPurges(SqlPeople):
             value = None if (derived.kind, derived.field) in NULLED else text
             stale = ", stale = 1" if derived.kind == "base_memory" else ""
             conn.execute(
-                f"UPDATE {table} SET {derived.field} = ?{stale} "
-                f"WHERE {key} = ? AND agent_id = ?",
+                f"UPDATE {table} SET {derived.field} = ?{stale} WHERE {key} = ? AND agent_id = ?",
                 (value, derived.id, agent_id),
             )
         self._drop_episodes(conn, agent_id, sorted(touched["summary"]))
