@@ -12,7 +12,8 @@ The fake chat learns one fact per exchange, the user's message itself: one fact 
 shows that each exchange's memory work ran once. While the file FAKE_GARBLED_FILE names
 exists, its fact-extraction replies hold no JSON (a model whose output cannot be read); while
 the file FAKE_EMBED_DOWN_FILE names exists, the fake embedder fails (an embedder down); while
-the file FAKE_NOTES_FILE names exists, it answers with the facts its prompt quotes. With
+the file FAKE_NOTES_FILE names exists, it answers with the facts its prompt quotes. While the file
+FAKE_PURGE_PAUSE_FILE names exists, forgetting messages waits (`pause_forgetting_messages`). With
 FAKE_REAL_SPEECH=1 the speech models are the real bundled ones (the voice path with fake chat).
 
 `python -m tests.e2e.fake_server model PORT` is a fake OpenAI-compatible model server
@@ -104,10 +105,31 @@ def chat_for(settings: Settings) -> ChatBackend:
     return FakeChat(responder=learn_what_was_said)
 
 
+def pause_forgetting_messages(pause_file: str | None) -> None:
+    """While `pause_file` exists, the store waits before forgetting messages (after a purge's
+    facts went, before its messages do: a test kills the process there), having first created
+    `pause_file` + ".reached" to say it got there."""
+    if not pause_file:
+        return
+    from lobug.store.sqlite.engine import SQLiteStore
+
+    forget = SQLiteStore.forget_messages
+
+    def paused(self: SQLiteStore, *args: Any, **kwargs: Any) -> Any:
+        if Path(pause_file).exists():
+            Path(pause_file + ".reached").touch()
+            while Path(pause_file).exists():
+                time.sleep(0.05)
+        return forget(self, *args, **kwargs)
+
+    SQLiteStore.forget_messages = paused  # type: ignore[method-assign]
+
+
 def main(command: str, port: int) -> None:
     if command == "model":
         serve_model(port)
         return
+    pause_forgetting_messages(os.environ.get("FAKE_PURGE_PAUSE_FILE"))
     embedder = SlowEmbedder(float(os.environ.get("FAKE_EMBED_DELAY_S") or 0))
     if command == "memory-server":
         settings = Settings.from_memory_env(os.environ).with_overrides(port=port)
