@@ -120,9 +120,11 @@ def forget_me(client: httpx.Client) -> str:
 
 def confirm_until_killed(server: ServerProcess) -> None:
     """ "Yes, forget me", whose answer never comes: the server is killed while it purges."""
-    with httpx.Client(base_url=server.url, timeout=120) as client:
-        with contextlib.suppress(httpx.HTTPError):
-            client.post("/chat/text", json={"text": "Yes, forget me"}, headers=device("kitchen"))
+    with (
+        httpx.Client(base_url=server.url, timeout=120) as client,
+        contextlib.suppress(httpx.HTTPError),
+    ):
+        client.post("/chat/text", json={"text": "Yes, forget me"}, headers=device("kitchen"))
 
 
 def copies_left(folder: Path, indices: range) -> int:
