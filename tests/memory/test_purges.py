@@ -28,7 +28,7 @@ from tests.fakes import FakeChat, FakeEmbedder
 pytestmark = pytest.mark.both_engines
 
 AGENT = "home"
-SECRET = "4417"
+SECRET = "zq4417vx"  # letters too: "4417" may be in a time or a vector as text
 OTHER = "Jordan likes green tea."
 
 
