@@ -190,8 +190,8 @@ def test_a_purge_cut_short_is_finished_by_the_next_process(store: Store, databas
 
 
 class FailingOnce:
-    """The store, but its first `forget_messages` fails (a crash after the facts and the
-    derived texts went, before the messages did)."""
+    """The store, but its first `purge_facts_and_derived` fails (a crash after the messages
+    went, before the facts and the texts made from them did)."""
 
     def __init__(self, store: Store) -> None:
         self.store = store
@@ -200,11 +200,11 @@ class FailingOnce:
     def __getattr__(self, name: str) -> Any:
         return getattr(self.store, name)
 
-    def forget_messages(self, *args: Any, **kwargs: Any) -> Any:
+    def purge_facts_and_derived(self, *args: Any, **kwargs: Any) -> Any:
         if not self.failed:
             self.failed = True
             raise StorageUnavailable("the disk went away")
-        return self.store.forget_messages(*args, **kwargs)
+        return self.store.purge_facts_and_derived(*args, **kwargs)
 
 
 def test_a_purge_failing_midway_is_finished_later(store: Store, database_url: str) -> None:
@@ -213,10 +213,12 @@ def test_a_purge_failing_midway_is_finished_later(store: Store, database_url: st
     purges = Curation(failing, FakeEmbedder(), MemoryConfig()).purges  # type: ignore[arg-type]
     with pytest.raises(StorageUnavailable):
         purges.run(purges.begin_facts(AGENT, fact, actor="admin"))
-    assert store.base_memory(AGENT) == OTHER and store.get_fact(fact).content == ""
-    assert copies(database_url) > 0  # the messages holding it are still there
+    # The messages went; the fact's text stays until its copies are found and erased.
+    assert "I like green tea" in {m.content for m in store.agent_messages(AGENT, 10)}
+    assert len(store.agent_messages(AGENT, 10)) == 2
+    assert SECRET in store.get_fact(fact).content and SECRET in store.base_memory(AGENT)
     (job,) = store.unfinished_purges()
 
     assert purges.resume() == 1
-    assert copies(database_url) == 0
+    assert copies(database_url) == 0 and store.base_memory(AGENT) == OTHER
     assert purges.run(job) is None  # finished: nothing runs twice

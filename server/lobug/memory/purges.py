@@ -8,19 +8,23 @@ person ("forget everything about me") is one durable job:
    (the facts' sources, the person's, and every message of the agent that *holds* a purged
    fact: the assistant's replies that quoted it, the person saying it again), and record the
    job in the store (`PurgeStore.begin_purge`: ids, never text) before anything is erased.
-2. *Derived texts and facts*, one transaction: each text made or kept from others that holds a
+2. *Messages*: forgotten as every forget is (`forget_messages`: keyword index, vectors, queue,
+   the summaries covering them), but the facts learned only from them stay for step 3.
+3. *Derived texts and facts*, one transaction: each text made or kept from others that holds a
    purged fact (the base memory and every stored version of it, dreams, the audit log's texts)
    is rewritten without the sentences that hold it; episodes (summaries) and topics holding
    it are dropped (the cascade summarizes their messages again, the dream rebuilds topics);
-   then the facts' text, vectors and the audit's copies of it go.
-3. *Messages*: forgotten as every forget is (`forget_messages`: keyword index, vectors, queue,
-   the facts learned only from them, the summaries covering them).
+   then the facts (and those learned only from the messages) go: text, vectors, the audit's
+   copies of it.
 4. *Finish*: the job is marked done with its counts, the audit log records that a purge
    happened, by whom and how many rows (never what), and the engine leaves no byte of the text
    in its files. The devices' working memories are refilled from the log.
 
 Every step can run again: a job a crash (kill -9 at any point) left unfinished is run again at
-start-up (`MemoryWork.resume`) from step 2; a step already done finds nothing left to do.
+start-up (`MemoryWork.resume`) from step 2; a step already done finds nothing left to do. The
+facts' text, which tells what holds the secret, goes last (in step 3's transaction, which
+reads the derived texts it rewrites), so a crash never loses it while a copy remains, and a
+derived text the cascade writes from the facts meanwhile is found too.
 
 A text *holds* a fact when it has every word that carries the fact's meaning (its *key*: the
 content words, `curation.content_stems`, but "user" and, when two others remain, the
@@ -40,6 +44,7 @@ import threading
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
+from lobug.store.household import HOUSEHOLD
 from lobug.store.models import Fact, Forgotten
 from lobug.store.protocol import Store
 from lobug.store.purge_protocol import (
@@ -200,29 +205,41 @@ class Purges:
             job = self.store.purge_job(job.id)
             if job.finished_at is not None:
                 return None
-            facts = list(self.store.facts_by_ids(job.fact_ids).values())
-            secrets = self._secrets(job.agent, facts)
-            changes = [
-                (derived, text)
-                for derived in self.store.derived_texts(job.agent)
-                if (text := rewritten(derived, secrets)) is not None
-            ]
             person = job.target_ids[0] if job.kind == PURGE_PERSON else None
-            counts = self.store.purge_facts_and_derived(
-                job.agent, job.fact_ids, changes, person_id=person
+            said = self.store.forget_messages(
+                job.agent, job.message_ids, actor=job.actor, purge_learned=False
             )
-            said = self.store.forget_messages(job.agent, job.message_ids, actor=job.actor)
-            dropped = {derived.id for derived, _ in changes if derived.kind == "summary"}
+            facts = self._facts_to_purge(job, person)
+            secrets = self._secrets(job.agent, facts)
+            touched = self.store.purge_facts_and_derived(
+                job.agent,
+                [fact.id for fact in facts],
+                lambda derived: rewritten(derived, secrets),
+                person_id=person,
+            )
             forgotten = Forgotten(
                 said.messages,
-                tuple(sorted(set(job.fact_ids) | set(said.facts))),
-                tuple(sorted(dropped | set(said.summaries))),
+                tuple(touched["facts"]),
+                tuple(sorted(set(touched["summaries"]) | set(said.summaries))),
             )
-            counts |= forgotten.counts()
+            counts = {kind: len(ids) for kind, ids in touched.items()} | forgotten.counts()
             done = self.store.finish_purge(job.id, counts)
         log.info("purge %d (%s) done: %s", job.id, job.kind, json.dumps(counts))
         self.on_forget(job.agent)
         return PurgeDone(done, forgotten)
+
+    def _facts_to_purge(self, job: PurgeJob, person: int | None) -> list[Fact]:
+        """The job's facts and those learned only from its messages since it began (but the
+        household facts a forgotten person stated: they stay the household's)."""
+        learned = self.store.facts_learned_only_from(job.agent, job.message_ids)
+        found = self.store.facts_by_ids(sorted(set(job.fact_ids) | set(learned)))
+        return [
+            fact
+            for fact in found.values()
+            if person is None
+            or fact.id in job.fact_ids
+            or not (fact.scope == HOUSEHOLD and fact.owner_person_id == person)
+        ]
 
     def resume(
         self, should_stop: Callable[[], bool] = lambda: False, begun_before: float | None = None

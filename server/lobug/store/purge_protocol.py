@@ -4,7 +4,7 @@ before its first deletion, finished only when every copy is gone."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -64,15 +64,13 @@ class PurgeStore(Protocol):
 
     def person_purge_ids(self, agent: str, person_id: int) -> tuple[list[int], list[int]]: ...
 
-    def derived_texts(self, agent: str) -> list[DerivedText]: ...
-
     def purge_facts_and_derived(
         self,
         agent: str,
         fact_ids: Sequence[int],
-        changes: Sequence[tuple[DerivedText, str]],
+        rewrite: Callable[[DerivedText], str | None],
         *,
         person_id: int | None = None,
-    ) -> dict[str, int]: ...
+    ) -> dict[str, list[int]]: ...
 
     def finish_purge(self, job_id: int, counts: dict[str, int]) -> PurgeJob: ...

@@ -2,18 +2,18 @@
 the ids it erases (never their text) before its first deletion, and finished only when every
 copy is gone; `unfinished_purges` is what a crash left for the next start.
 
-The memory finds which derived texts hold what is purged (`derived_texts`: the base memory and
-each of its versions, episodes, topics, dreams, the audit log's texts) and hands back each one's
-new text; `purge_facts_and_derived` erases the facts (every version) and rewrites or drops
-those texts in one transaction. Episodes and topics holding the text are dropped (their
-messages are summarized again, the topics rebuilt by the next dream); the base memory, its
-versions and dreams are rewritten; audit rows lose their texts, keeping what was done, by whom
-and to which ids."""
+`purge_facts_and_derived` reads, in one transaction, every text the memory made or kept from
+others (the base memory and each of its versions, episodes, topics, dreams, the audit log's
+texts), asks the memory for each one's new text (it knows what holds the purged facts),
+rewrites or drops those texts and erases the facts (every version). Episodes and topics
+holding the text are dropped (their messages are summarized again, the topics rebuilt by the
+next dream); the base memory, its versions and dreams are rewritten; audit rows lose their
+texts, keeping what was done, by whom and to which ids."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from lobug.store import errors
@@ -169,39 +169,32 @@ class SqlPurges(SqlPeople):
             learned = set(self._facts_only_from(conn, agent_id, set(said))) - stated
         return sorted(private | learned), said
 
-    def derived_texts(self, agent: str) -> list[DerivedText]:
-        """Every text of the agent that others were made or kept from (see the module)."""
-        agent_id = self.agent_id(agent)
-        found = []
-        for kind, table, key, columns in DERIVED_SOURCES:
-            for row in self._query(
-                f"SELECT {key} AS id, {', '.join(columns)} FROM {table} WHERE agent_id = ?",
-                (agent_id,),
-            ):
-                found += [
-                    DerivedText(kind, int(row["id"]), column, str(row[column]))
-                    for column in columns
-                    if row[column]
-                ]
-        return found
-
     def purge_facts_and_derived(
         self,
         agent: str,
         fact_ids: Sequence[int],
-        changes: Sequence[tuple[DerivedText, str]],
+        rewrite: Callable[[DerivedText], str | None],
         *,
         person_id: int | None = None,
-    ) -> dict[str, int]:
-        """In one transaction: purge every version of the facts (content-free tombstones
-        stay, their vectors and the audit's copies of their text go), and rewrite each derived
-        text of `changes` to its new text (episodes and topics are dropped). With
-        `person_id` (a person forgotten), the household facts they stated stay the
-        household's: their link to what they said is cut, as `forget_person_memory` does."""
+    ) -> dict[str, list[int]]:
+        """In one transaction: rewrite each derived text (see the module) to what
+        `rewrite` gives for it (None: unchanged; episodes and topics are dropped), then purge
+        every version of the facts (content-free tombstones stay, their vectors and the
+        audit's copies of their text go). With `person_id` (a person forgotten), the
+        household facts they stated stay the household's: their link to what they said is
+        cut, as `forget_person_memory` does. Returns the ids touched, by kind ("facts",
+        "summaries", "topics", "base_memory", "base_memory_versions", "dreams",
+        "audit_rows")."""
         agent_id = self.agent_id(agent)
         with self._writing():
             with self._transaction() as conn:
                 self._lock_fact_writers(conn, agent_id)
+                changes = [
+                    (derived, text)
+                    for derived in self._derived_texts(conn, agent_id)
+                    if (text := rewrite(derived)) is not None
+                ]
+                touched = self._apply(conn, agent_id, changes)
                 ids = self._agent_fact_ids(conn, agent_id, fact_ids)
                 now = self._clock()
                 for batch in batches(ids):
@@ -214,9 +207,25 @@ class SqlPurges(SqlPeople):
                         "WHERE agent_id = ? AND owner_person_id = ? AND scope = ?",
                         (agent_id, person_id, HOUSEHOLD),
                     )
-                counts = {"facts": len(ids)} | self._apply(conn, agent_id, changes)
             self._index_forgotten(ids, [])
-        return counts
+        return {"facts": ids} | touched
+
+    def _derived_texts(self, conn: Any, agent_id: int) -> list[DerivedText]:
+        """Every text of the agent that others were made or kept from (see the module),
+        locked where rows lock (no new version is written in between)."""
+        found = []
+        for kind, table, key, columns in DERIVED_SOURCES:
+            for row in conn.execute(
+                f"SELECT {key} AS id, {', '.join(columns)} FROM {table} "
+                f"WHERE agent_id = ?{self.dialect.lock_rows()}",
+                (agent_id,),
+            ).fetchall():
+                found += [
+                    DerivedText(kind, int(row["id"]), column, str(row[column]))
+                    for column in columns
+                    if row[column]
+                ]
+        return found
 
     @staticmethod
     def _agent_fact_ids(conn: Any, agent_id: int, ids: Sequence[int]) -> list[int]:
@@ -231,7 +240,7 @@ class SqlPurges(SqlPeople):
 
     def _apply(
         self, conn: Any, agent_id: int, changes: Sequence[tuple[DerivedText, str]]
-    ) -> dict[str, int]:
+    ) -> dict[str, list[int]]:
         touched: dict[str, set[int]] = {kind: set() for kind in REWRITTEN}
         for derived, text in changes:
             touched[derived.kind].add(derived.id)
@@ -252,7 +261,7 @@ class SqlPurges(SqlPeople):
                 f"DELETE FROM topics WHERE agent_id = ? AND id IN ({marks(batch)})",
                 (agent_id, *batch),
             )
-        return {PLURALS[kind]: len(ids) for kind, ids in touched.items()}
+        return {PLURALS[kind]: sorted(ids) for kind, ids in touched.items()}
 
     @staticmethod
     def _drop_episodes(conn: Any, agent_id: int, ids: Sequence[int]) -> None:
