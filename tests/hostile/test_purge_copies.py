@@ -7,8 +7,9 @@ them into the base memory twice (its history and the audit log keep copies), the
 - an admin purge of one fact leaves no copy of it anywhere, the next prompt included;
 - "forget everything about me", confirmed, then a clean stop: no byte of any of his secrets
   in the database files (main, -wal, -shm); Sam's memory stays;
-- a kill -9 in the middle of that purge (its facts gone, its messages not yet), then a
-  restart: the background work finishes the job, and after a clean stop no byte is left.
+- a kill -9 in the middle of that purge (its messages gone, its facts and the texts made from
+  them not yet), then a restart: the background work finishes the job, and after a clean
+  stop no byte is left.
 
 `PURGE_SECRETS` (default 40) sets how many secrets Jordan tells; each test prints the copies
 it counts (the issue's probe: 400)."""
@@ -25,6 +26,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from lobug.store.sqlite.engine import SQLiteStore
 from tests.e2e.fake_server import start
 from tests.e2e.server import ServerProcess, wait_for_learning
 
@@ -46,6 +48,15 @@ ANIMALS = (
     "badger beaver camel coyote dingo eagle ferret gecko heron ibis "
     "jackal koala lemur marmot newt otter panda quail raven stoat"
 ).split()
+
+
+# Where the purge is killed: after its messages went, before its facts and the texts made from
+# them did (before this issue the purge forgot the messages last: after its facts went).
+PAUSE_AT = (
+    "purge_facts_and_derived"
+    if hasattr(SQLiteStore, "purge_facts_and_derived")
+    else "forget_messages"
+)
 
 
 def secret(i: int) -> str:
@@ -178,7 +189,7 @@ def test_a_purge_and_forget_me_leave_no_byte_after_a_clean_stop(tmp_path: Path) 
 
 def test_a_purge_killed_midway_is_finished_after_a_restart(tmp_path: Path) -> None:
     pause = tmp_path / "pause-purge"
-    server = server_at(tmp_path, FAKE_PURGE_PAUSE_FILE=str(pause))
+    server = server_at(tmp_path, FAKE_PURGE_PAUSE_FILE=str(pause), FAKE_PURGE_PAUSE_AT=PAUSE_AT)
     try:
         with httpx.Client(base_url=server.url, timeout=120) as client:
             tell_secrets(client)
@@ -191,7 +202,7 @@ def test_a_purge_killed_midway_is_finished_after_a_restart(tmp_path: Path) -> No
             while not reached.exists():
                 assert time.monotonic() < deadline, "the purge never reached its messages"
                 time.sleep(0.02)
-            server.process.kill()  # kill -9: its facts are gone, its messages are not
+            server.process.kill()  # kill -9 in the middle of the purge
             server.process.wait()
             confirming.join(10)
     finally:
