@@ -206,8 +206,12 @@ class Purges:
             if job.finished_at is not None:
                 return None
             person = job.target_ids[0] if job.kind == PURGE_PERSON else None
-            said = self.store.forget_messages(
-                job.agent, job.message_ids, actor=job.actor, purge_learned=False
+            said = (
+                self.store.forget_messages(
+                    job.agent, job.message_ids, actor=job.actor, purge_learned=False
+                )
+                if job.message_ids
+                else Forgotten()
             )
             facts = self._facts_to_purge(job, person)
             secrets = self._secrets(job.agent, facts)
