@@ -219,7 +219,7 @@ class SqlForgetting(SqlFactEdits):
                     conn, self._clock(), None, actor, "delete", "agent", [agent_id], detail=counts
                 )
             self._agent_deleted(name, agent_id)
-        self._erase_free_pages()
+        self._erase_free_pages(rewrite_file=True)
         return counts
 
     def _delete_agent_rows(self, conn: Any, agent_id: int) -> dict[str, int]:

@@ -134,7 +134,7 @@ class SqlPurges(SqlPeople):
                 list(job.target_ids),
                 detail={"job": job_id, **counts},
             )
-        self._erase_free_pages()
+        self._erase_free_pages(rewrite_file=True)
         return self.purge_job(job_id)
 
     # ------------------------------------------------------------------ what a purge erases
