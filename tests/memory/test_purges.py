@@ -16,6 +16,7 @@ import pytest
 from lobug.config import MemoryConfig
 from lobug.memory.curation import Curation
 from lobug.memory.manager import MemoryManager
+from lobug.memory.spoken_curation import purge_person
 from lobug.memory.work_queue import MemoryWork
 from lobug.store.engines import open_database
 from lobug.store.errors import StorageUnavailable
@@ -222,3 +223,12 @@ def test_a_purge_failing_midway_is_finished_later(store: Store, database_url: st
     assert purges.resume() == 1
     assert copies(database_url) == 0 and store.base_memory(AGENT) == OTHER
     assert purges.run(job) is None  # finished: nothing runs twice
+
+
+def test_forget_me_says_what_it_erased_once_it_finished(store: Store) -> None:
+    jordan, _ = household_with_a_secret(store)
+    said = purge_person(curation(store), AGENT, jordan)
+    assert said == "Done. I erased what I knew about you: 1 note and 5 messages."
+    assert store.unfinished_purges() == []
+    again = purge_person(curation(store), AGENT, jordan)
+    assert again == "Done. I had nothing of yours left to forget."

@@ -259,13 +259,14 @@ class Household:
         speaker: Speaker,
         text: str,
         confirmed: object = None,
-        purge: Callable[[str, int], object] | None = None,
+        purge: Callable[[str, int], str] | None = None,
     ) -> str | None:
         """The answer to a "forget everything about me" turn, or to its confirmation one turn
         later on the same device by the same person (`confirmed`: what `awaiting` gave this
         turn; then everything about them is purged by `purge(agent, person_id)`, the durable
-        purge job of `Curation.forget_person`, answered done only once it finished; without
-        `purge`, `PeopleStore.forget_person_memory`); None for any other turn."""
+        purge job of `Curation.forget_person`, whose answer, given once it finished, says what
+        it erased; without `purge`, `PeopleStore.forget_person_memory`); None for any other
+        turn."""
         if asks_to_forget_me(text):
             if speaker.person_id is None:
                 return "I don't know who you are, so I have nothing of yours to forget."
@@ -277,10 +278,9 @@ class Household:
             )
         if confirmed != FORGET_ME or speaker.person_id is None:
             return None
-        if purge is None:
-            self.store.forget_person_memory(agent, speaker.person_id, actor=VOICE)
-        else:
-            purge(agent, speaker.person_id)
+        if purge is not None:  # its answer says what it erased
+            return purge(agent, speaker.person_id)
+        self.store.forget_person_memory(agent, speaker.person_id, actor=VOICE)
         return "Done. I forgot everything you told me about yourself."
 
     def recognised(self, agent: str, name: str, score: float) -> Speaker | None:

@@ -113,9 +113,14 @@ def answer_request(
     return carry_out(curation, at.agent, at.device_id, request, now, viewer)
 
 
-def purge_person(curation: Curation, agent: str, person_id: int) -> None:
-    """ "Yes, forget me": everything about the person, every copy, as one durable job."""
-    curation.forget_person(agent, person_id, actor=VOICE)
+def purge_person(curation: Curation, agent: str, person_id: int) -> str:
+    """ "Yes, forget me": everything about the person, every copy, as one durable job; the
+    answer, once it finished, says what went (household facts they stated stay)."""
+    counts = curation.forget_person(agent, person_id, actor=VOICE)
+    if not counts["facts"] and not counts["messages"]:
+        return "Done. I had nothing of yours left to forget."
+    notes, said = plural(counts["facts"], "note"), plural(counts["messages"], "message")
+    return f"Done. I erased what I knew about you: {notes} and {said}."
 
 
 def carry_out(
