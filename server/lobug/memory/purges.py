@@ -173,7 +173,7 @@ class Purges:
         actor: str,
     ) -> PurgeJob:
         secrets = self._secrets(agent, facts)
-        quoting = self._messages_holding(agent, facts, secrets)
+        quoting = self._messages_holding(agent, secrets)
         ids = [fact.id for fact in facts]
         return self.store.begin_purge(
             agent, kind, targets, ids, sorted(messages | quoting), actor=actor
@@ -183,17 +183,18 @@ class Purges:
         names = {word for person in self.store.people(agent) for word in stems(person.name)}
         return [secret_of(fact.content, names) for fact in facts if fact.content]
 
-    def _messages_holding(
-        self, agent: str, facts: Sequence[Fact], secrets: Sequence[Secret]
-    ) -> set[int]:
+    def _messages_holding(self, agent: str, secrets: Sequence[Secret]) -> set[int]:
+        """The agent's messages holding any of `secrets`, among those a keyword search finds
+        for each (by its marks where it has some: they are rare words)."""
         found: set[int] = set()
+        words: dict[int, set[str]] = {}  # each candidate's, worked out once
         for secret in secrets:
-            query = " ".join(sorted(secret.key | secret.marks))
-            found |= {
-                message.id
-                for message, _ in self.store.keyword_messages(agent, query, QUOTE_CANDIDATES)
-                if holds(message.content, [secret])
-            }
+            query = " ".join(sorted(secret.marks or secret.key))
+            for message, _ in self.store.keyword_messages(agent, query, QUOTE_CANDIDATES):
+                if message.id not in words:
+                    words[message.id] = stems(message.content)
+                if secret.held_by(words[message.id]):
+                    found.add(message.id)
         return found
 
     # ------------------------------------------------------------------ run
