@@ -252,7 +252,7 @@ def memory_services(
 ) -> MemoryServices:
     memory = memory_manager(settings, store, backends)
     curation = Curation(store, backends.embedder, settings.memory, searcher=memory.searcher)
-    work = MemoryWork(store, memory)
+    work = MemoryWork(store, memory, purges=curation.purges)
     return MemoryServices(settings, store, backends.embedder, curation, memory, work, actor)
 
 
@@ -391,8 +391,8 @@ def open_services(settings: Settings, backends: Backends | None = None) -> Servi
     store = open_store(settings, backends.embedder)
     store.release_reminder_claims()  # claimed by a server that stopped before saying them
     memory = memory_manager(settings, store, backends)
-    memory_work = MemoryWork(store, memory)
     assistant = Assistant(settings, store, memory, backends.chat, backends.embedder)
+    memory_work = MemoryWork(store, memory, purges=assistant.curation.purges)
     voices = partial(HouseholdVoices, store)  # each agent's household's
     voice = Voice(settings, assistant, speech, voice_recognition(settings, voices))
     log_ready("ready", settings, backends)

@@ -364,6 +364,7 @@ def test_the_audit_log_records_each_action_newest_first(lobug: TestClient) -> No
     log = ok(lobug.get("/memory/audit/lobug"))
     entries = log["entries"]
     assert [(e["action"], e["target"]) for e in entries] == [
+        ("purge", "messages"),  # the purge job, finished: what it erased, counted
         ("forget", "messages"),
         ("write", "base_memory"),
         ("forget", "fact"),
@@ -371,11 +372,12 @@ def test_the_audit_log_records_each_action_newest_first(lobug: TestClient) -> No
         ("correct", "fact"),
         ("create", "fact"),
     ]
-    assert log["total"] == 6 and {e["actor"] for e in entries} == {"manual"}
-    correction = entries[4]
+    assert log["total"] == 7 and {e["actor"] for e in entries} == {"manual"}
+    correction = entries[5]
     assert correction["target_ids"] == [fact["id"], new["id"]]
     assert correction["before"] == fact["content"] and correction["after"] == new["content"]
-    assert entries[0]["detail"] == {"messages": 2, "facts": 0, "summaries": 0}
+    assert entries[1]["detail"] == {"messages": 2, "facts": 0, "summaries": 0}
+    assert entries[0]["detail"]["messages"] == 2 and entries[0]["before"] is None
     page = ok(lobug.get("/memory/audit/lobug", params={"limit": 2, "offset": 1}))
     assert [e["id"] for e in page["entries"]] == [entries[1]["id"], entries[2]["id"]]
 

@@ -12,10 +12,11 @@ The fake chat learns one fact per exchange, the user's message itself: one fact 
 shows that each exchange's memory work ran once. While the file FAKE_GARBLED_FILE names
 exists, its fact-extraction replies hold no JSON (a model whose output cannot be read); while
 the file FAKE_EMBED_DOWN_FILE names exists, the fake embedder fails (an embedder down); while
-the file FAKE_NOTES_FILE names exists, it answers with the facts its prompt quotes. With
-FAKE_REAL_SPEECH=1 the speech models are the real bundled ones (the voice path with fake chat),
-with FAKE_SPEECH=1 the fake ones; FAKE_CHAT_DELAY_S makes every answer that late, and
-FAKE_REPLY is every answer's text.
+the file FAKE_NOTES_FILE names exists, it answers with the facts its prompt quotes. While the file
+FAKE_PURGE_PAUSE_FILE names exists, the store method FAKE_PURGE_PAUSE_AT names waits
+(`pause_the_store`). With FAKE_REAL_SPEECH=1 the speech models are the real bundled ones (the
+voice path with fake chat), with FAKE_SPEECH=1 the fake ones; FAKE_CHAT_DELAY_S makes every
+answer that late, and FAKE_REPLY is every answer's text.
 
 `python -m tests.e2e.fake_server model PORT` is a fake OpenAI-compatible model server
 (`/v1/models`, `/v1/chat/completions`, streamed or not): it answers `MODEL_REPLY` in pieces.
@@ -142,10 +143,34 @@ def speech_for() -> tuple[SpeechToText | None, TextToSpeech | None]:
     return None, None
 
 
+def pause_the_store(pause_file: str | None, method: str) -> None:
+    """While `pause_file` exists, the store's `method` waits before it runs (a test kills the
+    process there, in the middle of a purge), having first created `pause_file` + ".reached"
+    to say it got there."""
+    if not pause_file:
+        return
+    from lobug.store.sqlite.engine import SQLiteStore
+
+    run = getattr(SQLiteStore, method)
+
+    def paused(self: SQLiteStore, *args: Any, **kwargs: Any) -> Any:
+        if Path(pause_file).exists():
+            Path(pause_file + ".reached").touch()
+            while Path(pause_file).exists():
+                time.sleep(0.05)
+        return run(self, *args, **kwargs)
+
+    setattr(SQLiteStore, method, paused)
+
+
 def main(command: str, port: int) -> None:
     if command == "model":
         serve_model(port)
         return
+    pause_the_store(
+        os.environ.get("FAKE_PURGE_PAUSE_FILE"),
+        os.environ.get("FAKE_PURGE_PAUSE_AT") or "forget_messages",
+    )
     embedder = SlowEmbedder(float(os.environ.get("FAKE_EMBED_DELAY_S") or 0))
     if command == "memory-server":
         settings = Settings.from_memory_env(os.environ).with_overrides(port=port)

@@ -17,9 +17,10 @@ from dataclasses import dataclass
 from lobug.backends.base import Embedder
 from lobug.config import MemoryConfig
 from lobug.memory import confidence
+from lobug.memory.purges import Purges
 from lobug.memory.search import Explained, MemorySearch, MessageSearch, SearchMode
 from lobug.names import person_name
-from lobug.store.errors import BlockNotFound
+from lobug.store.errors import BlockNotFound, MessageNotFound
 from lobug.store.household import EVERYONE, HOUSEHOLD, PRIVATE, Person, Viewer
 from lobug.store.models import (
     DEFAULT_FACT_TYPE,
@@ -91,6 +92,8 @@ class Curation:
         self.on_forget = on_forget
         # The memory pipeline's own where there is one (`MemoryManager.searcher`).
         self.searcher = searcher or MemorySearch(store, embedder, config)
+        # Every purge and forget is a durable job reaching every copy (`purges.py`).
+        self.purges = Purges(store, lambda agent: self.on_forget(agent))
 
     # ------------------------------------------------------------------ facts
 
@@ -171,7 +174,12 @@ class Curation:
         return self.store.set_fact_flags(agent, fact_id, flags, actor=actor)
 
     def forget_fact(self, agent: str, fact_id: int, *, purge: bool, actor: str) -> Fact:
-        return self.store.forget_fact(agent, fact_id, actor=actor, purge=purge)
+        """Forget the fact (every version); with `purge`, erase it and every copy of its text
+        (the messages holding it, the derived texts: `purges.py`), as one durable job."""
+        if not purge:
+            return self.store.forget_fact(agent, fact_id, actor=actor)
+        self.purges.run(self.purges.begin_facts(agent, fact_id, actor=actor))
+        return self.store.get_fact(fact_id)
 
     def facts_about(
         self, agent: str, topic: str, viewer: Viewer = EVERYONE, *, loose: bool = False
@@ -249,14 +257,16 @@ class Curation:
         return self.store.add_person(agent, person_name(name), actor=actor)
 
     def forget_person(self, agent: str, person_id: int, *, actor: str) -> dict[str, int]:
-        """Purge everything about the person (their private facts, what they said)."""
-        counts = self.store.forget_person_memory(agent, person_id, actor=actor)
-        self.on_forget(agent)
-        return counts
+        """Purge everything about the person (their private facts, what they said, every
+        copy of it: `purges.py`), as one durable job; the facts and messages erased."""
+        done = self.purges.run(self.purges.begin_person(agent, person_id, actor=actor))
+        counts = (done.job.counts or {}) if done is not None else {}
+        return {"facts": counts.get("facts", 0), "messages": counts.get("messages", 0)}
 
     def delete_person(self, agent: str, person_id: int, *, actor: str) -> dict[str, int]:
         """Forget everything about the person, then remove them."""
-        counts = self.store.delete_person(agent, person_id, actor=actor)
+        counts = self.forget_person(agent, person_id, actor=actor)
+        self.store.delete_person(agent, person_id, actor=actor)
         self.on_forget(agent)
         return counts
 
@@ -267,15 +277,17 @@ class Curation:
         return self.store.set_fact_scope(agent, fact_id, scope, shareable=shareable, actor=actor)
 
     def forget_messages(self, agent: str, ids: Sequence[int], *, actor: str) -> Forgotten:
-        forgotten = self.store.forget_messages(agent, ids, actor=actor)
-        if forgotten.messages:
-            self.on_forget(agent)
-        return forgotten
+        """Purge the messages, what was learned only from them and every copy of it
+        (`purges.py`), as one durable job."""
+        if not ids:
+            return Forgotten()
+        done = self.purges.run(self.purges.begin_messages(agent, ids, actor=actor))
+        return Forgotten() if done is None else done.forgotten
 
     def forget_message(self, agent: str, message_id: int, *, actor: str) -> Forgotten:
-        forgotten = self.store.forget_message(agent, message_id, actor=actor)
-        self.on_forget(agent)
-        return forgotten
+        if not self.store.messages_by_id(agent, [message_id]):
+            raise MessageNotFound(f"agent {agent!r} has no message {message_id}")
+        return self.forget_messages(agent, [message_id], actor=actor)
 
     def forget_span(
         self,

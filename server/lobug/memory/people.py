@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from lobug.clock import Clock
@@ -261,12 +262,20 @@ class Household:
         return GUEST_SPEAKER if found is None else Speaker(found.id, "claim", 1.0)
 
     def forget_me_turn(
-        self, agent: str, device_id: str, speaker: Speaker, text: str, confirmed: object = None
+        self,
+        agent: str,
+        device_id: str,
+        speaker: Speaker,
+        text: str,
+        confirmed: object = None,
+        purge: Callable[[str, int], str] | None = None,
     ) -> str | None:
         """The answer to a "forget everything about me" turn, or to its confirmation one turn
         later on the same device by the same person (`confirmed`: what `awaiting` gave this
-        turn; then everything about them is purged, `PeopleStore.forget_person_memory`); None
-        for any other turn."""
+        turn; then everything about them is purged by `purge(agent, person_id)`, the durable
+        purge job of `Curation.forget_person`, whose answer, given once it finished, says what
+        it erased; without `purge`, `PeopleStore.forget_person_memory`); None for any other
+        turn."""
         if asks_to_forget_me(text):
             if speaker.person_id is None:
                 return "I don't know who you are, so I have nothing of yours to forget."
@@ -278,6 +287,8 @@ class Household:
             )
         if confirmed != FORGET_ME or speaker.person_id is None:
             return None
+        if purge is not None:  # its answer says what it erased
+            return purge(agent, speaker.person_id)
         self.store.forget_person_memory(agent, speaker.person_id, actor=VOICE)
         return "Done. I forgot everything you told me about yourself."
 

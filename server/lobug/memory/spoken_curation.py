@@ -14,6 +14,7 @@ import logging
 import re
 from dataclasses import dataclass
 from datetime import datetime
+from functools import partial
 from typing import Protocol
 
 from lobug.memory import reminders
@@ -31,6 +32,7 @@ from lobug.memory.spoken_requests import (
     recognise_memory_request,
 )
 from lobug.memory.voice_enrolment import HeardVoice
+from lobug.store.errors import StoreError
 from lobug.store.household import EVERYONE, Speaker, Viewer
 from lobug.store.models import VOICE, Fact, FactQuery, Forgotten
 from lobug.text import second_person, sentence_case, third_person
@@ -49,6 +51,13 @@ MAX_LISTED = 3
 MAX_KNOWN_LISTED = 8  # facts "what do you know about me" says
 
 log = logging.getLogger(__name__)
+
+# Said when a purge failed before it finished (never "done": what is recorded of it is finished
+# by the background work, `MemoryWork.resume`, or by asking again).
+NOT_FINISHED = (
+    "Something went wrong while I was erasing what I know about you, so it is not finished "
+    "yet. Please ask me again in a moment."
+)
 
 
 def could_not_check(about: str, undone: str) -> str:
@@ -83,7 +92,13 @@ def answer_request(
         return forget_found(curation, at.agent, confirmed)
     if isinstance(confirmed, CorrectFound):
         return correct_found(curation, at.agent, confirmed)
-    forget_me = household.forget_me_turn(at.agent, at.device_id, speaker, text, confirmed)
+    try:
+        forget_me = household.forget_me_turn(
+            at.agent, at.device_id, speaker, text, confirmed, purge=partial(purge_person, curation)
+        )
+    except StoreError:
+        log.warning("a purge of a person did not finish", exc_info=True)
+        return NOT_FINISHED
     if forget_me is not None:
         curation.on_forget(at.agent)  # what they said leaves the working memories too
         return forget_me
@@ -96,6 +111,16 @@ def answer_request(
     if isinstance(request, Correction):
         return correct(curation, at.agent, request, viewer, household.awaiting, key)
     return carry_out(curation, at.agent, at.device_id, request, now, viewer)
+
+
+def purge_person(curation: Curation, agent: str, person_id: int) -> str:
+    """ "Yes, forget me": everything about the person, every copy, as one durable job; the
+    answer, once it finished, says what went (household facts they stated stay)."""
+    counts = curation.forget_person(agent, person_id, actor=VOICE)
+    if not counts["facts"] and not counts["messages"]:
+        return "Done. I had nothing of yours left to forget."
+    notes, said = plural(counts["facts"], "note"), plural(counts["messages"], "message")
+    return f"Done. I erased what I knew about you: {notes} and {said}."
 
 
 def carry_out(

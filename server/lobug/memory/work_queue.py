@@ -15,6 +15,10 @@ When several exchanges wait, their facts are asked for in one model call
 (`memory/batch_extraction.py`); each is still learned from, dequeued or counted as failed on
 its own.
 
+A purge (`memory/purges.py`) is durable work too: recorded in the store before its first
+deletion and run by the request that asked for it; `resume` first finishes the purges a crash
+(or a failure) left unfinished, before any exchange is learned from.
+
 A message posted alone (memory API, `MemoryEngine`) waits in the queue as a lone row; unless an
 answer makes it an exchange first, `resume` learns from it on its own once it is
 `RESUME_AFTER_S` old (the quiet period), and `flush` at once.
@@ -33,6 +37,7 @@ from dataclasses import dataclass
 
 from lobug.memory.batch_extraction import MAX_BATCH, FactBatches
 from lobug.memory.manager import ExchangeReport, MemoryManager
+from lobug.memory.purges import Purges
 from lobug.store.models import Message, QueuedExchange, Vector
 from lobug.store.protocol import WorkQueueStore
 
@@ -107,9 +112,11 @@ class MemoryWork:
         *,
         clock: Callable[[], float] = time.time,
         retry_after_s: float = RETRY_AFTER_S,
+        purges: Purges | None = None,
     ) -> None:
         self.store = store
         self.memory = memory
+        self.purges = purges
         self._clock = clock
         self.retry_after_s = retry_after_s
         self._retries: list[threading.Timer] = []
@@ -149,11 +156,13 @@ class MemoryWork:
         process, those that failed and lone messages past their quiet period (all queued
         before `queued_before`, by default `RESUME_AFTER_S` ago), one at a time (the next
         few shown to the memory work, which may ask for their facts together); return how
-        many were run."""
+        many were run. The unfinished purges begun as long ago go first."""
         done = 0
         after = 0
         if queued_before is None:
             queued_before = max(self._started, self._clock() - RESUME_AFTER_S)
+        if self.purges is not None and (finished := self.purges.resume(should_stop, queued_before)):
+            log.info("memory: finished %d purges left unfinished", finished)
         try:
             while batch := self.store.queued_exchanges(RESUME_BATCH, queued_before, after):
                 for position, queued in enumerate(batch):

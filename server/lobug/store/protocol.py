@@ -47,6 +47,7 @@ from lobug.store.models import (
     TopicDraft,
     Vector,
 )
+from lobug.store.purge_protocol import PurgeStore
 from lobug.store.records import AgentRecords, Imported, Record
 
 
@@ -386,7 +387,9 @@ class CurationStore(Protocol):
 
     def forget_message(self, agent: str, message_id: int, *, actor: str) -> Forgotten: ...
 
-    def forget_messages(self, agent: str, ids: Sequence[int], *, actor: str) -> Forgotten: ...
+    def forget_messages(
+        self, agent: str, ids: Sequence[int], *, actor: str, purge_learned: bool = True
+    ) -> Forgotten: ...
 
     def agents_with_counts(self) -> list[AgentCounts]: ...
 
@@ -490,6 +493,7 @@ class Store(
     Exclusive,
     TransferStore,
     PeopleStore,
+    PurgeStore,
     Protocol,
 ):
     """Everything the domain uses. Thread-safe: every method may be called from any thread."""

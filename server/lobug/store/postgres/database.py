@@ -190,7 +190,7 @@ class PostgresDatabase(SqlDatabase):
     def _lock_fact_writers(self, conn: Any, agent_id: int) -> None:
         conn.execute("SELECT pg_advisory_xact_lock(?, ?)", (FACT_LOCK, agent_id))
 
-    def _erase_free_pages(self) -> None:
+    def _erase_free_pages(self, *, rewrite_file: bool = False) -> None:
         """After a purge: VACUUM the tables text was erased from, so the dead row versions
         that still hold it are removed from their pages and the space marked free. What VACUUM
         does not promise (the bytes until overwritten, the WAL, replicas, backups) is in

@@ -14,7 +14,7 @@ from lobug.store.sql.activity import SqlActivity
 from lobug.store.sql.blocks import SqlBlocks
 from lobug.store.sql.dreams import SqlDreams
 from lobug.store.sql.importing import SqlImport
-from lobug.store.sql.people import SqlPeople
+from lobug.store.sql.purges import SqlPurges
 from lobug.store.sql.reminders import SqlReminders
 from lobug.store.sql.topics import SqlTopics
 
@@ -22,7 +22,7 @@ from lobug.store.sql.topics import SqlTopics
 class PostgresStore(
     PostgresWorkQueue,
     PostgresVectors,
-    SqlPeople,
+    SqlPurges,
     SqlDreams,
     SqlTopics,
     PostgresEpisodes,

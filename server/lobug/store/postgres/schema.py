@@ -25,6 +25,7 @@ same statements.
 
 from __future__ import annotations
 
+from lobug.store.sql.purge_schema import purge_jobs
 from lobug.store.sqlite.reminder_schema import owned_reminders
 from lobug.store.sqlite.schema import (
     DERIVED_TEXT,
@@ -233,4 +234,5 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(7, "reminders", reminders(ID, "BIGINT", TIME)),
     Migration(8, "household", household(ID, TIME, "BYTEA")),
     Migration(9, "owned_reminders", owned_reminders(TIME)),
+    Migration(10, "purge_jobs", purge_jobs(ID, TIME)),
 )

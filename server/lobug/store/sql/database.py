@@ -88,8 +88,10 @@ class SqlDatabase:
         `_writing`: the engine's in-memory index of them follows (SQLite); nothing where
         there is none."""
 
-    def _erase_free_pages(self) -> None:
-        """After a purge: the engine's way of leaving no bytes of the erased text."""
+    def _erase_free_pages(self, *, rewrite_file: bool = False) -> None:
+        """After a purge: the engine's way of leaving no bytes of the erased text
+        (`rewrite_file`: a whole purge job or agent finished, so the engine rewrites what it
+        cannot otherwise promise is clean; SQLite's whole file)."""
         raise NotImplementedError
 
 

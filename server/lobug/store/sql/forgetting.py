@@ -21,6 +21,7 @@ from lobug.store.sql.topics import drop_topics_holding
 # Tables keyed by agent_id, emptied for a deleted agent (children before parents). Their
 # vectors go with dreams and summaries (deleted with them).
 AGENT_TABLES = (
+    "purge_jobs",
     "reminders",
     "topics",
     "audit_log",
@@ -65,15 +66,19 @@ class SqlForgetting(SqlFactEdits):
             raise errors.MessageNotFound(f"agent {agent!r} has no message {message_id}")
         return self.forget_messages(agent, [message_id], actor=actor)
 
-    def forget_messages(self, agent: str, ids: Sequence[int], *, actor: str) -> Forgotten:
-        """Purge the agent's messages `ids` and what was learned only from them."""
+    def forget_messages(
+        self, agent: str, ids: Sequence[int], *, actor: str, purge_learned: bool = True
+    ) -> Forgotten:
+        """Purge the agent's messages `ids` and what was learned only from them (unless
+        `purge_learned` is False: a purge job purges those facts itself, after it has found
+        the copies of their text, `memory/purges.py`)."""
         agent_id = self.agent_id(agent)
         with self._writing():
             with self._transaction() as conn:
                 # Fact writers of the agent wait (their source check then sees what is gone).
                 self._lock_fact_writers(conn, agent_id)
                 ids = self._own_messages(conn, agent_id, ids)
-                facts = self._facts_only_from(conn, agent_id, set(ids))
+                facts = self._facts_only_from(conn, agent_id, set(ids)) if purge_learned else []
                 now = self._clock()
                 for batch in batches(facts):
                     self._forget_rows(conn, batch, now)
@@ -214,7 +219,7 @@ class SqlForgetting(SqlFactEdits):
                     conn, self._clock(), None, actor, "delete", "agent", [agent_id], detail=counts
                 )
             self._agent_deleted(name, agent_id)
-        self._erase_free_pages()
+        self._erase_free_pages(rewrite_file=True)
         return counts
 
     def _delete_agent_rows(self, conn: Any, agent_id: int) -> dict[str, int]:

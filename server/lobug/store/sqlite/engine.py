@@ -12,7 +12,7 @@ from lobug.store.sql.activity import SqlActivity
 from lobug.store.sql.blocks import SqlBlocks
 from lobug.store.sql.dreams import SqlDreams
 from lobug.store.sql.importing import SqlImport
-from lobug.store.sql.people import SqlPeople
+from lobug.store.sql.purges import SqlPurges
 from lobug.store.sql.reminders import SqlReminders
 from lobug.store.sql.topics import SqlTopics
 from lobug.store.sqlite.backup import FileHold, SQLiteBackup, hold_shared
@@ -26,7 +26,7 @@ from lobug.store.sqlite.vectors import SQLiteVectors
 class SQLiteStore(
     SQLiteWorkQueue,
     SQLiteVectors,
-    SqlPeople,
+    SqlPurges,
     SqlDreams,
     SqlTopics,
     SQLiteEpisodes,

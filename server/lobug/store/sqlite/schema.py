@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from lobug.store.sql.purge_schema import purge_jobs
 from lobug.store.sqlite.reminder_schema import owned_reminders
 
 
@@ -495,4 +496,5 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(12, "reminders", reminders("INTEGER PRIMARY KEY AUTOINCREMENT", "INTEGER", "REAL")),
     Migration(13, "household", household("INTEGER PRIMARY KEY AUTOINCREMENT", "REAL", "BLOB")),
     Migration(14, "owned_reminders", owned_reminders("REAL")),
+    Migration(15, "purge_jobs", purge_jobs("INTEGER PRIMARY KEY AUTOINCREMENT", "REAL")),
 )
