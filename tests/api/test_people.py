@@ -252,6 +252,11 @@ def test_each_device_hears_the_voices_of_its_own_household(
     with TestClient(create_app(cottage, backends)) as client:
         store_of(client).ensure_agent(AGENT)
         maxim = add(client, "Maxim", [])
+        noise = np.random.default_rng(42).uniform(-0.5, 0.5, STT_RATE * 30).astype(np.float32)
+        noisy = [("audio", (f"{n}.wav", wav_bytes(noise), "audio/wav")) for n in range(2)]
+        refused = client.put(f"/memory/people/{AGENT}/{maxim}/voice", files=noisy)
+        assert refused.status_code == 422 and refused.json()["error"] == "voice_refused"
+        assert "recording 1: no speech heard" in refused.json()["detail"]
         clips = [
             ("audio", (f"{n}.wav", wav_bytes(voice(n)), "audio/wav"))
             for n in ("maxim-1", "maxim-2")
