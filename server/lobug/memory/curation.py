@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from lobug.backends.base import Embedder
 from lobug.config import MemoryConfig
 from lobug.memory import confidence
-from lobug.memory.search import Explained, MemorySearch, MessageSearch, SearchMode
 from lobug.memory.membership import Welcomed, first_people_warning, taken_from
+from lobug.memory.search import Explained, MemorySearch, MessageSearch, SearchMode
 from lobug.names import person_name
 from lobug.store.errors import BlockNotFound
 from lobug.store.household import EVERYONE, HOUSEHOLD, PRIVATE, Person, Viewer

@@ -309,7 +309,7 @@ class Household:
                 f"That erases everything I know about you, {name}: your private notes and "
                 'what you told me. Say "yes, forget me" to go ahead.'
             )
-        if confirmed != FORGET_ME or not establishes(speaker):
+        if confirmed != FORGET_ME or speaker.person_id is None or not establishes(speaker):
             return None
         self.store.forget_person_memory(agent, speaker.person_id, actor=VOICE)
         return "Done. I forgot everything you told me about yourself."

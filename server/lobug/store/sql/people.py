@@ -62,7 +62,9 @@ class SqlPeople(SqlForgetting):
             ids = [row["id"] for row in current]
             if ids:
                 detail = {"after": {"shareable": 1}}
-                audit.record(conn, self._clock(), agent_id, actor, "update", "fact", ids, detail=detail)
+                audit.record(
+                    conn, self._clock(), agent_id, actor, "update", "fact", ids, detail=detail
+                )
         return len(ids)
 
     def people(self, agent: str) -> list[Person]:
