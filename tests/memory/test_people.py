@@ -253,3 +253,12 @@ def test_a_claim_said_alone_is_asked_for_a_voice_where_one_can_be_checked(
     assert household.check_claim(AGENT, claimed, "It's Jordan. Hi!", listening) is None
     own = Speaker(jordan, "device_default", 0.5)
     assert household.check_claim(AGENT, own, "It's Jordan.", listening) is None
+
+
+def test_claims_run_out_are_swept(home: tuple[Household, FakeClock, int, int]) -> None:
+    household, clock, _, _ = home
+    for n in range(50):
+        household.speaker(AGENT, f"guest-{n}", "It's Sam.")
+    clock.now += CLAIM_HOLDS_S + 1
+    household.speaker(AGENT, "hall", "It's Sam.")
+    assert len(household._claims) == 1

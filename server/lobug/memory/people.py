@@ -264,8 +264,13 @@ class Household:
         return Speaker(person_id, "device_default", DEVICE_DEFAULT_CONFIDENCE)
 
     def _hold(self, agent: str, device_id: str, speaker: Speaker) -> Speaker:
+        """Hold the claim on the device; claims run out elsewhere are swept meanwhile."""
+        now = self.clock()
         with self._lock:
-            self._claims[(agent, device_id)] = (speaker, self.clock())
+            for key, (_, at) in list(self._claims.items()):
+                if now - at > CLAIM_HOLDS_S:
+                    del self._claims[key]
+            self._claims[(agent, device_id)] = (speaker, now)
         return speaker
 
     def _drop_claim(self, agent: str, device_id: str) -> None:
