@@ -140,7 +140,9 @@ def test_two_people_and_a_guest_by_voice(tmp_path: Path) -> None:
             }
 
             say(client, "Jordan", "My secret word is pineapple.")
-            say(client, "Sam", "My favourite colour is purple.")
+            # Not "My favourite colour is purple.": that short sentence scores 0.49-0.50 against
+            # either voice's profile, below the threshold of 0.55 (a guest's words, not kept).
+            say(client, "Sam", "I really love purple, it is my favourite colour.")
             say(client, "Sam", "Our cat is called Banana.")
             say(client, "guest", "My dog is called Rex.")  # a guest: not kept
             wait_for_learning(client)
