@@ -112,12 +112,12 @@ def test_each_person_is_answered_from_their_own_and_the_households_facts(
     assert not any(word in prompt for word in ("4417", "Alvarez", "plum42"))
 
 
-def test_a_claim_changes_who_is_speaking(
+def test_a_claim_says_who_is_speaking_and_opens_nothing_private(
     family: tuple[TestClient, str, str], chat: FakeChat
 ) -> None:
     client, _, sam = family
     say(client, "kitchen", "Hi, it's Sam. Who is my dentist?")
-    assert "Alvarez" in last_prompt(chat) and "4417" not in last_prompt(chat)
+    assert "Alvarez" not in last_prompt(chat) and "4417" not in last_prompt(chat)
     messages = client.get(f"/memory/messages/{AGENT}", params={"limit": 2}).json()
     reply, asked = messages
     assert (asked["speaker"], asked["speaker_source"], asked["speaker_confidence"]) == (
@@ -252,6 +252,11 @@ def test_each_device_hears_the_voices_of_its_own_household(
     with TestClient(create_app(cottage, backends)) as client:
         store_of(client).ensure_agent(AGENT)
         maxim = add(client, "Maxim", [])
+        noise = np.random.default_rng(42).uniform(-0.5, 0.5, STT_RATE * 30).astype(np.float32)
+        noisy = [("audio", (f"{n}.wav", wav_bytes(noise), "audio/wav")) for n in range(2)]
+        refused = client.put(f"/memory/people/{AGENT}/{maxim}/voice", files=noisy)
+        assert refused.status_code == 422 and refused.json()["error"] == "voice_refused"
+        assert "recording 1: no speech heard" in refused.json()["detail"]
         clips = [
             ("audio", (f"{n}.wav", wav_bytes(voice(n)), "audio/wav"))
             for n in ("maxim-1", "maxim-2")
@@ -262,3 +267,35 @@ def test_each_device_hears_the_voices_of_its_own_household(
         heard = Audio(voice("maxim-3"), STT_RATE)
         assert hearing.hear("kitchen", heard, {}).speaker.name == "Maxim"
         assert hearing.hear("cottage-hall", heard, {}).speaker.name == "guest"
+
+
+def test_a_device_of_anothers_moves_only_when_asked(home: TestClient) -> None:
+    store_of(home).ensure_agent(AGENT)
+    jordan = add(home, "Jordan", ["kitchen"])
+    taken = home.post(f"/memory/people/{AGENT}", json={"name": "Sam", "devices": ["kitchen"]})
+    assert taken.status_code == 409 and taken.json()["error"] == "device_taken"
+    assert "Jordan's" in taken.json()["detail"]
+    assert [p["name"] for p in home.get(f"/memory/people/{AGENT}").json()] == ["Jordan"]
+    sam = add(home, "Sam", ["office"])
+    url = f"/memory/people/{AGENT}/devices/kitchen"
+    refused = home.put(url, json={"person_id": int(sam)})
+    assert refused.status_code == 409 and refused.json()["error"] == "device_taken"
+    assert store_of(home).device_person(AGENT, "kitchen") == int(jordan)
+    moved = home.put(url, json={"person_id": int(sam), "move": True}).json()
+    assert [p["devices"] for p in moved] == [[], ["kitchen", "office"]]
+    assert home.put(url, json={"person_id": None}).status_code == 200  # no one's: always
+    added = home.post(
+        f"/memory/people/{AGENT}", json={"name": "Alex", "devices": ["office"], "move": True}
+    )
+    assert added.status_code == 201 and added.json()["devices"] == ["office"]
+
+
+def test_the_first_people_keep_what_was_known_and_warn(home: TestClient, chat: FakeChat) -> None:
+    store_of(home).ensure_agent(AGENT)
+    say(home, "kitchen", "My dog is called Biscuit")
+    first = home.post(f"/memory/people/{AGENT}", json={"name": "Jordan", "devices": ["hall"]})
+    assert first.status_code == 201 and "1 facts learnt before" in first.json()["warning"]
+    second = home.post(f"/memory/people/{AGENT}", json={"name": "Sam", "devices": ["office"]})
+    assert second.json()["warning"] is None
+    say(home, "kitchen", "What's my dog called?")  # a guest now: the household's facts stay
+    assert "Biscuit" in last_prompt(chat)

@@ -30,6 +30,13 @@ def people_commands(prefix: list[str], store: SQLiteStore, embedder: FakeEmbedde
     assert (added["name"], added["devices"]) == ("Jordan", ["kitchen"])
     refused = run("people", "add", "R2D2", *prefix)
     assert refused.exit_code != 0 and "letters" in refused.output
+    taken = run("people", "add", "Sam", "--device", "kitchen", *prefix)
+    assert taken.exit_code != 0 and "device_taken" in taken.output and "--move" in taken.output
+    sam = json.loads(run("people", "add", "Sam", "--device", "hall", *prefix).output)
+    kept = run("people", "device", "hall", str(added["id"]), *prefix)
+    assert kept.exit_code != 0 and "Sam's" in kept.output
+    run("people", "device", "hall", str(added["id"]), "--move", *prefix)
+    run("people", "delete", sam["id"], "--yes", *prefix)
     listed = json.loads(run("people", *prefix).output)  # `lobug people` lists
     assert listed == json.loads(run("people", "list", *prefix).output)
     assert [p["name"] for p in listed] == ["Jordan"]
@@ -45,7 +52,7 @@ def people_commands(prefix: list[str], store: SQLiteStore, embedder: FakeEmbedde
     )
     assert (moved["scope"], moved["shareable"]) == ("household", True)
     cleared = json.loads(run("people", "device", "kitchen", "none", *prefix).output)
-    assert cleared[0]["devices"] == []
+    assert cleared[0]["devices"] == ["hall"]
     forgot = json.loads(run("people", "forget", str(jordan), "--yes", *prefix).output)
     assert (forgot["deleted"], forgot["facts"]) == (False, 0)  # the fact is the household's now
     deleted = json.loads(run("people", "delete", str(jordan), "--yes", *prefix).output)

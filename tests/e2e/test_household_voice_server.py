@@ -8,8 +8,11 @@ Everyone speaks to the same device, so only their voices tell them apart. The vo
 piper's bundled voice at three pitches (resampled: x1.0 Jordan, x1.25 Sam, x0.8 the guest):
 the scripted English sentences need a voice that can say them, and the speaker model hears
 the three as different people (similarity 0.07-0.24 across them, 0.44-0.84 within each,
-measured here). Jordan and Sam each say "learn my voice, I'm ..." and three sentences
-(Sam's over the streamed path, Jordan's over `/chat/audio`); then each states a fact, the
+measured here). The admin adds Jordan and Sam; a guest's "Please learn my voice. My name is
+Jordan." enrols no one (issue 42: a voice is learnt only for a person known by evidence);
+Jordan and Sam each say "learn my voice, I'm ..." and three sentences while the admin has
+bound the device to them (Sam's over the streamed path, Jordan's over `/chat/audio`), then
+the device is no one's again; then each states a fact, the
 guest too, and each asks: a person hears their own facts and the household's, never the
 other's; the guest hears neither; provenance names who said what, by voice; "forget
 everything about me", confirmed by the same voice, leaves no byte of Jordan's private fact in
@@ -27,6 +30,7 @@ import pytest
 
 from lobug.audio import STT_RATE, encode_wav, resample
 from lobug.config import Settings
+from lobug.speakers.identify import THRESHOLD
 from tests.e2e.fake_server import start
 from tests.e2e.server import wait_for_learning
 from tests.e2e.test_household_server import database_bytes
@@ -115,8 +119,20 @@ def test_two_people_and_a_guest_by_voice(tmp_path: Path) -> None:
         wait_for_speech(server)
         with httpx.Client(base_url=server.url, timeout=60) as client:
             client.post("/memory/agents", json={"name": AGENT})
-            enrol(client, "Jordan", "Please learn my voice. My name is Jordan.")
-            enrol(client, "Sam", "Remember my voice, this is Sam.", streamed=True)
+            ids = {
+                name: client.post(f"/memory/people/{AGENT}", json={"name": name}).json()["id"]
+                for name in ("Jordan", "Sam")
+            }
+            refused = say(client, "guest", "Please learn my voice. My name is Jordan.")
+            assert refused.startswith("I can only learn the voice of someone I already know")
+            for name, request, streamed in (
+                ("Jordan", "Please learn my voice. My name is Jordan.", False),
+                ("Sam", "Remember my voice, this is Sam.", True),
+            ):
+                bound = {"person_id": int(ids[name]), "move": True}
+                client.put(f"/memory/people/{AGENT}/devices/living-room", json=bound)
+                enrol(client, name, request, streamed=streamed)
+            client.put(f"/memory/people/{AGENT}/devices/living-room", json={"person_id": None})
             people = {p["name"]: p for p in client.get(f"/memory/people/{AGENT}").json()}
             assert {name: p["voice_profiles"] for name, p in people.items()} == {
                 "Jordan": 1,
@@ -124,7 +140,9 @@ def test_two_people_and_a_guest_by_voice(tmp_path: Path) -> None:
             }
 
             say(client, "Jordan", "My secret word is pineapple.")
-            say(client, "Sam", "My favourite colour is purple.")
+            # Not "My favourite colour is purple.": that short sentence scores 0.49-0.50 against
+            # either voice's profile, below the threshold of 0.55 (a guest's words, not kept).
+            say(client, "Sam", "I really love purple, it is my favourite colour.")
             say(client, "Sam", "Our cat is called Banana.")
             say(client, "guest", "My dog is called Rex.")  # a guest: not kept
             wait_for_learning(client)
@@ -150,7 +168,7 @@ def test_two_people_and_a_guest_by_voice(tmp_path: Path) -> None:
             assert "pineapple" in heard[0]["content"] and "banana" in heard[2]["content"].lower()
             assert {m["speaker"] for m in said if m["role"] == "assistant"} == {"assistant"}
             by_voice = [m["speaker_confidence"] for m in said if m["speaker_source"] == "voice"]
-            assert by_voice and min(by_voice) >= 0.4  # the similarity, at the threshold or more
+            assert by_voice and min(by_voice) >= THRESHOLD  # the similarity: at least that
 
             asked = say(client, "Jordan", "Forget everything about me.")
             assert "yes, forget me" in asked

@@ -7,10 +7,11 @@ import numpy as np
 import pytest
 
 from lobug.speakers.embedder import WeSpeakerEmbedder
-from lobug.speakers.identify import VoiceProfile, identify, similarity
+from lobug.speakers.identify import THRESHOLD, VoiceProfile, identify, similarity
 from lobug.speakers.profiles import (
     EnrolmentRefused,
     InMemoryVoiceProfiles,
+    averaged,
     embedding_bytes,
     embedding_from_bytes,
     enrol,
@@ -99,3 +100,24 @@ def test_enrolling_with_someone_elses_utterance_is_refused(embedder: WeSpeakerEm
     assert refused.value.reasons == (
         "utterance 4 does not sound like the others (one person, please)",
     )
+
+
+@pytest.mark.models
+def test_a_never_enrolled_voice_is_not_taken_for_the_one_enrolled(
+    embedder: WeSpeakerEmbedder,
+) -> None:
+    """Issue 42: a voice match opens private memory. June, never enrolled, scores 0.43 against
+    Maxim's profile (embedded live, as a turn does): above the old threshold of 0.40, and a
+    probe saw a stranger at 0.515; the threshold is chosen for <= 1% false accepts
+    (scripts/bench_speaker_threshold.py)."""
+    from lobug.speakers.live import LiveEmbedding
+
+    def live(clip: str) -> np.ndarray:
+        embedded = LiveEmbedding(embedder).finish(voice(clip))
+        assert embedded is not None
+        return embedded
+
+    maxim = VoiceProfile("Maxim", averaged([live("maxim-1"), live("maxim-2")]), 2)
+    assert THRESHOLD > 0.515
+    assert identify(live("maxim-3"), [maxim]).name == "Maxim"
+    assert identify(live("june-1"), [maxim]).name == "guest"

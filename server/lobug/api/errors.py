@@ -29,6 +29,7 @@ from lobug.store.errors import (
     BlockNotFound,
     BlockReadOnly,
     BlockTooLong,
+    DeviceTaken,
     DreamNotFound,
     DreamUndone,
     EmbeddingMismatch,
@@ -89,6 +90,7 @@ _STORE_ERRORS: dict[type[Exception], tuple[int, str]] = {
     TopicNotFound: (404, "topic_not_found"),
     PersonNotFound: (404, "person_not_found"),
     PersonExists: (409, "person_exists"),
+    DeviceTaken: (409, "device_taken"),
     FactHasNoOwner: (409, "fact_has_no_owner"),
     InvalidPersonName: (422, "invalid_person"),
     # Only where the embedder is built on first use (the command line's local app): a server
@@ -115,6 +117,7 @@ ERROR_DOCS: dict[str, tuple[int, str]] = {
     "import_conflict": (409, "the agent holds other memory: merge=true to add to it"),
     "person_not_found": (404, "the household has no person with this id"),
     "person_exists": (409, "the household has a person of this name (any case)"),
+    "device_taken": (409, "the device is another person's: move=true moves it"),
     "recognition_off": (409, "recognition by voice is off (LOBUG_SPEAKER_RECOGNITION)"),
     "voice_refused": (422, "the recordings cannot make a voice profile: the detail says why"),
     "fact_has_no_owner": (409, "a household fact with no owner cannot become private"),

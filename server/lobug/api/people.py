@@ -33,15 +33,26 @@ DeviceId = Annotated[str, Path(pattern=f"^{DEVICE_ID.pattern}$")]
 router = APIRouter(dependencies=[AdminOnly], responses=ADMIN_RESPONSES)
 
 
+MOVE = "take a device that is another person's (else 409 device_taken)"
+
+
 class PersonIn(StrictBody):
     name: PersonName
     devices: list[Annotated[str, Field(pattern=f"^{DEVICE_ID.pattern}$")]] = Field(
         default_factory=list, max_length=64, description="devices they usually use"
     )
+    move: bool = Field(default=False, description=MOVE)
+
+
+class AddedPersonOut(PersonOut):
+    warning: str | None = Field(
+        default=None, description="what the admin should know (the household's first person)"
+    )
 
 
 class DevicePersonIn(StrictBody):
     person_id: int | None = Field(ge=1, le=MAX_ID, description="None: no default person")
+    move: bool = Field(default=False, description=MOVE)
 
 
 class ScopeIn(StrictBody):
@@ -58,16 +69,21 @@ async def list_people(agent: PathAgent, svc: MemoryDep) -> list[PersonOut]:
 @router.post(
     "/people/{agent_name}",
     status_code=201,
-    responses=documented("agent_not_found", "person_exists", "invalid_person", "invalid_request"),
+    responses=documented(
+        "agent_not_found", "person_exists", "device_taken", "invalid_person", "invalid_request"
+    ),
 )
-async def add_person(agent: PathAgent, body: PersonIn, svc: MemoryDep) -> PersonOut:
-    """A new person of the household; `devices` makes them those devices' default person."""
+async def add_person(agent: PathAgent, body: PersonIn, svc: MemoryDep) -> AddedPersonOut:
+    """A new person of the household; `devices` makes them those devices' default person (a
+    device of another's only with `move`). The first person keeps what was known before as
+    the household's (`warning` says so)."""
 
-    def add() -> PersonOut:
-        person = svc.curation.add_person(agent.name, body.name, actor=svc.actor)
-        for device in body.devices:
-            svc.store.set_device_person(agent.name, device, person.id, actor=svc.actor)
-        return person_out(svc.store.person(agent.name, person.id))
+    def add() -> AddedPersonOut:
+        welcomed = svc.curation.welcome(
+            agent.name, body.name, body.devices, move=body.move, actor=svc.actor
+        )
+        shown = person_out(welcomed.person).model_dump()
+        return AddedPersonOut(**shown, warning=welcomed.warning)
 
     return await asyncio.to_thread(add)
 
@@ -113,15 +129,18 @@ async def person_facts(agent: PathAgent, person_id: PersonId, svc: MemoryDep) ->
 
 @router.put(
     "/people/{agent_name}/devices/{device_id}",
-    responses=documented("agent_not_found", "person_not_found", "invalid_request"),
+    responses=documented("agent_not_found", "person_not_found", "device_taken", "invalid_request"),
 )
 async def set_device_person(
     agent: PathAgent, device_id: DeviceId, body: DevicePersonIn, svc: MemoryDep
 ) -> list[PersonOut]:
-    """Name the person who usually uses the device (None: nobody); the household after it."""
+    """Name the person who usually uses the device (None: nobody; another's device only with
+    `move`); the household after it."""
 
     def set_default() -> list[PersonOut]:
-        svc.store.set_device_person(agent.name, device_id, body.person_id, actor=svc.actor)
+        svc.curation.bind_device(
+            agent.name, device_id, body.person_id, move=body.move, actor=svc.actor
+        )
         return [person_out(p) for p in svc.store.people(agent.name)]
 
     return await asyncio.to_thread(set_default)

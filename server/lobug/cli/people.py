@@ -1,6 +1,6 @@
 """`lobug people`: a household's people (`memory/people.py`), on the local file or a server
-(`--url`, an admin token). `list` (or `lobug people` alone), `add NAME [--device D]`,
-`facts ID`, `device DEVICE ID|none`, `move FACT_ID private|household [--shareable]`,
+(`--url`, an admin token). `list` (or `lobug people` alone), `add NAME [--device D] [--move]`,
+`facts ID`, `device DEVICE ID|none [--move]`, `move FACT_ID private|household [--shareable]`,
 `forget ID` (purges everything about the person) and `delete ID` (and removes them)."""
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ PEOPLE_COLUMNS = [
     ("voice_profiles", "voices"),
     ("created_at", "added"),
 ]
+MOVE_HELP = "take a device that is another person's (else refused)"
 PERSON_FACT_COLUMNS = [*FACT_COLUMNS, ("scope", "scope"), ("shareable", "shareable")]
 
 
@@ -38,12 +39,14 @@ def list_people(memory: MemoryAccess, out: Output, agent: str) -> None:
 @memory_command
 @click.argument("name")
 @click.option("--device", "devices", multiple=True, help="a device they usually use")
+@click.option("--move", is_flag=True, help=MOVE_HELP)
 def add_person(
-    memory: MemoryAccess, out: Output, agent: str, name: str, devices: tuple[str, ...]
+    memory: MemoryAccess, out: Output, agent: str, name: str, devices: tuple[str, ...], move: bool
 ) -> None:
     """Add a person to the household."""
-    added = memory.add_person(agent, name, list(devices))
-    out.said(f"added {added['name']} (id {added['id']})", added)
+    added = memory.add_person(agent, name, list(devices), move)
+    said = f"added {added['name']} (id {added['id']})"
+    out.said(said if not added.get("warning") else f"{said}\nwarning: {added['warning']}", added)
 
 
 @people.command("facts")
@@ -58,10 +61,13 @@ def person_facts(memory: MemoryAccess, out: Output, agent: str, person_id: int) 
 @memory_command
 @click.argument("device")
 @click.argument("person", metavar="ID|none")
-def device_person(memory: MemoryAccess, out: Output, agent: str, device: str, person: str) -> None:
+@click.option("--move", is_flag=True, help=MOVE_HELP)
+def device_person(
+    memory: MemoryAccess, out: Output, agent: str, device: str, person: str, move: bool
+) -> None:
     """Make the person the default of DEVICE (`none`: the device has no default person)."""
     person_id = None if person.lower() == "none" else _person_id(person)
-    found = memory.set_device_person(agent, device, person_id)
+    found = memory.set_device_person(agent, device, person_id, move)
     out.said(f"{device}: {'no default person' if person_id is None else person_id}", found)
 
 

@@ -91,8 +91,8 @@ class MemoryAccess:
     def people(self, agent: str) -> list[Json]:
         return self.call("GET", f"/people/{agent}")
 
-    def add_person(self, agent: str, name: str, devices: list[str]) -> Json:
-        body = {"name": name, "devices": devices}
+    def add_person(self, agent: str, name: str, devices: list[str], move: bool = False) -> Json:
+        body = {"name": name, "devices": devices, "move": move}
         return self.call("POST", f"/people/{agent}", json=body)
 
     def forget_person(self, agent: str, person_id: int, delete: bool) -> Json:
@@ -102,8 +102,10 @@ class MemoryAccess:
     def person_facts(self, agent: str, person_id: int) -> list[Json]:
         return self.call("GET", f"/people/{agent}/{person_id}/facts")
 
-    def set_device_person(self, agent: str, device: str, person_id: int | None) -> list[Json]:
-        body = {"person_id": person_id}
+    def set_device_person(
+        self, agent: str, device: str, person_id: int | None, move: bool = False
+    ) -> list[Json]:
+        body = {"person_id": person_id, "move": move}
         return self.call("PUT", f"/people/{agent}/devices/{device}", json=body)
 
     def move_fact(self, agent: str, fact_id: int, scope: str, shareable: bool) -> Json:

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from lobug.backends.base import Embedder
 from lobug.config import MemoryConfig
 from lobug.memory import confidence
+from lobug.memory.membership import Welcomed, first_people_warning, taken_from
 from lobug.memory.purges import Purges
 from lobug.memory.search import Explained, MemorySearch, MessageSearch, SearchMode
 from lobug.names import person_name
@@ -254,7 +255,33 @@ class Curation:
 
     def add_person(self, agent: str, name: str, *, actor: str) -> Person:
         """A new person of the household, named by the one rule (`names.person_name`)."""
-        return self.store.add_person(agent, person_name(name), actor=actor)
+        return self.welcome(agent, name, actor=actor).person
+
+    def welcome(
+        self, agent: str, name: str, devices: Sequence[str] = (), *, move: bool = False, actor: str
+    ) -> Welcomed:
+        """Add a person (the admin's act), the default person of `devices` (DeviceTaken,
+        before anything is added, for a device of another's unless `move`). The household's
+        first person keeps what was known before as the household's, heard by anyone as
+        before (`people.first_people_warning` says so)."""
+        checked = person_name(name)
+        for device in devices:
+            taken_from(self.store, agent, device, None, move=move)
+        first = not self.store.people(agent)
+        person = self.store.add_person(agent, checked, actor=actor)
+        kept = self.store.share_household_facts(agent, actor=actor) if first else 0
+        for device in devices:
+            self.store.set_device_person(agent, device, person.id, actor=actor)
+        return Welcomed(self.store.person(agent, person.id), first_people_warning(kept))
+
+    def bind_device(
+        self, agent: str, device_id: str, person_id: int | None, *, move: bool, actor: str
+    ) -> None:
+        """Make `person_id` the default person of the device (None: no one's); a device of
+        another's moves only when asked to (`move`; DeviceTaken otherwise)."""
+        if person_id is not None:  # a device is made no one's at any time
+            taken_from(self.store, agent, device_id, person_id, move=move)
+        self.store.set_device_person(agent, device_id, person_id, actor=actor)
 
     def forget_person(self, agent: str, person_id: int, *, actor: str) -> dict[str, int]:
         """Purge everything about the person (their private facts, what they said, every

@@ -86,7 +86,7 @@ FIELDS: dict[str, Spec] = {
         "summarized": "boolean",
         "metadata": "metadata?",
         "person_id": "integer?",
-        "speaker_source": "voice|claim|device_default|guest|assistant|system?",
+        "speaker_source": "voice|claim|device_default|named|guest|assistant|system?",
         "speaker_confidence": "confidence?",
     },
     "summaries": {

@@ -1,16 +1,22 @@
-"""A household (issue 31): who is speaking, whose a new fact is, and what each may see.
+"""A household (issues 31, 42): who is speaking, whose a new fact is, and what each may see.
 
 Who is speaking, best source first: a recognised voice (given in by the voice path, from
-`speakers/`: `heard`); a claim in the conversation ("it's Jordan",
-"I'm Jordan", "Jordan here", "this is my friend Sam"), which holds on that device for
-`CLAIM_HOLDS_S` after the turn that last used it; the device's default person (or the only
-person of a household of one); else a guest. Every turn asks `Household.speaker` once and
-stores its answer with the message; the viewer that reads memory for the turn follows from it.
+`speakers/`: `heard`); the device's own person (the one an admin bound it to, or the only
+person of a household of one), unless a claim names someone else; a claim in the
+conversation ("it's Jordan.", "Jordan here", "this is my friend Sam"), which on a device of no
+one's holds for `CLAIM_HOLDS_S` after the turn that last used it, until another voice or
+claim; else a guest. Every turn asks `Household.speaker` once and stores its answer with the
+message; the viewer that reads memory for the turn follows from it.
+
+Evidence, not words, opens private memory (`establishes`): a voice match, or the device an
+admin bound to the person. A claim says who is talking (stored with its source, `claim`) but
+opens nothing private, keeps no private fact and authorises no forgetting or correction of
+private memory: anyone can say a name.
 
 What each may see (`viewer`): a household without people reads everything as before; a
 person reads the household's facts and their own private ones, and (only in a household of
-one) the episodes and base memory distilled from every message; a guest reads household facts
-marked shareable. The store applies the rule (`store/sql/visibility.py`)."""
+one) the episodes and base memory distilled from every message; a guest (and a claim) reads
+household facts marked shareable. The store applies the rule (`store/sql/visibility.py`)."""
 
 from __future__ import annotations
 
@@ -41,58 +47,79 @@ from lobug.store.protocol import PeopleStore
 # How sure each source is, when it does not say itself (a voice recognizer does).
 CLAIM_CONFIDENCE = 0.8
 DEVICE_DEFAULT_CONFIDENCE = 0.5
-# A claim ("it's Jordan") holds on its device this long after the last turn it named.
+# A claim ("it's Jordan") holds on a device of no one's this long after the last turn it named.
 CLAIM_HOLDS_S = 300.0
+CLAIM = "claim"  # a speaker's source when only their words said who they are
+NAMED = "named"  # a program's caller naming the person (`named`)
 
 _OPENERS = r"(?:(?:hi|hey|hello|ok|okay|oh|so|well)[,!.]?\s+)*(?:lo-?bug[,!.]?\s+)?"
-_NAME = rf"(?P<name>{SPOKEN_NAME})"
-_SELF = re.compile(
-    rf"^{_OPENERS}{SAYS_OWN_NAME}\s+{_NAME}(?=$|[\s,.!?])",
-    re.IGNORECASE,
-)
-_HERE = re.compile(rf"^{_OPENERS}{_NAME}\s+here(?=$|[\s,.!?])", re.IGNORECASE)
-_INTRODUCED = re.compile(
+_SAYS_NAME = re.compile(rf"^{_OPENERS}{SAYS_OWN_NAME}\s+", re.IGNORECASE)
+_INTRODUCES = re.compile(
     rf"^{_OPENERS}(?:this is|it'?s|i'?m|i am)\s+(?:my|your|a|our)\s+"
-    rf"(?:friend|guest|neighbou?r|colleague|visitor|cousin)\s+{_NAME}(?=$|[\s,.!?])",
+    r"(?:friend|guest|neighbou?r|colleague|visitor|cousin)\s+",
     re.IGNORECASE,
 )
+_HERE = re.compile(rf"^{_OPENERS}(?P<name>[^,.!?;:]+?)\s+here\s*(?=$|[,.!?;:])", re.IGNORECASE)
+_CLAUSE_END = re.compile(r"[,.!?;:]")
+# What may follow a name in a claim and still leave it whole ("It's Jordan again").
+_AFTER_NAME = re.compile(r"\s+(?:here|speaking|again)$", re.IGNORECASE)
 # "we", "our", "us" said of the home: a household fact, not the speaker's own.
 _HOUSEHOLD_WORDS = re.compile(r"\b(?:we|we're|we've|our|ours|us|everyone|everybody)\b", re.I)
 
 
 @dataclass(frozen=True)
 class Claim:
-    """A claim heard: the person it names (None: a guest, "my friend Sam")."""
+    """A claim heard: the person it names (None: a guest, "my friend Sam"), and whether the
+    sentence said nothing else (`alone`: "It's Jordan.")."""
 
     person_id: int | None
+    alone: bool = False
 
 
 def claim_in(text: str, people: list[Person]) -> Claim | None:
-    """The claim that opens `text`, if any: a known person's name after "it's", "I'm",
-    "this is", ...; or a guest introduced as such ("this is my friend Sam"). "I'm tired"
-    names no one known and claims nothing."""
+    """The claim that opens `text`, if any: a known person's whole name, and nothing more of
+    the clause, after "it's", "I'm", "this is", ... or before "here" ("It's Jordan.", "Jordan
+    here, ...", "its jordan"); or a guest introduced as such ("this is my friend Sam"). A name
+    that only starts the clause claims nothing: "It's Jordan calling", "this is Jordan
+    singing", "it's May already", "I'm may be late", "this is Jordan Peterson on TV"."""
     spoken = text.strip()
-    introduced = _INTRODUCED.match(spoken)
+    introduced = _INTRODUCES.match(spoken)
     if introduced:
-        known = _named(introduced.group("name"), people)
-        return Claim(known.id if known else None)
-    for pattern in (_SELF, _HERE):
-        found = pattern.match(spoken)
-        if found:
-            known = _named(found.group("name"), people)
-            if known is not None:
-                return Claim(known.id)
-    return None
+        name, alone = _clause(spoken[introduced.end() :])
+        if re.fullmatch(SPOKEN_NAME, name) is None:
+            return None
+        known = _named(name, people)
+        return Claim(known.id if known else None, alone)
+    said = _SAYS_NAME.match(spoken)
+    if said:
+        name, alone = _clause(spoken[said.end() :])
+    else:
+        here = _HERE.match(spoken)
+        if here is None:
+            return None
+        name, alone = _clause(spoken[here.start("name") :])
+    known = _named(_AFTER_NAME.sub("", name), people)
+    return None if known is None else Claim(known.id, alone)
+
+
+def _clause(rest: str) -> tuple[str, bool]:
+    """The words of `rest` up to the end of its clause, and whether nothing follows them."""
+    end = _CLAUSE_END.search(rest)
+    clause = rest if end is None else rest[: end.start()]
+    after = "" if end is None else rest[end.start() :]
+    return clause.strip(), not after.strip(" ,.!?;:")
 
 
 def _named(said: str, people: list[Person]) -> Person | None:
-    """The person whose name is `said` or starts it ("Jordan" in "Jordan please")."""
+    """The person whose whole name is `said` (any case, any spacing)."""
     words = said.casefold().split()
-    for person in people:
-        name = person.name.casefold().split()
-        if words[: len(name)] == name:
-            return person
-    return None
+    return next((p for p in people if p.name.casefold().split() == words), None)
+
+
+def establishes(speaker: Speaker) -> bool:
+    """Whether `speaker` is a person known by more than their word (a voice match, the
+    device an admin bound to them, a program's credential): not a guest, not a claim."""
+    return speaker.person_id is not None and speaker.source != CLAIM
 
 
 def owned(fact: NewFact, speaker: Speaker, said: str) -> NewFact | None:
@@ -181,6 +208,8 @@ def attributed(facts: list[NewFact], user: Message, has_people: bool) -> list[Ne
     if not has_people:
         return facts
     speaker = Speaker(user.person_id, user.speaker_source or GUEST, 0.0)
+    if not establishes(speaker):
+        speaker = GUEST_SPEAKER  # a claim keeps nothing private: anyone can say a name
     kept = [owned(fact, speaker, user.content) for fact in facts]
     return [fact for fact in kept if fact is not None]
 
@@ -220,17 +249,20 @@ class Household:
         people = self.store.people(agent)
         if not people:
             return GUEST_SPEAKER
-        known = {person.id for person in people}
-        if voice is not None and voice.person_id in known:
+        if voice is not None and voice.person_id in {person.id for person in people}:
+            self._drop_claim(agent, device_id)  # another voice ends a claim
             return voice
+        own = self._device_default(agent, device_id, people)
         claim = claim_in(text, people)
-        if claim is not None:
-            return self._hold(agent, device_id, Speaker(claim.person_id, "claim", CLAIM_CONFIDENCE))
-        held = self._held(agent, device_id)
-        if held is not None and (held.person_id is None or held.person_id in known):
-            return held
-        default = self._device_default(agent, device_id, people)
-        return default if default is not None else GUEST_SPEAKER
+        if claim is not None and (own is None or claim.person_id != own.person_id):
+            claimed = Speaker(claim.person_id, CLAIM, CLAIM_CONFIDENCE)
+            # On a device of someone's, a claim is its own turn's only: the next is theirs.
+            return claimed if own is not None else self._hold(agent, device_id, claimed)
+        if own is not None:
+            self._drop_claim(agent, device_id)
+            return own
+        held = self._held(agent, device_id, {person.id for person in people})
+        return held if held is not None else GUEST_SPEAKER
 
     def _device_default(self, agent: str, device_id: str, people: list[Person]) -> Speaker | None:
         person_id = self.store.device_person(agent, device_id)
@@ -241,15 +273,28 @@ class Household:
         return Speaker(person_id, "device_default", DEVICE_DEFAULT_CONFIDENCE)
 
     def _hold(self, agent: str, device_id: str, speaker: Speaker) -> Speaker:
+        """Hold the claim on the device; claims run out elsewhere are swept meanwhile."""
+        now = self.clock()
         with self._lock:
-            self._claims[(agent, device_id)] = (speaker, self.clock())
+            for key, (_, at) in list(self._claims.items()):
+                if now - at > CLAIM_HOLDS_S:
+                    del self._claims[key]
+            self._claims[(agent, device_id)] = (speaker, now)
         return speaker
 
-    def _held(self, agent: str, device_id: str) -> Speaker | None:
+    def _drop_claim(self, agent: str, device_id: str) -> None:
+        with self._lock:
+            self._claims.pop((agent, device_id), None)
+
+    def _held(self, agent: str, device_id: str, known: set[int]) -> Speaker | None:
+        """The claim held on the device, refreshed; None when it ran out or names no one of
+        the household now."""
         with self._lock:
             held = self._claims.get((agent, device_id))
             if held is None or self.clock() - held[1] > CLAIM_HOLDS_S:
                 self._claims.pop((agent, device_id), None)
+                return None
+            if held[0].person_id is not None and held[0].person_id not in known:
                 return None
             self._claims[(agent, device_id)] = (held[0], self.clock())
             return held[0]
@@ -259,7 +304,7 @@ class Household:
         guest when the name is no one's (an install without people: a guest, who sees all).
         Whether the caller may name them is `memory/evidence.py`'s rule."""
         found = self.store.find_person(agent, name) if is_person_name(name.strip()) else None
-        return GUEST_SPEAKER if found is None else Speaker(found.id, "claim", 1.0)
+        return GUEST_SPEAKER if found is None else Speaker(found.id, NAMED, 1.0)
 
     def forget_me_turn(
         self,
@@ -279,18 +324,45 @@ class Household:
         if asks_to_forget_me(text):
             if speaker.person_id is None:
                 return "I don't know who you are, so I have nothing of yours to forget."
+            if not establishes(speaker):
+                return self.unconfirmed(agent, speaker.person_id, "forget anything")
             self.awaiting.ask((agent, device_id), speaker.person_id, FORGET_ME)
             name = self.store.person(agent, speaker.person_id).name
             return (
                 f"That erases everything I know about you, {name}: your private notes and "
                 'what you told me. Say "yes, forget me" to go ahead.'
             )
-        if confirmed != FORGET_ME or speaker.person_id is None:
+        if confirmed != FORGET_ME or speaker.person_id is None or not establishes(speaker):
             return None
         if purge is not None:  # its answer says what it erased
             return purge(agent, speaker.person_id)
         self.store.forget_person_memory(agent, speaker.person_id, actor=VOICE)
         return "Done. I forgot everything you told me about yourself."
+
+    def unconfirmed(self, agent: str, person_id: int, undone: str) -> str:
+        """The answer when a claim asks for what only the person it names may ask."""
+        name = self.store.person(agent, person_id).name
+        return (
+            f"Anyone can say a name, so I won't {undone} for {name} on that alone. {name} can "
+            "ask me on their own device, or where I know their voice."
+        )
+
+    def check_claim(
+        self, agent: str, speaker: Speaker, text: str, heard: HeardVoice | None
+    ) -> str | None:
+        """The answer to a claim said alone ("It's Jordan.") in a voice turn that listens for
+        voices, when the person it names has a voice to check against and this one was not
+        theirs: an invitation to speak on. None for any other turn (a claim opens nothing
+        either way)."""
+        if speaker.source != CLAIM or speaker.person_id is None:
+            return None
+        if heard is None or not heard.listening:
+            return None
+        claim = claim_in(text, self.store.people(agent))
+        person = self.store.person(agent, speaker.person_id)
+        if claim is None or not claim.alone or person.voice_profiles == 0:
+            return None
+        return f"Are you {person.name}? Say something so I can check your voice."
 
     def recognised(self, agent: str, name: str, score: float) -> Speaker | None:
         """The household's person a voice recognizer named (its profiles are kept by name),
@@ -316,8 +388,8 @@ class Household:
         people = self.store.people(agent)
         if not people:
             return EVERYONE
-        if speaker.person_id is None:
-            return GUEST_VIEWER
+        if not establishes(speaker):
+            return GUEST_VIEWER  # a claim opens nothing private: anyone can say a name
         return Viewer("person", speaker.person_id, alone=len(people) == 1)
 
     def viewer_at(self, agent: str, device_id: str, text: str) -> Viewer:

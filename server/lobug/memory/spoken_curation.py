@@ -86,6 +86,9 @@ def answer_request(
     learning = household.enrolment.turn(curation, (at.agent, at.device_id), speaker, text, heard)
     if learning is not None:
         return learning
+    checking = household.check_claim(at.agent, speaker, text, heard)
+    if checking is not None:
+        return checking
     key = (at.agent, at.device_id)
     confirmed = household.awaiting.take(key, speaker.person_id, text)
     if isinstance(confirmed, ForgetFound):

@@ -1,15 +1,18 @@
-"""Enrolment by voice (issue 31): "learn my voice, I'm Jordan" said to a device, then a few
-sentences. The request is answered with what to do ("Okay Jordan, say three sentences ...");
-the next voice turns of that device (each within `WAIT_S` of the last) give their speaker
-embeddings, computed while the person spoke (`speakers.live`); after `UTTERANCES` of them the
-profile is made by the rule every enrolment keeps (`speakers.profiles.enrolment_of`: 2-10
-utterances, one voice) and stored (`HouseholdVoices`), the person created when the household
-has nobody of that name. Embeddings only: no audio is kept. Neither the request nor the
+"""Enrolment by voice (issues 31, 42): "learn my voice" said to a device, then a few
+sentences. Only a person already known by evidence a sentence cannot fake may ask: on the
+device the admin bound to them, or recognised by their voice; never a guest, a claim ("I'm
+Jordan") or a name said (enrolment never makes a person: the admin adds people). The request
+is answered with what to do ("Okay Jordan, say three sentences ..."); the next voice turns of
+that device (each within `WAIT_S` of the last) give their speaker embeddings, computed while
+the person spoke (`speakers.live`); after `UTTERANCES` of them the profile is made by the rule
+every enrolment keeps (`speakers.profiles.enrolment_of`: 2-10 utterances, one voice) and
+stored (`HouseholdVoices`). Embeddings only: no audio is kept. Neither the request nor the
 sentences enter the conversation log (they are answered without the model, as the other
 spoken requests).
 
-A profile already stored is replaced by voice only by a voice that matches it (else anyone
-could take over Jordan's memory by saying "I'm Jordan"); an admin replaces it by upload."""
+A profile already stored is replaced by voice only by a voice that matches it (a guest at
+Jordan's device is taken for Jordan there, but must not become Jordan everywhere); an admin
+replaces it by upload."""
 
 from __future__ import annotations
 
@@ -22,7 +25,6 @@ from lobug.clock import Clock
 from lobug.memory.curation import Curation
 from lobug.memory.spoken_requests import recognise_voice_request, request_part
 from lobug.memory.voices import HouseholdVoices
-from lobug.names import is_person_name
 from lobug.speakers.embedder import Embedding
 from lobug.speakers.identify import THRESHOLD, VoiceSample, similarity
 from lobug.speakers.profiles import EnrolmentRefused, enrolment_of
@@ -31,6 +33,10 @@ from lobug.store.models import VOICE
 
 UTTERANCES = 3  # the sentences asked for (speakers.profiles takes 2-10)
 WAIT_S = 180.0  # a learning left this long without a sentence is dropped
+NOT_ESTABLISHED = (
+    "I can only learn the voice of someone I already know here: on a device the admin gave "
+    "them, or where I recognise their voice. The admin adds people."
+)
 _COUNTS = {1: "one", 2: "two", 3: "three", 4: "four", 5: "five"}
 _STOP = re.compile(r"(?:stop|cancel|never\s?mind|forget\s+it|no|don'?t)(?:\s+\w+){0,3}", re.I)
 
@@ -96,16 +102,18 @@ class VoiceEnrolment:
             return "I can only learn your voice when you say that aloud to a device I hear."
         if not heard.listening:
             return "I can't learn voices: recognition by voice is off on this server."
-        if name is None and speaker.person_id is not None:
-            name = curation.store.person(at[0], speaker.person_id).name
-        if name is None or not is_person_name(name):
-            return 'Tell me your name too: say "learn my voice, I\'m" and then your name.'
-        known = curation.store.find_person(at[0], name)
-        name = known.name if known is not None else _capitalised(name)
+        person = _established(curation, at, speaker)
+        if person is None:
+            return NOT_ESTABLISHED
+        if name is not None and " ".join(name.split()).casefold() != person.casefold():
+            return (
+                f"This device is {person}'s, so I can only learn {person}'s voice here. "
+                "Ask on your own device, or ask the admin to add you."
+            )
         with self._lock:
-            self._learning[at] = _Learning(name, self.clock())
+            self._learning[at] = _Learning(person, self.clock())
         return (
-            f"Okay {name}, say {_COUNTS[UTTERANCES]} sentences, one at a time, and I'll learn "
+            f"Okay {person}, say {_COUNTS[UTTERANCES]} sentences, one at a time, and I'll learn "
             "your voice. Tell me about your day, for instance."
         )
 
@@ -143,8 +151,8 @@ class VoiceEnrolment:
 
 
 def learnt(curation: Curation, agent: str, name: str, embeddings: list[Embedding]) -> str:
-    """Store `name`'s voice from the embeddings (creating the person when the household has
-    nobody of that name); the sentence to say back."""
+    """Store `name`'s voice from the embeddings (a person of the household: enrolment by
+    voice never makes one); the sentence to say back."""
     try:
         enrolment = enrolment_of(name, embeddings)
     except EnrolmentRefused:
@@ -162,11 +170,20 @@ def learnt(curation: Curation, agent: str, name: str, embeddings: list[Embedding
             "I had. An admin can replace it from the dashboard."
         )
     person = curation.store.find_person(agent, name)
-    if person is None:
-        person = curation.add_person(agent, name, actor=VOICE)
+    if person is None:  # removed by the admin meanwhile
+        return f"{name} is no longer one of the household, so I didn't keep that voice."
     voices.save(replace(enrolment.profile, person=person.name))
     return f"Thanks {person.name}, I've learnt your voice."
 
 
-def _capitalised(name: str) -> str:
-    return " ".join(word[:1].upper() + word[1:] for word in name.split())
+def _established(curation: Curation, at: tuple[str, str], speaker: Speaker) -> str | None:
+    """The name of the person `speaker` is known to be by evidence a sentence cannot fake (a
+    voice match, or the device `at` bound to them by the admin); None for a guest, a claim,
+    or a household of one's person on a device of no one's."""
+    agent, device_id = at
+    if speaker.person_id is None:
+        return None
+    bound = curation.store.device_person(agent, device_id) == speaker.person_id
+    if speaker.source != "voice" and not (speaker.source == "device_default" and bound):
+        return None
+    return curation.store.person(agent, speaker.person_id).name

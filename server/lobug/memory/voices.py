@@ -6,9 +6,13 @@ recordings (the REST API's and the dashboard's); enrolment by voice is `voice_en
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+
+import numpy as np
 
 from lobug.audio import STT_RATE, check_audio_size, parse_wav, resample
+from lobug.backends.base import VoiceActivity
+from lobug.backends.vad import MAX_SAMPLE
 from lobug.speakers.embedder import MODEL
 from lobug.speakers.identify import VoiceProfile
 from lobug.speakers.profiles import (
@@ -25,6 +29,13 @@ from lobug.store.errors import PersonNotFound
 from lobug.store.household import Person
 from lobug.store.household_protocol import PeopleStore
 from lobug.store.models import VOICE
+
+# An uploaded recording must hold this much speech, and speech in this share of it (Silero VAD,
+# 32 ms chunks): the clips of tests/data/voices hold 1.7-2.0 s in 1.9-2.1 s; 30 s of white,
+# brown noise or a tone at any level hold none.
+MIN_SPEECH_S = 0.5
+MIN_SPEECH_SHARE = 0.2
+SPEECH_PROBABILITY = 0.5  # a chunk is speech from here, as a turn's end is heard
 
 
 class HouseholdVoices:
@@ -72,9 +83,11 @@ def enrol_voice(
     *,
     max_bytes: int,
     actor: str,
+    vad: Callable[[], VoiceActivity] | None = None,
 ) -> tuple[Person, Enrolment]:
     """Learn the household's person's voice from 2-10 WAV recordings of them (each checked as
-    the voice routes check one, 1-30 s): one embedding is kept, no audio. Raises
+    the voice routes check one, 1-30 s, and by the voice-activity model `vad`, Silero by
+    default: noise or silence is no one's voice): one embedding is kept, no audio. Raises
     RecognitionOff, PersonNotFound, AudioError or EnrolmentRefused (with the reasons). The one
     door for uploads, from the REST API and the dashboard alike."""
     running = _running(recognition, store, agent, actor)
@@ -82,7 +95,34 @@ def enrol_voice(
     count = count_problem(len(wavs))
     if count is not None:
         raise EnrolmentRefused([count])
-    return person, running.enrol(agent, person.name, [decoded(wav, max_bytes) for wav in wavs])
+    recordings = [decoded(wav, max_bytes) for wav in wavs]
+    silent = [
+        f"recording {n}: {problem}"
+        for n, samples in enumerate(recordings, 1)
+        if (problem := speech_problem(samples, (vad or _silero)())) is not None
+    ]
+    if silent:
+        raise EnrolmentRefused(silent)
+    return person, running.enrol(agent, person.name, recordings)
+
+
+def speech_problem(samples: Samples, vad: VoiceActivity) -> str | None:
+    """Why a recording is not someone speaking (the voice-activity model heard less than
+    `MIN_SPEECH_S` of speech, or speech in less than `MIN_SPEECH_SHARE` of it), or None."""
+    n = vad.chunk_samples
+    pcm = (np.clip(samples, -1.0, 1.0) * MAX_SAMPLE).astype(np.int16)
+    chunks = range(0, len(pcm) - n + 1, n)
+    voiced = sum(vad.speech_probability(pcm[at : at + n]) >= SPEECH_PROBABILITY for at in chunks)
+    seconds = voiced * n / STT_RATE
+    if seconds < MIN_SPEECH_S or seconds < MIN_SPEECH_SHARE * len(pcm) / STT_RATE:
+        return f"no speech heard in it ({seconds:.1f} s of speech)"
+    return None
+
+
+def _silero() -> VoiceActivity:
+    from lobug.backends.vad import SileroVAD
+
+    return SileroVAD()
 
 
 def forget_voice(

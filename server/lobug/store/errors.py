@@ -86,5 +86,9 @@ class PersonExists(StoreError):
     """The household already has a person of this name (names compare without case)."""
 
 
+class DeviceTaken(StoreError):
+    """The device is another person's already: it moves only when asked to (`move`)."""
+
+
 class FactHasNoOwner(StoreError):
     """A household fact with no owner cannot become private (no one to keep it)."""

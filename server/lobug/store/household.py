@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Literal, Protocol
 
 # Where "who is speaking" came from, best first (`memory/people.py`), and the assistant's own.
-SPEAKER_SOURCES = ("voice", "claim", "device_default", "guest")
+SPEAKER_SOURCES = ("voice", "claim", "device_default", "named", "guest")
 ASSISTANT = "assistant"
 GUEST = "guest"
 # A fact's scope: its owner's alone, or every person's in the household.

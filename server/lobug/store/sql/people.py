@@ -48,6 +48,25 @@ class SqlPeople(SqlForgetting):
             audit.record(conn, now, agent_id, actor, "create", "person", [row["id"]], after=name)
         return self.person(agent, int(row["id"]))
 
+    def share_household_facts(self, agent: str, *, actor: str) -> int:
+        """Let a guest hear every household fact of no one's (every version), as anyone heard
+        them before the household had people; how many current facts that was."""
+        agent_id = self.agent_id(agent)
+        ownerless = "agent_id = ? AND owner_person_id IS NULL AND scope = ? AND shareable = 0"
+        with self._transaction() as conn:
+            current = conn.execute(
+                f"SELECT id FROM facts WHERE {ownerless} AND invalidated_at IS NULL",
+                (agent_id, HOUSEHOLD),
+            ).fetchall()
+            conn.execute(f"UPDATE facts SET shareable = 1 WHERE {ownerless}", (agent_id, HOUSEHOLD))
+            ids = [row["id"] for row in current]
+            if ids:
+                detail = {"after": {"shareable": 1}}
+                audit.record(
+                    conn, self._clock(), agent_id, actor, "update", "fact", ids, detail=detail
+                )
+        return len(ids)
+
     def people(self, agent: str) -> list[Person]:
         """The household's people, oldest first, each with their devices."""
         agent_id = self.agent_id(agent)
