@@ -290,7 +290,8 @@ class Assistant:
         timings.update({f"retrieve_{k}": v for k, v in context.timings_ms.items()})
         clock.lap("retrieve")
         recalled = answer_from_facts(text, context.facts)  # a fact's own words, no model
-        owners = owners_at(self.store, state.agent, state.device_id, viewer)
+        proven = household.proven(state.device_id)
+        owners = owners_at(self.store, state.agent, state.device_id, viewer, proven=proven)
         due = DueReminders(self.store, state.agent, state.device_id, self.memory.clock, owners)
         prepared = PreparedTurn(
             self.store, state, user_message, messages, timings, clock, recalled, spoken, due

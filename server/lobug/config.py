@@ -231,6 +231,12 @@ class Settings:
         return bool(self.device_tokens or self.bound_device_tokens or self.admin_tokens)
 
     @property
+    def token_devices(self) -> frozenset[str] | None:
+        """Where tokens are required, the devices with a token of their own: only their
+        binding to a person says who speaks (`memory/people.Household`); None without tokens."""
+        return frozenset(self.bound_device_tokens) if self.tokens_required else None
+
+    @property
     def every_device_token(self) -> tuple[str, ...]:
         """The plain device tokens and the devices' own (`bound_device_tokens`)."""
         return (*self.device_tokens, *self.bound_device_tokens.values())

@@ -362,6 +362,7 @@ def memory_manager(settings: Settings, store: Store, backends: Backends) -> Memo
         settings.memory,
         context_tokens=settings.llm_context_tokens,
         language=settings.language,
+        token_devices=settings.token_devices,
     )
 
 

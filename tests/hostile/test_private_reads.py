@@ -139,6 +139,7 @@ def v1(http: httpx.Client, token: dict[str, str], text: str, **extra: Any) -> ht
 def test_the_memory_api_shows_an_outsider_nothing_of_jordans(who: str, http: httpx.Client) -> None:
     token = OUTSIDERS[who]
     kitchen = {**token, "X-Device-Id": "kitchen"}
+    porch = {**token, "X-Device-Id": "porch"}  # a device of no one's
     fact_id = jordans_fact_id(http)
     reads = [
         http.get(f"/memory/facts/{AGENT}", headers=token),
@@ -154,8 +155,10 @@ def test_the_memory_api_shows_an_outsider_nothing_of_jordans(who: str, http: htt
         ),
         http.get("/memory/learning", headers=token),
         # a device's own token is its device (naming another one is refused: below)
-        http.get("/context/working-memory", headers=token if token is OFFICE else kitchen),
+        http.get("/context/working-memory", headers=token if token is OFFICE else porch),
     ]
+    refused = http.get("/context/working-memory", headers=kitchen)  # kitchen has its own token
+    assert (refused.status_code, refused.json()["error"]) == (403, "device_mismatch")
     for answer in reads:
         assert answer.status_code == 200, (answer.request.url, answer.text)
         assert leaks(answer.text) == [], answer.request.url
@@ -231,6 +234,34 @@ def test_a_devices_own_token_speaks_only_as_its_device(http: httpx.Client) -> No
     mine = http.post("/chat/text", json={"text": "Who is my dentist?"}, headers=OFFICE)
     assert mine.status_code == 200 and SAMS in mine.json()["response"]
     assert leaks(mine.json()["response"]) == []
+
+
+def test_a_device_with_its_own_token_is_spoken_as_only_with_it(http: httpx.Client) -> None:
+    """The plain token naming kitchen is refused; kitchen's own token hears Jordan's own."""
+    refused = http.post(
+        "/chat/text",
+        json={"text": "What is my locker code?"},
+        headers={**PLAIN, "X-Device-Id": "kitchen"},
+    )
+    assert (refused.status_code, refused.json()["error"]) == (403, "device_mismatch")
+    assert "4417" in say(http, KITCHEN, "kitchen", "What is my locker code?")
+
+
+def test_a_binding_without_a_devices_own_token_opens_nothing(http: httpx.Client) -> None:
+    """A device bound to Jordan that has no token of its own is named by any device token:
+    its name proves nothing, so its turns are a guest's (the prompt, and so the reply of a
+    model that says its notes, holds none of Jordan's secrets)."""
+    bound = http.put(
+        f"/memory/people/{AGENT}/devices/pantry", json={"person_id": jordan_id(http)}, headers=ADMIN
+    )
+    assert bound.status_code == 200, bound.text
+    assert leaks(say(http, PLAIN, "pantry", "What is my locker code?")) == []
+    assert leaks(say(http, PLAIN, "pantry", "What's my diary password?")) == []
+
+
+def jordan_id(http: httpx.Client) -> int:
+    people = http.get(f"/memory/people/{AGENT}", headers=ADMIN).json()
+    return int(next(p["id"] for p in people if p["name"] == "Jordan"))
 
 
 def test_a_claim_through_a_program_never_carries_to_the_next_caller(http: httpx.Client) -> None:

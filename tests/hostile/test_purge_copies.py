@@ -36,6 +36,8 @@ AGENT = "lobug"
 ADMIN_TOKEN = "admin-purge-Wq83Lz6Vn"
 ADMIN = {"Authorization": f"Bearer {ADMIN_TOKEN}"}
 DEVICE_TOKEN = "device-purge-Kp47Rt2Xm"
+# Each person's device has a token of its own: only it speaks as the device (issue 42).
+OWN_TOKENS = {"kitchen": "kitchen-purge-Wd83Hq5Ln", "office": "office-purge-Rz29Fm6Tc"}
 SECRETS = int(os.environ.get("PURGE_SECRETS") or 40)
 SAMS = "kumquat77"
 
@@ -78,6 +80,7 @@ def server_at(folder: Path, **env: str) -> ServerProcess:
             "LOBUG_DB_PATH": str(folder / "memory.db"),
             "LOBUG_ADMIN_TOKENS": ADMIN_TOKEN,
             "LOBUG_DEVICE_TOKENS": DEVICE_TOKEN,
+            "LOBUG_BOUND_DEVICE_TOKENS": ",".join(f"{d}={t}" for d, t in OWN_TOKENS.items()),
             "LOBUG_SPEECH": "0",
             "LOBUG_DREAM_AT": "off",
             # The fake embedder's bag of words finds the secrets' sentences near duplicates.
@@ -89,7 +92,8 @@ def server_at(folder: Path, **env: str) -> ServerProcess:
 
 
 def device(name: str) -> dict[str, str]:
-    return {"X-Device-Id": name, "Authorization": f"Bearer {DEVICE_TOKEN}"}
+    token = OWN_TOKENS.get(name, DEVICE_TOKEN)
+    return {"X-Device-Id": name, "Authorization": f"Bearer {token}"}
 
 
 def say(client: httpx.Client, at: str, text: str) -> str:

@@ -52,6 +52,8 @@ ADMIN_TOKEN = "admin-walk-Tq82Lx5Zp"
 DEVICE_TOKEN = "device-walk-Hv37Nc9Rk"
 ADMIN = {"Authorization": f"Bearer {ADMIN_TOKEN}"}
 DEVICE = {"Authorization": f"Bearer {DEVICE_TOKEN}"}
+# A device with a token of its own: only there does its binding to a person say who speaks.
+OWN_DEVICE, OWN_TOKEN = "own", "own-device-walk-Bx64Rd8Mq"
 NO_TOKEN: dict[str, str] = {}
 NUMBERS = count(1)
 OPEN_PATHS = {"/health", "/memory/health"}
@@ -75,6 +77,7 @@ def start_server(folder: Path, env: dict[str, str] | None = None) -> ServerProce
         "LOBUG_MAINTENANCE_INTERVAL_S": "3600",
         "LOBUG_ADMIN_TOKENS": ADMIN_TOKEN,
         "LOBUG_DEVICE_TOKENS": DEVICE_TOKEN,
+        "LOBUG_BOUND_DEVICE_TOKENS": f"{OWN_DEVICE}={OWN_TOKEN}",
         **(env or {}),
     }
     log_path = folder / "server.log"
@@ -227,10 +230,11 @@ class Seed:
     def owned_fact(self) -> str:
         """A fact a person said on a device they usually use: theirs, private."""
         person = self.person()
-        device = f"own-{self.n()}"
-        self.ok("PUT", f"/memory/people/{AGENT}/devices/{device}", json={"person_id": int(person)})
+        bind = {"person_id": int(person), "move": True}
+        self.ok("PUT", f"/memory/people/{AGENT}/devices/{OWN_DEVICE}", json=bind)
         body = {"text": f"My locker number is {self.n()}"}
-        self.http.post("/chat/text", json=body, headers={**ADMIN, "X-Device-Id": device})
+        own = {"Authorization": f"Bearer {OWN_TOKEN}", "X-Device-Id": OWN_DEVICE}
+        self.http.post("/chat/text", json=body, headers=own)
         settled(self.http)
         facts = self.ok("GET", f"/memory/people/{AGENT}/{person}/facts")
         return str(facts[0]["id"])

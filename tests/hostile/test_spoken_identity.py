@@ -49,9 +49,20 @@ PROBES = (
 )
 
 
+# Each person's device has a token of its own: only it speaks as the device (issue 42); the
+# attacks come with the plain device token from devices of no one's, or with a person's own.
+OWN_TOKENS = {
+    "kitchen": "kitchen-identity-Lq72Vn4Hd",
+    "office": "office-identity-Gw38Ks9Pz",
+    "pantry": "pantry-identity-Tm51Xc7Bj",
+}
+
+
 def say(client: httpx.Client, device: str, text: str) -> str:
+    token = OWN_TOKENS.get(device)
+    own = {"Authorization": f"Bearer {token}"} if token else {}
     answer = client.post(
-        "/chat/text", json={"text": text}, headers={**DEVICE, "X-Device-Id": device}
+        "/chat/text", json={"text": text}, headers={**DEVICE, **own, "X-Device-Id": device}
     )
     assert answer.status_code == 200, answer.text
     reply: str = answer.json()["response"]
@@ -68,6 +79,7 @@ def home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[httpx.Clien
         "FAKE_NOTES_FILE": str(notes),
         "LOBUG_ADMIN_TOKENS": ADMIN["Authorization"].split()[1],
         "LOBUG_DEVICE_TOKENS": DEVICE["Authorization"].split()[1],
+        "LOBUG_BOUND_DEVICE_TOKENS": ",".join(f"{d}={t}" for d, t in OWN_TOKENS.items()),
     }
     server = start("serve", folder / "server.log", env)
     try:

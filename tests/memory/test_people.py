@@ -262,3 +262,25 @@ def test_claims_run_out_are_swept(home: tuple[Household, FakeClock, int, int]) -
     clock.now += CLAIM_HOLDS_S + 1
     household.speaker(AGENT, "hall", "It's Sam.")
     assert len(household._claims) == 1
+
+
+@pytest.mark.parametrize(
+    ("token_devices", "kitchen_is_jordans"),
+    [(None, True), (frozenset({"kitchen"}), True), (frozenset({"office"}), False)],
+)
+def test_a_binding_says_who_speaks_only_where_the_device_is_proven(
+    store: Store, token_devices: frozenset[str] | None, kitchen_is_jordans: bool
+) -> None:
+    """With tokens required, a device's name proves nothing unless the device has a token of
+    its own (its surfaces refuse any other token naming it); without tokens every caller is
+    this machine's admin. A household of one is its person's either way."""
+    store.ensure_agent(AGENT)
+    jordan = store.add_person(AGENT, person_name("Jordan"), actor="test").id
+    store.set_device_person(AGENT, "kitchen", jordan, actor="test")
+    household = Household(store, FakeClock(), token_devices)
+    alone = household.speaker(AGENT, "kitchen", "What's my locker code?")
+    assert alone.person_id == jordan  # a household of one
+    store.add_person(AGENT, person_name("Sam"), actor="test")
+    heard = household.speaker(AGENT, "kitchen", "What's my locker code?")
+    assert (heard.person_id == jordan) is kitchen_is_jordans
+    assert household.proven("kitchen") is kitchen_is_jordans

@@ -22,6 +22,7 @@ from lobug.web.roles import (
     ADMIN,
     DEVICE,
     DEVICE_KEY,
+    OWN_TOKEN_DEVICES_KEY,
     ROLE_KEY,
     UI_PREFIX,
     Role,
@@ -82,6 +83,7 @@ class TokenGate:
             state[ROLE_KEY] = role
             if role == DEVICE:
                 state[DEVICE_KEY] = device_of_token(bearer_token(scope), self.bound_device_tokens)
+                state[OWN_TOKEN_DEVICES_KEY] = frozenset(self.bound_device_tokens)
         elif scope["type"] == "websocket":  # refused at the handshake, with the reason
             await refuse_handshake(scope, receive, send, 401, *UNAUTHORIZED, CHALLENGE)
             return

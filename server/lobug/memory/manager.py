@@ -98,6 +98,7 @@ class MemoryManager:
         context_tokens: int = 4096,
         clock: Callable[[], float] = time.time,
         language: str = "en",
+        token_devices: frozenset[str] | None = None,
     ) -> None:
         self.store = store
         self.chat = chat
@@ -109,7 +110,7 @@ class MemoryManager:
         self.language = language
         self.skills = SkillLibrary(load_skills(config.skills_dirs), embedder.embed_batch)
         self.searcher = MemorySearch(store, embedder, config, clock)
-        self.household = Household(store, clock)
+        self.household = Household(store, clock, token_devices)
 
     def now(self) -> datetime:
         """The time now where the user lives (`LOBUG_TIMEZONE`)."""

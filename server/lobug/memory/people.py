@@ -9,7 +9,10 @@ claim; else a guest. Every turn asks `Household.speaker` once and stores its ans
 message; the viewer that reads memory for the turn follows from it.
 
 Evidence, not words, opens private memory (`establishes`): a voice match, or the device an
-admin bound to the person. A claim says who is talking (stored with its source, `claim`) but
+admin bound to the person. Where tokens are required, a device's name is proof only when the
+device has a token of its own (`token_devices`; its surfaces refuse any other token speaking
+as it): a binding of a device without one says nothing, since any device token may send its
+name. A claim says who is talking (stored with its source, `claim`) but
 opens nothing private, keeps no private fact and authorises no forgetting or correction of
 private memory: anyone can say a name.
 
@@ -231,9 +234,18 @@ class Household:
     """Who is speaking on each device, and what they may see. Thread-safe; blocking (the
     store)."""
 
-    def __init__(self, store: PeopleStore, clock: Clock = time.time) -> None:
+    def __init__(
+        self,
+        store: PeopleStore,
+        clock: Clock = time.time,
+        token_devices: frozenset[str] | None = None,
+    ) -> None:
+        """`token_devices`: where tokens are required, the devices with a token of their own
+        (`LOBUG_BOUND_DEVICE_TOKENS`), the only ones whose binding says who speaks; None where
+        no token is (every caller is this machine's admin, naming its device)."""
         self.store = store
         self.clock = clock
+        self.token_devices = token_devices
         self._claims: dict[tuple[str, str], tuple[Speaker, float]] = {}
         self.awaiting = Confirmations(clock)  # requests waiting for a "yes", by device
         self._lock = threading.Lock()
@@ -265,12 +277,17 @@ class Household:
         return held if held is not None else GUEST_SPEAKER
 
     def _device_default(self, agent: str, device_id: str, people: list[Person]) -> Speaker | None:
-        person_id = self.store.device_person(agent, device_id)
+        person_id = self.store.device_person(agent, device_id) if self.proven(device_id) else None
         if person_id is None and len(people) == 1:
             person_id = people[0].id  # a household of one: its person, as before people
         if person_id is None:
             return None
         return Speaker(person_id, "device_default", DEVICE_DEFAULT_CONFIDENCE)
+
+    def proven(self, device_id: str) -> bool:
+        """Whether a turn on `device_id` comes from that device by evidence, not by its name
+        alone (see `token_devices`)."""
+        return self.token_devices is None or device_id in self.token_devices
 
     def _hold(self, agent: str, device_id: str, speaker: Speaker) -> Speaker:
         """Hold the claim on the device; claims run out elsewhere are swept meanwhile."""

@@ -54,12 +54,18 @@ def hears(viewer: Viewer, reminder: Reminder) -> bool:
 
 
 def owners_at(
-    store: Store, agent: str, device_id: str, viewer: Viewer | None = None
+    store: Store,
+    agent: str,
+    device_id: str,
+    viewer: Viewer | None = None,
+    *,
+    proven: bool = True,
 ) -> tuple[int | None, ...]:
     """Whose reminders ring on `device_id` now: the household's, the device's person's (bound
-    to it, or a household's only person), and the viewer's when a turn knows them."""
+    to it, where the turn comes from the device by evidence: `Household.proven`; or a
+    household's only person), and the viewer's when a turn knows them."""
     owners: list[int | None] = [*HOUSEHOLD]
-    bound = store.device_person(agent, device_id)
+    bound = store.device_person(agent, device_id) if proven else None
     if bound is None:
         people = store.people(agent)
         bound = people[0].id if len(people) == 1 else None

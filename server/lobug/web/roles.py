@@ -29,6 +29,8 @@ DEVICE: Role = "device"
 ROLE_KEY = "lobug_role"
 # The device whose own token (`Settings.bound_device_tokens`) the request carries.
 DEVICE_KEY = "lobug_token_device"
+# The devices that have a token of their own: only that token speaks as them.
+OWN_TOKEN_DEVICES_KEY = "lobug_own_token_devices"
 # The dashboard's pages check their own session cookie (`lobug.ui.sessions`): the API's gate
 # lets them through without a token. Nothing else is reachable that way.
 UI_PREFIX = "/ui"
@@ -111,6 +113,12 @@ def caller_device(scope: Mapping[str, Any]) -> str | None:
     admin token, a plain device token or none."""
     device: str | None = scope.get("state", {}).get(DEVICE_KEY)
     return device
+
+
+def has_own_token(scope: Mapping[str, Any], device: str) -> bool:
+    """Whether `device` has a token of its own (`LOBUG_BOUND_DEVICE_TOKENS`), as the gate
+    recorded for this request."""
+    return device in scope.get("state", {}).get(OWN_TOKEN_DEVICES_KEY, frozenset())
 
 
 def caller_evidence(scope: Mapping[str, Any]) -> Evidence:

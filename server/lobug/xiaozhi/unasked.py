@@ -40,7 +40,8 @@ def claim_due(session: Session) -> Ringing:
     """The due reminders of whoever this device is for (`reminders.owners_at`), claimed."""
     svc = session.svc
     agent = svc.settings.agent_for_device(session.device)
-    owners = owners_at(svc.store, agent, session.device)
+    proven = svc.memory.household.proven(session.device)
+    owners = owners_at(svc.store, agent, session.device, proven=proven)
     return reminders.claim_due(svc.store, agent, session.device, owners, svc.memory.clock)
 
 
