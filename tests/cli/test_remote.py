@@ -73,7 +73,7 @@ def test_facts_search_blocks_and_base_memory_on_a_server(
     audit = ok("audit", "--json", env=env).json()
     actions = [(e["action"], e["target"]) for e in reversed(audit["entries"])]
     assert actions[:3] == [("create", "fact"), ("create", "fact"), ("flag", "fact")]
-    assert ("write", "base_memory") in actions and ("purge", "fact") in actions
+    assert ("write", "base_memory") in actions and ("purge", "facts") in actions
     assert ("purge", "block") in actions and "zebra-quartz" not in json.dumps(audit)
 
     assert ok("topics", "--rebuild", "--json", env=env).json() == []  # no two notes alike

@@ -52,6 +52,7 @@ from lobug.backends.base import (
     Vector,
 )
 from lobug.config import Settings
+from lobug.memory.disclosure import stated_type
 from lobug.serving import serve
 from tests.e2e.server import ServerProcess, free_port, wait_until_healthy
 from tests.fakes import FakeChat, FakeEmbedder, FakeSTT, FakeTTS
@@ -78,7 +79,9 @@ def learn_what_was_said(messages: Sequence[ChatMessage], schema: JsonSchema | No
     if switched_on("FAKE_GARBLED_FILE"):
         return "Sure! I will remember that."
     said = messages[-1]["content"].split("User:")[-1].split("\n")[0].strip()
-    return json.dumps({"facts": [{"fact": said, "type": "trait"}]})
+    # A capable model types what it learns (its type is taken as given): this one types a
+    # statement as the person's own words say, else as a trait.
+    return json.dumps({"facts": [{"fact": said, "type": stated_type(said) or "trait"}]})
 
 
 def answer_from_notes(messages: Sequence[ChatMessage]) -> str:
