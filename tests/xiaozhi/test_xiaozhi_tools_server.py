@@ -96,7 +96,9 @@ def said(device: Device) -> str:
 def test_the_model_sets_the_devices_volume_asked_by_voice(server: ServerProcess) -> None:
     device, called = ask_by_voice(server, "Please make the sound thirty percent.", fails=False)
     heard = device.seen("stt")[0]["text"].lower()
-    assert "sound" in heard, heard
+    # The request was heard (whisper has heard piper's "sound" as "psalm": the words around it
+    # and the number are what the turn needs).
+    assert "make the" in heard and ("30" in heard or "thirty" in heard), heard
     assert called == [{"volume": 30}]
     assert said(device) == TOOL_DONE.format(volume=30)
     audio = np.array(list(device.sdk.output_audio_queue)).reshape(-1)
