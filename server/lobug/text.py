@@ -146,3 +146,14 @@ def second_person(text: str) -> str:
         text[:1].lower() + text[1:],
         flags=re.IGNORECASE,
     )
+
+
+def content_stems(text: str) -> set[str]:
+    """The words of `text` that carry meaning, crudely stemmed ("sister's", "sisters" and
+    "sister" are one), for telling whether a text names a topic."""
+    stems = set()
+    for word in words_of(text):
+        word = re.sub(r"['’]s?$", "", word.replace("’", "'").removesuffix("'s"))
+        if word and word not in FUNCTION_WORDS:
+            stems.add(word[:-1] if len(word) > 3 and word.endswith("s") else word)
+    return stems

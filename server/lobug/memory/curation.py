@@ -10,7 +10,6 @@ nothing forgotten stays in a prompt. Blocking throughout: call from worker threa
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -36,7 +35,7 @@ from lobug.store.models import (
     NewFact,
 )
 from lobug.store.protocol import Store
-from lobug.text import FUNCTION_WORDS, words_of
+from lobug.text import content_stems
 
 # A fact found by meaning for a subject none names must be at least this similar to it (a
 # correction rewrites what it finds: only a close match will do).
@@ -53,17 +52,6 @@ TOPIC_CANDIDATES = 50
 class TopicLookupFailed(Exception):
     """The facts about a topic could not be looked up (its meaning could not be embedded or
     searched): nobody can tell whether memory holds any."""
-
-
-def content_stems(text: str) -> set[str]:
-    """The words of `text` that carry meaning, crudely stemmed ("sister's", "sisters" and
-    "sister" are one), for telling whether a text names a topic."""
-    stems = set()
-    for word in words_of(text):
-        word = re.sub(r"['’]s?$", "", word.replace("’", "'").removesuffix("'s"))
-        if word and word not in FUNCTION_WORDS:
-            stems.add(word[:-1] if len(word) > 3 and word.endswith("s") else word)
-    return stems
 
 
 def nothing_to_rewarm(agent: str) -> None:

@@ -40,7 +40,6 @@ import numpy as np
 
 from lobug.backends.base import ChatBackend, Vector
 from lobug.memory import prompts
-from lobug.memory.curation import content_stems
 from lobug.memory.manager import DISTILL_MAX_TOKENS
 from lobug.memory.people import one_owner, owner_of
 from lobug.memory.quality import MAX_BASE_MEMORY_CHARS, checked_output
@@ -48,7 +47,7 @@ from lobug.memory.topics import TopicBuilder
 from lobug.memory.when import DAY_PARTS, MONTHS, NUMBERS, WEEKDAYS
 from lobug.store.models import Derived, Dream, DreamChange, Fact, Summary, Topic
 from lobug.store.protocol import DreamingStore
-from lobug.text import FUNCTION_WORDS, words_of
+from lobug.text import FUNCTION_WORDS, content_stems, words_of
 
 log = logging.getLogger(__name__)
 

@@ -27,7 +27,7 @@ reads the derived texts it rewrites), so a crash never loses it while a copy rem
 derived text the cascade writes from the facts meanwhile is found too.
 
 A text *holds* a fact when it has every word that carries the fact's meaning (its *key*: the
-content words, `curation.content_stems`, but "user" and, when two others remain, the
+content words, `text.content_stems`, but "user" and, when two others remain, the
 household's names: "Your locker code is 4417" holds "Jordan's locker code is 4417"), or any
 of its *marks*: a word of it with a digit, at least three characters long, not a year ("4417",
 "plum42"). Derived texts are rewritten rather than dropped where they are the memory's own
@@ -54,7 +54,7 @@ from lobug.store.purge_protocol import (
     DerivedText,
     PurgeJob,
 )
-from lobug.text import FUNCTION_WORDS, words_of
+from lobug.text import content_stems
 
 log = logging.getLogger(__name__)
 
@@ -66,16 +66,6 @@ _YEAR = re.compile(r"(19|20)\d\d")
 _SENTENCE_END = re.compile(r"(?<=[.!?;])\s+")
 # Derived texts that are JSON lists or objects: emptied whole when they hold a purged fact.
 JSON_FIELDS = {"changes": "[]", "open_questions": "[]", "next_actions": "[]", "detail": ""}
-
-
-def stems(text: str) -> set[str]:
-    """The words of `text` that carry meaning, crudely stemmed (as `curation.content_stems`)."""
-    found = set()
-    for word in words_of(text):
-        word = re.sub(r"['’]s?$", "", word.replace("’", "'").removesuffix("'s"))
-        if word and word not in FUNCTION_WORDS:
-            found.add(word[:-1] if len(word) > 3 and word.endswith("s") else word)
-    return found
 
 
 @dataclass(frozen=True)
@@ -91,7 +81,7 @@ class Secret:
 
 def secret_of(text: str, names: Iterable[str]) -> Secret:
     """The key and marks of a fact's text; `names`: the household's, lower case."""
-    words = stems(text) - GENERIC_WORDS
+    words = content_stems(text) - GENERIC_WORDS
     unnamed = words - set(names)
     key = unnamed if len(unnamed) >= MIN_KEY_WORDS else words
     marks = {
@@ -101,7 +91,7 @@ def secret_of(text: str, names: Iterable[str]) -> Secret:
 
 
 def holds(text: str, secrets: Sequence[Secret]) -> bool:
-    words = stems(text)
+    words = content_stems(text)
     return any(secret.held_by(words) for secret in secrets)
 
 
@@ -180,7 +170,7 @@ class Purges:
         )
 
     def _secrets(self, agent: str, facts: Sequence[Fact]) -> list[Secret]:
-        names = {word for person in self.store.people(agent) for word in stems(person.name)}
+        names = {word for person in self.store.people(agent) for word in content_stems(person.name)}
         return [secret_of(fact.content, names) for fact in facts if fact.content]
 
     def _messages_holding(self, agent: str, secrets: Sequence[Secret]) -> set[int]:
@@ -192,7 +182,7 @@ class Purges:
             query = " ".join(sorted(secret.marks or secret.key))
             for message, _ in self.store.keyword_messages(agent, query, QUOTE_CANDIDATES):
                 if message.id not in words:
-                    words[message.id] = stems(message.content)
+                    words[message.id] = content_stems(message.content)
                 if secret.held_by(words[message.id]):
                     found.add(message.id)
         return found
