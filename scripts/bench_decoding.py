@@ -66,6 +66,7 @@ def converse(chat: ChatBackend, said: Sequence[str], settings: Settings) -> list
     """Answer each of `said` in one conversation: [answers, loops, off-language]."""
     history: list[ChatMessage] = []
     loops = others = 0
+    tokens, temperature = settings.reply_limits(chat.reply_tokens, chat.reply_temperature)
     for text in said:
         history.append({"role": "user", "content": text})
         messages = turn_messages(
@@ -74,11 +75,13 @@ def converse(chat: ChatBackend, said: Sequence[str], settings: Settings) -> list
             history[-HISTORY_MESSAGES:],
             agency=False,
             context_tokens=settings.llm_context_tokens,
-            reply_tokens=settings.llm_max_tokens,
+            reply_tokens=tokens,
             notes_last=chat.caches_prompt_prefix,
         )
         raw = chat.complete(
-            messages, max_tokens=settings.llm_max_tokens, temperature=settings.llm_temperature
+            messages,
+            max_tokens=tokens,
+            temperature=temperature,
         )
         reply = parse_reply(raw).text
         loop, other = degeneracy(reply), off_language(reply, "en")

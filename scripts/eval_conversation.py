@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import sys
 import sysconfig
@@ -375,9 +376,11 @@ def evaluate(model: str | None, args: argparse.Namespace) -> ModelRun:
     stopped."""
     from tests.e2e.server import start_server
 
-    from lobug.config import Settings
-
-    env = {"LOBUG_SPEECH": "0", "LOBUG_LLM_TEMPERATURE": str(Settings().llm_temperature)}
+    # The model's own temperature (the test servers' 0 unset), or the one this shell sets.
+    env = {
+        "LOBUG_SPEECH": "0",
+        "LOBUG_LLM_TEMPERATURE": os.environ.get("LOBUG_LLM_TEMPERATURE", ""),
+    }
     if model:
         env["LOBUG_LLM_MODEL"] = model
     with tempfile.TemporaryDirectory(prefix="lobug-eval-") as scratch:

@@ -179,6 +179,25 @@ def test_a_question_memory_answers_is_answered_with_the_facts_words_without_the_
     assert fake_chat.chat_requests() == []
 
 
+def test_a_model_that_made_the_person_up_is_not_asked_about_them(
+    assistant: Assistant, store: SQLiteStore, fake_chat: FakeChat, fake_embedder: FakeEmbedder
+) -> None:
+    """The tiny default answered "We have a beagle named Biscuit." with a dog called
+    "Biscuzzie", and "What's my son's name?" with one (there is no son)."""
+    fake_chat.answers_about_the_person = False
+    fake_chat.enqueue("Here is a pancake recipe: flour, eggs, milk.")
+    told = assistant.reply("kitchen", "We have a beagle named Biscuit.")
+    assert told.response == "Got it: you and your family have a beagle named Biscuit."
+    assert told.exchange is not None  # learned from, as any answered turn
+    fact = NewFact("The user's daughter Lina loves dinosaurs", "preference")
+    store.add_fact("lobug", fact, fake_embedder.embed(fact.content), actor="test")
+    unknown = assistant.reply("kitchen", "What's my son's name?")
+    assert unknown.response == "You haven't told me about your son."
+    assert fake_chat.chat_requests() == []
+    helped = assistant.reply("kitchen", "Can you give me a recipe for pancakes?")
+    assert helped.response == "Here is a pancake recipe: flour, eggs, milk."
+
+
 def test_a_prime_during_a_turn_of_the_device_leaves_the_model_to_that_turn(
     assistant: Assistant, fake_chat: FakeChat, fake_embedder: FakeEmbedder
 ) -> None:

@@ -305,6 +305,16 @@ def test_a_turn_whose_reply_invents_a_detail_says_it_does_not_know(
     }
 
 
+def test_an_answer_about_the_person_that_invents_is_not_asked_for_twice(
+    assistant: Assistant, fake_chat: FakeChat
+) -> None:
+    """SmolLM2-135M asked again made something up again, and the person waited twice."""
+    fake_chat.enqueue("Your son is called Maximilian.", "Your son Tobias is lovely.")
+    turn = assistant.reply("desk", "Is my son still at school?")
+    assert turn.response == UNKNOWN_REPLY
+    assert len(fake_chat.chat_requests()) == 1
+
+
 def test_advice_asked_after_news_about_the_person_may_name_things(
     assistant: Assistant, fake_chat: FakeChat
 ) -> None:

@@ -25,7 +25,7 @@ from lobug.memory.context import MemoryContext
 from lobug.memory.curation import Curation
 from lobug.memory.early import EarlyRecall
 from lobug.memory.manager import MemoryManager
-from lobug.memory.recall import answer_from_facts, asked_words
+from lobug.memory.recall import acknowledgement, answer_from_facts, asked_words
 from lobug.memory.reminders import DueReminders, NoReminders, owners_at
 from lobug.memory.request_tools import (
     MEMORY_TOOLS,
@@ -88,6 +88,8 @@ class Assistant:
         self.store = store
         self.memory = memory
         self.chat = chat
+        limits = settings.reply_limits(chat.reply_tokens, chat.reply_temperature)
+        self.reply_tokens, self.temperature = limits
         self.devices = DeviceStates(settings.max_devices, self._warm)
         self.curation = Curation(
             store, embedder, settings.memory, self.rewarm, searcher=memory.searcher
@@ -153,7 +155,7 @@ class Assistant:
 
     def _answer(self, prepared: PreparedTurn, tokens: int, abandoned: AbandonCheck | None) -> str:
         """The model's whole answer to a prepared turn: with its tools where it calls them."""
-        temperature = self.settings.llm_temperature
+        temperature = self.temperature
         if prepared.tools is None or not self.chat.supports_tools:
             return self.chat.complete(
                 prepared.messages, max_tokens=tokens, temperature=temperature, abandoned=abandoned
@@ -183,7 +185,7 @@ class Assistant:
             self.chat,
             prepared.messages,
             self.settings.language,
-            self.settings.llm_max_tokens,
+            self.reply_tokens,
             abandoned,
         )
         prepared.clock.lap("llm_retry")
@@ -222,7 +224,7 @@ class Assistant:
             self.chat,
             prepared.messages,
             self.settings.language,
-            self.settings.llm_max_tokens,
+            self.reply_tokens,
             abandoned,
         )
 
@@ -246,14 +248,14 @@ class Assistant:
             prepared.messages,
             None if prepared.tools is None else prepared.tools.recording(prepared.tools_used),
             max_tokens=self._reply_tokens(spoken),
-            temperature=self.settings.llm_temperature,
+            temperature=self.temperature,
             abandoned=abandoned,
             timings=prepared.timings,
         )
         return prepared, prepared.reminders.ringing(stream)
 
     def _reply_tokens(self, spoken: SpokenLimit | None) -> int:
-        limit = self.settings.llm_max_tokens
+        limit = self.reply_tokens
         return limit if spoken is None else min(limit, spoken.max_tokens)
 
     def _prepare(
@@ -289,7 +291,11 @@ class Assistant:
         )
         timings.update({f"retrieve_{k}": v for k, v in context.timings_ms.items()})
         clock.lap("retrieve")
-        recalled = answer_from_facts(text, context.facts)  # a fact's own words, no model
+        # A fact's own words, no model; only them for a model that made the person up.
+        memory_only = not self.chat.answers_about_the_person
+        recalled = answer_from_facts(text, context.facts, memory_only=memory_only)
+        if recalled is None and memory_only:
+            recalled = acknowledgement(text)
         proven = household.proven(state.device_id)
         owners = owners_at(self.store, state.agent, state.device_id, viewer, proven=proven)
         due = DueReminders(self.store, state.agent, state.device_id, self.memory.clock, owners)
@@ -332,7 +338,7 @@ class Assistant:
             history,
             agency=agency,
             context_tokens=self.settings.llm_context_tokens,
-            reply_tokens=self.settings.llm_max_tokens,
+            reply_tokens=self.reply_tokens,
             notes_last=self.chat.caches_prompt_prefix,
             language=self.settings.language,
         )
@@ -378,7 +384,7 @@ class Assistant:
                 )
                 if answer:  # begun before the turn can look for it
                     tokens = self._reply_tokens(spoken)
-                    temperature = self.settings.llm_temperature
+                    temperature = self.temperature
                     self.ahead.start(
                         device_id, messages, max_tokens=tokens, temperature=temperature
                     )

@@ -112,8 +112,9 @@ class Settings:
     ollama_host: str = "http://127.0.0.1:11434"
     llm_timeout_s: float = 60.0
     llm_connect_timeout_s: float = 3.0
-    llm_max_tokens: int = 256
-    llm_temperature: float = 0.7
+    # None: the chat model's own (`ChatBackend.reply_tokens`, `reply_temperature`).
+    llm_max_tokens: int | None = None
+    llm_temperature: float | None = None
     llm_context_tokens: int = 4096
     llm_threads: int = 2
     llm_prompt_cache_mib: int = 256
@@ -252,6 +253,13 @@ class Settings:
 
     def agent_for_device(self, device_id: str) -> str:
         return self.device_agents.get(device_id, self.agent)
+
+    def reply_limits(self, tokens: int, temperature: float) -> tuple[int, float]:
+        """A reply's token limit and temperature: as set here, else the model's own."""
+        return (
+            tokens if self.llm_max_tokens is None else self.llm_max_tokens,
+            temperature if self.llm_temperature is None else self.llm_temperature,
+        )
 
     def with_overrides(self, **changes: Any) -> Settings:
         return replace(self, **changes)

@@ -210,7 +210,10 @@ class ReplyGuard:
         return self.second_try(problem, regenerate)
 
     def second_try(self, problem: str, regenerate: Callable[[], Decision]) -> Decision:
-        """After a refused answer: one more, and the fallback when it fails too."""
+        """After a refused answer: one more, and the fallback when it fails too (at once
+        for an answer about the person that made something up: `asks_again`)."""
+        if not self.asks_again(problem):
+            return self.fallback(problem, None)
         log.info("reply refused (%s); asking again with safer settings", problem)
         second = regenerate()
         second_problem = self.problem(second.text)
@@ -218,10 +221,16 @@ class ReplyGuard:
             return replace(second, guard=REGENERATED, problem=problem)
         return self.fallback(problem, second_problem)
 
+    def asks_again(self, problem: str) -> bool:
+        """Whether a refused answer is asked for once more. Not one about the person that
+        made something up: asked the same, the model made something up again (the reply
+        guard's second tries on SmolLM2-135M), and the person waited twice for it."""
+        return not (self.answer and problem.startswith(INVENTED))
+
     def fallback(self, problem: str, second_problem: str | None) -> Decision:
         """What is said when the second try failed too (`second_problem`; None: it said
-        nothing)."""
-        log.warning("reply refused twice (%s, then %s); said the fallback", problem, second_problem)
+        nothing, or none was asked for)."""
+        log.warning("reply refused (%s, then %s); said the fallback", problem, second_problem)
         fallback = FALLBACK_REPLY
         if problem.startswith(INVENTED):
             fallback = UNKNOWN_REPLY
@@ -242,6 +251,8 @@ class ReplyGuard:
         stop()
         if said.strip():
             return Decision("respond", said.strip(), CUT, problem)
+        if not self.asks_again(problem):
+            return self.fallback(problem, None)
         log.info("reply refused (%s); asking again with safer settings", problem)
         return SecondTry(problem, retry())
 

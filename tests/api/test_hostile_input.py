@@ -160,7 +160,7 @@ def test_a_huge_read_only_block_never_fails_an_agent_and_an_admin_can_delete_it(
 ) -> None:
     block = {"agent_name": "lobug", "label": "notes", "value": value, "read_only": True}
     assert lobug.post("/memory/memory-blocks", json=block).status_code == 200
-    budget = prompt_budget_tokens(settings.llm_context_tokens, settings.llm_max_tokens)
+    budget = prompt_budget_tokens(settings.llm_context_tokens, fake_chat.reply_tokens)
     assert lobug.post("/chat/text", json={"text": "hello"}).status_code == 200
     assert prompt_tokens(fake_chat.chat_requests()[-1]) <= budget
     proxy = {"model": "x", "user": "lobug", "messages": [{"role": "user", "content": "hi"}]}

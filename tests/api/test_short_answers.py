@@ -98,4 +98,4 @@ def test_voice_turns_ask_for_short_answers_and_text_chat_does_not(
     text = voice_client.post("/chat/text", json={"text": "Tell me a story"}).json()
     assert text["response"] == TEN_SENTENCES
     assert "short sentences" not in fake_chat.chat_requests()[-1][0]["content"]
-    assert fake_chat.reply_token_limits[-1] == settings.llm_max_tokens
+    assert fake_chat.reply_token_limits[-1] == fake_chat.reply_tokens  # the model's own

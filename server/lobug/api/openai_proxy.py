@@ -211,7 +211,7 @@ async def chat_completions(
     # With X-Agent, `user` names a person of that household; without, the agent (as before).
     agent = agent_of(x_agent, None if x_agent else body.user, svc.settings.agent)
     person = body.user if x_agent else None
-    proxy_request = body.proxy_request(agent, svc.settings.llm_max_tokens, person, evidence)
+    proxy_request = body.proxy_request(agent, svc.assistant.reply_tokens, person, evidence)
     if len(proxy_request.query) > svc.settings.max_text_chars:
         raise ApiError(
             413,

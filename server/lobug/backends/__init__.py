@@ -67,15 +67,22 @@ def build_chat(settings: Settings) -> ChatBackend:
             timeout_s=settings.llm_timeout_s,
             connect_timeout_s=settings.llm_connect_timeout_s,
         )
-    from lobug.backends.bundled_models import chat_model_path
+    from lobug.backends.bundled_models import bundled_model_at, chat_model_path
     from lobug.backends.embedded import EmbeddedChat
 
-    return EmbeddedChat(
-        chat_model_path(settings.llm_model, settings.models_dir),
+    path = chat_model_path(settings.llm_model, settings.models_dir)
+    chat = EmbeddedChat(
+        path,
         n_ctx=settings.llm_context_tokens,
         threads=settings.llm_threads,
         prompt_cache_mib=settings.llm_prompt_cache_mib,
     )
+    bundled = bundled_model_at(path)
+    if bundled is not None and bundled.reply_limits is not None:
+        chat.reply_tokens, chat.reply_temperature = bundled.reply_limits
+    if bundled is not None:
+        chat.answers_about_the_person = bundled.answers_about_the_person
+    return chat
 
 
 def _is_gguf(model: str | None) -> bool:

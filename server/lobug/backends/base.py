@@ -136,6 +136,13 @@ class ChatBackend(ABC):
     # May begin a voice turn's answer in the person's pause, before the turn has ended, and
     # stop it at its next token if they speak on (`ahead.py`): a model of one's own.
     answers_ahead: bool = False
+    # How long and how warm a reply is unless LOBUG_LLM_MAX_TOKENS / LOBUG_LLM_TEMPERATURE
+    # say: a tiny model rambles and invents less in short, cool replies (`bundled_models`).
+    reply_tokens: int = 256
+    reply_temperature: float = 0.7
+    # Asked what the person said, or told about them, it answers (else the memory's words do:
+    # `memory/recall.py`); not the tiny bundled model, which made the person up.
+    answers_about_the_person: bool = True
 
     @abstractmethod
     def complete(

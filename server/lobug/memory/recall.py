@@ -9,9 +9,22 @@ ones the person said. A bigger model would say the same thing, so the rule costs
 there, and the turn is faster (no generation).
 
 Only clear cases: the text is a question (a question mark, or a question word or auxiliary
-first) about the person (my / I / me), it is not a request for advice ("how do I ...", "what
-should I ..."), and every word it asks about is in the fact (other endings and a few
-synonyms count: "name" is "called" or "named"). Anything else goes to the model as before.
+first) about the person (my / our / I / we), it is not a request for advice ("how do I ...",
+"what should I ..."), and every word it asks about is in the fact (other endings and a few
+synonyms count: "name" is "called" or "named", or a name in the fact: "What's my partner
+called?" with "The user's partner Jonas is a carpenter"; the thing a "which"/"what" asks for
+is what the fact names: "Which instrument do I play?" with "The user plays the cello").
+Anything else goes to the model as before.
+
+A model that is not trusted with what it says of the person (the tiny default, which
+invented "Your son's name is Daniel." and "Alec is a golden retriever"; `memory_only`) is not
+asked about the person at all where the facts can answer: what they hold of the thing asked
+about ("my daughter") is read out, and a thing none of them mentions is said unknown ("You
+haven't told me about your son."), as is a "what"/"which" question that no fact answers.
+Nor is it asked to answer a turn that only tells about the person: their words are said
+back ("Got it: you and your family have a beagle named Biscuit."), where the tiny model
+answered "No, no, no! I'm not Marta. I'm a Loomi" and "We've got a lovely dog here with a
+name: Biscuzzie" (`acknowledgement`).
 """
 
 from __future__ import annotations
@@ -19,6 +32,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 
+from lobug.memory.disclosure import said_sentences, self_disclosures
 from lobug.store.models import ScoredFact
 from lobug.text import FUNCTION_WORDS, sentence_case, sentences_of, words_of
 
@@ -50,12 +64,23 @@ QUESTION_OPENERS = frozenset(
     can could have has remind""".split()
 )
 ADVICE = re.compile(
-    r"^(?:how (?:(?:long|much|many|often|soon) )?(?:do|can|could|should|would) i"
-    r"|what (?:should|can|could|would) i|should i|can i|could i|would i|shall i|will i)\b"
+    r"^(?:how (?:(?:long|much|many|often|soon) )?(?:do|can|could|should|would) (?:i|we)"
+    r"|what (?:should|can|could|would) (?:i|we)|(?:should|can|could|would|shall|will) (?:i|we))\b"
 )
 # Words that make a question one about the person ("me" is what a request for help is for:
 # "can you give me a recipe" asks nothing about them).
-ABOUT_THE_PERSON = frozenset({"my", "i", "mine", "im", "ive"})
+ABOUT_THE_PERSON = frozenset({"my", "i", "mine", "im", "ive", "our", "we"})
+# The words that ask for a name: a name in the fact holds them.
+NAME_WORDS = frozenset({"name", "called", "named"})
+# The thing a question asks for ("which instrument", "what kind of car"): the fact names it.
+ASKED_THING = re.compile(r"^(?:what|which)(?:\s+(?:kind|type|sort)\s+of)?\s+([a-z]+)\b")
+WH_OPENERS = frozenset("what whats which who whos whose where wheres when".split())
+REMEMBERING = frozenset({"remember", "recall", "know"})  # "remember what she likes?"
+POSSESSED = re.compile(r"\b(?:my|our)\s+([a-z]+)")
+# A capitalised word after a fact's first: a name ("The user's partner Jonas").
+NAME_IN_FACT = re.compile(r"(?<=\s)[A-Z][a-z]+")
+MAX_READ_OUT = 2
+MAX_ASIDE_WORDS = 2  # "Hi!", "Oh, okay.": said beside a statement, not a turn of its own
 YES_NO = re.compile(r"^(?:do|did|can|could) you (?:remember|know|recall)\b")
 SECOND_PERSON = (
     (re.compile(r"\bthe user and their\b", re.IGNORECASE), "you and your"),  # "we", `text`
@@ -73,17 +98,82 @@ UNCHANGED_VERBS = frozenset("can could will would shall should may might must di
 LEAD_IN = re.compile(r"^(?:(?:hey|hi|ok|okay|so|well|um)\b[\s,]*)*(?:lo-?bug\b[\s,]*)?")
 
 
-def answer_from_facts(question: str, facts: Sequence[ScoredFact]) -> str | None:
+def answer_from_facts(
+    question: str, facts: Sequence[ScoredFact], *, memory_only: bool = False
+) -> str | None:
     """The answer to `question` from the first of `facts` (best first) that holds it; None
-    when the question is not one this rule answers or no fact holds every word asked about."""
+    when the question is not one this rule answers or no fact holds every word asked about.
+    `memory_only`: the model is not to be asked about the person, so a question about them
+    that no fact answers gets what the facts hold of its thing, or is said unknown."""
     asked = asked_words(question)
     if not asked:
         return None
-    for hit in facts:
-        if holds(bare_words(hit.fact.content), asked):
-            answer = second_person(hit.fact.content)
-            return f"Yes. {answer}" if YES_NO.match(plain(question)) else answer
-    return None
+    contents = [hit.fact.content for hit in facts]
+    fact = next((c for c in contents if holds(bare_words(c), asked)), None)
+    if fact is None:
+        thing = asked_thing(question)
+        fact = next((c for c in contents if holds_with_names(c, asked, thing)), None)
+    if fact is not None:
+        answer = second_person(fact)
+        return f"Yes. {answer}" if YES_NO.match(plain(question)) else answer
+    return from_memory_only(question, contents) if memory_only else None
+
+
+def from_memory_only(question: str, contents: Sequence[str]) -> str | None:
+    """For a model not asked about the person, a question that asks for something they said
+    (a what/which/who question, or one that asks to remember): the facts that mention what
+    it asks about ("my daughter"), read out; "You haven't told me about your son." when none
+    does; "You haven't told me that yet." when it names no such thing. None for any other
+    question (the model answers, checked by the reply guard)."""
+    text = plain(question)
+    words = bare_words(text)
+    if not (words[0] in WH_OPENERS or REMEMBERING.intersection(words)):
+        return None  # "And my mother?" after "What should I bring my sister?": the model's
+    possessed = [w for w in POSSESSED.findall(text) if w not in FUNCTION_WORDS]
+    if possessed:
+        about = [c for c in contents if holds(bare_words(c), possessed)][:MAX_READ_OUT]
+        if about:
+            said = " ".join(second_person(c) for c in about)
+            return f"Here's what I know: {said[0].lower()}{said[1:]}"
+        return f"You haven't told me about your {possessed[0]}."
+    return "You haven't told me that yet."
+
+
+def acknowledgement(said: str) -> str | None:
+    """What a turn that only tells about the person is answered with by a model not trusted
+    with them: their statements said back to them; a greeting beside them ("Hi!") changes
+    nothing. None for any other turn (a question, a request, chitchat: the model's)."""
+    told = []
+    for sentence in said_sentences(said):
+        stated = self_disclosures(sentence, ())
+        if stated:
+            told.append(second_person(stated[0].content))
+        elif len(words_of(sentence)) > MAX_ASIDE_WORDS or is_question(sentence):
+            return None
+    if not told:
+        return None
+    joined = " ".join(told)
+    return f"Got it: {joined[0].lower()}{joined[1:]}"
+
+
+def asked_thing(question: str) -> str | None:
+    """What a "which"/"what" question asks for ("Which instrument do I play?" -> instrument),
+    or None."""
+    match = ASKED_THING.match(plain(question))
+    if match is None or match.group(1) in FUNCTION_WORDS:
+        return None
+    return match.group(1)
+
+
+def holds_with_names(fact: str, asked: Sequence[str], thing: str | None) -> bool:
+    """Whether `fact` answers the question: it holds every word asked about but the `thing`
+    asked for, a name standing for "name"/"called" (something else must be asked about too:
+    any name does not answer "What's my name?")."""
+    wanted = [w for w in asked if w != thing]
+    topics = [w for w in wanted if w not in NAME_WORDS]
+    if not topics or not holds(bare_words(fact), topics):
+        return False
+    return len(topics) == len(wanted) or bool(NAME_IN_FACT.search(fact))
 
 
 def asked_words(said: str) -> list[str]:
