@@ -295,7 +295,7 @@ class Assistant:
         memory_only = not self.chat.answers_about_the_person
         recalled = answer_from_facts(text, context.facts, memory_only=memory_only)
         if recalled is None and memory_only:
-            recalled = acknowledgement(text)
+            recalled = acknowledgement(text, context.facts)
         proven = household.proven(state.device_id)
         owners = owners_at(self.store, state.agent, state.device_id, viewer, proven=proven)
         due = DueReminders(self.store, state.agent, state.device_id, self.memory.clock, owners)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from lobug.memory.recall import acknowledgement, answer_from_facts, asked_words, second_person
@@ -180,8 +182,40 @@ def test_a_turn_that_only_tells_about_the_person_is_said_back(said: str, answer:
         "Can you give me a simple recipe for pancakes?",
         "Thanks, that's all for now.",
         "I love hiking. What should I pack?",
-        "Lina also loves drawing and strawberries.",  # about someone else: the model's
+        "Lina also loves drawing and strawberries.",  # about someone memory does not name
     ],
 )
 def test_any_other_turn_is_not_said_back(said: str) -> None:
     assert acknowledgement(said) is None
+
+
+def test_a_question_about_the_person_gets_the_fact_clearly_nearest_in_meaning() -> None:
+    """Cosines measured with the bundled embedder for "I'm grabbing a snack at work, anything
+    I should stay away from?" (0.33, 0.14) and "... who could pick up our daughter today?"
+    (0.27, 0.23): only the first has a clear nearest fact."""
+    allergy = replace(FAMILY[0].fact, content="The user is allergic to peanuts")
+    dog = FAMILY[1].fact
+    snack = "I'm grabbing a snack at work, anything I should stay away from?"
+    clear = [ScoredFact(allergy, 0.33), ScoredFact(dog, 0.14)]
+    assert (
+        answer_from_facts(snack, clear, memory_only=True)
+        == "From what you told me: you are allergic to peanuts."
+    )
+    close = [ScoredFact(allergy, 0.27), ScoredFact(dog, 0.23)]
+    assert answer_from_facts(snack, close, memory_only=True) is None
+    faint = [ScoredFact(allergy, 0.12)]
+    assert answer_from_facts(snack, faint, memory_only=True) is None
+    assert answer_from_facts(snack, clear) is None  # a trusted model answers it
+
+
+def test_what_a_question_is_doing_asks_about_the_day_not_the_word() -> None:
+    hiking = facts("The user is hiking at Multnomah Falls on Friday")
+    assert (
+        answer_from_facts("What am I doing on Friday?", hiking, memory_only=True)
+        == "You are hiking at Multnomah Falls on Friday."
+    )
+
+
+def test_a_statement_about_someone_memory_names_is_said_back_too() -> None:
+    said = "Lina also loves drawing and strawberries."
+    assert acknowledgement(said, FAMILY) == f"Got it: {said}"
