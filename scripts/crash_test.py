@@ -74,8 +74,14 @@ class Target:
     stop: threading.Event = field(default_factory=threading.Event)
 
 
-def unique_text(rng: random.Random, client: str, seq: int) -> str:
-    return f"{client} message {seq}: I saw a {rng.choice(WORDS)} near the {rng.choice(WORDS)}"
+def unique_text(rng: random.Random, client: str, seq: int, kind: str) -> str:
+    """A device asks the model (a statement about the person is said back without it, in no
+    time, and would flood the learning queue past what a person says); the memory API stores
+    what someone saw."""
+    first, second = rng.choice(WORDS), rng.choice(WORDS)
+    if kind == "device":
+        return f"{client} message {seq}: is a {first} ever near a {second}?"
+    return f"{client} message {seq}: I saw a {first} near the {second}"
 
 
 def classify(exc: Exception) -> str:
@@ -97,7 +103,7 @@ def client(kind: str, name: str, target: Target, ledger: Ledger, seed: int, send
             time.sleep(0.1)
             continue
         seq += 1
-        text = unique_text(rng, name, seq)
+        text = unique_text(rng, name, seq, kind)
         try:
             status = send(url, name, text)
         except Exception as exc:
