@@ -81,29 +81,38 @@ def fact(i: int) -> str:
 class Phase:
     name: str
     seconds: list[float] = field(default_factory=list)
+    modelled: list[float] = field(default_factory=list)  # those of turns the model answered
     retried: int = 0  # turns whose reply the reply guard asked for again (two model calls)
     lock: threading.Lock = field(default_factory=threading.Lock)
     note: str = ""
 
-    def add(self, seconds: float, retried: bool) -> None:
+    def add(self, seconds: float, retried: bool, modelled: bool) -> None:
         with self.lock:
             self.seconds.append(seconds)
             self.retried += retried
+            if modelled:
+                self.modelled.append(seconds)
 
     def p50(self) -> float:
         return statistics.median(self.seconds)
 
     def p95(self) -> float:
-        ordered = sorted(self.seconds)
-        return ordered[max(0, round(0.95 * len(ordered)) - 1)]
+        return p95(self.seconds)
 
 
-def say(http: httpx.Client, device: str, text: str) -> tuple[float, bool]:
-    """A turn's seconds, and whether the reply guard asked the model twice."""
+def p95(seconds: list[float]) -> float:
+    ordered = sorted(seconds)
+    return ordered[max(0, round(0.95 * len(ordered)) - 1)] if ordered else float("nan")
+
+
+def say(http: httpx.Client, device: str, text: str) -> tuple[float, bool, bool]:
+    """A turn's seconds, whether the reply guard asked the model twice, and whether the
+    model answered at all (a statement said back or a question memory answers: not)."""
     started = time.perf_counter()
     answered = http.post("/chat/text", json={"text": text}, headers={"X-Device-Id": device})
     answered.raise_for_status()
-    return time.perf_counter() - started, "llm_retry" in answered.headers.get("server-timing", "")
+    timing = answered.headers.get("server-timing", "")
+    return time.perf_counter() - started, "llm_retry" in timing, "llm;" in timing
 
 
 def talk(url: str, devices: list[str], phase: Phase, turns: int, pause: float) -> None:
@@ -179,11 +188,15 @@ def run(server: ServerProcess, args: argparse.Namespace) -> list[Phase]:
 def report(label: str, phases: list[Phase]) -> None:
     idle, busy, four = phases
     print(f"\n/chat/text reply time, {label} (seconds)")
-    print(f"{'phase':<24} {'turns':>5} {'p50':>6} {'p95':>6} {'max':>6} {'retried':>7}")
+    print(
+        f"{'phase':<24} {'turns':>5} {'p50':>6} {'p95':>6} {'max':>6} {'retried':>7} "
+        f"{'model turns':>11} {'their p95':>9}"
+    )
     for phase in phases:
         print(
             f"{phase.name:<24} {len(phase.seconds):5d} {phase.p50():6.2f} {phase.p95():6.2f} "
-            f"{max(phase.seconds):6.2f} {phase.retried:7d}  {phase.note}"
+            f"{max(phase.seconds):6.2f} {phase.retried:7d} {len(phase.modelled):11d} "
+            f"{p95(phase.modelled):9.2f}  {phase.note}"
         )
     print(
         f"background p95 / idle p95: {busy.p95() / idle.p95():.1f}x (goal <= 2); "

@@ -25,7 +25,7 @@ from lobug.memory.context import MemoryContext
 from lobug.memory.curation import Curation
 from lobug.memory.early import EarlyRecall
 from lobug.memory.manager import MemoryManager
-from lobug.memory.recall import acknowledgement, answer_from_facts, asked_words
+from lobug.memory.recall import answer_from_memory, asked_words
 from lobug.memory.reminders import DueReminders, NoReminders, owners_at
 from lobug.memory.request_tools import (
     MEMORY_TOOLS,
@@ -291,11 +291,8 @@ class Assistant:
         )
         timings.update({f"retrieve_{k}": v for k, v in context.timings_ms.items()})
         clock.lap("retrieve")
-        # A fact's own words, no model; only them for a model that made the person up.
-        memory_only = not self.chat.answers_about_the_person
-        recalled = answer_from_facts(text, context.facts, memory_only=memory_only)
-        if recalled is None and memory_only:
-            recalled = acknowledgement(text, context.facts)
+        only_memory = not self.chat.answers_about_the_person  # a model that made them up
+        recalled = answer_from_memory(text, context.facts, memory_only=only_memory)
         proven = household.proven(state.device_id)
         owners = owners_at(self.store, state.agent, state.device_id, viewer, proven=proven)
         due = DueReminders(self.store, state.agent, state.device_id, self.memory.clock, owners)

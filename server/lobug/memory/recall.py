@@ -100,6 +100,18 @@ UNCHANGED_VERBS = frozenset("can could will would shall should may might must di
 LEAD_IN = re.compile(r"^(?:(?:hey|hi|ok|okay|so|well|um)\b[\s,]*)*(?:lo-?bug\b[\s,]*)?")
 
 
+def answer_from_memory(
+    said: str, facts: Sequence[ScoredFact], *, memory_only: bool = False
+) -> str | None:
+    """The server's own answer to a turn, no model asked: a fact's words for a question they
+    answer (`answer_from_facts`); for a `memory_only` model also what memory holds or an
+    unknown, and a statement about the person said back (`acknowledgement`)."""
+    answer = answer_from_facts(said, facts, memory_only=memory_only)
+    if answer is None and memory_only:
+        return acknowledgement(said, facts)
+    return answer
+
+
 def answer_from_facts(
     question: str, facts: Sequence[ScoredFact], *, memory_only: bool = False
 ) -> str | None:
