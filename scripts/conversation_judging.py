@@ -84,8 +84,8 @@ NEVER_PERSONAL = frozenset(
     excellent amazing cool alright right unfortunately however also first next finally once
     please feel try maybe perhaps noted got understood done thanks thank sweet dreams wow
     interesting fun goodbye bye see take call tell ask ill id well lets theres heres cant wont
-    isnt arent wasnt doesnt havent hasnt wouldnt couldnt shouldnt""".split()
-)
+    isnt arent wasnt doesnt havent hasnt wouldnt couldnt shouldnt say""".split()
+)  # "say": the server's own 'Say "yes" and I'll change it', counted invented on every model
 
 
 def invented_details(reply: str, said: Sequence[str]) -> list[str]:

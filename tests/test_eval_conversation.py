@@ -318,3 +318,9 @@ def test_a_read_back_waiting_for_a_yes_is_a_question_to_confirm() -> None:
 
     assert asks_to_confirm('I have this note: you like tea. Say "yes" and I\'ll forget it.')
     assert not asks_to_confirm("I forgot 1 fact: you like tea.")
+
+
+def test_the_servers_own_say_yes_is_no_invented_detail() -> None:
+    reply = 'I have this note: you have a beagle named Biscuit. Say "yes" and I\'ll change it.'
+    said = ["We have a beagle named Biscuit.", "Actually my dog is called Pretzel now."]
+    assert invented_details(reply, said) == []

@@ -219,3 +219,9 @@ def test_what_a_question_is_doing_asks_about_the_day_not_the_word() -> None:
 def test_a_statement_about_someone_memory_names_is_said_back_too() -> None:
     said = "Lina also loves drawing and strawberries."
     assert acknowledgement(said, FAMILY) == f"Got it: {said}"
+
+
+def test_a_name_never_told_is_said_unknown_as_a_name() -> None:
+    nameless = facts("The user plays the cello")
+    said = answer_from_facts("Do you remember my name?", nameless, memory_only=True)
+    assert said == "You haven't told me your name."

@@ -154,6 +154,8 @@ def from_memory_only(
         if about:
             said = " ".join(second_person(c) for c in about)
             return f"Here's what I know: {lower_you(said)}"
+        if possessed[0] in NAME_WORDS:  # "Do you remember my name?"
+            return "You haven't told me your name."
         return f"You haven't told me about your {possessed[0]}."
     if any(holds(bare_words(c), [word]) for c in contents for word in asked):
         return None
