@@ -167,13 +167,12 @@ def nearest_fact(facts: Sequence[ScoredFact]) -> str | None:
     `NEAREST_SIMILARITY` and `NEAREST_MARGIN` times any other's (measured on a persona's
     facts: the allergy 0.33 against 0.14 for "anything I should stay away from?"; the
     daughter 0.27 against 0.23 for "who could pick up our daughter?", left to the model)."""
-    ranked = sorted((hit.similarity for hit in facts), reverse=True)
-    if not ranked or ranked[0] < NEAREST_SIMILARITY:
+    ranked = sorted(facts, key=lambda hit: hit.similarity, reverse=True)
+    if not ranked or ranked[0].similarity < NEAREST_SIMILARITY:
         return None
-    if len(ranked) > 1 and ranked[0] < NEAREST_MARGIN * ranked[1]:
+    if len(ranked) > 1 and ranked[0].similarity < NEAREST_MARGIN * ranked[1].similarity:
         return None
-    best = max(facts, key=lambda hit: hit.similarity)
-    return f"From what you told me: {lower_you(second_person(best.fact.content))}"
+    return f"From what you told me: {lower_you(second_person(ranked[0].fact.content))}"
 
 
 def acknowledgement(said: str, facts: Sequence[ScoredFact] = ()) -> str | None:
