@@ -225,3 +225,37 @@ def test_a_name_never_told_is_said_unknown_as_a_name() -> None:
     nameless = facts("The user plays the cello")
     said = answer_from_facts("Do you remember my name?", nameless, memory_only=True)
     assert said == "You haven't told me your name."
+
+
+@pytest.mark.parametrize(
+    ("question", "answer"),
+    [
+        ("What's our dog's name?", "You and your family have a beagle named Biscuit."),
+        ("What breed is our dog?", "You and your family have a beagle named Biscuit."),
+    ],
+)
+def test_a_thing_is_known_by_its_kind(question: str, answer: str) -> None:
+    beagle = facts("The user and their family have a beagle named Biscuit")
+    assert answer_from_facts(question, beagle) == answer
+    unknown = answer_from_facts("What's our cat called?", beagle, memory_only=True)
+    assert unknown == "You haven't told me about your cat."
+
+
+def test_advice_about_something_of_theirs_gets_the_fact_it_must_weigh() -> None:
+    """Cosines measured with the bundled embedder: the holiday question against the Lisbon
+    fact 0.20, against any other 0.01."""
+    trip = replace(FAMILY[0].fact, content="The user is off to Lisbon in August for a holiday")
+    other = FAMILY[1].fact
+    clear = [ScoredFact(trip, 0.20), ScoredFact(other, 0.01)]
+    holiday = "Should I pack shorts or a winter coat for our holiday?"
+    assert (
+        answer_from_facts(holiday, clear, memory_only=True)
+        == "From what you told me: you are off to Lisbon in August for a holiday."
+    )
+    assert answer_from_facts(holiday, clear) is None  # a trusted model advises
+    close = [ScoredFact(trip, 0.20), ScoredFact(other, 0.15)]
+    assert answer_from_facts(holiday, close, memory_only=True) is None
+    nothing_of_theirs = "How long should I boil an egg for a soft yolk?"
+    assert answer_from_facts(nothing_of_theirs, clear, memory_only=True) is None
+    not_held = "Should I wash my car today?"  # the nearest fact says nothing of a car
+    assert answer_from_facts(not_held, clear, memory_only=True) is None

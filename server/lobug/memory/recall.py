@@ -59,6 +59,21 @@ SYNONYMS = {
     "car": ("car", "drive", "drives", "drove", "driving"),
     "father": ("dad", "father"),
 }
+# The kinds a fact names a thing by: a question about "our dog" is answered by "a beagle
+# named Biscuit" (a small model does not know that a beagle is a dog; a larger one answers
+# such questions itself). Asked word -> the words of a fact that are one of it.
+DOG_BREEDS = tuple(
+    """beagle labrador retriever poodle terrier spaniel collie shepherd dachshund bulldog
+    boxer husky pug chihuahua corgi greyhound whippet schnauzer rottweiler dalmatian
+    doberman setter pointer mastiff sheepdog lurcher mutt""".split()
+)
+CAT_BREEDS = tuple("tabby siamese persian ragdoll bengal sphynx tomcat moggy".split())
+KINDS = {
+    "dog": ("dog", "puppy", *DOG_BREEDS),
+    "cat": ("cat", "kitten", *CAT_BREEDS),
+    "breed": (*DOG_BREEDS, *CAT_BREEDS),
+    "pet": ("dog", "puppy", "cat", "kitten", "hamster", "rabbit", "parrot", "budgie"),
+}
 QUESTION_OPENERS = frozenset(
     """what whats who whos whose where wheres when which how do does did is are am was were
     can could have has remind""".split()
@@ -121,7 +136,7 @@ def answer_from_facts(
     that no fact answers gets what the facts hold of its thing, or is said unknown."""
     asked = asked_words(question)
     if not asked:
-        return None
+        return advice_from_memory(question, facts) if memory_only else None
     contents = [hit.fact.content for hit in facts]
     fact = next((c for c in contents if holds(bare_words(c), asked)), None)
     if fact is None:
@@ -162,17 +177,43 @@ def from_memory_only(
     return "You haven't told me that yet."
 
 
+def advice_from_memory(said: str, facts: Sequence[ScoredFact]) -> str | None:
+    """For a model not asked about the person, a request for advice about something of
+    theirs ("Should I pack shorts or a winter coat for our holiday?") gets the fact clearly
+    nearest in meaning when that fact holds the thing ("... off to Lisbon in August for their
+    summer holiday", 0.20 against 0.01): what the advice must weigh, which the small model
+    left out ("pack a warm hat"). Advice about nothing of theirs ("How long should I boil an
+    egg?") stays the model's."""
+    questions = [s for s in sentences_of(said) if is_question(s)]
+    text = plain(questions[-1]) if questions else ""
+    if not ADVICE.match(text):
+        return None
+    possessed = [w for w in POSSESSED.findall(text) if w not in FUNCTION_WORDS]
+    nearest = clearly_nearest(facts)
+    if nearest is None or not any(holds(bare_words(nearest), [w]) for w in possessed):
+        return None
+    return f"From what you told me: {lower_you(second_person(nearest))}"
+
+
 def nearest_fact(facts: Sequence[ScoredFact]) -> str | None:
-    """The fact clearly nearest in meaning to the question, said back: at least
-    `NEAREST_SIMILARITY` and `NEAREST_MARGIN` times any other's (measured on a persona's
-    facts: the allergy 0.33 against 0.14 for "anything I should stay away from?"; the
-    daughter 0.27 against 0.23 for "who could pick up our daughter?", left to the model)."""
+    """The fact clearly nearest in meaning to the question, said back, or None."""
+    nearest = clearly_nearest(facts)
+    if nearest is None:
+        return None
+    return f"From what you told me: {lower_you(second_person(nearest))}"
+
+
+def clearly_nearest(facts: Sequence[ScoredFact]) -> str | None:
+    """The content of the fact nearest in meaning to the question when it is clearly so: at
+    least `NEAREST_SIMILARITY` and `NEAREST_MARGIN` times any other's (measured on a
+    persona's facts: the allergy 0.33 against 0.14 for "anything I should stay away from?";
+    the daughter 0.27 against 0.23 for "who could pick up our daughter?", left to the model)."""
     ranked = sorted(facts, key=lambda hit: hit.similarity, reverse=True)
     if not ranked or ranked[0].similarity < NEAREST_SIMILARITY:
         return None
     if len(ranked) > 1 and ranked[0].similarity < NEAREST_MARGIN * ranked[1].similarity:
         return None
-    return f"From what you told me: {lower_you(second_person(ranked[0].fact.content))}"
+    return ranked[0].fact.content
 
 
 def acknowledgement(said: str, facts: Sequence[ScoredFact] = ()) -> str | None:
@@ -264,7 +305,8 @@ def holds(fact_words: Iterable[str], asked: Sequence[str]) -> bool:
 def same(asked: str, fact_word: str) -> bool:
     from lobug.memory.extraction import same_word
 
-    return any(same_word(option, fact_word) for option in SYNONYMS.get(asked, (asked,)))
+    options = SYNONYMS.get(asked, (asked,)) + KINDS.get(asked, ())
+    return any(same_word(option, fact_word) for option in options)
 
 
 def second_person(fact: str) -> str:
