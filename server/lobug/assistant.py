@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import Any
@@ -45,7 +45,7 @@ from lobug.reply_guard import (
 )
 from lobug.spoken import SpokenLimit
 from lobug.store.household import EVERYONE, Viewer, answering
-from lobug.store.models import VOICE, Message
+from lobug.store.models import VOICE, Message, ScoredFact
 from lobug.store.protocol import MessageIntake, Store
 from lobug.streaming_turn import StreamingTurn
 
@@ -291,8 +291,7 @@ class Assistant:
         )
         timings.update({f"retrieve_{k}": v for k, v in context.timings_ms.items()})
         clock.lap("retrieve")
-        only_memory = not self.chat.answers_about_the_person  # a model that made them up
-        recalled = answer_from_memory(text, context.facts, memory_only=only_memory)
+        recalled = self._recalled(text, context.facts, history)
         proven = household.proven(state.device_id)
         owners = owners_at(self.store, state.agent, state.device_id, viewer, proven=proven)
         due = DueReminders(self.store, state.agent, state.device_id, self.memory.clock, owners)
@@ -307,6 +306,15 @@ class Assistant:
                 state.tools, memory_tools(self.curation, household, turn)
             )
         return prepared
+
+    def _recalled(
+        self, said: str, facts: Sequence[ScoredFact], history: list[ChatMessage]
+    ) -> str | None:
+        """The server's own answer to the turn (`recall.answer_from_memory`), if it has one;
+        a model that made the person up is asked nothing about them."""
+        before = [m["content"] for m in history if m["role"] == "user"]
+        only_memory = not self.chat.answers_about_the_person
+        return answer_from_memory(said, facts, memory_only=only_memory, said_before=before)
 
     def _prompt(
         self,

@@ -6,7 +6,13 @@ from dataclasses import replace
 
 import pytest
 
-from lobug.memory.recall import acknowledgement, answer_from_facts, asked_words, second_person
+from lobug.memory.recall import (
+    acknowledgement,
+    answer_from_facts,
+    answer_from_memory,
+    asked_words,
+    second_person,
+)
 from lobug.store.models import Fact, ScoredFact
 
 
@@ -259,3 +265,10 @@ def test_advice_about_something_of_theirs_gets_the_fact_it_must_weigh() -> None:
     assert answer_from_facts(nothing_of_theirs, clear, memory_only=True) is None
     not_held = "Should I wash my car today?"  # the nearest fact says nothing of a car
     assert answer_from_facts(not_held, clear, memory_only=True) is None
+
+
+def test_a_name_said_earlier_in_the_conversation_is_known_before_it_is_learned() -> None:
+    said = "Lina also loves drawing and strawberries."
+    before = ["Our daughter Lina is seven and she's crazy about dinosaurs."]
+    assert answer_from_memory(said, [], memory_only=True, said_before=before) == f"Got it: {said}"
+    assert answer_from_memory(said, [], memory_only=True) is None  # nobody named: the model's

@@ -116,14 +116,20 @@ LEAD_IN = re.compile(r"^(?:(?:hey|hi|ok|okay|so|well|um)\b[\s,]*)*(?:lo-?bug\b[\
 
 
 def answer_from_memory(
-    said: str, facts: Sequence[ScoredFact], *, memory_only: bool = False
+    said: str,
+    facts: Sequence[ScoredFact],
+    *,
+    memory_only: bool = False,
+    said_before: Sequence[str] = (),
 ) -> str | None:
     """The server's own answer to a turn, no model asked: a fact's words for a question they
     answer (`answer_from_facts`); for a `memory_only` model also what memory holds or an
-    unknown, and a statement about the person said back (`acknowledgement`)."""
+    unknown, and a statement about the person said back (`acknowledgement`; `said_before`:
+    the person's earlier words in this conversation, whose names count as known before
+    they are learned)."""
     answer = answer_from_facts(said, facts, memory_only=memory_only)
     if answer is None and memory_only:
-        return acknowledgement(said, facts)
+        return acknowledgement(said, facts, said_before)
     return answer
 
 
@@ -216,12 +222,14 @@ def clearly_nearest(facts: Sequence[ScoredFact]) -> str | None:
     return ranked[0].fact.content
 
 
-def acknowledgement(said: str, facts: Sequence[ScoredFact] = ()) -> str | None:
-    """What a turn that only tells about the person, or about someone `facts` name ("Lina
-    also loves drawing"), is answered with by a model not trusted with them: the statements
-    said back; a greeting beside them ("Hi!") changes nothing. None for any other turn (a
-    question, a request, chitchat: the model's)."""
-    known = known_names(hit.fact.content for hit in facts)
+def acknowledgement(
+    said: str, facts: Sequence[ScoredFact] = (), said_before: Sequence[str] = ()
+) -> str | None:
+    """What a turn that only tells about the person, or about someone `facts` or their
+    words `said_before` name ("Lina also loves drawing"), is answered with by a model not
+    trusted with them: the statements said back; a greeting beside them ("Hi!") changes
+    nothing. None for any other turn (a question, a request, chitchat: the model's)."""
+    known = known_names([*(hit.fact.content for hit in facts), *said_before])
     told = []
     for sentence in said_sentences(said):
         stated = self_disclosures(sentence, (), known)

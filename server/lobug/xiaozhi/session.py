@@ -488,7 +488,9 @@ class Session:
             await reply.send(self.rate, self.svc.speech.require()[1].sample_rate)
         finally:
             reply.abort()  # the connection failed mid-answer: what was sent is what was said
-            await producing
-            await asyncio.to_thread(reply.close)
+            try:
+                await producing
+            finally:  # cancelled meanwhile (the server stopping): still stored, device freed
+                await asyncio.to_thread(reply.close)
             if self.reply is reply:
                 self.reply = None

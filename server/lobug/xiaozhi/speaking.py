@@ -58,6 +58,7 @@ class Reply:
         self.last_frame_at = 0.0
         self._pieces: asyncio.Queue[object] = asyncio.Queue()
         self._done = object()
+        self._produced = threading.Event()  # the worker has stopped
 
     def produce(self, loop: asyncio.AbstractEventLoop) -> None:
         """In a worker thread: the pieces into the queue until done or stopped."""
@@ -69,10 +70,12 @@ class Reply:
         except Exception:
             log.exception("the answer of %s failed", self.session.device)
         finally:
+            self._produced.set()
             loop.call_soon_threadsafe(self._pieces.put_nowait, self._done)
 
     def close(self) -> None:
-        """Once the worker has stopped (blocking): store what was said."""
+        """Blocking: once the worker has stopped, store what was said."""
+        self._produced.wait()
         self._finish(self.said, self.aborted.is_set())
 
     async def send(self, rate: int, tts_rate: int) -> None:
