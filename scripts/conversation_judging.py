@@ -88,13 +88,15 @@ NEVER_PERSONAL = frozenset(
 )  # "say": the server's own 'Say "yes" and I'll change it', counted invented on every model
 
 
-def invented_details(reply: str, said: Sequence[str]) -> list[str]:
+def invented_details(reply: str, said: Sequence[str], *, answer: bool = False) -> list[str]:
     """The names, numbers and relations `reply` gives the person that nothing in `said` (what
     the person said so far, this turn's words too) holds: `quality_recall.invented_names` in
-    the sentences about the person, endings aside ("Beagles" for "beagle"), clock times left
-    out, plus "your <relation>" never said."""
+    the sentences about the person (every sentence of an `answer` to a question about them:
+    "Lindsay, the one who's been working ..." for who could pick up their daughter), endings
+    aside ("Beagles" for "beagle"), clock times left out, plus "your <relation>" never said."""
     known = known_words(said)
-    about = " ".join(s for s in SENTENCE.split(CLOCK_TIME.sub(" ", reply)) if about_the_person(s))
+    sentences = SENTENCE.split(CLOCK_TIME.sub(" ", reply))
+    about = " ".join(s for s in sentences if answer or about_the_person(s))
     names = [token for token in invented_names(about, said) if not plain_word(token, known)]
     return list(dict.fromkeys(names + invented_relations(reply, known)))
 

@@ -335,7 +335,10 @@ def judge_text(result: TurnResult, earlier: Sequence[TurnResult]) -> None:
     if result.failure:
         result.odd.append(result.failure)
     # A help reply's names are a story's characters or a recipe's, not the person's.
-    result.invented = invented_details(result.reply, said) if result.kind != "help" else []
+    answer = result.kind in ("direct", "indirect", "unknown")
+    result.invented = (
+        invented_details(result.reply, said, answer=answer) if result.kind != "help" else []
+    )
     if result.kind in ("direct", "indirect", "help"):
         result.right = holds_any(result.reply, result.keys)
     elif result.kind == "unknown":

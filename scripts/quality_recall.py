@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 import httpx
 
+from lobug import claims
 from lobug.memory.extraction import same_word
 from lobug.text import FUNCTION_WORDS, word_tokens, words_of
 
@@ -35,11 +36,8 @@ FACTS: list[tuple[str, str, str]] = [
     ("I am allergic to peanuts.", "What am I allergic to?", "peanut|peanuts"),
     ("On Friday I am hiking at Multnomah Falls.", "What am I doing on Friday?", "hiking|hike"),
 ]
-# Sentence openers that name nothing.
-COMMON_OPENERS = frozenset(
-    """yes no sure sorry great well okay ok hello hi thanks thank oh ah hmm yeah nope
-    certainly absolutely of course lo bug cant wont lets its theres heres""".split()
-)
+# Sentence openers that name nothing: the reply guard's (`lobug.claims`), and the wake word.
+COMMON_OPENERS = claims.COMMON_OPENERS | {"of", "course", "lo", "bug"}
 SENTENCE = re.compile(r"(?<=[.!?])\s+")
 
 

@@ -324,3 +324,10 @@ def test_the_servers_own_say_yes_is_no_invented_detail() -> None:
     reply = 'I have this note: you have a beagle named Biscuit. Say "yes" and I\'ll change it.'
     said = ["We have a beagle named Biscuit.", "Actually my dog is called Pretzel now."]
     assert invented_details(reply, said) == []
+
+
+def test_every_sentence_of_an_answer_about_the_person_is_judged() -> None:
+    asked = [*SAID, "I'm stuck late at work, who could pick up our daughter today?"]
+    lindsay = "Lindsay, the one who's been working on the machine for a long time."
+    assert invented_details(lindsay, asked) == []  # said of no one, in general chat
+    assert invented_details(lindsay, asked, answer=True) == ["Lindsay"]

@@ -393,3 +393,14 @@ def test_a_name_opening_a_sentence_is_still_a_claim() -> None:
     known = known_words(["What's my son's name?"])
     assert ReplyGuard("en", known, answer=True).problem("Max is your son.") is not None
     assert ReplyGuard("en", known, answer=True).problem("Fido.") is not None
+
+
+def test_a_name_before_a_comma_opening_an_answer_is_a_claim() -> None:
+    """SmolLM2-135M, asked "who could pick up our daughter today?": "Lindsay, the one who's
+    been working on the machine for a long time." (nobody told of a Lindsay)."""
+    known = known_words(["Who could pick up our daughter today?"])
+    answering = ReplyGuard("en", known, answer=True)
+    lindsay = "Lindsay, the one who's been working on the machine for a long time."
+    assert answering.problem(lindsay) == "invented: Lindsay"
+    assert answering.problem("Unfortunately, I don't know who could.") is None
+    assert answering.problem("Sure, your partner could.") is None

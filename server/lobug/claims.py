@@ -33,12 +33,19 @@ ACTS_ON_THEM = frozenset(
 COMMON_OPENERS = frozenset(
     """yes no sure sorry great well okay ok hello hi hey thanks thank oh ah hmm yeah nope
     certainly absolutely maybe perhaps good nice wow cant wont lets its theres heres isnt
-    arent wasnt alright today tonight tomorrow yesterday""".split()
+    arent wasnt alright today tonight tomorrow yesterday unfortunately honestly actually
+    basically personally hopefully luckily sadly finally firstly secondly lastly however
+    additionally alternatively generally usually typically ideally obviously clearly really
+    anyway also otherwise instead besides meanwhile indeed therefore remember first next
+    then now so fine right true""".split()
 )
 
 
-# The words after a sentence's first word that make it a name ("Max is", "Fido has").
-NAMING_NEXT = frozenset("is was has had and says said lives works".split())
+# The words after a sentence's first word that make it a name ("Max is", "Fido has"), and
+# a comma after it ("Lindsay, the one who ...": SmolLM2-135M asked who could pick up a
+# daughter).
+NAMING_NEXT = frozenset("is was has had and says said lives works ,".split())
+NAME_AND_COMMA = re.compile(r"^\W*[A-Z][a-z]+,")
 # What a model calls itself ("As an AI, ..."): never a detail about the person.
 ASSISTANT_WORDS = frozenset({"ai", "lo-bug", "lobug", "assistant"})
 
@@ -59,6 +66,8 @@ def invented_details(text: str, known: frozenset[str], *, answer: bool = False) 
         tokens = word_tokens(sentence)
         for position, token in enumerate(tokens):
             after = tokens[position + 1] if position + 1 < len(tokens) else None
+            if position == 0 and NAME_AND_COMMA.match(sentence):
+                after = ","
             if is_detail(token, position, after) and bare(token) not in known:
                 invented.append(token)
     return invented
