@@ -81,6 +81,7 @@ NEVER_PERSONAL = frozenset(
     """lo bug lobug i ok okay monday tuesday wednesday thursday friday saturday sunday today
     tomorrow tonight english hello hey welcome wonderful great awesome nice lovely sounds
     congratulations enjoy remember let lets have good perfect definitely glad happy fantastic
+    warmest regards cheers sincerely
     excellent amazing cool alright right unfortunately however also first next finally once
     please feel try maybe perhaps noted got understood done thanks thank sweet dreams wow
     interesting fun goodbye bye see take call tell ask ill id well lets theres heres cant wont
@@ -179,7 +180,7 @@ FOREIGN_WORDS = frozenset(
 MIN_FOREIGN_DISTINCT = 2
 MIN_FOREIGN_TOTAL = 3
 ACCENTED = re.compile(r"[áéíóúñüöäßçãõèàìòâêôœ]")
-LETTERS = re.compile(r"[^\W\d_]+(?:['’][^\W\d_]+)?")
+LETTERS = re.compile(r"[^\W\d_]+(?:['’-][^\W\d_]+)*")  # "non-stick" is one word, not "non"
 # An assistant has no family, dog, car or allergy: "my brother", "my dog" speak as a person.
 AS_THE_USER = (
     r"\bmy\s+(?:" + "|".join(sorted(RELATIONS)) + r"|beagle|allergy|car|job|hobby)s?\b",

@@ -100,6 +100,8 @@ def test_a_fragment_of_another_language_is_odd() -> None:
 def test_one_foreign_word_in_english_is_not() -> None:
     assert foreign_words("In Lisbon, say obrigado and try the pastel de nata.") == []
     assert foreign_words("Chili con carne is a classic.") == []
+    # Qwen2.5-Coder-1.5B's pancakes: "non" is part of a word, "Pour" an English verb
+    assert foreign_words("Heat a non-stick pan. Pour the batter in.") == []
 
 
 def test_speaking_as_the_user_is_odd() -> None:
