@@ -137,3 +137,36 @@ def test_a_name_said_with_a_possessive_grounds_the_fact_the_model_wrote() -> Non
         max_facts=5,
     )
     assert [f.content for f in kept] == ["The user's dog is called Biscuit"]
+
+
+def test_a_fact_in_the_conversations_language_is_grounded_by_its_own_words() -> None:
+    """Qwen2.5-Coder-1.5B asked for German facts of "Ich arbeite als Krankenschwester im
+    Krankenhaus." wrote "Der User ist eine Krankenschwester"; German function words and the
+    German word for the user are framing, as "the user is a" is in English."""
+    said = "Ich arbeite als Krankenschwester im Krankenhaus."
+    items = [
+        {"fact": "Der User ist eine Krankenschwester", "type": "identity"},
+        {"fact": "Der Benutzer ist eine Ärztin", "type": "identity"},  # not said
+    ]
+    kept = validate_facts(
+        items, user_text=said, source_message_ids=(1, 2), max_facts=3, language="de"
+    )
+    assert [fact.content for fact in kept] == ["Der User ist eine Krankenschwester"]
+    assert not is_grounded("Der User ist eine Krankenschwester", [said])  # English framing only
+
+
+def test_the_extraction_asks_for_facts_in_the_conversations_language() -> None:
+    from lobug.memory.prompts import batch_fact_extraction_messages, fact_extraction_messages
+
+    german = fact_extraction_messages("Mein Hund heißt Bello.", "Schön!", language="de")
+    assert "write every fact in German" in german[0]["content"]
+    batch = batch_fact_extraction_messages([("Hallo", "Hallo!")], simple=True, language="de")
+    assert "write every fact in German" in batch[0]["content"]
+    english = fact_extraction_messages("My dog is Bello.", "Nice!")
+    assert "write every fact in" not in english[0]["content"]
+
+
+def test_the_user_named_in_another_language_is_no_name_to_ground() -> None:
+    said = "Hallo! Ich heiße Marta."
+    assert is_grounded("Der Benutzer ist Marta", [said], "de")  # a German noun, capitalised
+    assert not is_grounded("Der Benutzer ist Maria", [said], "de")

@@ -49,14 +49,21 @@ def reply_to_read(assistant: Message) -> str:
 
 
 def ask_alone(
-    chat: ChatBackend, pair: Pair, *, max_facts: int, should_stop: AbandonCheck
+    chat: ChatBackend,
+    pair: Pair,
+    *,
+    max_facts: int,
+    should_stop: AbandonCheck,
+    language: str = "en",
 ) -> FactItems:
-    """The fact objects the model finds in one exchange; UnreadableOutput when its reply
-    holds no list of facts (the work queue retries the exchange)."""
+    """The fact objects the model finds in one exchange (in the conversation's `language`);
+    UnreadableOutput when its reply holds no list of facts (the work queue retries it)."""
     user, assistant = pair
     simple = chat.prefers_simple_json
     raw = chat.complete(
-        prompts.fact_extraction_messages(user.content, reply_to_read(assistant), simple=simple),
+        prompts.fact_extraction_messages(
+            user.content, reply_to_read(assistant), simple=simple, language=language
+        ),
         max_tokens=EXTRACTION_MAX_TOKENS,
         temperature=0.0,
         json_schema=prompts.fact_schema(max_facts, simple=simple),
@@ -67,7 +74,12 @@ def ask_alone(
 
 
 def ask_together(
-    chat: ChatBackend, pairs: Sequence[Pair], *, max_facts: int, should_stop: AbandonCheck
+    chat: ChatBackend,
+    pairs: Sequence[Pair],
+    *,
+    max_facts: int,
+    should_stop: AbandonCheck,
+    language: str = "en",
 ) -> list[FactItems | None]:
     """The fact objects of each of `pairs` from one model call, in their order; None for an
     exchange the reply never reached (cut off by the token limit before it). Raises
@@ -76,7 +88,7 @@ def ask_together(
     simple = chat.prefers_simple_json
     said = [(user.content, reply_to_read(assistant)) for user, assistant in pairs]
     raw = chat.complete(
-        prompts.batch_fact_extraction_messages(said, simple=simple),
+        prompts.batch_fact_extraction_messages(said, simple=simple, language=language),
         max_tokens=EXTRACTION_MAX_TOKENS * len(pairs),
         temperature=0.0,
         json_schema=prompts.batch_fact_schema(len(pairs), max_facts, simple=simple),
@@ -138,9 +150,10 @@ class FactBatches:
     """Facts asked for together, each exchange's kept for its own turn of the memory work
     (keyed by the id of its assistant side, as the work queue keys exchanges)."""
 
-    def __init__(self, chat: ChatBackend, max_facts: int) -> None:
+    def __init__(self, chat: ChatBackend, max_facts: int, language: str = "en") -> None:
         self.chat = chat
         self.max_facts = max_facts
+        self.language = language
         self._ready: dict[int, FactItems] = {}
         self._alone: set[int] = set()  # exchanges of a batch that failed: asked alone
         self._lock = threading.Lock()
@@ -159,7 +172,11 @@ class FactBatches:
             return 0
         try:
             found = ask_together(
-                self.chat, batch, max_facts=self.max_facts, should_stop=should_stop
+                self.chat,
+                batch,
+                max_facts=self.max_facts,
+                should_stop=should_stop,
+                language=self.language,
             )
         except Abandoned:
             return 0

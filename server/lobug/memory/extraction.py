@@ -29,7 +29,7 @@ from lobug.memory.disclosure import (
 )
 from lobug.memory.prompts import WHOSE
 from lobug.memory.when import due_time
-from lobug.quality import text_problem
+from lobug.quality import LANGUAGE_WORDS, text_problem
 from lobug.store.models import FACT_TYPES, LEGACY_FACT_TYPES, TIME_SPANS, NewFact, fact_type_of
 from lobug.text import FUNCTION_WORDS, sentence_case, third_person, word_tokens
 
@@ -40,6 +40,11 @@ MIN_STEM_CHARS = 4
 # Words that carry no claim: function words and the fact template's own framing.
 STOPWORDS = FUNCTION_WORDS | frozenset(
     "user user's users assistant lo-bug lobug person someone named called currently really".split()
+)
+# "The user" as a fact written in another conversation language names them (`prompts.in_language`).
+USER_WORDS = frozenset(
+    "benutzer benutzers benutzerin nutzer nutzers utilisateur utilisatrice usuario usuaria utente "
+    "utilizador utilizadora".split()
 )
 
 
@@ -134,14 +139,16 @@ def occurs_in(word: str, source_words: AbstractSet[str]) -> bool:
     return word in source_words or any(same_word(word, other) for other in source_words)
 
 
-def is_grounded(fact: str, source_texts: Iterable[str]) -> bool:
+def is_grounded(fact: str, source_texts: Iterable[str], language: str = "en") -> bool:
     """True when the fact's key words occur in the source: every number and name, and most of
-    the remaining words (allowing other endings of the same word)."""
-    words = content_words(fact)
+    the remaining words (allowing other endings of the same word). The function words of the
+    conversation's `language` ("ist", "eine") and its word for the user are no key words."""
+    framing = LANGUAGE_WORDS.get(language, frozenset()) | USER_WORDS
+    words = [w for w in content_words(fact) if w not in framing]
     if not words:
         return False
     source_words = {w for text in source_texts for w in content_words(text)}
-    if not all(occurs_in(word, source_words) for word in _names_and_numbers(fact)):
+    if not all(occurs_in(word, source_words) for word in _names_and_numbers(fact) - framing):
         return False
     found = sum(1 for w in words if occurs_in(w, source_words))
     return found / len(words) >= MIN_GROUNDED_SHARE
@@ -202,7 +209,7 @@ def validate_facts(
         if fact is None:
             continue
         key = " ".join(content_words(fact.content))
-        if key in seen or not is_grounded(fact.content, statements):
+        if key in seen or not is_grounded(fact.content, statements, language):
             continue
         seen.add(key)
         kept.append(fact)

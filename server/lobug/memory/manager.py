@@ -312,7 +312,9 @@ class MemoryManager:
         simple = self.chat.prefers_simple_json
         if fact_items is None:  # unreadable output raises: the work queue retries it
             limit = self.config.max_facts_per_exchange
-            fact_items = ask_alone(self.chat, pair, max_facts=limit, should_stop=should_stop)
+            fact_items = ask_alone(
+                self.chat, pair, max_facts=limit, should_stop=should_stop, language=self.language
+            )
         said_at = local_time(user.created_at, self.zone)
         facts = validate_facts(
             fact_items,

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from lobug.backends.base import ChatMessage, JsonSchema
+from lobug.quality import LANGUAGE_NAMES
 from lobug.store.models import FACT_TYPES, TIME_SPANS, Fact, Message, Summary
 
 MAX_TRANSCRIPT_MESSAGE_CHARS = 400
@@ -80,13 +81,37 @@ type is one of: identity, trait, preference, event, commitment, constraint.
 No facts: {"facts": []}."""
 
 
+# "The user" as a fact in another language opens (`in_language`; `extraction.USER_WORDS`).
+THE_USER = {
+    "de": "Der Benutzer",
+    "fr": "L'utilisateur",
+    "es": "El usuario",
+    "it": "L'utente",
+    "pt": "O utilizador",
+}
+
+
+def in_language(system: str, language: str) -> str:
+    """The extraction instructions for a conversation in `language`: its facts written in
+    that language (the conversation's words are what a fact is checked against, and what
+    is said back), "The user" in its words, the examples too."""
+    if language in ("en", "auto"):
+        return system
+    name = LANGUAGE_NAMES.get(language, language)
+    the_user = THE_USER.get(language)
+    if the_user is not None:
+        system = system.replace('"The user ..."', f'"{the_user} ..."')
+    rule = f"The conversation is in {name}: write every fact in {name}, about the user"
+    return f"{system}\n{rule} in the third person."
+
+
 def fact_extraction_messages(
-    user_text: str, assistant_text: str, *, simple: bool = False
+    user_text: str, assistant_text: str, *, simple: bool = False, language: str = "en"
 ) -> list[ChatMessage]:
     exchange = f"User: {user_text}\nAssistant: {assistant_text}"
     system = SIMPLE_FACT_EXTRACTION_SYSTEM if simple else FACT_EXTRACTION_SYSTEM
     return [
-        {"role": "system", "content": system},
+        {"role": "system", "content": in_language(system, language)},
         {"role": "user", "content": exchange},
     ]
 
@@ -116,7 +141,7 @@ BATCH_RULE = """The exchanges are numbered. Every fact names the exchange it was
 
 
 def batch_fact_extraction_messages(
-    exchanges: Sequence[tuple[str, str]], *, simple: bool = False
+    exchanges: Sequence[tuple[str, str]], *, simple: bool = False, language: str = "en"
 ) -> list[ChatMessage]:
     """Ask for the facts of several exchanges (the user's words, the assistant's) at once."""
     system = SIMPLE_FACT_EXTRACTION_SYSTEM if simple else FACT_EXTRACTION_SYSTEM
@@ -127,7 +152,7 @@ def batch_fact_extraction_messages(
         for number, (user, assistant) in enumerate(exchanges, start=1)
     )
     return [
-        {"role": "system", "content": f"{system}\n{BATCH_RULE}"},
+        {"role": "system", "content": in_language(f"{system}\n{BATCH_RULE}", language)},
         {"role": "user", "content": body},
     ]
 

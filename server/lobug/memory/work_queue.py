@@ -126,7 +126,9 @@ class MemoryWork:
         self._in_flight: dict[int, Future[ExchangeReport | None]] = {}
         self._waiting: dict[int, Exchange] = {}  # submitted, not started, in queue order
         self._ahead: list[Exchange] = []  # what `resume` submits next
-        self._batches = FactBatches(memory.chat, memory.config.max_facts_per_exchange)
+        self._batches = FactBatches(
+            memory.chat, memory.config.max_facts_per_exchange, memory.language
+        )
         self._closed = False
         self._lock = threading.Lock()
 
