@@ -404,3 +404,17 @@ def test_a_name_before_a_comma_opening_an_answer_is_a_claim() -> None:
     assert answering.problem(lindsay) == "invented: Lindsay"
     assert answering.problem("Unfortunately, I don't know who could.") is None
     assert answering.problem("Sure, your partner could.") is None
+
+
+def test_in_german_a_name_given_that_memory_lacks_is_a_claim_and_the_fallback_is_german() -> None:
+    """Qwen2.5-Coder-1.5B with LOBUG_LANGUAGE=de, asked about a cat and a dog it was never
+    told of: "Deine Katze heißt Felix.", "Dein Hund heißt Max." (German writes every noun
+    with a capital: only a name given in a naming phrase is read)."""
+    known = known_words(["Wie heißt meine Katze?", "Der Benutzer hat einen Hund namens Bello"])
+    german = ReplyGuard("de", known)
+    assert german.problem("Deine Katze heißt Felix.") == "invented: Felix"
+    assert german.problem("Dein Hund heißt Bello.") is None
+    assert german.problem("Du kannst ihr ein Buch über Dinosaurier schenken.") is None
+    said = german.fallback("invented: Felix", None)
+    assert said.text == "Das weiß ich noch nicht. Erzähl es mir, dann merke ich es mir."
+    assert ReplyGuard("en", known).fallback("invented: Felix", None).text == UNKNOWN_REPLY

@@ -46,6 +46,16 @@ COMMON_OPENERS = frozenset(
 # daughter).
 NAMING_NEXT = frozenset("is was has had and says said lives works ,".split())
 NAME_AND_COMMA = re.compile(r"^\W*[A-Z][a-z]+,")
+# In another conversation language, where a word's capital tells nothing (German writes every
+# noun with one), the one claim read is a name given in a naming phrase: "Deine Katze heißt
+# Felix." (Qwen2.5-Coder-1.5B in German, asked about a cat never mentioned).
+NAME_GIVEN = {
+    "de": re.compile(r"\b(?:heißt|heisst|hieß|namens|Name ist)\s+(\w+)", re.IGNORECASE),
+    "fr": re.compile(r"\b(?:s'appelle|s’appelle|nommée?|nom est)\s+(\w+)", re.IGNORECASE),
+    "es": re.compile(r"\b(?:se llama|llamad[oa]|nombre es)\s+(\w+)", re.IGNORECASE),
+    "it": re.compile(r"\b(?:si chiama|chiamat[oa]|nome è)\s+(\w+)", re.IGNORECASE),
+    "pt": re.compile(r"\b(?:se chama|chama-se|chamad[oa]|nome é)\s+(\w+)", re.IGNORECASE),
+}
 # What a model calls itself ("As an AI, ..."): never a detail about the person.
 ASSISTANT_WORDS = frozenset({"ai", "lo-bug", "lobug", "assistant"})
 
@@ -71,6 +81,16 @@ def invented_details(text: str, known: frozenset[str], *, answer: bool = False) 
             if is_detail(token, position, after) and bare(token) not in known:
                 invented.append(token)
     return invented
+
+
+def names_given_beyond(text: str, known: frozenset[str], language: str) -> list[str]:
+    """The names `text` gives in `language`'s naming phrases (`NAME_GIVEN`) that `known`
+    lacks; [] for a language without one (English: `invented_details`)."""
+    naming = NAME_GIVEN.get(language)
+    if naming is None:
+        return []
+    named = (m.group(1) for m in naming.finditer(text))
+    return [name for name in named if name[:1].isupper() and bare(name) not in known]
 
 
 def claims_about_them(sentence: str) -> bool:

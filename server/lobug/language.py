@@ -36,3 +36,29 @@ def language_notices(language: str, *, own_voice: bool, speech: bool = True) -> 
             "the bundled English voice; set LOBUG_TTS_VOICE to a piper voice (.onnx) for it."
         )
     return notices
+
+
+# The server's own sentences in each language they are written in (English is the key):
+# said where a reply was refused, so that a German conversation does not fall into English.
+OWN_SENTENCES: dict[str, dict[str, str]] = {
+    "Sorry, I lost my train of thought. Could you say that again?": {
+        "de": "Entschuldige, ich habe den Faden verloren. Kannst du das noch einmal sagen?",
+        "fr": "Pardon, j'ai perdu le fil. Tu peux répéter ?",
+        "es": "Perdona, he perdido el hilo. ¿Puedes repetirlo?",
+        "it": "Scusa, ho perso il filo. Puoi ripetere?",
+        "pt": "Desculpa, perdi o fio. Podes repetir?",
+    },
+    "I don't know that yet. Tell me, and I'll remember.": {
+        "de": "Das weiß ich noch nicht. Erzähl es mir, dann merke ich es mir.",
+        "fr": "Je ne le sais pas encore. Dis-le-moi et je m'en souviendrai.",
+        "es": "Todavía no lo sé. Dímelo y lo recordaré.",
+        "it": "Non lo so ancora. Dimmelo e me lo ricorderò.",
+        "pt": "Ainda não sei. Diz-me e eu vou lembrar-me.",
+    },
+}
+
+
+def said_in(language: str, sentence: str) -> str:
+    """One of the server's own English sentences as said in `language` (`OWN_SENTENCES`),
+    or as it is where it has no translation."""
+    return OWN_SENTENCES.get(sentence, {}).get(language, sentence)

@@ -16,8 +16,9 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from lobug.backends.base import AbandonCheck, ChatBackend, ChatMessage, with_closing_rule
-from lobug.claims import claimed_action, invented_details, speaks_as_them
+from lobug.claims import claimed_action, invented_details, names_given_beyond, speaks_as_them
 from lobug.decision import Decision, read_action_prefix
+from lobug.language import said_in
 from lobug.quality import (
     CUT,
     FALLBACK,
@@ -184,6 +185,7 @@ class ReplyGuard:
             problem = text_problem(text, self.language)
         if problem is None and self.known is not None:
             invented = invented_details(text, self.known, answer=self.answer)
+            invented += names_given_beyond(text, self.known, self.language)
             problem = f"{INVENTED}: {', '.join(invented)}" if invented else None
         if problem is None and self.known is not None:
             as_them = speaks_as_them(text, answer=self.answer)
@@ -236,7 +238,8 @@ class ReplyGuard:
             fallback = UNKNOWN_REPLY
         elif problem.startswith(CLAIMED):
             fallback = NOT_DONE_REPLY
-        return Decision("respond", fallback, guard=FALLBACK, problem=problem)
+        said = said_in(self.language, fallback)
+        return Decision("respond", said, guard=FALLBACK, problem=problem)
 
     def refused(
         self,

@@ -78,8 +78,11 @@ def test_a_german_memory_request_is_carried_out_by_the_models_tool(
 
 
 def test_an_english_reply_in_a_german_conversation_is_asked_for_again(
-    german: TestClient, model: FakeOpenAI
+    german: TestClient, model: FakeOpenAI, fake_embedder: FakeEmbedder
 ) -> None:
+    store_of(german).add_fact(
+        "lobug", NewFact("Der Hund heißt Bello"), fake_embedder.embed("Bello")
+    )
     model.say("Your dog is called Bello and he is a very good boy, I think.")
     model.say("Dein Hund heißt Bello.")
     said = german.post("/chat/text", json={"text": "Wie heißt mein Hund?"})
@@ -96,3 +99,14 @@ def test_the_start_up_says_what_another_language_lacks() -> None:
     assert "English only" in german[0] and "LOBUG_TTS_VOICE" in german[1]
     assert len(language_notices("de", own_voice=True)) == 1
     assert "not checked for their language" in language_notices("nl", own_voice=True)[0]
+
+
+def test_a_german_answer_giving_a_name_memory_lacks_is_refused_in_german(
+    german: TestClient, model: FakeOpenAI
+) -> None:
+    model.say("Deine Katze heißt Felix.")
+    model.say("Deine Katze heißt Felix.")
+    said = german.post("/chat/text", json={"text": "Wie heißt meine Katze?"})
+    assert (
+        said.json()["response"] == "Das weiß ich noch nicht. Erzähl es mir, dann merke ich es mir."
+    )
