@@ -44,8 +44,15 @@ models: $(STAMP)
 	$(BIN)/lobug models prepare qwen2.5-coder-1.5b
 
 # Branch coverage is measured and held above the floor in pyproject.toml ([tool.coverage]).
+# The 25 slowest tests are named at the end.
 test: $(STAMP) firmware-test
-	$(BIN)/python -m pytest --cov --cov-report=term
+	$(BIN)/python -m pytest --cov --cov-report=term --durations=25
+
+# The fast tier, for the edit-test loop: no server processes, no real models, no browser.
+# `make test` (what CI runs) stays the whole suite.
+.PHONY: test-fast
+test-fast: $(STAMP)
+	$(BIN)/python -m pytest -m "not e2e and not models and not browser" --durations=25 -q
 
 # The firmware: its hardware-free logic and its device code (against stub headers of the
 # device libraries), built with g++ and run on this machine.
