@@ -65,7 +65,9 @@ LANGUAGE_WORDS: dict[str, frozenset[str]] = {
     ),
     "de": frozenset(
         "und der die das ist nicht ein eine mit für auf auch ich du er sie wir ihr sehr gut "
-        "ja danke hallo dann gibt sind bin hat habe mein dein kann zu den dem im von".split()
+        "ja danke hallo dann gibt sind bin hat habe mein dein kann zu den dem im von einen "
+        "einem einer eines als namens seine seinen ihre ihren unser unsere meine deine bei "
+        "aus".split()
     ),
     "it": frozenset(
         "che una con per più come ma gli delle della del al è sono anche già lei io lui noi "

@@ -170,3 +170,11 @@ def test_the_user_named_in_another_language_is_no_name_to_ground() -> None:
     said = "Hallo! Ich heiße Marta."
     assert is_grounded("Der Benutzer ist Marta", [said], "de")  # a German noun, capitalised
     assert not is_grounded("Der Benutzer ist Maria", [said], "de")
+
+
+def test_german_articles_and_naming_words_are_framing_too() -> None:
+    """Qwen2.5-Coder-1.5B's German fact for "Unser Hund heißt Bello, er ist ein Beagle.":
+    "Der Benutzer hat einen Hund namens Bello" (its claim: the dog, Bello)."""
+    said = "Unser Hund heißt Bello, er ist ein Beagle."
+    assert is_grounded("Der Benutzer hat einen Hund namens Bello", [said], "de")
+    assert not is_grounded("Der Benutzer hat einen Hund namens Rex", [said], "de")
