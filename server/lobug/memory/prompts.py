@@ -102,7 +102,9 @@ def in_language(system: str, language: str) -> str:
     if the_user is not None:
         system = system.replace('"The user ..."', f'"{the_user} ..."')
     rule = f"The conversation is in {name}: write every fact in {name}, about the user"
-    return f"{system}\n{rule} in the third person."
+    return (
+        f"{system}\n{rule} in the third person, from the user's words (never copy the assistant's)."
+    )
 
 
 def fact_extraction_messages(
