@@ -15,6 +15,7 @@ from lobug.backends.base import TurnEnd
 from lobug.endpointing import (
     ASK_AFTER_MS,
     COMPLETE_SILENCE_MS,
+    DOUBTED_SILENCE_MS,
     FINISHED_SILENCE_MS,
     HEARD_SAMPLES,
     INCOMPLETE_SILENCE_MS,
@@ -75,12 +76,17 @@ def test_a_complete_turn_whose_words_are_open_waits_as_long_as_the_words_say() -
     assert OPEN_SILENCE_MS <= silence_until_end(endpointer) < OPEN_SILENCE_MS + 64
 
 
-def test_an_unfinished_turn_waits_long_whatever_the_words() -> None:
+def test_an_unfinished_voice_waits_long_and_whole_words_shorten_it_to_a_doubt() -> None:
     endpointer = Endpointer(FakeVAD(), asked_at_once(FakeTurnEnd(0.1)))
     endpointer.feed(audio(1000, speech=True))
-    endpointer.heard("What is the capital of France?")  # whole by the word rules
+    endpointer.heard("I would like to call")  # open by the word rules too
     waited = silence_until_end(endpointer)
     assert INCOMPLETE_SILENCE_MS <= waited < INCOMPLETE_SILENCE_MS + 64
+    doubted = Endpointer(FakeVAD(), asked_at_once(FakeTurnEnd(0.1)))
+    doubted.feed(audio(1000, speech=True))
+    doubted.heard("What is the capital of France?")  # whole by the word rules
+    waited = silence_until_end(doubted)
+    assert DOUBTED_SILENCE_MS <= waited < DOUBTED_SILENCE_MS + 64
 
 
 def test_the_model_is_asked_once_per_silence_on_the_audio_so_far() -> None:

@@ -4,12 +4,17 @@ stretch of silence whose length depends on what was heard.
 
 With a turn-end model (`backends.turn_end`, LOBUG_TURN_END=model), it is asked once per
 silence, when the silence is `ASK_AFTER_MS` long, whether the audio so far is a whole turn
-(how the voice falls, not the words). "No" always makes the turn wait (`INCOMPLETE_SILENCE_MS`,
-longer than the words' longest wait): a pause the words took for an end ("Remind me in ...",
-heard as "Remind me.") is waited through. "Yes" shortens the wait to `COMPLETE_SILENCE_MS`
-when the words heard agree, and only then: alone, the model took the pause set's first halves
-(piper, which says each half with a sentence's falling voice) for whole turns in 36 of 48,
-and Asterisk's prompts cut mid-sentence in 3 of 4 (`scripts/bench_turn_end.py`). The model
+(how the voice falls, not the words). "No" makes the turn wait (`INCOMPLETE_SILENCE_MS`,
+longer than the words' longest wait), and where the words end a whole sentence, a shorter
+doubt (`DOUBTED_SILENCE_MS`): a pause the words took for an end ("Remind me in ...", heard as
+"Remind me.") is waited through up to 750 ms (the pause set's pauses are 400-700 ms), and a
+whole sentence the model hears as unfinished (it said so of piper's "... and now I am
+tired.", 0.04) costs 750 ms, not 1,000 (`scripts/bench_turn_end.py`: the pause set 48 of 48
+as before; the 5 s utterances' p95 wait 768 ms instead of 1,024; at 600 ms, "Remind me in",
+then 700 ms, ended in the pause). "Yes" shortens the wait to
+`COMPLETE_SILENCE_MS` when the words heard agree, and only then: alone, the model took the
+pause set's first halves (piper, which says each half with a sentence's falling voice) for
+whole turns in 36 of 48, and Asterisk's prompts cut mid-sentence in 3 of 4. The model
 runs in a worker thread (`asked_in_thread`); until it answers, and where it failed, the words
 decide as they do without a model, by the English rules below (`listening.hear_arriving`
 transcribes each stretch of speech at its first pause):
@@ -66,6 +71,9 @@ ASK_AFTER_MS = 192
 # turn as soon as both are in.
 COMPLETE_SILENCE_MS = 160
 INCOMPLETE_SILENCE_MS = 1000
+# The model's "not finished" where the words heard end a whole sentence: waited through, but
+# not as long (`scripts/bench_turn_end.py`).
+DOUBTED_SILENCE_MS = 750
 COMPLETE_PROBABILITY = 0.5
 HEARD_SAMPLES = 8 * RATE  # the audio kept for the model: as much as it reads
 FINISHED_SILENCE_MS = 300
@@ -205,7 +213,8 @@ class Endpointer:
         if complete is None:  # no model, no answer yet, or it failed: the words decide
             return words_ms
         if not complete:
-            return max(words_ms, INCOMPLETE_SILENCE_MS)
+            doubted = words_ms == FINISHED_SILENCE_MS  # whole words, a voice not finished
+            return DOUBTED_SILENCE_MS if doubted else max(words_ms, INCOMPLETE_SILENCE_MS)
         return COMPLETE_SILENCE_MS if words_ms < OPEN_SILENCE_MS else words_ms
 
     def _model_says_complete(self) -> bool | None:
