@@ -22,6 +22,7 @@ from wyoming.tts import SynthesizeChunk, SynthesizeStart, SynthesizeStop
 
 from lobug.audio import resample
 from lobug.backends.speech import PiperTTS
+from lobug.text import words_of
 from tests.e2e.fake_server import start
 from tests.e2e.server import ServerProcess, free_port, wait_for_learning
 from tests.e2e.test_voice_server import wait_for_speech
@@ -125,8 +126,11 @@ def test_speech_is_heard_at_the_pace_of_speech(
         return await read_until(client, "transcript")
 
     events = talk(server[1], transcribe)
-    text = events[-1].data["text"].lower()
-    assert "capital" in text and "france" in text, text
+    heard = set(words_of(events[-1].data["text"]))
+    missed = [word for word in words_of(QUESTION) if word not in heard]
+    # whisper on piper's voice, heard as it arrives, now and then mishears one word
+    # ("what is the capital of friends?" in one CI run of 4): at most one is missed
+    assert len(missed) <= 1 and "capital" in heard, events[-1].data["text"]
     assert events[0].type == "transcript-start"
 
 
