@@ -143,7 +143,8 @@ def is_grounded(fact: str, source_texts: Iterable[str], language: str = "en") ->
     """True when the fact's key words occur in the source: every number and name, and most of
     the remaining words (allowing other endings of the same word). The function words of the
     conversation's `language` ("ist", "eine") and its word for the user are no key words."""
-    framing = LANGUAGE_WORDS.get(language, frozenset()) | USER_WORDS
+    own = LANGUAGE_WORDS.get(language, frozenset()) if language != "en" else frozenset()
+    framing = own | USER_WORDS  # English function words are `STOPWORDS` already
     words = [w for w in content_words(fact) if w not in framing]
     if not words:
         return False
