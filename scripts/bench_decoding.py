@@ -27,11 +27,11 @@ from scripts.bench_quality import SCRIPT  # noqa: E402
 from lobug.backends.base import ChatBackend, ChatMessage  # noqa: E402
 from lobug.backends.embedded import ANTI_LOOP_SAMPLING, EmbeddedChat  # noqa: E402
 from lobug.config import Settings  # noqa: E402
-from lobug.conversation import turn_messages  # noqa: E402
-from lobug.decision import parse_reply  # noqa: E402
+from lobug.language.quality import degeneracy, off_language  # noqa: E402
 from lobug.memory.context import MemoryContext  # noqa: E402
-from lobug.quality import degeneracy, off_language  # noqa: E402
-from lobug.reply_guard import FALLBACK_REPLY  # noqa: E402
+from lobug.turn.conversation import turn_messages  # noqa: E402
+from lobug.turn.decision import parse_reply  # noqa: E402
+from lobug.turn.reply_guard import FALLBACK_REPLY  # noqa: E402
 
 PENALTY = {k: v for k, v in ANTI_LOOP_SAMPLING.items() if k.startswith("repeat_")}
 DRY = {k: v for k, v in ANTI_LOOP_SAMPLING.items() if k.startswith("dry_")}

@@ -34,13 +34,13 @@ import httpx
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "server"), str(ROOT / "scripts")]
 
+from lobug.language.quality import text_problem  # noqa: E402
 from lobug.memory.extraction import same_word  # noqa: E402
 from lobug.memory.quality import (  # noqa: E402
     MAX_BASE_MEMORY_CHARS,
     MAX_SUMMARY_CHARS,
     output_problem,
 )
-from lobug.quality import text_problem  # noqa: E402
 from lobug.store.models import Message  # noqa: E402
 from lobug.store.sqlite.engine import SQLiteStore  # noqa: E402
 

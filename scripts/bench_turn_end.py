@@ -1,10 +1,10 @@
 """Turn-end benchmark: today's endpointing (silence and the words heard, `words`) beside the
-turn-end model (`lobug.backends.turn_end`) as `lobug.endpointing` uses it (`model+words`: its
+turn-end model (`lobug.backends.turn_end`) as `lobug.voice.endpointing` uses it (`model+words`: its
 "not finished" lengthens the wait, its "finished" shortens it where the words agree) and, for
 comparison, the model alone (`model alone`), each asked at `--ask-after-ms` of silence, on the
 same audio, in one run.
 
-The endpointer (`lobug.endpointing.Endpointer`, with the real Silero VAD) is fed each
+The endpointer (`lobug.voice.endpointing.Endpointer`, with the real Silero VAD) is fed each
 recording 32 ms at a time, with no server: figures are counted in audio, not on the wall
 clock, so they do not depend on how loaded the machine is. Two things take time in a real
 turn and are modelled here in audio time: the words of the speech so far reach the
@@ -50,10 +50,10 @@ sys.path[:0] = [str(ROOT / "server"), str(ROOT)]
 
 from scripts.bench_voice import PAUSED, PAUSES_MS, UTTERANCES, spoken  # noqa: E402
 
-from lobug import endpointing  # noqa: E402
 from lobug.audio import resample  # noqa: E402
 from lobug.backends.base import SpeechToText, TurnEnd, VoiceActivity  # noqa: E402
-from lobug.endpointing import Answer, Ask, Endpointer  # noqa: E402
+from lobug.voice import endpointing  # noqa: E402
+from lobug.voice.endpointing import Answer, Ask, Endpointer  # noqa: E402
 
 RATE = 16_000
 STEP = 512  # fed at a time: one VAD chunk (32 ms)

@@ -22,9 +22,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "server"))
 
 from lobug.backends.base import ChatMessage
 from lobug.backends.embedded import EmbeddedChat
-from lobug.conversation import turn_messages
 from lobug.memory.context import MemoryContext
 from lobug.store.models import Fact, ScoredFact
+from lobug.turn.conversation import turn_messages
 
 FACTS = [
     "The user works at NASA",

@@ -17,9 +17,9 @@ from enum import Enum
 from scripts.bench_quality import matches
 from scripts.quality_recall import invented_names
 
+from lobug.language.quality import degeneracy
+from lobug.language.text import FUNCTION_WORDS, words_of
 from lobug.memory.extraction import same_word
-from lobug.quality import degeneracy
-from lobug.text import FUNCTION_WORDS, words_of
 
 # ---------------------------------------------------------------------- right answers
 
@@ -235,8 +235,8 @@ def as_the_user(reply: str, user_names: Sequence[str]) -> str | None:
 
 
 def repetition(reply: str, said: str, earlier_replies: Sequence[str]) -> str | None:
-    """A loop inside the reply (`lobug.quality.degeneracy`), the person's words echoed back, or
-    the same reply as an earlier turn's."""
+    """A loop inside the reply (`lobug.language.quality.degeneracy`), the person's words echoed
+    back, or the same reply as an earlier turn's."""
     loop = degeneracy(reply)
     if loop:
         return loop

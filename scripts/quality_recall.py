@@ -16,9 +16,9 @@ from dataclasses import dataclass
 
 import httpx
 
-from lobug import claims
+from lobug.language import claims
+from lobug.language.text import FUNCTION_WORDS, word_tokens, words_of
 from lobug.memory.extraction import same_word
-from lobug.text import FUNCTION_WORDS, word_tokens, words_of
 
 TOLD_ON = "kitchen"
 ASKED_ON = "bedroom"
@@ -36,7 +36,8 @@ FACTS: list[tuple[str, str, str]] = [
     ("I am allergic to peanuts.", "What am I allergic to?", "peanut|peanuts"),
     ("On Friday I am hiking at Multnomah Falls.", "What am I doing on Friday?", "hiking|hike"),
 ]
-# Sentence openers that name nothing: the reply guard's (`lobug.claims`), and the wake word.
+# Sentence openers that name nothing: the reply guard's (`lobug.language.claims`),
+# and the wake word.
 COMMON_OPENERS = claims.COMMON_OPENERS | {"of", "course", "lo", "bug"}
 SENTENCE = re.compile(r"(?<=[.!?])\s+")
 

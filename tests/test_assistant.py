@@ -8,14 +8,14 @@ from collections.abc import Iterator
 
 import pytest
 
-from lobug.assistant import Assistant
 from lobug.backends.base import ChatMessage
 from lobug.config import MemoryConfig, Settings
 from lobug.memory.manager import MemoryManager
-from lobug.spoken import SpokenLimit
 from lobug.store.models import NewFact
 from lobug.store.sqlite.engine import SQLiteStore
 from lobug.tokens import estimate_tokens
+from lobug.turn.assistant import Assistant
+from lobug.turn.spoken import SpokenLimit
 from tests.fakes import FakeChat, FakeEmbedder, unreachable
 
 

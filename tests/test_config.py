@@ -208,8 +208,8 @@ def test_every_settings_field_can_be_set_from_the_environment() -> None:
     from dataclasses import fields
 
     from lobug.config import MEMORY_ENV, SETTINGS_ENV
-    from lobug.wyoming_config import WyomingConfig, wyoming_env
-    from lobug.xiaozhi_config import XIAOZHI_ENV, XiaozhiConfig
+    from lobug.config.wyoming import WyomingConfig, wyoming_env
+    from lobug.config.xiaozhi import XIAOZHI_ENV, XiaozhiConfig
 
     nested = {"memory", "xiaozhi", "wyoming"}
     assert {f.name for f in fields(Settings)} - nested == set(SETTINGS_ENV)

@@ -3,7 +3,10 @@ from __future__ import annotations
 import json
 
 from lobug.backends.base import ChatMessage
-from lobug.conversation import (
+from lobug.memory.context import MemoryContext
+from lobug.store.household import GUEST_VIEWER, Viewer
+from lobug.store.models import Fact, Message, ScoredFact, ScoredMessage
+from lobug.turn.conversation import (
     PERSONALITY,
     SensorReading,
     build_messages,
@@ -11,9 +14,6 @@ from lobug.conversation import (
     system_prompt,
     turn_messages,
 )
-from lobug.memory.context import MemoryContext
-from lobug.store.household import GUEST_VIEWER, Viewer
-from lobug.store.models import Fact, Message, ScoredFact, ScoredMessage
 
 
 def scored(content: str) -> ScoredFact:

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from lobug.decision import parse_reply
+from lobug.turn.decision import parse_reply
 
 
 @pytest.mark.parametrize(

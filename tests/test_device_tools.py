@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from lobug.device_tools import (
+from lobug.turn.device_tools import (
     MAX_DESCRIPTION_CHARS,
     MAX_SCHEMA_CHARS,
     Nudge,

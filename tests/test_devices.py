@@ -11,8 +11,8 @@ from lobug.app import create_app
 from lobug.backends import Backends
 from lobug.backends.base import ToolBox
 from lobug.config import Settings
-from lobug.conversation import DeviceState, new_device_state
-from lobug.devices import DeviceBusy, DeviceStates
+from lobug.turn.conversation import DeviceState, new_device_state
+from lobug.turn.devices import DeviceBusy, DeviceStates
 from tests.fakes import FakeChat, FakeEmbedder
 
 

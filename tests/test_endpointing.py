@@ -1,4 +1,4 @@
-"""The server's turn-end rule (`lobug.endpointing`), with a fake voice-activity model: a
+"""The server's turn-end rule (`lobug.voice.endpointing`), with a fake voice-activity model: a
 chunk is speech when its first sample is not zero."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import numpy.typing as npt
 import pytest
 
 from lobug.backends.base import VoiceActivity
-from lobug.endpointing import (
+from lobug.voice.endpointing import (
     FINISHED_SILENCE_MS,
     OPEN_SILENCE_MS,
     UNPUNCTUATED_SILENCE_MS,

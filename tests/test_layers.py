@@ -1,6 +1,6 @@
 """The layering as a test (docs/architecture.md, issue 27): which part of the package may import
 which, and which libraries a floor keeps off. Every import counts, at module level or inside
-a function; only imports under TYPE_CHECKING do not. Import-time cycles are
+a function; only imports under TYPE_CHECKING do not. Circles (through any import) are
 `test_layout.py`'s, over the same walk of the imports.
 
 A part is a top-level module or package of `lobug` (`lobug.memory.search` is in `memory`);
@@ -12,36 +12,27 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.test_layout import every_import, modules
+from tests.test_layout import PACKAGE, every_import, modules
 
 FLOORS: dict[str, tuple[str, ...]] = {  # top to bottom
     "entry": ("__main__", "app", "serving"),
     "surfaces": ("api", "ui", "cli", "mcp_server", "xiaozhi", "wyoming"),
     "surface kit": ("web", "read_model"),  # what surfaces share instead of importing each other
     # The running parts wired from settings; MemoryEngine (the Python door, MCP's) opens them.
-    "services": ("services", "maintenance", "engine", "engine_tools"),
-    "turns": (
-        *("assistant", "voice", "conversation", "reply_guard", "proxy"),
-        *("decision", "devices", "listening", "spoken", "turn_timings", "device_tools"),
-        "streaming_turn",
-        "endpointing",
-    ),
+    "services": ("services", "engine"),
+    "voice": ("voice",),  # the spoken turn: listening, the turn's end, speaking
+    "turns": ("turn",),  # one turn: prepare, answer, guard, remember
     "domain": ("memory",),
     "store": ("store",),
     "backends": ("backends", "speakers"),  # speakers: recognition by voice
     "leaves": (
-        "config",
+        "config",  # the settings, the xiaozhi and Wyoming ones beside them
         "exposure",  # who may reach the server (loopback, tokens)
-        "language",  # what each conversation language gets
+        "language",  # every rule about words: sentences, claims, reply quality, each language
         "names",
         "clock",
         "tokens",
-        "text",
         "audio",
-        "quality",
-        "claims",
-        "xiaozhi_config",
-        "wyoming_config",
     ),
     "client": ("client",),  # imports nothing of the server; its message helpers are anyone's
 }
@@ -50,6 +41,7 @@ APART = {"surfaces"}
 HTTP = ("fastapi", "starlette", "httpx", "uvicorn", "h11", "mcp")
 MODEL_RUNTIMES = ("onnxruntime", "xllamacpp", "tokenizers", "faster_whisper", "piper")
 NEVER: dict[str, tuple[str, ...]] = {  # the libraries a floor never imports
+    "voice": HTTP,
     "turns": HTTP,
     "domain": HTTP,
     "store": HTTP,
@@ -98,6 +90,18 @@ def forbidden_imports(name: str, path: Path, known: set[str]) -> set[str]:
     part = part_of(name)
     kept_off = NEVER.get(FLOOR_OF[part], ()) if part else ()
     return found | {m for m in imported if m.split(".")[0] in kept_off}
+
+
+# The top of the package keeps the entry points and true leaves; a turn's stages live in
+# packages named for them, so that a newcomer follows one voice turn by folder names.
+TOP_MODULES_MAX = 12
+
+
+def test_the_top_of_the_package_keeps_entry_points_and_leaves() -> None:
+    top = {path.stem for path in PACKAGE.glob("*.py")} - {"__init__"}
+    packages = {path.parent.name for path in PACKAGE.glob("*/__init__.py")}
+    assert len(top) <= TOP_MODULES_MAX, sorted(top)
+    assert {"turn", "voice", "language"} <= packages
 
 
 def test_every_part_stands_on_one_floor() -> None:

@@ -1,4 +1,4 @@
-"""Finding the stretches of speech in a recording as it arrives (`lobug.listening`)."""
+"""Finding the stretches of speech in a recording as it arrives (`lobug.voice.listening`)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import pytest
 
 from lobug.audio import STT_RATE, AudioError, encode_wav
 from lobug.backends.base import Transcript, TranscriptSegment
-from lobug.listening import LiveRecording, ReadAhead, Stretch, hear_arriving
+from lobug.voice.listening import LiveRecording, ReadAhead, Stretch, hear_arriving
 from tests.fakes import FakeSTT
 
 

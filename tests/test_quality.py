@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from lobug.quality import (
+from lobug.language.quality import (
     degeneracy,
     distinct_word_ratio,
     off_language,

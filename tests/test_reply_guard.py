@@ -7,13 +7,14 @@ from collections.abc import Iterable, Iterator
 
 import pytest
 
-from lobug.assistant import Assistant
-from lobug.claims import invented_details, known_words
 from lobug.config import MemoryConfig, Settings
-from lobug.decision import Decision
+from lobug.language.claims import invented_details, known_words
+from lobug.language.quality import CUT, is_learnable
 from lobug.memory.manager import MemoryManager
-from lobug.quality import CUT, is_learnable
-from lobug.reply_guard import (
+from lobug.store.sqlite.engine import SQLiteStore
+from lobug.turn.assistant import Assistant
+from lobug.turn.decision import Decision
+from lobug.turn.reply_guard import (
     FALLBACK_REPLY,
     NOT_DONE_REPLY,
     UNKNOWN_REPLY,
@@ -23,8 +24,7 @@ from lobug.reply_guard import (
     careful_messages,
     text_chunks,
 )
-from lobug.spoken import sentences
-from lobug.store.sqlite.engine import SQLiteStore
+from lobug.turn.spoken import sentences
 from tests.fakes import FakeChat, FakeEmbedder
 
 LOOP = "Oo, oo, oo, oo, oo, oo, oo, oo, oo, oo, oo, oo"
@@ -383,7 +383,7 @@ def test_a_reply_speaking_as_the_person_is_refused() -> None:
 def test_good_answers_of_a_capable_model_pass_the_invented_details_check(
     asked: str, reply: str
 ) -> None:
-    from lobug.memory.recall import asked_words
+    from lobug.turn.recall import asked_words
 
     known = known_words([asked, "The user's daughter Lina likes dinosaurs."])
     assert ReplyGuard("en", known, answer=bool(asked_words(asked))).problem(reply) is None

@@ -1,4 +1,4 @@
-"""The cut of spoken answers at a sentence boundary (`lobug.spoken`)."""
+"""The cut of spoken answers at a sentence boundary (`lobug.turn.spoken`)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import re
 from hypothesis import given
 from hypothesis import strategies as st
 
-from lobug.spoken import SpokenLimit
+from lobug.turn.spoken import SpokenLimit
 
 TWO = SpokenLimit(max_sentences=2, max_tokens=96)
 

@@ -1,11 +1,11 @@
-"""The one word splitter and the one sentence splitter (`lobug.text`), Unicode-aware, the
+"""The one word splitter and the one sentence splitter (`lobug.language.text`), Unicode-aware, the
 third-person rewrite, and what rests on them."""
 
 from __future__ import annotations
 
+from lobug.language.text import sentences_of, third_person, word_tokens, words_of
 from lobug.memory.disclosure import self_disclosures
 from lobug.memory.extraction import is_grounded
-from lobug.text import sentences_of, third_person, word_tokens, words_of
 
 
 def test_words_are_letters_and_digits_of_any_script_with_inner_apostrophes() -> None:

@@ -1,8 +1,8 @@
 from __future__ import annotations
 
-from lobug.conversation import build_messages
-from lobug.text import FUNCTION_WORDS, third_person
+from lobug.language.text import FUNCTION_WORDS, third_person
 from lobug.tokens import estimate_tokens, prompt_budget_tokens, truncate_to_tokens
+from lobug.turn.conversation import build_messages
 
 
 def test_english_is_counted_at_three_characters_a_token() -> None:

@@ -1,4 +1,4 @@
-"""The turn's end decided by a turn-end model (`lobug.endpointing` with an `Ask`), with a fake
+"""The turn's end decided by a turn-end model (`lobug.voice.endpointing` with an `Ask`), with a fake
 model behind the real interface (`TurnEnd`) and the fake voice-activity model of
 `test_endpointing`: "not finished" makes the turn wait whatever the words; "finished" shortens
 the wait where the words agree; without an answer the words decide."""
@@ -12,7 +12,7 @@ import numpy as np
 import numpy.typing as npt
 
 from lobug.backends.base import TurnEnd
-from lobug.endpointing import (
+from lobug.voice.endpointing import (
     ASK_AFTER_MS,
     COMPLETE_SILENCE_MS,
     DOUBTED_SILENCE_MS,

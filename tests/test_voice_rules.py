@@ -5,8 +5,8 @@ from collections.abc import Iterator
 import pytest
 
 from lobug.backends.base import Transcript, TranscriptSegment
-from lobug.decision import ignore_reason, is_hallucination, read_action_prefix
-from lobug.spoken import sentences
+from lobug.turn.decision import ignore_reason, is_hallucination, read_action_prefix
+from lobug.turn.spoken import sentences
 
 
 def heard(text: str, no_speech: float = 0.05, logprob: float = -0.2, parts: int = 1) -> Transcript:

@@ -36,7 +36,6 @@ from lobug.backends import Backends
 from lobug.config import Settings
 from lobug.exposure import check_exposure, check_wyoming_exposure
 from lobug.language import language_notices
-from lobug.maintenance import STOP_WAIT_S, Maintenance
 from lobug.services import (
     MemoryServices,
     Services,
@@ -44,6 +43,7 @@ from lobug.services import (
     open_memory_services,
     open_services,
 )
+from lobug.services.maintenance import STOP_WAIT_S, Maintenance
 from lobug.web.roles import UI_PREFIX
 
 log = logging.getLogger(__name__)

@@ -29,7 +29,6 @@ from typing import Any
 
 from lobug.backends import Backends, ChatBackend, Embedder, build_chat, build_embedder
 from lobug.config import Settings
-from lobug.engine_tools import ToolError, call_tool, tool_definitions
 from lobug.memory.assembly import (
     DEFAULT_CONTEXT_TOKENS,
     BudgetedContext,
@@ -48,6 +47,7 @@ from lobug.memory.limits import message_problem
 from lobug.memory.search import SearchMode
 from lobug.names import agent_name
 from lobug.services import MemoryServices, open_memory_services
+from lobug.services.engine_tools import ToolError, call_tool, tool_definitions
 from lobug.store.errors import BlockNotFound
 from lobug.store.household import Viewer
 from lobug.store.models import API_SOURCE, Fact, MemoryBlock

@@ -1,5 +1,6 @@
 """Lo-Bug's memory as an MCP server (the official `mcp` SDK): the agent tools of
-`lobug.engine_tools` plus `get_context`, and the base memory and memory blocks as resources.
+`lobug.services.engine_tools` plus `get_context`, and the base memory and memory blocks as
+resources.
 
 Two transports: stdio for desktop clients (`run_stdio`, `python -m lobug.mcp_server`, which the
 CLI's `lobug mcp` calls), and streamable HTTP at `/mcp` on the device server and on `lobug
@@ -29,7 +30,6 @@ from mcp.server.transport_security import TransportSecuritySettings
 from lobug import __version__
 from lobug.config import Settings
 from lobug.engine import MemoryEngine
-from lobug.engine_tools import TOOLS, ToolError
 from lobug.memory.assembly import DEFAULT_CONTEXT_TOKENS
 from lobug.memory.evidence import (
     ADMIN_EVIDENCE,
@@ -38,6 +38,7 @@ from lobug.memory.evidence import (
     PersonNotAllowed,
     SummariesPrivate,
 )
+from lobug.services.engine_tools import TOOLS, ToolError
 from lobug.web.roles import (
     ADMIN,
     ADMIN_REQUIRED,

@@ -12,7 +12,7 @@ from lobug.backends import Backends
 from lobug.config import ConfigError, Settings
 from lobug.store.errors import EmbeddingMismatch
 from lobug.store.sqlite.engine import SQLiteStore
-from lobug.voice import Speech
+from lobug.voice.pipeline import Speech
 from tests.fakes import FakeChat, FakeEmbedder, FakeSTT, FakeTTS, unreachable
 from tests.polling import memory_work_done
 

@@ -18,7 +18,7 @@ from lobug.backends import Backends, build_stt
 from lobug.backends.base import ChatMessage, JsonSchema
 from lobug.backends.remote import OpenAIChat
 from lobug.config import Settings
-from lobug.voice import WARM_UP_TEXT, Speech
+from lobug.voice.pipeline import WARM_UP_TEXT, Speech
 from tests.fakes import FakeChat, FakeEmbedder, FakeSTT, FakeTTS, unreachable
 from tests.polling import memory_work_done
 

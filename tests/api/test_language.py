@@ -17,8 +17,8 @@ from fastapi.testclient import TestClient
 from lobug.backends.speech import WhisperSTT
 from lobug.config import Settings
 from lobug.language import language_notices
-from lobug.memory.request_tools import FORGET_ABOUT
 from lobug.store.models import FactQuery, NewFact
+from lobug.turn.request_tools import FORGET_ABOUT
 from tests.api.test_spoken_curation import store_of
 from tests.api.test_voice import upload
 from tests.backends.test_remote import FakeOpenAI

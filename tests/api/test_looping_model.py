@@ -13,9 +13,9 @@ import pytest
 from lobug.app import create_app
 from lobug.backends import Backends
 from lobug.config import MemoryConfig, Settings
-from lobug.quality import is_learnable, text_problem
-from lobug.reply_guard import FALLBACK_REPLY
+from lobug.language.quality import is_learnable, text_problem
 from lobug.services import Services
+from lobug.turn.reply_guard import FALLBACK_REPLY
 from tests.api.test_voice import speech_wav, upload
 from tests.fakes import FakeEmbedder, FakeSTT, FakeTTS, LoopingChat
 from tests.live import LiveServer

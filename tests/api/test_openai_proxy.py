@@ -17,8 +17,8 @@ from lobug.backends import Backends
 from lobug.backends.base import BackendError
 from lobug.config import Settings
 from lobug.memory.work_queue import StreamedExchange
-from lobug.proxy import MemoryProxy, ProxyRequest
 from lobug.store.sqlite.engine import SQLiteStore
+from lobug.turn.proxy import MemoryProxy, ProxyRequest
 from tests.fakes import FakeChat, FakeEmbedder, unreachable
 from tests.live import LiveServer
 from tests.polling import eventually, memory_work_done

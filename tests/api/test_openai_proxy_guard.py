@@ -17,12 +17,12 @@ from lobug.app import create_app
 from lobug.backends import Backends
 from lobug.backends.base import ChatMessage
 from lobug.config import Settings
+from lobug.language.quality import is_learnable
 from lobug.memory.work_queue import StreamedExchange
-from lobug.proxy import MemoryProxy, ProxyRequest
-from lobug.quality import is_learnable
-from lobug.reply_guard import FALLBACK_REPLY
 from lobug.services import Services
 from lobug.store.models import Message
+from lobug.turn.proxy import MemoryProxy, ProxyRequest
+from lobug.turn.reply_guard import FALLBACK_REPLY
 from tests.fakes import LOOP_REPLY, FakeChat, FakeEmbedder, LoopingChat
 from tests.live import LiveServer
 from tests.polling import eventually

@@ -18,8 +18,8 @@ from lobug.backends import Backends
 from lobug.backends.base import Transcript, TranscriptSegment
 from lobug.config import Settings
 from lobug.engine import MemoryEngine
-from lobug.engine_tools import call_tool
 from lobug.memory.voice_enrolment import HeardVoice
+from lobug.services.engine_tools import call_tool
 from lobug.speakers.identify import Speaker as VoiceSpeaker
 from lobug.store.household import Speaker
 from lobug.store.sqlite.engine import SQLiteStore

@@ -12,8 +12,8 @@ import pytest
 from fastapi.testclient import TestClient
 
 from lobug.config import Settings
-from lobug.memory.request_tools import FORGET_ABOUT, FORGET_LAST, MEMORY_TOOLS, WHAT_YOU_KNOW
 from lobug.store.models import FactQuery, NewFact
+from lobug.turn.request_tools import FORGET_ABOUT, FORGET_LAST, MEMORY_TOOLS, WHAT_YOU_KNOW
 from tests.api.test_spoken_curation import say, store_of
 from tests.backends.test_remote import FakeOpenAI
 from tests.fakes import FakeEmbedder

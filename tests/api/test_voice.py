@@ -19,7 +19,7 @@ from lobug.audio import encode_wav, parse_wav
 from lobug.backends import Backends
 from lobug.config import Settings
 from lobug.store.sqlite.engine import SQLiteStore
-from lobug.voice import StreamedVoice, Voice
+from lobug.voice.pipeline import StreamedVoice, Voice
 from tests.fakes import FakeChat, FakeEmbedder, FakeSTT, FakeTTS, unreachable
 from tests.live import LiveServer
 from tests.polling import eventually, memory_work_done

@@ -24,8 +24,8 @@ from lobug.backends.turn_end import (
     smart_turn_file,
 )
 from lobug.config import ConfigError, Settings
-from lobug.endpointing import ASK_AFTER_MS
-from lobug.voice import Speech
+from lobug.voice.endpointing import ASK_AFTER_MS
+from lobug.voice.pipeline import Speech
 from tests.fakes import FakeSTT, FakeTTS
 
 SPEECH = Path(__file__).resolve().parents[1] / "data" / "speech"

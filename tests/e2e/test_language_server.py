@@ -17,8 +17,8 @@ import httpx
 import pytest
 
 from lobug.backends.bundled_models import bundled_model, joined_file
-from lobug.claims import known_words, names_given_beyond
-from lobug.quality import text_problem
+from lobug.language.claims import known_words, names_given_beyond
+from lobug.language.quality import text_problem
 from tests.e2e.server import ServerProcess, start_server, wait_for_learning
 from tests.e2e.test_voice_server import upload, wait_for_speech
 

@@ -23,7 +23,7 @@ from lobug.app import create_app
 from lobug.audio import STREAMING_DATA_SIZE, parse_wav, wav_header
 from lobug.backends import Backends
 from lobug.config import Settings
-from lobug.listening import LiveRecording
+from lobug.voice.listening import LiveRecording
 from tests.fakes import FakeChat, FakeEmbedder, FakeSTT, FakeTTS
 from tests.firmware.sim import GOLDEN_BOUNDARY, device_sim, golden
 

@@ -38,8 +38,8 @@ from fastapi.routing import iter_route_contexts
 from lobug.app import create_app
 from lobug.backends import Backends
 from lobug.config import Settings
-from lobug.engine_tools import TOOLS
 from lobug.memory.limits import MAX_FACT_CHARS
+from lobug.services.engine_tools import TOOLS
 from lobug.ui.throttle import FAILURES_PER_CLIENT, SIGN_INS_PER_TOKEN
 from lobug.web.roles import Access
 from tests.e2e.server import ServerProcess, free_port, wait_until_healthy

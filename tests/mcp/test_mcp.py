@@ -22,8 +22,8 @@ from lobug.app import create_app, create_memory_app
 from lobug.backends import Backends
 from lobug.config import Settings
 from lobug.engine import MemoryEngine
-from lobug.engine_tools import ToolError
 from lobug.memory.limits import MAX_CONTENT_CHARS, MAX_FACT_CHARS
+from lobug.services.engine_tools import ToolError
 from mcp import Client
 from tests.fakes import FakeChat, FakeEmbedder
 from tests.live import LiveServer

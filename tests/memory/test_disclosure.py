@@ -2,13 +2,13 @@ from __future__ import annotations
 
 import pytest
 
+from lobug.language.text import third_person
 from lobug.memory.disclosure import (
     informative_sentences,
     known_names,
     self_disclosures,
     sentence_openers,
 )
-from lobug.text import third_person
 
 
 @pytest.mark.parametrize(

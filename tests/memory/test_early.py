@@ -10,11 +10,11 @@ import pytest
 from lobug.config import MemoryConfig
 from lobug.memory.commitments import COMMITMENT
 from lobug.memory.context import MemoryContext
-from lobug.memory.early import MAX_AGE_S, EarlyRecall, new_words, words_of
 from lobug.memory.manager import MemoryManager
 from lobug.store.household import EVERYONE, Viewer
 from lobug.store.models import NewFact
 from lobug.store.sqlite.engine import SQLiteStore
+from lobug.turn.early import MAX_AGE_S, EarlyRecall, new_words, words_of
 from tests.fakes import FakeChat, FakeClock, FakeEmbedder
 
 AGENT = "lobug"

@@ -16,13 +16,13 @@ import pytest
 from lobug.config import MemoryConfig
 from lobug.memory.curation import Curation
 from lobug.memory.manager import MemoryManager
-from lobug.memory.spoken_curation import purge_person
 from lobug.memory.work_queue import MemoryWork
 from lobug.store.engines import open_database
 from lobug.store.errors import StorageUnavailable
 from lobug.store.household import PRIVATE, Speaker
 from lobug.store.models import NewFact, TopicDraft, TopicMember
 from lobug.store.protocol import Store
+from lobug.turn.spoken_curation import purge_person
 from tests.engines import stored_bytes
 from tests.fakes import FakeChat, FakeEmbedder
 

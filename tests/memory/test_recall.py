@@ -6,14 +6,14 @@ from dataclasses import replace
 
 import pytest
 
-from lobug.memory.recall import (
+from lobug.store.models import Fact, ScoredFact
+from lobug.turn.recall import (
     acknowledgement,
     answer_from_facts,
     answer_from_memory,
     asked_words,
     second_person,
 )
-from lobug.store.models import Fact, ScoredFact
 
 
 def facts(*texts: str) -> list[ScoredFact]:

@@ -10,7 +10,6 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from lobug.assistant import Assistant
 from lobug.config import MemoryConfig, Settings
 from lobug.memory.manager import MemoryManager
 from lobug.memory.reminders import CLAIM_S, MAX_WAITING_PER_DEVICE, MAX_WAITING_PER_OWNER
@@ -23,6 +22,7 @@ from lobug.memory.spoken_requests import (
 from lobug.memory.when import due_time, ring_time
 from lobug.names import person_name
 from lobug.store.protocol import Store
+from lobug.turn.assistant import Assistant
 from tests.fakes import FakeChat, FakeEmbedder
 
 ZONE = ZoneInfo("Europe/Berlin")

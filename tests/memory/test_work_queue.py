@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from lobug.config import MemoryConfig
-from lobug.maintenance import STOP_WAIT_S, Maintenance
 from lobug.memory.manager import ExchangeReport, MemoryManager
 from lobug.memory.work_queue import MAX_ATTEMPTS, Exchange, MemoryWork, reembed_messages
+from lobug.services.maintenance import STOP_WAIT_S, Maintenance
 from lobug.store.models import FactQuery
 from lobug.store.sqlite.engine import SQLiteStore
 from tests.fakes import FakeChat, FakeEmbedder, unreachable
@@ -305,7 +305,7 @@ def test_maintenance_runs_every_task_and_survives_a_failing_one(
         return 2
 
     maintenance = Maintenance([("broken", broken), ("working", working)], interval_s=3600)
-    with caplog.at_level(logging.INFO, logger="lobug.maintenance"):
+    with caplog.at_level(logging.INFO, logger="lobug.services.maintenance"):
         assert maintenance.run_once() == {"working": 2}
         ran.clear()
         maintenance.start()
@@ -331,7 +331,7 @@ def test_a_stop_waits_for_a_unit_of_work_at_most_its_timeout(
     maintenance.start()
     assert started.wait(10)
     began = time.monotonic()
-    with caplog.at_level(logging.INFO, logger="lobug.maintenance"):
+    with caplog.at_level(logging.INFO, logger="lobug.services.maintenance"):
         maintenance.stop(STOP_WAIT_S)
     assert time.monotonic() - began < STOP_WAIT_S + 1
     assert "still in a unit of work" in caplog.text

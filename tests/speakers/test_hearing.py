@@ -10,10 +10,10 @@ import numpy as np
 import pytest
 
 from lobug.audio import STT_RATE, encode_wav
-from lobug.listening import Heard, hear_arriving
 from lobug.speakers.identify import VoiceProfile
 from lobug.speakers.live import SpeakerListener
 from lobug.speakers.profiles import enrol
+from lobug.voice.listening import Heard, hear_arriving
 from tests.fakes import FakeSTT
 from tests.speakers.voices import SpectrumEmbedder, tone
 

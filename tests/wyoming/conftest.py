@@ -16,7 +16,7 @@ from wyoming.event import Event
 from lobug.app import create_app
 from lobug.backends import Backends
 from lobug.config import Settings
-from lobug.wyoming_config import WyomingConfig
+from lobug.config.wyoming import WyomingConfig
 from tests.e2e.server import free_port
 from tests.fakes import FakeChat, FakeEmbedder, FakeSTT, FakeTTS
 

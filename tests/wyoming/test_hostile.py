@@ -20,10 +20,10 @@ from wyoming.tts import Synthesize, SynthesizeChunk, SynthesizeStart
 from lobug.app import create_app
 from lobug.backends import Backends
 from lobug.config import Settings
+from lobug.config.wyoming import WyomingConfig, parse_networks
 from lobug.wyoming import connection, tts
 from lobug.wyoming.limits import MAX_LINE_BYTES, MAX_PAYLOAD_BYTES
 from lobug.wyoming.server import _advertised_address
-from lobug.wyoming_config import WyomingConfig, parse_networks
 from tests.e2e.server import free_port
 from tests.fakes import FakeChat, FakeEmbedder, FakeSTT, FakeTTS
 from tests.polling import eventually

@@ -10,9 +10,9 @@ import pytest
 
 from lobug.app import create_app
 from lobug.config import ConfigError, Settings
+from lobug.config.wyoming import WyomingConfig, parse_networks
 from lobug.exposure import check_wyoming_exposure, wyoming_host
 from lobug.wyoming.server import _advertised_address
-from lobug.wyoming_config import WyomingConfig, parse_networks
 
 
 def test_the_settings_are_read_from_the_environment() -> None:

@@ -22,7 +22,7 @@ from wyoming.tts import SynthesizeChunk, SynthesizeStart, SynthesizeStop
 
 from lobug.audio import resample
 from lobug.backends.speech import PiperTTS
-from lobug.text import words_of
+from lobug.language.text import words_of
 from tests.e2e.fake_server import start
 from tests.e2e.server import ServerProcess, free_port, wait_for_learning
 from tests.e2e.test_voice_server import wait_for_speech

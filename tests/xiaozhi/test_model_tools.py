@@ -13,7 +13,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from lobug.config import Settings
-from lobug.memory.request_tools import MEMORY_TOOLS
+from lobug.turn.request_tools import MEMORY_TOOLS
 from tests.backends.test_remote import FakeOpenAI
 from tests.fakes import FakeEmbedder, FakeSTT
 from tests.polling import eventually

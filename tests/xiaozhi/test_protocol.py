@@ -10,11 +10,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from lobug.config import Settings
+from lobug.config.xiaozhi import XiaozhiConfig
 from lobug.xiaozhi import frames, messages
 from lobug.xiaozhi.limits import MAX_FRAME_BYTES, MAX_TEXT_BYTES, CloseCode, ProtocolError
 from lobug.xiaozhi.opus import OpusDecoder, OpusEncoder
 from lobug.xiaozhi.ota import ota_answer, websocket_url
-from lobug.xiaozhi_config import XiaozhiConfig
 
 
 @given(st.sampled_from(frames.VERSIONS), st.binary(max_size=600), st.integers(0, 2**32 - 1))

@@ -28,10 +28,10 @@ from lobug.api.background import hand_over_exchange
 from lobug.api.deps import CallerEvidence, DeviceId
 from lobug.api.disconnect import watch_disconnect
 from lobug.api.errors import ApiError, body_error, valid_or
-from lobug.conversation import SensorReading
 from lobug.memory.evidence import reader
 from lobug.services import HEALTH_PROBE_TTL_S, Services
 from lobug.store.engines import redacted
+from lobug.turn.conversation import SensorReading
 from lobug.web.deps import ServicesDep
 
 public = APIRouter()  # paths open without a token: see auth.OPEN_PATHS

@@ -20,7 +20,6 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from lobug.audio import AudioError
 from lobug.backends.base import Abandoned, BackendError, SpeechNotReady
-from lobug.devices import DeviceBusy
 from lobug.memory.agents import AgentNotFound
 from lobug.memory.evidence import PersonNotAllowed, SummariesPrivate
 from lobug.names import InvalidPersonName
@@ -45,6 +44,7 @@ from lobug.store.errors import (
     TopicNotFound,
 )
 from lobug.tokens import PromptTooLong
+from lobug.turn.devices import DeviceBusy
 
 log = logging.getLogger(__name__)
 

@@ -41,7 +41,7 @@ from lobug.client.messages import content_text
 from lobug.memory.evidence import Evidence
 from lobug.memory.work_queue import StreamedExchange
 from lobug.names import AGENT_NAME_RULE, is_agent_name
-from lobug.proxy import MemoryProxy, ProxyRequest, ProxyRequestError, user_query
+from lobug.turn.proxy import MemoryProxy, ProxyRequest, ProxyRequestError, user_query
 from lobug.web.deps import ServicesDep
 
 log = logging.getLogger(__name__)

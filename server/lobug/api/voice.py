@@ -30,9 +30,9 @@ from lobug.api.streaming import ClosingStreamingResponse, blocking_stream
 from lobug.api.uploads import multipart_form
 from lobug.audio import Audio, check_audio_size, parse_wav
 from lobug.backends.base import Abandoned
-from lobug.listening import Heard
 from lobug.services import Services
-from lobug.voice import StreamedVoice, VoiceReply
+from lobug.voice.listening import Heard
+from lobug.voice.pipeline import StreamedVoice, VoiceReply
 from lobug.web.deps import ServicesDep
 
 router = APIRouter()
@@ -119,7 +119,7 @@ async def chat_audio_stream(
     request: Request,
     background: BackgroundTasks,
 ) -> Response:
-    """A raw audio/wav body is transcribed while it arrives (see `lobug.listening`), so a
+    """A raw audio/wav body is transcribed while it arrives (see `lobug.voice.listening`), so a
     device that uploads as it records has its words heard by the time it stops."""
     timings: dict[str, float] = {}
     if media_type(request) in WAV_TYPES:

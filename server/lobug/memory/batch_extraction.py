@@ -23,9 +23,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from lobug.backends.base import AbandonCheck, Abandoned, ChatBackend
+from lobug.language.quality import is_learnable
 from lobug.memory import prompts
 from lobug.memory.extraction import UnreadableOutput, read_fact_payload, whole_json
-from lobug.quality import is_learnable
 from lobug.store.models import Message
 
 log = logging.getLogger(__name__)

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from lobug.backends.base import Embedder
 from lobug.config import MemoryConfig
+from lobug.language.text import content_stems
 from lobug.memory import confidence
 from lobug.memory.membership import Welcomed, first_people_warning, taken_from
 from lobug.memory.purges import Purges
@@ -35,7 +36,6 @@ from lobug.store.models import (
     NewFact,
 )
 from lobug.store.protocol import Store
-from lobug.text import content_stems
 
 # A fact found by meaning for a subject none names must be at least this similar to it (a
 # correction rewrites what it finds: only a close match will do).

@@ -15,10 +15,10 @@ import re
 from collections.abc import Collection, Iterable
 from datetime import datetime
 
+from lobug.language.text import FUNCTION_WORDS, sentence_case, sentences_of, third_person
 from lobug.memory import confidence
 from lobug.memory.when import DUE_RULES, RULES, due_time
 from lobug.store.models import NewFact
-from lobug.text import FUNCTION_WORDS, sentence_case, sentences_of, third_person
 
 MAX_SENTENCE_CHARS = 200
 _FIRST_PERSON = re.compile(r"\b(i|i'm|i've|i'd|i'll|my|me|mine|myself)\b", re.IGNORECASE)

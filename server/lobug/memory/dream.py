@@ -39,6 +39,7 @@ from datetime import time as dt_time
 import numpy as np
 
 from lobug.backends.base import ChatBackend, Vector
+from lobug.language.text import FUNCTION_WORDS, content_stems, words_of
 from lobug.memory import prompts
 from lobug.memory.manager import DISTILL_MAX_TOKENS
 from lobug.memory.people import one_owner, owner_of
@@ -47,7 +48,6 @@ from lobug.memory.topics import TopicBuilder
 from lobug.memory.when import DAY_PARTS, MONTHS, NUMBERS, WEEKDAYS
 from lobug.store.models import Derived, Dream, DreamChange, Fact, Summary, Topic
 from lobug.store.protocol import DreamingStore
-from lobug.text import FUNCTION_WORDS, content_stems, words_of
 
 log = logging.getLogger(__name__)
 

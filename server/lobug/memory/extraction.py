@@ -17,7 +17,9 @@ from collections.abc import Set as AbstractSet
 from datetime import datetime
 from typing import Any
 
-from lobug.claims import bare
+from lobug.language.claims import bare
+from lobug.language.quality import LANGUAGE_WORDS, text_problem
+from lobug.language.text import FUNCTION_WORDS, sentence_case, third_person, word_tokens
 from lobug.memory import confidence
 from lobug.memory.disclosure import (
     DATED_TYPES,
@@ -29,9 +31,7 @@ from lobug.memory.disclosure import (
 )
 from lobug.memory.prompts import WHOSE
 from lobug.memory.when import due_time
-from lobug.quality import LANGUAGE_WORDS, text_problem
 from lobug.store.models import FACT_TYPES, LEGACY_FACT_TYPES, TIME_SPANS, NewFact, fact_type_of
-from lobug.text import FUNCTION_WORDS, sentence_case, third_person, word_tokens
 
 MAX_FACT_CHARS = 300
 MIN_GROUNDED_SHARE = 0.6

@@ -16,6 +16,7 @@ from typing import Any
 from lobug.backends.base import AbandonCheck, Abandoned, ChatBackend, Embedder, Vector, with_rule
 from lobug.clock import local_time, zone_named
 from lobug.config import MemoryConfig
+from lobug.language.quality import language_rule, text_problem
 from lobug.memory import commitments, episodes, prompts
 from lobug.memory.batch_extraction import ask_alone
 from lobug.memory.context import MemoryContext, within
@@ -33,7 +34,6 @@ from lobug.memory.quality import (
 )
 from lobug.memory.search import MemorySearch
 from lobug.memory.skills import SkillLibrary, load_skills
-from lobug.quality import language_rule, text_problem
 from lobug.store.errors import SourcesForgotten
 from lobug.store.household import EVERYONE, Viewer
 from lobug.store.models import (

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from lobug.backends.base import ChatMessage, JsonSchema
-from lobug.quality import LANGUAGE_NAMES
+from lobug.language.quality import LANGUAGE_NAMES
 from lobug.store.models import FACT_TYPES, TIME_SPANS, Fact, Message, Summary
 
 MAX_TRANSCRIPT_MESSAGE_CHARS = 400

@@ -44,6 +44,7 @@ import threading
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
+from lobug.language.text import content_stems
 from lobug.store.household import HOUSEHOLD
 from lobug.store.models import Fact, Forgotten
 from lobug.store.protocol import Store
@@ -54,7 +55,6 @@ from lobug.store.purge_protocol import (
     DerivedText,
     PurgeJob,
 )
-from lobug.text import content_stems
 
 log = logging.getLogger(__name__)
 

@@ -18,7 +18,9 @@ import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
 
-from lobug.claims import bare, is_detail
+from lobug.language.claims import bare, is_detail
+from lobug.language.quality import is_learnable, text_problem
+from lobug.language.text import word_tokens
 from lobug.memory.disclosure import self_disclosures
 from lobug.memory.extraction import (
     MIN_GROUNDED_SHARE,
@@ -27,9 +29,7 @@ from lobug.memory.extraction import (
     occurs_in,
     same_word,
 )
-from lobug.quality import is_learnable, text_problem
 from lobug.store.models import MADE_BY_MODEL, Derived, Fact, Message, Summary
-from lobug.text import word_tokens
 
 MIN_OUTPUT_CHARS = 20
 MAX_SUMMARY_CHARS = 1600  # SUMMARY_MAX_TOKENS of text, and some slack

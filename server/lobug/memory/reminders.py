@@ -24,11 +24,11 @@ import re
 from collections.abc import Callable, Iterator, Sequence
 from datetime import datetime
 
+from lobug.language.text import second_person
 from lobug.memory.when import ring_time, said_time
 from lobug.store.household import Viewer
 from lobug.store.models import Reminder
 from lobug.store.protocol import ReminderStore, Store
-from lobug.text import second_person
 
 MAX_LISTED = 3  # reminders named when they are listed; the rest counted
 MAX_RUNG_NAMED = 3  # due reminders named in the message that rings them; the rest counted

@@ -47,9 +47,9 @@ import re
 from dataclasses import dataclass
 from typing import NamedTuple
 
+from lobug.language.text import sentence_case
 from lobug.memory.when import is_time_phrase
 from lobug.names import SAYS_OWN_NAME, SPOKEN_NAME
-from lobug.text import sentence_case
 
 MAX_REQUEST_CHARS = 200
 MAX_TOPIC_CHARS = 80

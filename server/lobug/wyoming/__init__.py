@@ -2,5 +2,5 @@
 
 Thin like the other surfaces: `framing` reads events within the limits, `connection` sends
 each to its program (`programs`: info; `handle`: a Lo-Bug turn; `asr`; `tts`), and the turn,
-hearing and speaking are the voice path's own (`lobug.voice`); `server` listens, checks who
+hearing and speaking are the voice path's own (`lobug.voice.pipeline`); `server` listens, checks who
 connects, and advertises itself by zeroconf."""

@@ -16,8 +16,8 @@ from wyoming.event import Event
 
 from lobug.audio import MAX_RATE, MIN_RATE, STREAMING_DATA_SIZE, AudioError, wav_header
 from lobug.backends.base import SpeechNotReady
-from lobug.listening import Heard, hear_arriving
 from lobug.services import Services
+from lobug.voice.listening import Heard, hear_arriving
 from lobug.wyoming.handle import device_of
 from lobug.wyoming.limits import DEFAULT_DEVICE, STREAM_TIMEOUT_S, Refused
 

@@ -23,7 +23,7 @@ from wyoming.event import Event
 from wyoming.handle import Handled, HandledChunk, HandledStart, HandledStop, NotHandled
 
 from lobug.services import Services
-from lobug.voice import StreamedVoice
+from lobug.voice.pipeline import StreamedVoice
 from lobug.web.device_ids import device_id_problem
 from lobug.wyoming.limits import DEFAULT_DEVICE, Refused
 from lobug.wyoming.worker import walked

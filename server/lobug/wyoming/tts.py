@@ -17,7 +17,7 @@ from wyoming.tts import SynthesizeStopped
 
 from lobug.backends.base import SpeechNotReady, TextToSpeech
 from lobug.services import Services
-from lobug.spoken import sentence_ends
+from lobug.turn.spoken import sentence_ends
 from lobug.wyoming.limits import STREAM_TIMEOUT_S, Refused
 from lobug.wyoming.worker import walked
 

@@ -10,7 +10,7 @@ import asyncio
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
-from lobug.device_tools import ToolFailed, offered_tools
+from lobug.turn.device_tools import ToolFailed, offered_tools
 from lobug.xiaozhi.limits import TOOL_CALL_S
 
 if TYPE_CHECKING:

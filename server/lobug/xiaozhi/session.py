@@ -5,7 +5,7 @@ hearing as the HTTP path's (`Voice.hear_arriving`: transcription while the perso
 the prompt read ahead); a turn is the HTTP path's turn (`Voice.answer_streaming`: the same
 memory, reply guard, log and memory work), only its sound travels as Opus with `tts`
 messages around each sentence. The turn ends at `listen stop`, or in `auto` and `realtime`
-modes where the server's endpointing says (`lobug.endpointing`). `abort` (or, in
+modes where the server's endpointing says (`lobug.voice.endpointing`). `abort` (or, in
 `realtime`, speech while the answer plays) stops sending at once, stops the model and the
 synthesis after the step in progress, and stores what was said, marked interrupted."""
 
@@ -26,11 +26,11 @@ import numpy as np
 
 from lobug.audio import STREAMING_DATA_SIZE, wav_header
 from lobug.backends.base import SpeechNotReady, ToolBox, VoiceActivity
-from lobug.devices import DeviceBusy
-from lobug.endpointing import Ask, Endpointer, asked_in_thread
-from lobug.listening import Heard
 from lobug.services import Services
-from lobug.voice import StreamedVoice
+from lobug.turn.devices import DeviceBusy
+from lobug.voice.endpointing import Ask, Endpointer, asked_in_thread
+from lobug.voice.listening import Heard
+from lobug.voice.pipeline import StreamedVoice
 from lobug.xiaozhi import frames, messages, offered, unasked
 from lobug.xiaozhi.limits import (
     HELLO_TIMEOUT_S,
@@ -413,7 +413,7 @@ class Session:
     async def _answer(
         self, start: Callable[..., StreamedVoice], *args: Any, clock: TurnClock | None = None
     ) -> None:
-        try:  # waited for here, on the loop: never on a worker thread (devices.py)
+        try:  # waited for here, on the loop: never on a worker thread (turn/devices.py)
             admitted = await self.svc.assistant.devices.admit(self.device)
         except DeviceBusy as exc:
             log.info("xiaozhi %s: a turn refused: %s", self.device, exc)

@@ -12,9 +12,9 @@ import logging
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
-from lobug.device_tools import Nudge, device_command, settle
 from lobug.memory import reminders
 from lobug.memory.reminders import Ringing, owners_at
+from lobug.turn.device_tools import Nudge, device_command, settle
 
 if TYPE_CHECKING:
     from lobug.xiaozhi.session import Session

@@ -7,12 +7,12 @@ import logging
 import re
 from collections.abc import Callable
 
+from lobug.language.text import FUNCTION_WORDS
 from lobug.store.household import EVERYONE, Viewer
 from lobug.store.models import FactHit, Message
 from lobug.store.sql import rows
 from lobug.store.sql.visibility import visible_facts
 from lobug.store.sqlite.database import SQLiteDatabase
-from lobug.text import FUNCTION_WORDS
 
 log = logging.getLogger(__name__)
 

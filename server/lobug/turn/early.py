@@ -39,6 +39,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from functools import partial
 
+from lobug.language.text import words_of as text_words
 from lobug.memory import episodes
 from lobug.memory.assembly import Recall
 from lobug.memory.commitments import COMMITMENT, asks_about_commitments
@@ -47,7 +48,6 @@ from lobug.memory.manager import MemoryManager
 from lobug.memory.when import time_window
 from lobug.store.household import Viewer
 from lobug.store.models import FactHit, ScoredFact
-from lobug.text import words_of as text_words
 
 log = logging.getLogger(__name__)
 

@@ -13,7 +13,7 @@ from collections import Counter
 from collections.abc import Mapping
 from typing import Any
 
-from lobug.text import sentences_of, words_of
+from lobug.language.text import sentences_of, words_of
 
 # A text of at least MIN_WORDS_FOR_RATIO words with fewer distinct words than this share
 # of its words is a loop ("Oo, oo, oo, oo" is 1 distinct word in 4). Ordinary replies of

@@ -32,9 +32,9 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 
+from lobug.language.text import FUNCTION_WORDS, sentence_case, sentences_of, words_of
 from lobug.memory.disclosure import known_names, said_sentences, self_disclosures
 from lobug.store.models import ScoredFact
-from lobug.text import FUNCTION_WORDS, sentence_case, sentences_of, words_of
 
 # Words that say how something is asked, not what about.
 ASKING_WORDS = frozenset(

@@ -15,39 +15,45 @@ from typing import Any
 
 from lobug.backends.ahead import AnswersAhead
 from lobug.backends.base import AbandonCheck, ChatBackend, ChatMessage, Embedder, ToolBox
-from lobug.claims import known_words
 from lobug.config import Settings
-from lobug.conversation import DeviceState, SensorReading, new_device_state, said, turn_messages
-from lobug.decision import Action, Decision, parse_reply
-from lobug.devices import DeviceStates
+from lobug.language.claims import known_words
 from lobug.memory.assembly import TURN_SECTIONS, ContextRequest, Recall, assemble
 from lobug.memory.context import MemoryContext
 from lobug.memory.curation import Curation
-from lobug.memory.early import EarlyRecall
 from lobug.memory.manager import MemoryManager
-from lobug.memory.recall import answer_from_memory, asked_words
 from lobug.memory.reminders import DueReminders, NoReminders, owners_at
-from lobug.memory.request_tools import (
+from lobug.memory.voice_enrolment import HeardVoice
+from lobug.memory.work_queue import Exchange
+from lobug.store.household import EVERYONE, Viewer, answering
+from lobug.store.models import VOICE, Message, ScoredFact
+from lobug.store.protocol import MessageIntake, Store
+from lobug.turn.conversation import (
+    DeviceState,
+    SensorReading,
+    new_device_state,
+    said,
+    turn_messages,
+)
+from lobug.turn.decision import Action, Decision, parse_reply
+from lobug.turn.devices import DeviceStates
+from lobug.turn.early import EarlyRecall
+from lobug.turn.recall import answer_from_memory, asked_words
+from lobug.turn.reply_guard import (
+    ReplyGuard,
+    careful_reply,
+    careful_stream,
+    guard_metadata,
+)
+from lobug.turn.request_tools import (
     MEMORY_TOOLS,
     RequestTurn,
     memory_tools,
     used_memory,
     with_memory_tools,
 )
-from lobug.memory.spoken_curation import answer_request
-from lobug.memory.voice_enrolment import HeardVoice
-from lobug.memory.work_queue import Exchange
-from lobug.reply_guard import (
-    ReplyGuard,
-    careful_reply,
-    careful_stream,
-    guard_metadata,
-)
-from lobug.spoken import SpokenLimit
-from lobug.store.household import EVERYONE, Viewer, answering
-from lobug.store.models import VOICE, Message, ScoredFact
-from lobug.store.protocol import MessageIntake, Store
-from lobug.streaming_turn import StreamingTurn
+from lobug.turn.spoken import SpokenLimit
+from lobug.turn.spoken_curation import answer_request
+from lobug.turn.streaming import StreamingTurn
 
 log = logging.getLogger(__name__)
 

@@ -17,10 +17,10 @@ from datetime import datetime
 from functools import partial
 from typing import Protocol
 
+from lobug.language.text import second_person, sentence_case, third_person
 from lobug.memory import reminders
 from lobug.memory.curation import Curation, TopicLookupFailed
 from lobug.memory.people import Confirmations, Household
-from lobug.memory.recall import second_person as fact_said_back
 from lobug.memory.spoken_requests import (
     CancelReminder,
     Correction,
@@ -35,7 +35,7 @@ from lobug.memory.voice_enrolment import HeardVoice
 from lobug.store.errors import StoreError
 from lobug.store.household import EVERYONE, Speaker, Viewer
 from lobug.store.models import VOICE, Fact, FactQuery, Forgotten
-from lobug.text import second_person, sentence_case, third_person
+from lobug.turn.recall import second_person as fact_said_back
 
 
 class DeviceAt(Protocol):

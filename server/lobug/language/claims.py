@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from lobug.text import FUNCTION_WORDS, sentences_of, word_tokens
+from lobug.language.text import FUNCTION_WORDS, sentences_of, word_tokens
 
 NOT_CLAIMS = frozenset(
     """could should might may can will would must shall need want know see mean think guess bet

@@ -26,11 +26,11 @@ from functools import partial
 import numpy as np
 import numpy.typing as npt
 
-from lobug import endpointing
 from lobug.audio import STT_RATE, AudioError, CorruptAudio, check_audio_size, parse_wav, resample
 from lobug.backends.base import SpeechToText, Transcript
 from lobug.speakers.identify import Speaker
 from lobug.speakers.live import SpeakerListener
+from lobug.voice import endpointing
 
 log = logging.getLogger(__name__)
 

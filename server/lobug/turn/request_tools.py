@@ -25,7 +25,9 @@ from lobug.backends.base import ToolBox
 from lobug.memory import reminders
 from lobug.memory.curation import Curation
 from lobug.memory.people import Household
-from lobug.memory.spoken_curation import (
+from lobug.memory.spoken_requests import Correction, SetReminder
+from lobug.store.household import Viewer
+from lobug.turn.spoken_curation import (
     cancel_reminders,
     correct,
     forget_last_turn,
@@ -34,8 +36,6 @@ from lobug.memory.spoken_curation import (
     set_reminder,
     what_you_know,
 )
-from lobug.memory.spoken_requests import Correction, SetReminder
-from lobug.store.household import Viewer
 
 FORGET_ABOUT = "forget_about"
 FORGET_LAST = "forget_last_message"

@@ -1,6 +1,6 @@
 """Memory for any OpenAI-compatible client: a chat request gets the agent's memory injected,
 is answered by the configured chat backend, and the exchange is remembered. Replies pass the
-reply guard (`lobug.reply_guard`) like a device's: a streamed one sentence by sentence.
+reply guard (`lobug.turn.reply_guard`) like a device's: a streamed one sentence by sentence.
 
 Blocking throughout: the API runs it in worker threads.
 """
@@ -14,7 +14,6 @@ from functools import partial
 
 from lobug.backends.base import AbandonCheck, ChatBackend, ChatMessage
 from lobug.client.messages import insert_after_system, last_user_text
-from lobug.decision import Decision
 from lobug.memory.assembly import (
     DEFAULT_CONTEXT_TOKENS,
     MIN_MEMORY_TOKENS,
@@ -26,7 +25,15 @@ from lobug.memory.assembly import (
 from lobug.memory.evidence import ADMIN_EVIDENCE, Evidence, asker
 from lobug.memory.manager import MemoryManager
 from lobug.memory.work_queue import Exchange, StreamedExchange
-from lobug.reply_guard import (
+from lobug.store.household import EVERYONE, Speaker, Viewer
+from lobug.store.models import PROXY_SOURCE, Message
+from lobug.store.protocol import MessageIntake
+from lobug.tokens import (
+    PromptTooLong,
+    prompt_budget_tokens,
+)
+from lobug.turn.decision import Decision
+from lobug.turn.reply_guard import (
     GuardedReply,
     ReplyGuard,
     careful_reply,
@@ -34,13 +41,6 @@ from lobug.reply_guard import (
     guard_metadata,
     stop_stream,
     text_chunks,
-)
-from lobug.store.household import EVERYONE, Speaker, Viewer
-from lobug.store.models import PROXY_SOURCE, Message
-from lobug.store.protocol import MessageIntake
-from lobug.tokens import (
-    PromptTooLong,
-    prompt_budget_tokens,
 )
 
 log = logging.getLogger(__name__)

@@ -18,7 +18,6 @@ from functools import partial
 
 import numpy as np
 
-from lobug.assistant import Assistant, Turn
 from lobug.audio import STREAMING_DATA_SIZE, STT_RATE, Audio, encode_wav, resample, wav_header
 from lobug.backends.base import (
     AbandonCheck,
@@ -29,15 +28,16 @@ from lobug.backends.base import (
     TurnEnd,
 )
 from lobug.config import Settings
-from lobug.decision import Action, ignore_reason
-from lobug.listening import Heard, WordsHeard, hear_arriving
 from lobug.memory.voice_enrolment import HeardVoice
 from lobug.memory.work_queue import Exchange, StreamedExchange
 from lobug.speakers.identify import Speaker
 from lobug.speakers.live import SpeakerListener
 from lobug.speakers.recognition import VoiceRecognition
-from lobug.spoken import SpokenLimit
-from lobug.streaming_turn import StreamingTurn
+from lobug.turn.assistant import Assistant, Turn
+from lobug.turn.decision import Action, ignore_reason
+from lobug.turn.spoken import SpokenLimit
+from lobug.turn.streaming import StreamingTurn
+from lobug.voice.listening import Heard, WordsHeard, hear_arriving
 
 log = logging.getLogger(__name__)
 

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from lobug.backends.base import Transcript
-from lobug.text import words_of
+from lobug.language.text import words_of
 
 Action = Literal["respond", "ignore", "react"]
 
@@ -19,7 +19,7 @@ _PREFIX = re.compile(r"^\s*\[(IGNORE|REACT)\]\s*", re.IGNORECASE)
 class Decision:
     action: Action
     text: str
-    # Set by the reply guard (`lobug.reply_guard`) when the model's first words were refused.
+    # Set by the reply guard (`lobug.turn.reply_guard`) when the model's first words were refused.
     guard: str | None = None
     problem: str | None = None
 

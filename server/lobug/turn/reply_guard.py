@@ -1,9 +1,11 @@
-"""Every reply is checked before it is stored or spoken (see `lobug.quality` for the rules).
+"""Every reply is checked before it is stored or spoken (`lobug.language.quality` has the
+rules).
 
 A reply that loops or is in another language than the conversation's is asked for once more
 with safer settings (a lower temperature, fewer tokens, a plainer instruction); when that one
 fails too, a short honest fallback is said instead. The log marks such replies in the
-assistant message's metadata (`guard`, its marks in `lobug.quality`), and a fallback is never
+assistant message's metadata (`guard`, its marks in `lobug.language.quality`), and a fallback is
+never
 learned from (`quality.is_learnable`): the memory pipeline reads only the user's words of
 that exchange.
 """
@@ -16,10 +18,14 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from lobug.backends.base import AbandonCheck, ChatBackend, ChatMessage, with_closing_rule
-from lobug.claims import claimed_action, invented_details, names_given_beyond, speaks_as_them
-from lobug.decision import Decision, read_action_prefix
 from lobug.language import said_in
-from lobug.quality import (
+from lobug.language.claims import (
+    claimed_action,
+    invented_details,
+    names_given_beyond,
+    speaks_as_them,
+)
+from lobug.language.quality import (
     CUT,
     FALLBACK,
     INTERRUPTED,
@@ -28,7 +34,8 @@ from lobug.quality import (
     reply_problem,
     text_problem,
 )
-from lobug.spoken import SENTENCE_END
+from lobug.turn.decision import Decision, read_action_prefix
+from lobug.turn.spoken import SENTENCE_END
 
 log = logging.getLogger(__name__)
 
@@ -168,7 +175,7 @@ class ReplyGuard:
         self, known: frozenset[str], *, answer: bool = False, acts: bool = True
     ) -> ReplyGuard:
         """This guard for one turn whose prompt holds `known` words: a reply claiming a name
-        or number about the person beyond them is refused too (`lobug.claims`); every
+        or number about the person beyond them is refused too (`lobug.language.claims`); every
         sentence of it when it `answer`s a question about the person. Unless the model `acts`
         (it has the memory's tools), a reply claiming it forgot, deleted or set a reminder
         is refused: nothing was done."""

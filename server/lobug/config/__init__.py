@@ -14,9 +14,9 @@ from pathlib import Path
 from typing import Any
 
 from lobug.clock import clock_time, zone_named
+from lobug.config.wyoming import WyomingConfig, wyoming_env
+from lobug.config.xiaozhi import XIAOZHI_ENV, XiaozhiConfig
 from lobug.names import AGENT_NAME_RULE, DEVICE_ID, DEVICE_ID_RULE, is_agent_name
-from lobug.wyoming_config import WyomingConfig, wyoming_env
-from lobug.xiaozhi_config import XIAOZHI_ENV, XiaozhiConfig
 
 LLM_BACKENDS = ("auto", "ollama", "openai", "embedded")
 # How memory requests ("forget what I said about my trip") are understood: by the model

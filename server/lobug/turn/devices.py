@@ -27,7 +27,7 @@ from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass, field
 
 from lobug.backends.base import ToolBox
-from lobug.conversation import DeviceState
+from lobug.turn.conversation import DeviceState
 
 MAX_WAITING_TURNS = 2  # a device's turns waiting behind the one in progress
 IDLE_S = 3600.0  # a device not heard from for this long is dropped from memory

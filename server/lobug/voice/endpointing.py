@@ -53,7 +53,7 @@ import numpy as np
 import numpy.typing as npt
 
 from lobug.backends.base import TurnEnd, VoiceActivity
-from lobug.text import words_of
+from lobug.language.text import words_of
 
 RATE = 16_000
 SPEECH_PROBABILITY = 0.5

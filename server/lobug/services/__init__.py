@@ -25,22 +25,22 @@ from lobug.backends import (
 from lobug.backends.base import AbandonCheck, ChatMessage, JsonSchema, Vector
 from lobug.clock import clock_time
 from lobug.config import Settings
-from lobug.maintenance import Maintenance, Task, one_process_at_a_time
 from lobug.memory.curation import Curation
 from lobug.memory.dream import Dreamer
 from lobug.memory.manager import MemoryManager
 from lobug.memory.topics import TopicBuilder
 from lobug.memory.work_queue import CLOSE_WAIT_S, MemoryWork, reembed_messages
+from lobug.services.maintenance import Maintenance, Task, one_process_at_a_time
 from lobug.store.engines import open_database, redacted
 from lobug.store.errors import EmbeddingMismatch
 from lobug.store.models import CLI, MANUAL
 from lobug.store.protocol import Store
-from lobug.turn_timings import TurnTimings
+from lobug.turn.timings import TurnTimings
 
 if TYPE_CHECKING:
-    from lobug.assistant import Assistant
     from lobug.speakers.recognition import VoiceRecognition
-    from lobug.voice import Speech, Voice
+    from lobug.turn.assistant import Assistant
+    from lobug.voice.pipeline import Speech, Voice
 
 log = logging.getLogger(__name__)
 
@@ -316,9 +316,9 @@ class LazyChat(ChatBackend):
     def loaded(self) -> ChatBackend:
         with self._lock:
             if self._loaded is None:
-                from lobug import backends
+                from lobug.backends import build_chat
 
-                self._loaded = backends.build_chat(self.settings)
+                self._loaded = build_chat(self.settings)
                 self.name, self.model = self._loaded.name, self._loaded.model
             return self._loaded
 
@@ -371,10 +371,10 @@ def open_services(settings: Settings, backends: Backends | None = None) -> Servi
     thread). Configured speech models are loaded later by `Speech.load`; given backends
     bring their own speech models, or none. (What a device turn needs is imported here: the
     command line's local app opens the memory services alone.)"""
-    from lobug.assistant import Assistant
     from lobug.memory.voices import HouseholdVoices
     from lobug.speakers.recognition import voice_recognition
-    from lobug.voice import Speech, Voice
+    from lobug.turn.assistant import Assistant
+    from lobug.voice.pipeline import Speech, Voice
 
     if backends is None:
         backends = build_backends(settings)

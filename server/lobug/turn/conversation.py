@@ -9,8 +9,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from lobug.backends.base import ChatMessage, ToolBox
+from lobug.language.quality import language_rule
 from lobug.memory.context import MemoryContext
-from lobug.quality import language_rule
 from lobug.store.household import EVERYONE, Viewer
 from lobug.store.models import Message
 from lobug.tokens import (

@@ -11,9 +11,9 @@ from functools import partial
 from types import TracebackType
 from typing import TYPE_CHECKING, TypeAlias
 
-from lobug.conversation import DeviceState
-from lobug.decision import Decision, read_action_prefix
-from lobug.reply_guard import (
+from lobug.turn.conversation import DeviceState
+from lobug.turn.decision import Decision, read_action_prefix
+from lobug.turn.reply_guard import (
     Chunks,
     GuardedReply,
     ReplyGuard,
@@ -23,7 +23,7 @@ from lobug.reply_guard import (
 )
 
 if TYPE_CHECKING:
-    from lobug.assistant import PreparedTurn, Turn
+    from lobug.turn.assistant import PreparedTurn, Turn
 
 StreamStart: TypeAlias = "Callable[[DeviceState], tuple[PreparedTurn, Iterator[str]]]"
 # After a refused streamed answer that said nothing: the turn's second answer, streamed.

@@ -6,7 +6,7 @@ voice speaks English, so another language needs its own (`LOBUG_TTS_VOICE`)."""
 
 from __future__ import annotations
 
-from lobug.quality import LANGUAGE_NAMES, LANGUAGE_WORDS
+from lobug.language.quality import LANGUAGE_NAMES, LANGUAGE_WORDS
 
 RULE_LANGUAGES = frozenset({"en"})  # the languages the phrase rules are written in
 BUNDLED_VOICE_LANGUAGE = "en"
