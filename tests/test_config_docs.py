@@ -1,6 +1,6 @@
 """Every `LOBUG_` setting the package names is documented in docs/configuration.md (issue 43,
-item 5). Names are collected from the source of `server/lobug` (config/__init__.py reads the table of
-variables once; exposure.py, the command line's options and the memory client read a few of
+item 5). Names are collected from the source of `server/lobug` (`config/__init__.py` reads the
+table of variables once; exposure.py, the command line's options and the memory client read a few of
 their own), so a setting added anywhere without its line in the guide fails here by name."""
 
 from __future__ import annotations

@@ -8,12 +8,12 @@ import numpy.typing as npt
 import pytest
 
 from lobug.backends.base import VoiceActivity
+from lobug.language.endings import finished
 from lobug.voice.endpointing import (
     FINISHED_SILENCE_MS,
     OPEN_SILENCE_MS,
     UNPUNCTUATED_SILENCE_MS,
     Endpointer,
-    finished,
 )
 
 CHUNK = 512

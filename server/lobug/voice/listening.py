@@ -28,9 +28,9 @@ import numpy.typing as npt
 
 from lobug.audio import STT_RATE, AudioError, CorruptAudio, check_audio_size, parse_wav, resample
 from lobug.backends.base import SpeechToText, Transcript
+from lobug.language import endings
 from lobug.speakers.identify import Speaker
 from lobug.speakers.live import SpeakerListener
-from lobug.voice import endpointing
 
 log = logging.getLogger(__name__)
 
@@ -338,12 +338,12 @@ class Transcriptions:
 
     def _kept_if_whole(self, pause: Stretch, task: asyncio.Task[Transcript]) -> None:
         """A stretch heard at a pause too short to end it (`PAUSE_FRAMES`) is kept as a
-        stretch of its own when its words end a sentence (`endpointing.finished`: the rule
+        stretch of its own when its words end a sentence (`endings.finished`: the rule
         the turn's end is judged by: whisper heard a sentence's end there too) and the pause
         lasts `KEPT_PAUSE_FRAMES` (told as the audio arrives: `early`)."""
         if task.cancelled() or task.exception() is not None or task in self.pending:
             return
-        if endpointing.finished(task.result().text):
+        if endings.finished(task.result().text):
             self._sentence = (pause, task)
             self._keep_sentence()
 
@@ -448,13 +448,13 @@ class ReadAhead:
     def paused(self, pause: asyncio.Task[Transcript]) -> None:
         """The person paused (`LiveRecording.pausing`): prime with the words so far and
         those of the stretch that may have ended, and answer them when they end a sentence
-        (`endpointing.finished`: the turn may end in this pause)."""
+        (`endings.finished`: the turn may end in this pause)."""
         if not pause.cancelled() and pause.exception() is None:
             transcripts = self._finished()
             if pause not in self._heard:  # not yet the stretch's own (its pause went on)
                 transcripts.append(pause.result())
             words = self._live.heard(transcripts).text
-            self._prime_with(transcripts, answer=endpointing.finished(words))
+            self._prime_with(transcripts, answer=endings.finished(words))
 
     def guessed(self, partial: asyncio.Task[Transcript]) -> None:
         """The stretch in progress was heard early: prime with the words so far and its."""
