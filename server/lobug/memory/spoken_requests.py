@@ -47,6 +47,7 @@ import re
 from dataclasses import dataclass
 from typing import NamedTuple
 
+from lobug.language.fillers import SEPARATOR, without_lead_in
 from lobug.language.text import sentence_case
 from lobug.memory.when import is_time_phrase
 from lobug.names import SAYS_OWN_NAME, SPOKEN_NAME
@@ -195,15 +196,6 @@ PHRASINGS: tuple[Phrasing, ...] = (
     ),
 )
 
-_SEPARATOR = r"(?:\s*[,.:;!-]+\s*|\s+)"
-_LEADING_FILLER = re.compile(
-    rf"""^(?:
-        (?:hey|hi|hello|ok|okay|oh|um|uh|er|so|well|no|nope|oops|sorry|actually
-          |never\s?mind|please|lo[\s-]?bug)
-        {_SEPARATOR}
-    )+""",
-    re.IGNORECASE | re.VERBOSE,
-)
 _TRAILING_PUNCTUATION = " ,.!;:"
 _TRAILING_WORD = re.compile(r"\s+(?:please|thanks|thank\s+you|lo[\s-]?bug)$", re.IGNORECASE)
 _POLITE_ASK = re.compile(r"^(?:can|could|would|will)\s+you\s+(?:please\s+)?", re.IGNORECASE)
@@ -242,7 +234,7 @@ _CORRECTION = re.compile(
       |you(?:'ve|\s+have)?\s+got\s+(?:that|it)\s+wrong
       |wrong
       |correction)
-    {_SEPARATOR}(?:actually{_SEPARATOR})?
+    {SEPARATOR}(?:actually{SEPARATOR})?
     (?P<statement>
       (?P<subject>my\s+.+?)\s+(?:is|are|was)(?:\s+(?:called|named))?\s+(?P<value>.+))
     """,
@@ -252,13 +244,13 @@ _CORRECTION = re.compile(
 # dog's name is actually Pepper now" (only a name: "my sister is coming over now" is news).
 _RENAMED = re.compile(
     r"""
-    (?i:actually{_SEPARATOR})?
+    (?i:actually{SEPARATOR})?
     (?P<statement>
       (?P<subject>(?i:my)\s+.+?)
       \s+(?i:is|are)\s+(?i:actually\s+)?(?i:now\s+)?(?P<verb>(?i:called|named)|)
       \s*(?P<value>[A-Z][\w'’-]*(?:\s+[A-Z][\w'’-]*)?))
     \s+(?i:now)
-    """.replace("{_SEPARATOR}", _SEPARATOR),
+    """.replace("{SEPARATOR}", SEPARATOR),
     re.VERBOSE,
 )
 _REMIND = re.compile(r"remind\s+me\s+(?P<rest>.+)", re.IGNORECASE)
@@ -281,8 +273,8 @@ _WHAT_YOU_KNOW = re.compile(
 _VOICE = r"(?:learn|remember|memori[sz]e|recogni[sz]e)\s+my\s+voice"
 _NAMED = SAYS_OWN_NAME + r"\s+(?P<{group}>" + SPOKEN_NAME + ")"
 _LEARN_VOICE = re.compile(
-    rf"{_VOICE}(?:{_SEPARATOR}{_NAMED.format(group='after')})?"
-    rf"|{_NAMED.format(group='before')}{_SEPARATOR}(?:please{_SEPARATOR})?{_VOICE}",
+    rf"{_VOICE}(?:{SEPARATOR}{_NAMED.format(group='after')})?"
+    rf"|{_NAMED.format(group='before')}{SEPARATOR}(?:please{SEPARATOR})?{_VOICE}",
     re.IGNORECASE,
 )
 # "forget about it" brushes a subject off; "forget about me" is too broad to act on from voice.
@@ -337,7 +329,7 @@ def request_part(text: str, *, question: bool = False) -> str | None:
     if len(said) > MAX_REQUEST_CHARS:
         return None
     asked = said.endswith("?")
-    said = _LEADING_FILLER.sub("", said.rstrip("?"))
+    said = without_lead_in(said.rstrip("?"))
     polite = _POLITE_ASK.match(said)
     if asked and not polite and not question:
         return None

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from lobug.backends.base import Transcript
+from lobug.language.fillers import only_hesitations
 from lobug.language.text import words_of
 
 Action = Literal["respond", "ignore", "react"]
@@ -40,9 +41,6 @@ MAX_NO_SPEECH_PROB = 0.6
 SHORT_AUDIO_SECONDS = 1.5
 UNCERTAIN_NO_SPEECH_PROB = 0.3
 UNCERTAIN_LOGPROB = -0.8
-FILLERS = frozenset(
-    "um umm uh uhh uh-huh hmm hm mm mhm ah oh eh er erm huh okay ok yeah yes no so you".split()
-)
 HALLUCINATIONS = (
     "thanks for watching",
     "thank you for watching",
@@ -82,7 +80,7 @@ def is_hallucination(text: str) -> bool:
     lowered = " ".join(words_of(text))
     if any(phrase in lowered for phrase in HALLUCINATIONS):
         return True
-    return all(word in FILLERS for word in words_of(text))
+    return only_hesitations(words_of(text))
 
 
 def _uncertain_short_clip(transcript: Transcript, audio_seconds: float) -> bool:

@@ -32,6 +32,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 
+from lobug.language.fillers import without_lead_in
 from lobug.language.text import FUNCTION_WORDS, sentence_case, sentences_of, words_of
 from lobug.memory.disclosure import known_names, said_sentences, self_disclosures
 from lobug.store.models import ScoredFact
@@ -112,7 +113,6 @@ THIRD_PERSON_VERB = re.compile(
     r"\bthe user ((?:[a-z]+ly\s+|still\s+|also\s+|often\s+|never\s+)?)([a-z]+)\b", re.IGNORECASE
 )
 UNCHANGED_VERBS = frozenset("can could will would shall should may might must did had".split())
-LEAD_IN = re.compile(r"^(?:(?:hey|hi|ok|okay|so|well|um)\b[\s,]*)*(?:lo-?bug\b[\s,]*)?")
 
 
 def answer_from_memory(
@@ -301,7 +301,7 @@ def bare_words(text: str) -> list[str]:
 
 def plain(text: str) -> str:
     """Lower case, curly apostrophes straightened, greetings and the wake word dropped."""
-    return LEAD_IN.sub("", text.lower().replace("’", "'").strip())
+    return without_lead_in(text.lower().replace("’", "'").strip())
 
 
 def holds(fact_words: Iterable[str], asked: Sequence[str]) -> bool:
