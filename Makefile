@@ -44,15 +44,18 @@ models: $(STAMP)
 	$(BIN)/lobug models prepare qwen2.5-coder-1.5b
 
 # Branch coverage is measured and held above the floor in pyproject.toml ([tool.coverage]).
-# The 25 slowest tests are named at the end.
+# The 25 slowest tests are named at the end. Two workers (pytest-xdist), one per core: most of
+# a test's time is a server process or a model waiting on the other core. A test file stays on
+# one worker (--dist loadfile), so a module's shared server starts once.
+WORKERS := -n 2 --dist loadfile
 test: $(STAMP) firmware-test
-	$(BIN)/python -m pytest --cov --cov-report=term --durations=25
+	$(BIN)/python -m pytest $(WORKERS) --cov --cov-report=term --durations=25
 
 # The fast tier, for the edit-test loop: no server processes, no real models, no browser.
 # `make test` (what CI runs) stays the whole suite.
 .PHONY: test-fast
 test-fast: $(STAMP)
-	$(BIN)/python -m pytest -m "not e2e and not models and not browser" --durations=25 -q
+	$(BIN)/python -m pytest $(WORKERS) -m "not e2e and not models and not browser" --durations=25 -q
 
 # The firmware: its hardware-free logic and its device code (against stub headers of the
 # device libraries), built with g++ and run on this machine.
