@@ -25,7 +25,7 @@ from lobug.voice.endpointing import (
     asked_at_once,
     asked_in_thread,
 )
-from tests.test_endpointing import FakeVAD, audio, silence_until_end
+from tests.voice.test_endpointing import FakeVAD, audio, silence_until_end
 
 
 class FakeTurnEnd(TurnEnd):
