@@ -10,7 +10,9 @@ from types import ModuleType
 
 import pytest
 
-pytestmark = [pytest.mark.e2e, pytest.mark.models]
+from tests.models import ONE_AT_A_TIME
+
+pytestmark = [pytest.mark.e2e, pytest.mark.models, ONE_AT_A_TIME]
 
 SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "crash_test.py"
 
