@@ -6,13 +6,13 @@ from dataclasses import replace
 
 import pytest
 
+from lobug.language.text import fact_said_to_the_user
 from lobug.store.models import Fact, ScoredFact
 from lobug.turn.recall import (
     acknowledgement,
     answer_from_facts,
     answer_from_memory,
     asked_words,
-    second_person,
 )
 
 
@@ -106,7 +106,7 @@ def test_a_question_about_the_person_after_news_is_still_answered() -> None:
     ],
 )
 def test_a_fact_is_said_in_the_second_person(fact: str, said: str) -> None:
-    assert second_person(fact) == said
+    assert fact_said_to_the_user(fact) == said
 
 
 FAMILY = facts(

@@ -157,3 +157,42 @@ def content_stems(text: str) -> set[str]:
         if word and word not in FUNCTION_WORDS:
             stems.add(word[:-1] if len(word) > 3 and word.endswith("s") else word)
     return stems
+
+
+# A fact about "the user" said to them (the server's own answers from memory).
+_THE_USER_AS_YOU = (
+    (re.compile(r"\bthe user and their\b", re.IGNORECASE), "you and your"),  # "we", `text`
+    (re.compile(r"\bthe user's\b", re.IGNORECASE), "your"),
+    (re.compile(r"\bthe user (?:is|'s)\b", re.IGNORECASE), "you are"),
+    (re.compile(r"\bthe user was\b", re.IGNORECASE), "you were"),
+    (re.compile(r"\bthe user has\b", re.IGNORECASE), "you have"),
+    (re.compile(r"\bthe user does\b", re.IGNORECASE), "you do"),
+    (re.compile(r"\bthemselves\b", re.IGNORECASE), "yourself"),
+)
+_THE_USER_VERB = re.compile(
+    r"\bthe user ((?:[a-z]+ly\s+|still\s+|also\s+|often\s+|never\s+)?)([a-z]+)\b", re.IGNORECASE
+)
+_UNCHANGED_MODALS = frozenset("can could will would shall should may might must did had".split())
+
+
+def fact_said_to_the_user(fact: str) -> str:
+    """A fact about "the user" (as the extraction writes facts) as said to them: "The user's
+    dog is called Biscuit" -> "Your dog is called Biscuit."."""
+    text = fact.strip().rstrip(".")
+    for pattern, replacement in _THE_USER_AS_YOU:
+        text = pattern.sub(replacement, text)
+    text = _THE_USER_VERB.sub(lambda m: f"you {m.group(1)}{base_form(m.group(2))}", text)
+    text = re.sub(r"\bthe user\b", "you", text, flags=re.IGNORECASE)
+    return sentence_case(text) + "."
+
+
+def base_form(verb: str) -> str:
+    """A third-person verb's base form: "works" -> "work", "studies" -> "study"."""
+    lowered = verb.lower()
+    if lowered in _UNCHANGED_MODALS or not lowered.endswith("s") or lowered.endswith("ss"):
+        return verb
+    if lowered.endswith("ies"):
+        return verb[:-3] + "y"
+    if re.search(r"(?:sh|ch|x|z|o)es$", lowered):
+        return verb[:-2]
+    return verb[:-1]

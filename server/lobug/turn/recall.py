@@ -33,86 +33,34 @@ import re
 from collections.abc import Iterable, Sequence
 
 from lobug.language.fillers import without_lead_in
-from lobug.language.text import FUNCTION_WORDS, sentence_case, sentences_of, words_of
+from lobug.language.questions import (
+    ABOUT_THE_PERSON,
+    ADVICE,
+    ASKED_THING,
+    ASKING_WORDS,
+    KINDS,
+    NAME_IN_FACT,
+    NAME_WORDS,
+    POSSESSED,
+    QUESTION_OPENERS,
+    REMEMBERING,
+    SYNONYMS,
+    WH_OPENERS,
+    YES_NO,
+)
+from lobug.language.text import (
+    FUNCTION_WORDS,
+    fact_said_to_the_user,
+    sentences_of,
+    words_of,
+)
 from lobug.memory.disclosure import known_names, said_sentences, self_disclosures
 from lobug.store.models import ScoredFact
 
-# Words that say how something is asked, not what about.
-ASKING_WORDS = frozenset(
-    """remember know tell recall again please lo bug lobug hey hi ok okay say said told
-    anything something doing""".split()
-)
-# A word asked about, and the words of a fact that answer for it.
-SYNONYMS = {
-    "name": ("name", "named", "called"),
-    "called": ("name", "named", "called"),
-    "named": ("name", "named", "called"),
-    "job": ("job", "work", "works", "worked"),
-    "live": ("live", "lives", "lived", "living", "moved"),
-    "born": ("born", "birthplace"),
-    "birthday": ("birthday", "born"),
-    "old": ("old", "age", "aged"),
-    "age": ("old", "age", "aged"),
-    "mum": ("mum", "mom", "mother"),
-    "mom": ("mum", "mom", "mother"),
-    "mother": ("mum", "mom", "mother"),
-    "dad": ("dad", "father"),
-    "car": ("car", "drive", "drives", "drove", "driving"),
-    "father": ("dad", "father"),
-}
-# The kinds a fact names a thing by: a question about "our dog" is answered by "a beagle
-# named Biscuit" (a small model does not know that a beagle is a dog; a larger one answers
-# such questions itself). Asked word -> the words of a fact that are one of it.
-DOG_BREEDS = tuple(
-    """beagle labrador retriever poodle terrier spaniel collie shepherd dachshund bulldog
-    boxer husky pug chihuahua corgi greyhound whippet schnauzer rottweiler dalmatian
-    doberman setter pointer mastiff sheepdog lurcher mutt""".split()
-)
-CAT_BREEDS = tuple("tabby siamese persian ragdoll bengal sphynx tomcat moggy".split())
-KINDS = {
-    "dog": ("dog", "puppy", *DOG_BREEDS),
-    "cat": ("cat", "kitten", *CAT_BREEDS),
-    "breed": (*DOG_BREEDS, *CAT_BREEDS),
-    "pet": ("dog", "puppy", "cat", "kitten", "hamster", "rabbit", "parrot", "budgie"),
-}
-QUESTION_OPENERS = frozenset(
-    """what whats who whos whose where wheres when which how do does did is are am was were
-    can could have has remind""".split()
-)
-ADVICE = re.compile(
-    r"^(?:how (?:(?:long|much|many|often|soon) )?(?:do|can|could|should|would) (?:i|we)"
-    r"|what (?:should|can|could|would) (?:i|we)|(?:should|can|could|would|shall|will) (?:i|we))\b"
-)
-# Words that make a question one about the person ("me" is what a request for help is for:
-# "can you give me a recipe" asks nothing about them).
-ABOUT_THE_PERSON = frozenset({"my", "i", "mine", "im", "ive", "our", "we"})
-# The words that ask for a name: a name in the fact holds them.
-NAME_WORDS = frozenset({"name", "called", "named"})
-# The thing a question asks for ("which instrument", "what kind of car"): the fact names it.
-ASKED_THING = re.compile(r"^(?:what|which)(?:\s+(?:kind|type|sort)\s+of)?\s+([a-z]+)\b")
-WH_OPENERS = frozenset("what whats which who whos whose where wheres when".split())
-REMEMBERING = frozenset({"remember", "recall", "know"})  # "remember what she likes?"
-POSSESSED = re.compile(r"\b(?:my|our)\s+([a-z]+)")
-# A capitalised word after a fact's first: a name ("The user's partner Jonas").
-NAME_IN_FACT = re.compile(r"(?<=\s)[A-Z][a-z]+")
 MAX_READ_OUT = 2
 NEAREST_SIMILARITY = 0.15  # `nearest_fact`
 NEAREST_MARGIN = 2.0
 MAX_ASIDE_WORDS = 2  # "Hi!", "Oh, okay.": said beside a statement, not a turn of its own
-YES_NO = re.compile(r"^(?:do|did|can|could) you (?:remember|know|recall)\b")
-SECOND_PERSON = (
-    (re.compile(r"\bthe user and their\b", re.IGNORECASE), "you and your"),  # "we", `text`
-    (re.compile(r"\bthe user's\b", re.IGNORECASE), "your"),
-    (re.compile(r"\bthe user (?:is|'s)\b", re.IGNORECASE), "you are"),
-    (re.compile(r"\bthe user was\b", re.IGNORECASE), "you were"),
-    (re.compile(r"\bthe user has\b", re.IGNORECASE), "you have"),
-    (re.compile(r"\bthe user does\b", re.IGNORECASE), "you do"),
-    (re.compile(r"\bthemselves\b", re.IGNORECASE), "yourself"),
-)
-THIRD_PERSON_VERB = re.compile(
-    r"\bthe user ((?:[a-z]+ly\s+|still\s+|also\s+|often\s+|never\s+)?)([a-z]+)\b", re.IGNORECASE
-)
-UNCHANGED_VERBS = frozenset("can could will would shall should may might must did had".split())
 
 
 def answer_from_memory(
@@ -149,7 +97,7 @@ def answer_from_facts(
         thing = asked_thing(question)
         fact = next((c for c in contents if holds_with_names(c, asked, thing)), None)
     if fact is not None:
-        answer = second_person(fact)
+        answer = fact_said_to_the_user(fact)
         return f"Yes. {answer}" if YES_NO.match(plain(question)) else answer
     return from_memory_only(question, facts, asked) if memory_only else None
 
@@ -173,7 +121,7 @@ def from_memory_only(
     if possessed:
         about = [c for c in contents if holds(bare_words(c), possessed)][:MAX_READ_OUT]
         if about:
-            said = " ".join(second_person(c) for c in about)
+            said = " ".join(fact_said_to_the_user(c) for c in about)
             return f"Here's what I know: {lower_you(said)}"
         if possessed[0] in NAME_WORDS:  # "Do you remember my name?"
             return "You haven't told me your name."
@@ -198,7 +146,7 @@ def advice_from_memory(said: str, facts: Sequence[ScoredFact]) -> str | None:
     nearest = clearly_nearest(facts)
     if nearest is None or not any(holds(bare_words(nearest), [w]) for w in possessed):
         return None
-    return f"From what you told me: {lower_you(second_person(nearest))}"
+    return f"From what you told me: {lower_you(fact_said_to_the_user(nearest))}"
 
 
 def nearest_fact(facts: Sequence[ScoredFact]) -> str | None:
@@ -206,7 +154,7 @@ def nearest_fact(facts: Sequence[ScoredFact]) -> str | None:
     nearest = clearly_nearest(facts)
     if nearest is None:
         return None
-    return f"From what you told me: {lower_you(second_person(nearest))}"
+    return f"From what you told me: {lower_you(fact_said_to_the_user(nearest))}"
 
 
 def clearly_nearest(facts: Sequence[ScoredFact]) -> str | None:
@@ -234,7 +182,7 @@ def acknowledgement(
     for sentence in said_sentences(said):
         stated = self_disclosures(sentence, (), known)
         if stated:
-            told.append(second_person(stated[0].content))
+            told.append(fact_said_to_the_user(stated[0].content))
         elif len(words_of(sentence)) > MAX_ASIDE_WORDS or is_question(sentence):
             return None
     if not told:
@@ -315,26 +263,3 @@ def same(asked: str, fact_word: str) -> bool:
 
     options = SYNONYMS.get(asked, (asked,)) + KINDS.get(asked, ())
     return any(same_word(option, fact_word) for option in options)
-
-
-def second_person(fact: str) -> str:
-    """A fact about "the user" as said to them: "The user's dog is called Biscuit" -> "Your
-    dog is called Biscuit."."""
-    text = fact.strip().rstrip(".")
-    for pattern, replacement in SECOND_PERSON:
-        text = pattern.sub(replacement, text)
-    text = THIRD_PERSON_VERB.sub(lambda m: f"you {m.group(1)}{base_form(m.group(2))}", text)
-    text = re.sub(r"\bthe user\b", "you", text, flags=re.IGNORECASE)
-    return sentence_case(text) + "."
-
-
-def base_form(verb: str) -> str:
-    """A third-person verb's base form: "works" -> "work", "studies" -> "study"."""
-    lowered = verb.lower()
-    if lowered in UNCHANGED_VERBS or not lowered.endswith("s") or lowered.endswith("ss"):
-        return verb
-    if lowered.endswith("ies"):
-        return verb[:-3] + "y"
-    if re.search(r"(?:sh|ch|x|z|o)es$", lowered):
-        return verb[:-2]
-    return verb[:-1]

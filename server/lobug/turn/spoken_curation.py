@@ -17,7 +17,12 @@ from datetime import datetime
 from functools import partial
 from typing import Protocol
 
-from lobug.language.text import second_person, sentence_case, third_person
+from lobug.language.text import (
+    fact_said_to_the_user,
+    second_person,
+    sentence_case,
+    third_person,
+)
 from lobug.memory import reminders
 from lobug.memory.curation import Curation, TopicLookupFailed
 from lobug.memory.people import Confirmations, Household
@@ -35,7 +40,6 @@ from lobug.memory.voice_enrolment import HeardVoice
 from lobug.store.errors import StoreError
 from lobug.store.household import EVERYONE, Speaker, Viewer
 from lobug.store.models import VOICE, Fact, FactQuery, Forgotten
-from lobug.turn.recall import second_person as fact_said_back
 
 
 class DeviceAt(Protocol):
@@ -178,7 +182,7 @@ def what_you_know(curation: Curation, agent: str, viewer: Viewer = EVERYONE) -> 
     )
     if not facts:
         return "I don't know anything about you yet. Tell me, and I'll remember."
-    listed = "; ".join(inline(fact_said_back(fact.content)) for fact in facts)
+    listed = "; ".join(inline(fact_said_to_the_user(fact.content)) for fact in facts)
     more = f", and {plural(total - len(facts), 'other thing')}" if total > len(facts) else ""
     return f"I know that {listed}{more}."
 
@@ -240,7 +244,7 @@ def forget_topic(
     if named or not facts:
         return forget_found(curation, key[0], found)
     awaiting.ask(key, viewer.person_id, found)
-    listed = "; ".join(inline(fact_said_back(fact.content)) for fact in facts[:MAX_LISTED])
+    listed = "; ".join(inline(fact_said_to_the_user(fact.content)) for fact in facts[:MAX_LISTED])
     notes, them = ("this note", "it") if len(facts) == 1 else (f"these {len(facts)} notes", "them")
     return (
         f"I have nothing that names {about}, but {notes} may be about it: {listed}. "
@@ -268,7 +272,7 @@ def forgot_about(about: str, facts: list[str], learned_with: int, forgotten: For
         said = plural(len(forgotten.messages), "message")
         notes = f", and {plural(learned_with, 'note')} I took from it" if learned_with else ""
         return f"I deleted {said} of yours that mentioned {about}{notes}."
-    listed = "; ".join(inline(fact_said_back(fact)) for fact in facts[:MAX_LISTED])
+    listed = "; ".join(inline(fact_said_to_the_user(fact)) for fact in facts[:MAX_LISTED])
     more = len(facts) - MAX_LISTED + learned_with
     tail = f", and {plural(more, 'other note')}" if more > 0 else ""
     return f"I forgot {plural(len(facts), 'fact')}: {listed}{tail}."
@@ -334,7 +338,7 @@ def correct(
         return could_not_check(second_person(request.subject), "I haven't changed anything")
     if len(close) == 1 and awaiting is not None and key is not None:
         awaiting.ask(key, viewer.person_id, CorrectFound(close[0], content, said))
-        old = inline(fact_said_back(close[0].content))
+        old = inline(fact_said_to_the_user(close[0].content))
         return f'I have this note: {old}. Say "yes" and I\'ll change it to: {said}.'
     if not candidates:
         return remember_statement(curation, agent, request.statement, viewer)
