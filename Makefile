@@ -44,10 +44,10 @@ models: $(STAMP)
 	$(BIN)/lobug models prepare qwen2.5-coder-1.5b
 
 # Branch coverage is measured and held above the floor in pyproject.toml ([tool.coverage]).
-# The 25 slowest tests are named at the end. Two workers (pytest-xdist), one per core: much of
-# a test's time is a server process or a model waiting on the other core. The tests that time
-# a model under load run on one worker, one after another (`ONE_AT_A_TIME` in tests/models.py).
-WORKERS := -n 2 --dist loadgroup
+# The 25 slowest tests are named at the end. Two workers (pytest-xdist), one per core: most of
+# a test's time is a server process or a model waiting on the other core. A test file stays on
+# one worker (--dist loadfile), so a module's shared server starts once.
+WORKERS := -n 2 --dist loadfile
 test: $(STAMP) firmware-test
 	$(BIN)/python -m pytest $(WORKERS) --cov --cov-report=term --durations=25
 

@@ -10,9 +10,7 @@ from types import ModuleType
 
 import pytest
 
-from tests.models import ONE_AT_A_TIME
-
-pytestmark = [pytest.mark.e2e, pytest.mark.models, ONE_AT_A_TIME]
+pytestmark = [pytest.mark.e2e, pytest.mark.models]
 
 SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "crash_test.py"
 

@@ -21,9 +21,8 @@ from lobug.language.claims import known_words, names_given_beyond
 from lobug.language.quality import text_problem
 from tests.e2e.server import ServerProcess, start_server, wait_for_learning
 from tests.e2e.test_voice_server import upload, wait_for_speech
-from tests.models import ONE_AT_A_TIME
 
-pytestmark = [pytest.mark.e2e, pytest.mark.models, ONE_AT_A_TIME]
+pytestmark = [pytest.mark.e2e, pytest.mark.models]
 
 SPEECH = Path(__file__).parents[1] / "data" / "speech"
 TOLD = [

@@ -13,9 +13,8 @@ import httpx
 import pytest
 
 from tests.e2e.server import start_server
-from tests.models import ONE_AT_A_TIME
 
-pytestmark = [pytest.mark.e2e, pytest.mark.models, ONE_AT_A_TIME]
+pytestmark = [pytest.mark.e2e, pytest.mark.models]
 
 FRIENDS = "Alex Clara Sam Noor Jonas Mia Theo Lina Omar Yuki".split()
 PLACES = "Berlin Porto Lyon Kyoto Oslo Vienna Seville Krakow".split()

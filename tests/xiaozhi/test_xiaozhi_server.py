@@ -20,9 +20,8 @@ from lobug.audio import resample
 from lobug.backends.speech import PiperTTS
 from tests.e2e.server import ServerProcess, start_server, wait_for_learning
 from tests.e2e.test_voice_server import wait_for_speech
-from tests.models import ONE_AT_A_TIME
 
-pytestmark = [pytest.mark.e2e, pytest.mark.models, ONE_AT_A_TIME]
+pytestmark = [pytest.mark.e2e, pytest.mark.models]
 
 MAC = "aa:bb:cc:dd:ee:01"
 QUESTION = "What is the capital of France?"
