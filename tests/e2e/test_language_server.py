@@ -60,6 +60,9 @@ def said(server: ServerProcess, device: str, text: str) -> str:
     return str(answered.json()["response"])
 
 
+# The 1.5B model learns and answers on 2 cores: 32-62 s alone, 202 s beside another worker's
+# model test (`make test` runs two workers).
+@pytest.mark.timeout(900)
 def test_a_german_conversation_is_learned_and_answered_in_german(german: ServerProcess) -> None:
     for text in TOLD:
         reply = said(german, "kueche", text)
