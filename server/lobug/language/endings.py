@@ -83,6 +83,12 @@ def finished(words: str) -> bool:
     return last not in OPEN_ENDINGS and last not in SUBJECTS and last not in AUXILIARIES
 
 
+def whole_with_a_full_stop(words: str) -> bool:
+    """Words without an end mark that would be a whole sentence with one: whisper now and
+    then drops the last full stop ("... with my dog. and now i am tired")."""
+    return SENTENCE_END.search(words) is None and finished(f"{words}.")
+
+
 def thing_to_come(sentence: list[str]) -> bool:
     """ "Remind me ...", "Can you give her ...": a verb that wants a thing after the person,
     with the person last; unless a question word asks for the thing ("What should I bring

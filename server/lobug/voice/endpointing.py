@@ -37,7 +37,7 @@ import numpy as np
 import numpy.typing as npt
 
 from lobug.backends.base import TurnEnd, VoiceActivity
-from lobug.language.endings import SENTENCE_END, finished
+from lobug.language.endings import finished, whole_with_a_full_stop
 
 RATE = 16_000
 SPEECH_PROBABILITY = 0.5
@@ -180,7 +180,7 @@ class Endpointer:
             return OPEN_SILENCE_MS
         if finished(self._words):
             return FINISHED_SILENCE_MS
-        if SENTENCE_END.search(self._words) is None and finished(f"{self._words}."):
+        if whole_with_a_full_stop(self._words):
             return UNPUNCTUATED_SILENCE_MS
         return OPEN_SILENCE_MS
 
