@@ -70,7 +70,7 @@ def test_an_evicted_device_re_warms_its_working_memory_from_the_log(
         client.post("/chat/text", json={"text": "I am Alex"}, headers={"X-Device-Id": "desk"})
         client.post("/chat/text", json={"text": "hello"}, headers={"X-Device-Id": "kitchen"})
         assistant = client.app.state.services.assistant  # type: ignore[attr-defined]
-        assert "desk" not in assistant.devices
+        assert "desk" not in assistant._devices  # evicted: its state is not kept
         client.post("/chat/text", json={"text": "Who am I?"}, headers={"X-Device-Id": "desk"})
     sent = fake_chat.chat_requests()[-1]
     assert [m["content"] for m in sent[1:]] == ["I am Alex", "Hi Alex.", "Who am I?"]

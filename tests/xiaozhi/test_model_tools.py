@@ -43,12 +43,12 @@ def test_the_model_calls_the_devices_tool_and_says_what_follows(
 ) -> None:
     model.ask_for_tools(("self_audio_speaker_set_volume", {"volume": 35}))
     model.say("The volume ", "is 35 now.")
-    devices = client.app.state.services.assistant.devices  # type: ignore[attr-defined]
+    assistant = client.app.state.services.assistant  # type: ignore[attr-defined]
     with client.websocket_connect("/xiaozhi/v1/", headers=headers()) as ws:
         session = greet(ws)["session_id"]
         list_tools(ws, session, VOLUME_TOOLS)
         ask(ws, session, "Could you make it a little quieter, like 35")
-        assert devices.get(MAC.lower()).tools is not None
+        assert assistant.session(MAC.lower()).state().tools is not None
         assert device_answers(ws, session, OK) == {
             "name": "self.audio_speaker.set_volume",  # the device's own name
             "arguments": {"volume": 35},
@@ -60,7 +60,8 @@ def test_the_model_calls_the_devices_tool_and_says_what_follows(
     assert device_tools == ["self_get_device_status", "self_audio_speaker_set_volume"]
     assert set(offered) - set(device_tools) == MEMORY_TOOLS  # the memory's requests too
     assert second["messages"][-1] == {"role": "tool", "tool_call_id": "call-0", "content": "true"}
-    assert eventually(lambda: devices.get(MAC.lower()).tools is None)  # withdrawn: it left
+    kitchen = assistant.session(MAC.lower())
+    assert eventually(lambda: kitchen.state().tools is None)  # withdrawn: it left
     store = client.app.state.services.store  # type: ignore[attr-defined]
 
     def replies() -> list[Any]:

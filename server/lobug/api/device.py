@@ -168,7 +168,7 @@ async def working_memory(
 ) -> dict[str, Any]:
     """What the model sees as this device's conversation (for simulators and debugging): the
     messages the caller's token may read (`memory.evidence`)."""
-    state = await asyncio.to_thread(svc.assistant.device, device)
+    state = await asyncio.to_thread(svc.assistant.session(device).state)
     viewer = await asyncio.to_thread(reader, svc.memory.household, state.agent, evidence)
     return {
         "device_id": state.device_id,
@@ -186,7 +186,7 @@ async def chat_text(
     request: Request,
     background: BackgroundTasks,
 ) -> JSONResponse:
-    async with svc.assistant.devices.queued(device), watch_disconnect(request) as abandoned:
+    async with svc.assistant.session(device).queued(), watch_disconnect(request) as abandoned:
         turn = await asyncio.to_thread(
             svc.assistant.reply, device, text, abandoned=abandoned, heard_later=True
         )
@@ -206,5 +206,6 @@ def server_timing(svc: Services, device: str, timings: dict[str, float]) -> str:
 
 @router.post("/context/sensors")
 async def context_sensors(svc: ServicesDep, device: DeviceId, body: SensorsIn) -> dict[str, str]:
-    svc.assistant.update_sensors(device, body.reading())
+    # warming the device's state reads the log: off the event loop
+    await asyncio.to_thread(svc.assistant.session(device).update_sensors, body.reading())
     return {"status": "ok"}

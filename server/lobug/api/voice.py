@@ -101,7 +101,7 @@ async def chat_audio(
     background: BackgroundTasks,
 ) -> JSONResponse:
     timings = {"decode": upload.decode_ms}
-    async with svc.assistant.devices.queued(device), watch_disconnect(request) as abandoned:
+    async with svc.assistant.session(device).queued(), watch_disconnect(request) as abandoned:
         reply: VoiceReply = await asyncio.to_thread(
             svc.voice.reply, device, upload.audio, timings, abandoned
         )
@@ -126,7 +126,7 @@ async def chat_audio_stream(
         heard = await hear_while_uploading(request, svc, timings, device)
     else:
         heard = await hear_upload(request, svc, timings, device)
-    admitted = await svc.assistant.devices.admit(device)  # held until the answer is said
+    admitted = await svc.assistant.session(device).admit()  # held until the answer is said
     try:
         async with watch_disconnect(request) as abandoned:
             streamed: StreamedVoice = await asyncio.to_thread(

@@ -69,7 +69,7 @@ class LocalConversation:
         return turn.response
 
     def facts(self) -> list[str]:
-        agent = self.services.assistant.device(self.device).agent
+        agent = self.services.assistant.session(self.device).state().agent
         found, _ = self.services.store.list_facts(agent, FactQuery(limit=20))
         return [fact.content for fact in found]
 

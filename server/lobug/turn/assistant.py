@@ -51,6 +51,7 @@ from lobug.turn.request_tools import (
     used_memory,
     with_memory_tools,
 )
+from lobug.turn.session import DeviceSession
 from lobug.turn.spoken import SpokenLimit
 from lobug.turn.spoken_curation import answer_request
 from lobug.turn.streaming import StreamingTurn
@@ -96,19 +97,23 @@ class Assistant:
         self.chat = chat
         limits = settings.reply_limits(chat.reply_tokens, chat.reply_temperature)
         self.reply_tokens, self.temperature = limits
-        self.devices = DeviceStates(settings.max_devices, self._warm)
+        self._devices = DeviceStates(settings.max_devices, self._warm)
         self.curation = Curation(
             store, embedder, settings.memory, self.rewarm, searcher=memory.searcher
         )
         self.guard = ReplyGuard(settings.language)
-        self.early = EarlyRecall(memory)  # a voice turn's memory, looked up as it is heard
-        self.ahead = AnswersAhead(chat)  # a voice turn's answer, begun in the person's pause
-        for forget in (self.early.forget, self.ahead.drop):  # a device dropped, all of it
-            self.devices.on_evict(forget)
+        self._early = EarlyRecall(memory)  # a voice turn's memory, looked up as it is heard
+        self._ahead = AnswersAhead(chat)  # a voice turn's answer, begun in the person's pause
+        for forget in (self._early.forget, self._ahead.drop):  # a device dropped, all of it
+            self._devices.on_evict(forget)
 
     def device(self, device_id: str) -> DeviceState:
         """The device's state, its working memory warmed from the log when not in memory."""
-        return self.devices.get(device_id)
+        return self._devices.get(device_id)
+
+    def session(self, device_id: str) -> DeviceSession:
+        """The device as a surface asks for it: its turn gate, tools, the answer ahead."""
+        return DeviceSession(device_id, self._devices, self._ahead)
 
     def _warm(self, device_id: str) -> DeviceState:
         agent = self.settings.agent_for_device(device_id)
@@ -119,15 +124,12 @@ class Assistant:
     def rewarm(self, agent: str) -> None:
         """Refill the working memory of the agent's devices from the log (after a forget);
         empty it when the agent was deleted (reading its log would create it again)."""
-        states = self.devices.of_agent(agent)
+        states = self._devices.of_agent(agent)
         deleted = bool(states) and self.store.find_agent(agent) is None
         for state in states:
             size = state.size
             recent = [] if deleted else self.store.recent_messages(agent, state.device_id, size)
             state.refill(said(m) for m in recent)
-
-    def update_sensors(self, device_id: str, reading: SensorReading) -> None:
-        self.device(device_id).sensors = reading
 
     def reply(
         self,
@@ -146,7 +148,7 @@ class Assistant:
 
         Raises BackendError when the chat model fails, and Abandoned when the client stopped
         waiting before the model started on it; either way the user's message stays stored."""
-        with self.devices.turn(device_id) as state:
+        with self._devices.turn(device_id) as state:
             prepared = self._prepare(state, text, agency, spoken, voice)
             prepared.heard_later = heard_later
             if prepared.answer is not None:
@@ -220,7 +222,7 @@ class Assistant:
             voice=voice,
         )
         retry = partial(self._careful_stream, abandoned=abandoned)
-        return StreamingTurn(self.devices.turn(device_id), start, self.guard, retry)
+        return StreamingTurn(self._devices.turn(device_id), start, self.guard, retry)
 
     def _careful_stream(
         self, prepared: PreparedTurn, abandoned: AbandonCheck | None
@@ -247,9 +249,9 @@ class Assistant:
         prepared = self._prepare(state, text, agency, spoken, voice)
         prepared.rings_in_stream = True
         if prepared.answer is not None:
-            self.ahead.drop(state.device_id)
+            self._ahead.drop(state.device_id)
             return prepared, prepared.reminders.ringing(iter([prepared.answer]))
-        stream = self.ahead.stream(
+        stream = self._ahead.stream(
             state.device_id,
             prepared.messages,
             None if prepared.tools is None else prepared.tools.recording(prepared.tools_used),
@@ -291,7 +293,7 @@ class Assistant:
         clock.lap("persist_user")
 
         viewer = household.viewer(state.agent, speaker)
-        history, recall = state.shown(viewer=viewer), partial(self.early.for_turn, state.device_id)
+        history, recall = state.shown(viewer=viewer), partial(self._early.for_turn, state.device_id)
         messages, context = self._prompt(
             state.agent, text, state.sensors, history, agency, spoken, viewer, recall
         )
@@ -375,15 +377,15 @@ class Assistant:
         model reads nothing while a turn of the device is under way: that turn has stored the
         words and reads its own prompt (a prompt read from its state would not be the
         turn's, and would take the model from it)."""
-        with self.early.looking_up(device_id, heard, may_end=answer) as ahead:
+        with self._early.looking_up(device_id, heard, may_end=answer) as ahead:
             state = self.device(device_id)
             viewer = self.memory.household.viewer_at(state.agent, state.device_id, heard)
             if heard:
                 ahead(state.agent, heard, viewer)  # kept for the turn (`memory/early.py`)
-            answer = answer and bool(heard) and self.ahead.may_begin(state.tools)
+            answer = answer and bool(heard) and self._ahead.may_begin(state.tools)
             if not (self.chat.caches_prompt_prefix or answer):
                 return
-            with self.devices.between_turns(device_id) as idle:
+            with self._devices.between_turns(device_id) as idle:
                 if idle is None:
                     return
                 history = idle.shown(coming=1, viewer=viewer)
@@ -396,7 +398,7 @@ class Assistant:
                 if answer:  # begun before the turn can look for it
                     tokens = self._reply_tokens(spoken)
                     temperature = self.temperature
-                    self.ahead.start(
+                    self._ahead.start(
                         device_id, messages, max_tokens=tokens, temperature=temperature
                     )
         if not answer:

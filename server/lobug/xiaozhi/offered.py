@@ -23,13 +23,13 @@ def offer_tools(session: Session) -> None:
     """Offer the device's tools (`session.tools`) to its turns, in place of any before."""
     loop = asyncio.get_running_loop()
     session.offered = offered_tools(session.tools, partial(call_from_worker, session, loop))
-    session.svc.assistant.devices.offer_tools(session.device, session.offered)
+    session.svc.assistant.session(session.device).offer_tools(session.offered)
 
 
 def withdraw_tools(session: Session) -> None:
     """The device left: its tools are no longer offered (unless it is back already)."""
     if session.offered is not None:
-        session.svc.assistant.devices.withdraw_tools(session.device, session.offered)
+        session.svc.assistant.session(session.device).withdraw_tools(session.offered)
 
 
 def call_from_worker(

@@ -106,7 +106,7 @@ class Utterance:
         self.closed = False
         self.last_voice_at = 0.0  # perf_counter of the frame that held the last speech
         # Speech again after a pause: the answer begun in the pause is not the turn's.
-        self._spoke_on = partial(svc.assistant.ahead.drop, device)
+        self._spoke_on = svc.assistant.session(device).spoke_again
         words = self._heard if self.endpointer else None
         self.hearing: asyncio.Task[Heard] = asyncio.create_task(
             svc.voice.hear_arriving(
@@ -414,7 +414,7 @@ class Session:
         self, start: Callable[..., StreamedVoice], *args: Any, clock: TurnClock | None = None
     ) -> None:
         try:  # waited for here, on the loop: never on a worker thread (turn/devices.py)
-            admitted = await self.svc.assistant.devices.admit(self.device)
+            admitted = await self.svc.assistant.session(self.device).admit()
         except DeviceBusy as exc:
             log.info("xiaozhi %s: a turn refused: %s", self.device, exc)
             await self.send(messages.alert(self.id, "busy", BUSY))
