@@ -51,7 +51,7 @@ def test_a_sane_reply_is_asked_for_once(assistant: Assistant, fake_chat: FakeCha
     assert turn.assistant_message is not None and turn.assistant_message.metadata is None
 
 
-@pytest.mark.parametrize("refused", [LOOP, PORTUGUESE, ROLE_PLAY, STAGE, MIXED])
+@pytest.mark.parametrize("refused", [LOOP, PORTUGUESE, ROLE_PLAY, STAGE])
 def test_a_refused_reply_is_asked_for_again_with_safer_settings(
     assistant: Assistant, fake_chat: FakeChat, refused: str
 ) -> None:
@@ -64,6 +64,19 @@ def test_a_refused_reply_is_asked_for_again_with_safer_settings(
     assert turn.assistant_message.metadata is not None
     assert turn.assistant_message.metadata["guard"] == "regenerated"
     assert is_learnable(turn.assistant_message.metadata)
+
+
+def test_a_reply_refused_after_a_good_sentence_keeps_it_without_asking_again(
+    assistant: Assistant, fake_chat: FakeChat
+) -> None:
+    """A text turn is a streamed turn read whole: what passed stands, marked cut, as it would
+    have been said by voice; the model is asked once."""
+    fake_chat.enqueue(MIXED, GOOD)
+    turn = assistant.reply("desk", "I live in Lisbon with my partner Joana.")
+    assert turn.response == "Lisbon is lovely."
+    assert len(fake_chat.chat_requests()) == 1
+    assert turn.assistant_message is not None and turn.assistant_message.metadata is not None
+    assert turn.assistant_message.metadata["guard"] == CUT
 
 
 def test_refused_twice_the_fallback_is_said_and_not_learned_from(

@@ -7,26 +7,22 @@ Blocking: the API runs `reply` in a worker thread; the memory work after an answ
 from __future__ import annotations
 
 import logging
-import time
-from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field, replace
+from collections.abc import Iterator, Sequence
+from contextlib import ExitStack
 from functools import partial
-from typing import Any
 
 from lobug.backends.ahead import AnswersAhead
-from lobug.backends.base import AbandonCheck, ChatBackend, ChatMessage, Embedder, ToolBox
+from lobug.backends.base import AbandonCheck, ChatBackend, ChatMessage, Embedder
 from lobug.config import Settings
-from lobug.language.claims import known_words
 from lobug.memory.assembly import TURN_SECTIONS, ContextRequest, Recall, assemble
 from lobug.memory.context import MemoryContext
 from lobug.memory.curation import Curation
 from lobug.memory.manager import MemoryManager
-from lobug.memory.reminders import DueReminders, NoReminders, owners_at
+from lobug.memory.reminders import DueReminders, owners_at
 from lobug.memory.voice_enrolment import HeardVoice
-from lobug.memory.work_queue import Exchange
-from lobug.store.household import EVERYONE, Viewer, answering
+from lobug.store.household import EVERYONE, Viewer
 from lobug.store.models import VOICE, Message, ScoredFact
-from lobug.store.protocol import MessageIntake, Store
+from lobug.store.protocol import Store
 from lobug.turn.conversation import (
     DeviceState,
     SensorReading,
@@ -34,21 +30,18 @@ from lobug.turn.conversation import (
     said,
     turn_messages,
 )
-from lobug.turn.decision import Action, Decision, parse_reply
 from lobug.turn.devices import DeviceStates
 from lobug.turn.early import EarlyRecall
-from lobug.turn.recall import answer_from_memory, asked_words
+from lobug.turn.prepared import PreparedTurn, Stopwatch, Turn
+from lobug.turn.recall import answer_from_memory
 from lobug.turn.reply_guard import (
     ReplyGuard,
-    careful_reply,
     careful_stream,
-    guard_metadata,
+    text_chunks,
 )
 from lobug.turn.request_tools import (
-    MEMORY_TOOLS,
     RequestTurn,
     memory_tools,
-    used_memory,
     with_memory_tools,
 )
 from lobug.turn.session import DeviceSession
@@ -57,29 +50,6 @@ from lobug.turn.spoken_curation import answer_request
 from lobug.turn.streaming import StreamingTurn
 
 log = logging.getLogger(__name__)
-
-
-@dataclass
-class Turn:
-    device_id: str
-    agent: str
-    action: Action
-    response: str
-    user_message: Message | None  # None for a memory request ("forget that"): not logged
-    assistant_message: Message | None
-    timings_ms: dict[str, float] = field(default_factory=dict)
-    rung: DueReminders = field(default_factory=NoReminders)  # the due reminders it said
-
-    def delivered(self) -> None:
-        """The response reached the device: the reminders it said are said (`heard_later`)."""
-        self.rung.settle(self.response)
-
-    @property
-    def exchange(self) -> Exchange | None:
-        """The answered exchange, for memory work; None for a turn not answered in words."""
-        if self.action != "respond" or self.assistant_message is None or not self.user_message:
-            return None
-        return Exchange(self.user_message, self.assistant_message)
 
 
 class Assistant:
@@ -146,37 +116,25 @@ class Assistant:
         much of it as `spoken` lets be said, for a voice turn). `heard_later`: the due
         reminders said are marked said once the caller delivered them (`Turn.delivered`).
 
+        A turn answered whole is a streamed turn read to its end (`reply_streaming`): the same
+        stages, the same guard, sentence by sentence, and a second ask only when the first
+        answer had nothing that passed.
+
         Raises BackendError when the chat model fails, and Abandoned when the client stopped
         waiting before the model started on it; either way the user's message stays stored."""
-        with self._devices.turn(device_id) as state:
-            prepared = self._prepare(state, text, agency, spoken, voice)
-            prepared.heard_later = heard_later
-            if prepared.answer is not None:
-                return prepared.conclude(Decision("respond", prepared.answer))
-            raw = self._answer(prepared, self._reply_tokens(spoken), abandoned)
-            prepared.clock.lap("llm")
-            again = partial(self._careful_reply, prepared, abandoned)
-            guard = self.guard.knowing(
-                prepared.known, answer=prepared.about_them, acts=prepared.model_acts
-            )
-            return prepared.conclude(guard.review(parse_reply(raw), again))
-
-    def _answer(self, prepared: PreparedTurn, tokens: int, abandoned: AbandonCheck | None) -> str:
-        """The model's whole answer to a prepared turn: with its tools where it calls them."""
-        temperature = self.temperature
-        if prepared.tools is None or not self.chat.supports_tools:
-            return self.chat.complete(
-                prepared.messages, max_tokens=tokens, temperature=temperature, abandoned=abandoned
-            )
-        tools = prepared.tools.recording(prepared.tools_used)
-        pieces = self.chat.stream_with_tools(
-            prepared.messages,
-            tools,
-            max_tokens=tokens,
-            temperature=temperature,
+        with self.reply_streaming(
+            device_id,
+            text,
+            agency=agency,
             abandoned=abandoned,
-        )
-        return "".join(pieces)
+            spoken=spoken,
+            voice=voice,
+            heard_later=heard_later,
+        ) as streaming:
+            for _ in streaming.guarded(text_chunks, "").passed(streaming.pieces()):
+                pass
+        assert streaming.turn is not None  # stored on leaving the block, or it raised
+        return streaming.turn
 
     def _unlog(self, message: Message) -> None:
         """Take a memory request the model carried out out of the log and working memory."""
@@ -187,18 +145,6 @@ class Assistant:
         so the phrase rules are not asked."""
         return self.settings.understanding == "auto" and self.chat.supports_tools
 
-    def _careful_reply(self, prepared: PreparedTurn, abandoned: AbandonCheck | None) -> Decision:
-        """The model's second answer to a turn whose first one was refused: safer settings."""
-        raw = careful_reply(
-            self.chat,
-            prepared.messages,
-            self.settings.language,
-            self.reply_tokens,
-            abandoned,
-        )
-        prepared.clock.lap("llm_retry")
-        return parse_reply(raw)
-
     def reply_streaming(
         self,
         device_id: str,
@@ -208,46 +154,41 @@ class Assistant:
         abandoned: AbandonCheck | None = None,
         spoken: SpokenLimit | None = None,
         voice: HeardVoice | None = None,
+        heard_later: bool = False,
     ) -> StreamingTurn:
         """Like `reply`, but the answer arrives in pieces as the model generates it.
 
         The action is known when this returns (an [IGNORE]/[REACT] prefix is read first); the
         caller consumes `pieces` and then closes the turn (`close()` or a `with` block)."""
-        start = partial(
-            self._start_stream,
-            text=text,
-            agency=agency,
-            abandoned=abandoned,
-            spoken=spoken,
-            voice=voice,
-        )
-        retry = partial(self._careful_stream, abandoned=abandoned)
-        return StreamingTurn(self._devices.turn(device_id), start, self.guard, retry)
-
-    def _careful_stream(
-        self, prepared: PreparedTurn, abandoned: AbandonCheck | None
-    ) -> Iterator[str]:
-        """The second answer to a streamed turn whose first one was refused (`SecondTry`)."""
-        return careful_stream(
-            self.chat,
-            prepared.messages,
-            self.settings.language,
-            self.reply_tokens,
-            abandoned,
-        )
+        with ExitStack() as held:  # the device is held until the turn is closed
+            state = held.enter_context(self._devices.turn(device_id))
+            prepared, pieces = self._start_stream(
+                state, text, agency, abandoned, spoken, voice, heard_later
+            )
+            retry = partial(
+                careful_stream,
+                self.chat,
+                prepared.messages,
+                self.settings.language,
+                self.reply_tokens,
+                abandoned,
+            )
+            return StreamingTurn(held.pop_all(), prepared, pieces, self.guard, retry)
 
     def _start_stream(
         self,
         state: DeviceState,
-        *,
         text: str,
         agency: bool,
         abandoned: AbandonCheck | None,
         spoken: SpokenLimit | None,
-        voice: HeardVoice | None = None,
+        voice: HeardVoice | None,
+        heard_later: bool,
     ) -> tuple[PreparedTurn, Iterator[str]]:
+        """The turn prepared on its held device, and its answer's pieces (a memory request's
+        answer, or the model's, adopted from the one begun ahead where it fits)."""
         prepared = self._prepare(state, text, agency, spoken, voice)
-        prepared.rings_in_stream = True
+        prepared.rings_in_stream, prepared.heard_later = True, heard_later
         if prepared.answer is not None:
             self._ahead.drop(state.device_id)
             return prepared, prepared.reminders.ringing(iter([prepared.answer]))
@@ -403,115 +344,3 @@ class Assistant:
                     )
         if not answer:
             self.chat.prefill(messages)
-
-
-@dataclass
-class PreparedTurn:
-    """A turn whose user message is stored and whose prompt is built, run while its device
-    is held; `conclude` stores the answer."""
-
-    store: MessageIntake
-    state: DeviceState
-    user_message: Message | None
-    messages: list[ChatMessage]
-    timings: dict[str, float]
-    clock: Stopwatch
-    answer: str | None = None  # a memory request's or a recalled fact's: no model asked
-    spoken: SpokenLimit | None = None  # a voice turn: only this much of the answer is said
-    # Due reminders, said after the answer (`conclude`), or as the stream's last piece.
-    reminders: DueReminders = field(default_factory=NoReminders)
-    rings_in_stream: bool = False
-    heard_later: bool = False  # the caller settles the reminders said (`Turn.delivered`)
-    draft_id: int | None = None  # the answer logged as far as it was said (`draft`)
-    tools_used: list[dict[str, Any]] = field(default_factory=list)  # by the model
-    tools: ToolBox | None = None  # the device's and the memory's, offered to the model
-    unlog: Callable[[Message], None] = lambda message: None  # a memory request's message
-
-    @property
-    def model_acts(self) -> bool:
-        """Whether the model answering may act on the memory: it is offered the memory's
-        tools (or the answer is the server's own, `answer`)."""
-        offered = self.tools is not None and MEMORY_TOOLS & {
-            spec["function"]["name"] for spec in self.tools.specs
-        }
-        return bool(offered) or self.answer is not None
-
-    @property
-    def about_them(self) -> bool:
-        """Whether the person asked about themselves ("What car do I drive?")."""
-        return self.user_message is not None and bool(asked_words(self.user_message.content))
-
-    @property
-    def known(self) -> frozenset[str]:
-        """The words of the turn's prompt: what a reply may name about the person (a memory
-        request's answer is the server's own words, not the model's: all of them)."""
-        own = [self.answer] if self.answer is not None and self.user_message is None else []
-        results = [str(use.get("result", "")) for use in self.tools_used]
-        prompt = (m["content"] for m in self.messages)
-        return known_words([*prompt, self.reminders.words(), *own, *results])
-
-    def draft(self, said: str) -> None:
-        """Log the answer as far as it was said yet (a voice answer, at each sentence), so
-        the words said before a crash are in the log; `conclude` stores it in its place."""
-        if self.user_message is not None and said.strip():
-            state = self.state
-            self.draft_id = self.store.draft_reply(
-                state.agent, state.device_id, said.strip(), self.user_message, self.draft_id
-            )
-
-    def conclude(self, decision: Decision) -> Turn:
-        """Store the answer (with its memory work queued when it is a `respond`) and add it
-        to the device's working memory; a memory request's answer is neither."""
-        if self.spoken is not None and decision.action == "respond":
-            decision = replace(decision, text=self.spoken.cut(decision.text))
-        if decision.action == "respond" and not self.rings_in_stream:
-            decision = replace(decision, text=self.reminders.after(decision.text))
-        state = self.state
-        assistant_message = None
-        metadata = guard_metadata(decision, self.tools_used)
-        if self.user_message is not None and used_memory(self.tools_used):
-            self.unlog(self.user_message)  # kept as a spoken request is: not at all
-        elif decision.text and self.user_message is not None:
-            if decision.action == "respond":
-                assistant_message = self.store.append_reply_for_memory_work(
-                    state.agent,
-                    state.device_id,
-                    decision.text,
-                    self.user_message,
-                    metadata,
-                    self.draft_id,
-                )
-            else:
-                assistant_message = self.store.append_message(
-                    state.agent,
-                    state.device_id,
-                    "assistant",
-                    decision.text,
-                    metadata=metadata,
-                    speaker=answering(self.user_message.person_id),
-                )
-            state.remember("assistant", decision.text, self.user_message.person_id)
-        self.clock.lap("persist_reply")
-        if not self.heard_later:  # said: a stream is concluded once it was
-            self.reminders.settle(decision.text)
-        return Turn(
-            device_id=state.device_id,
-            agent=state.agent,
-            action=decision.action,
-            response=decision.text,
-            user_message=self.user_message,
-            assistant_message=assistant_message,
-            timings_ms=self.timings,
-            rung=self.reminders,
-        )
-
-
-class Stopwatch:
-    def __init__(self, timings: dict[str, float]) -> None:
-        self._timings = timings
-        self._last = time.perf_counter()
-
-    def lap(self, name: str) -> None:
-        now = time.perf_counter()
-        self._timings[name] = (now - self._last) * 1000
-        self._last = now

@@ -36,7 +36,6 @@ from lobug.turn.decision import Decision
 from lobug.turn.reply_guard import (
     GuardedReply,
     ReplyGuard,
-    careful_reply,
     careful_stream,
     guard_metadata,
     stop_stream,
@@ -137,27 +136,13 @@ class MemoryProxy:
     def complete(
         self, request: ProxyRequest, abandoned: AbandonCheck | None = None
     ) -> tuple[str, Exchange | None]:
-        """The reply the guard let through (a second try or the fallback when the model's
-        was refused), and the exchange stored for memory work (None for an empty reply)."""
+        """The reply the guard let through, read whole from the same guarded stream as a
+        streamed request (`stream`: a second ask only when nothing of the first passed), and
+        the exchange stored for memory work (None for an empty reply)."""
         user, messages = self.prepare(request)
-        reply = self.chat.complete(
-            messages,
-            max_tokens=request.max_tokens,
-            temperature=request.temperature,
-            abandoned=abandoned,
-        )
-        again = partial(self._careful_reply, request, messages, abandoned)
-        decision = self.guard.review(Decision("respond", reply.strip()), again)
-        return decision.text, self.remember(request.agent, user, decision)
-
-    def _careful_reply(
-        self, request: ProxyRequest, messages: list[ChatMessage], abandoned: AbandonCheck | None
-    ) -> Decision:
-        """The model's second answer after a refused one: safer settings."""
-        reply = careful_reply(
-            self.chat, messages, self.guard.language, request.max_tokens, abandoned
-        )
-        return Decision("respond", reply.strip())
+        stored = StreamedExchange()
+        reply = "".join(self.stream(request, user, messages, stored, abandoned))
+        return reply.strip(), stored.wait(0)
 
     def stream(
         self,
@@ -165,6 +150,7 @@ class MemoryProxy:
         user: Message,
         messages: list[ChatMessage],
         stored: StreamedExchange,
+        abandoned: AbandonCheck | None = None,
     ) -> Iterator[str]:
         """Reply chunks as generated, each checked by the reply guard before it is sent;
         once the stream ends the exchange is stored and `stored` settled with it.
@@ -175,10 +161,13 @@ class MemoryProxy:
         connection cut included) raises: nothing of the reply is stored (the client is told
         the stream failed, so the part it saw is no reply); the question stays logged."""
         model = self.chat.stream(
-            messages, max_tokens=request.max_tokens, temperature=request.temperature
+            messages,
+            max_tokens=request.max_tokens,
+            temperature=request.temperature,
+            abandoned=abandoned,
         )
         retry = partial(
-            careful_stream, self.chat, messages, self.guard.language, request.max_tokens
+            careful_stream, self.chat, messages, self.guard.language, request.max_tokens, abandoned
         )
         sent = GuardedReply(
             self.guard,

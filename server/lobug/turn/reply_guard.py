@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 from lobug.backends.base import AbandonCheck, ChatBackend, ChatMessage, with_closing_rule
@@ -82,23 +82,6 @@ def careful_messages(messages: Sequence[ChatMessage], language: str) -> list[Cha
     return with_closing_rule(messages, f"{language_rule(language)} {rule}".strip())
 
 
-def careful_reply(
-    chat: ChatBackend,
-    messages: Sequence[ChatMessage],
-    language: str,
-    max_tokens: int,
-    abandoned: AbandonCheck | None = None,
-) -> str:
-    """The model's second answer after a refused one, with safer settings: a plainer
-    instruction, a lower temperature, fewer tokens."""
-    return chat.complete(
-        careful_messages(messages, language),
-        max_tokens=min(RETRY_MAX_TOKENS, max_tokens),
-        temperature=RETRY_TEMPERATURE,
-        abandoned=abandoned,
-    )
-
-
 def careful_stream(
     chat: ChatBackend,
     messages: Sequence[ChatMessage],
@@ -106,8 +89,10 @@ def careful_stream(
     max_tokens: int,
     abandoned: AbandonCheck | None = None,
 ) -> Iterator[str]:
-    """`careful_reply`'s answer streamed, so its first sentence can be said while the model
-    writes the rest; an action prefix read first (anything but an answer is no answer)."""
+    """The model's second answer after a refused one, with safer settings (a plainer
+    instruction, a lower temperature, fewer tokens), streamed so its first sentence can be
+    said while the model writes the rest; an action prefix read first (anything but an
+    answer is no answer)."""
     stream = chat.stream(
         careful_messages(messages, language),
         max_tokens=min(RETRY_MAX_TOKENS, max_tokens),
@@ -207,28 +192,6 @@ class ReplyGuard:
         said): it is refused alone, or with what was said before it (a loop can span
         sentences)."""
         return self.problem(chunk, opening=not said) or self.problem(said + chunk)
-
-    def review(self, decision: Decision, regenerate: Callable[[], Decision]) -> Decision:
-        """`decision` when its words pass, else a second try, else the fallback."""
-        problem = None
-        if decision.action != "ignore":
-            problem = self.problem(decision.text, answer=decision.action == "respond")
-        if problem is None:
-            return decision
-        log.debug("refused reply: %r", decision.text)
-        return self.second_try(problem, regenerate)
-
-    def second_try(self, problem: str, regenerate: Callable[[], Decision]) -> Decision:
-        """After a refused answer: one more, and the fallback when it fails too (at once
-        for an answer about the person that made something up: `asks_again`)."""
-        if not self.asks_again(problem):
-            return self.fallback(problem, None)
-        log.info("reply refused (%s); asking again with safer settings", problem)
-        second = regenerate()
-        second_problem = self.problem(second.text)
-        if second_problem is None:
-            return replace(second, guard=REGENERATED, problem=problem)
-        return self.fallback(problem, second_problem)
 
     def asks_again(self, problem: str) -> bool:
         """Whether a refused answer is asked for once more. Not one about the person that

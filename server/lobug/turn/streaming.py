@@ -7,12 +7,11 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, ExitStack
-from functools import partial
 from types import TracebackType
-from typing import TYPE_CHECKING, TypeAlias
+from typing import TypeAlias
 
-from lobug.turn.conversation import DeviceState
 from lobug.turn.decision import Decision, read_action_prefix
+from lobug.turn.prepared import PreparedTurn, Turn
 from lobug.turn.reply_guard import (
     Chunks,
     GuardedReply,
@@ -22,12 +21,8 @@ from lobug.turn.reply_guard import (
     stop_stream,
 )
 
-if TYPE_CHECKING:
-    from lobug.turn.assistant import PreparedTurn, Turn
-
-StreamStart: TypeAlias = "Callable[[DeviceState], tuple[PreparedTurn, Iterator[str]]]"
 # After a refused streamed answer that said nothing: the turn's second answer, streamed.
-Retry: TypeAlias = "Callable[[PreparedTurn], Iterator[str]]"
+Retry: TypeAlias = Callable[[], Iterator[str]]
 
 
 class StreamingTurn(AbstractContextManager["StreamingTurn"]):
@@ -39,21 +34,23 @@ class StreamingTurn(AbstractContextManager["StreamingTurn"]):
 
     def __init__(
         self,
-        device: AbstractContextManager[DeviceState],
-        start: StreamStart,
+        held: AbstractContextManager[object],
+        prepared: PreparedTurn,
+        pieces: Iterator[str],
         guard: ReplyGuard,
         retry: Retry,
     ) -> None:
+        """`held`: the device, held by its caller, freed when the turn is closed (or at once
+        when reading the answer's action fails); `prepared`: the turn with its user message
+        stored; `pieces`: the model's answer as it is written."""
         with ExitStack() as stack:
-            state = stack.enter_context(device)
-            self._prepared, self._rest = start(state)
+            stack.push(held)
+            self._prepared, self._rest = prepared, pieces
             self._guard = guard.knowing(  # this turn's claims checked
-                self._prepared.known,
-                answer=self._prepared.about_them,
-                acts=self._prepared.model_acts,
+                prepared.known, answer=prepared.about_them, acts=prepared.model_acts
             )
-            self.action, self._head = read_action_prefix(self._rest)
-            self._prepared.clock.lap("llm_start")  # the prompt read, the action known
+            self.action, self._head = read_action_prefix(pieces)
+            prepared.clock.lap("llm_start")  # the prompt read, the action known
             self._held = stack.pop_all()  # started: the device stays held until `close`
         self.user_message = self._prepared.user_message
         self._retry = retry
@@ -79,10 +76,11 @@ class StreamingTurn(AbstractContextManager["StreamingTurn"]):
             self._said.append(piece)
             yield piece
 
-    def guarded(self, sentences: Chunks) -> GuardedReply:
-        """The reply guard's loop over this turn's `sentences` (the pieces regrouped) as they
-        are said (`GuardedReply.passed`); at a refused one, `refuse` settles what is stored."""
-        self._reply = GuardedReply(self._guard, self.refuse, " ", sentences)
+    def guarded(self, sentences: Chunks, separator: str = " ") -> GuardedReply:
+        """The reply guard's loop over this turn's `sentences` (the pieces regrouped; joined
+        by `separator`: "" for chunks that keep their spaces) as they are said
+        (`GuardedReply.passed`); at a refused one, `refuse` settles what is stored."""
+        self._reply = GuardedReply(self._guard, self.refuse, separator, sentences)
         return self._reply
 
     def refuse(self, problem: str, spoken: str) -> Decision | SecondTry | None:
@@ -92,8 +90,9 @@ class StreamingTurn(AbstractContextManager["StreamingTurn"]):
         with self._closing:
             if not self._open:
                 return None
-            retry = partial(self._retry, self._prepared)
-            self._replacement = self._guard.refused(problem, spoken, self._stop_model, retry)
+            self._replacement = self._guard.refused(problem, spoken, self._stop_model, self._retry)
+            if isinstance(self._replacement, SecondTry):  # the model is asked twice: timed
+                self._prepared.clock.lap("llm")
             return self._replacement
 
     def said_so_far(self, spoken: str) -> None:
@@ -117,7 +116,8 @@ class StreamingTurn(AbstractContextManager["StreamingTurn"]):
                 self._open = False
                 with self._held:  # the device is freed however storing goes
                     self._stop_model()  # the device may have hung up mid-answer
-                    self._prepared.clock.lap("llm")
+                    asked_twice = isinstance(self._replacement, SecondTry)
+                    self._prepared.clock.lap("llm_retry" if asked_twice else "llm")
                     self.turn = self._prepared.conclude(self._decision())
         return self.turn
 

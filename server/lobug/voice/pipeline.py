@@ -33,8 +33,9 @@ from lobug.memory.work_queue import Exchange, StreamedExchange
 from lobug.speakers.identify import Speaker
 from lobug.speakers.live import SpeakerListener
 from lobug.speakers.recognition import VoiceRecognition
-from lobug.turn.assistant import Assistant, Turn
+from lobug.turn.assistant import Assistant
 from lobug.turn.decision import Action, ignore_reason
+from lobug.turn.prepared import Turn
 from lobug.turn.spoken import SpokenLimit
 from lobug.turn.streaming import StreamingTurn
 from lobug.voice.listening import Heard, WordsHeard, hear_arriving
