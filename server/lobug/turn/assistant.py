@@ -32,7 +32,7 @@ from lobug.turn.conversation import (
 )
 from lobug.turn.devices import DeviceStates
 from lobug.turn.early import EarlyRecall
-from lobug.turn.prepared import PreparedTurn, Stopwatch, Turn
+from lobug.turn.prepared import PreparedTurn, Stopwatch, Turn, TurnOptions
 from lobug.turn.recall import answer_from_memory
 from lobug.turn.reply_guard import (
     ReplyGuard,
@@ -122,19 +122,17 @@ class Assistant:
 
         Raises BackendError when the chat model fails, and Abandoned when the client stopped
         waiting before the model started on it; either way the user's message stays stored."""
-        with self.reply_streaming(
-            device_id,
-            text,
-            agency=agency,
-            abandoned=abandoned,
-            spoken=spoken,
-            voice=voice,
-            heard_later=heard_later,
-        ) as streaming:
+        asked = TurnOptions(agency, abandoned, spoken, voice, heard_later, read_whole=True)
+        streaming = self._streamed(device_id, text, asked)
+        try:
             for _ in streaming.guarded(text_chunks, "").passed(streaming.pieces()):
                 pass
-        assert streaming.turn is not None  # stored on leaving the block, or it raised
-        return streaming.turn
+        except BaseException:
+            streaming.drop()  # nobody read any of it: nothing of the answer is stored
+            raise
+        turn = streaming.close()
+        assert turn is not None  # stored, or it raised
+        return turn
 
     def _unlog(self, message: Message) -> None:
         """Take a memory request the model carried out out of the log and working memory."""
@@ -160,18 +158,20 @@ class Assistant:
 
         The action is known when this returns (an [IGNORE]/[REACT] prefix is read first); the
         caller consumes `pieces` and then closes the turn (`close()` or a `with` block)."""
+        asked = TurnOptions(agency, abandoned, spoken, voice, heard_later)
+        return self._streamed(device_id, text, asked)
+
+    def _streamed(self, device_id: str, text: str, asked: TurnOptions) -> StreamingTurn:
         with ExitStack() as held:  # the device is held until the turn is closed
             state = held.enter_context(self._devices.turn(device_id))
-            prepared, pieces = self._start_stream(
-                state, text, agency, abandoned, spoken, voice, heard_later
-            )
+            prepared, pieces = self._start_stream(state, text, asked)
             retry = partial(
                 careful_stream,
                 self.chat,
                 prepared.messages,
                 self.settings.language,
                 self.reply_tokens,
-                abandoned,
+                asked.abandoned,
             )
             return StreamingTurn(held.pop_all(), prepared, pieces, self.guard, retry)
 
@@ -179,29 +179,27 @@ class Assistant:
         self,
         state: DeviceState,
         text: str,
-        agency: bool,
-        abandoned: AbandonCheck | None,
-        spoken: SpokenLimit | None,
-        voice: HeardVoice | None,
-        heard_later: bool,
+        asked: TurnOptions,
     ) -> tuple[PreparedTurn, Iterator[str]]:
         """The turn prepared on its held device, and its answer's pieces (a memory request's
-        answer, or the model's, adopted from the one begun ahead where it fits)."""
-        prepared = self._prepare(state, text, agency, spoken, voice)
-        prepared.rings_in_stream, prepared.heard_later = True, heard_later
+        answer, or the model's, adopted from the one begun ahead where it fits), with the due
+        reminders as the last piece of an answer said as it comes."""
+        prepared = self._prepare(state, text, asked.agency, asked.spoken, asked.voice)
+        prepared.rings_in_stream, prepared.heard_later = not asked.read_whole, asked.heard_later
         if prepared.answer is not None:
             self._ahead.drop(state.device_id)
-            return prepared, prepared.reminders.ringing(iter([prepared.answer]))
-        stream = self._ahead.stream(
-            state.device_id,
-            prepared.messages,
-            None if prepared.tools is None else prepared.tools.recording(prepared.tools_used),
-            max_tokens=self._reply_tokens(spoken),
-            temperature=self.temperature,
-            abandoned=abandoned,
-            timings=prepared.timings,
-        )
-        return prepared, prepared.reminders.ringing(stream)
+            stream: Iterator[str] = iter([prepared.answer])
+        else:
+            stream = self._ahead.stream(
+                state.device_id,
+                prepared.messages,
+                None if prepared.tools is None else prepared.tools.recording(prepared.tools_used),
+                max_tokens=self._reply_tokens(asked.spoken),
+                temperature=self.temperature,
+                abandoned=asked.abandoned,
+                timings=prepared.timings,
+            )
+        return prepared, prepared.reminders.ringing(stream) if prepared.rings_in_stream else stream
 
     def _reply_tokens(self, spoken: SpokenLimit | None) -> int:
         limit = self.reply_tokens

@@ -9,9 +9,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from lobug.backends.base import ChatMessage, ToolBox
+from lobug.backends.base import AbandonCheck, ChatMessage, ToolBox
 from lobug.language.claims import known_words
 from lobug.memory.reminders import DueReminders, NoReminders
+from lobug.memory.voice_enrolment import HeardVoice
 from lobug.memory.work_queue import Exchange
 from lobug.store.household import answering
 from lobug.store.models import Message
@@ -22,6 +23,20 @@ from lobug.turn.recall import asked_words
 from lobug.turn.reply_guard import guard_metadata
 from lobug.turn.request_tools import MEMORY_TOOLS, used_memory
 from lobug.turn.spoken import SpokenLimit
+
+
+@dataclass(frozen=True)
+class TurnOptions:
+    """How a turn is asked for (`Assistant.reply`, `reply_streaming`)."""
+
+    agency: bool = False  # the model may act on the device's tools and the memory's
+    abandoned: AbandonCheck | None = None  # the client stopped waiting
+    spoken: SpokenLimit | None = None  # a voice turn: only this much of the answer is said
+    voice: HeardVoice | None = None  # what a voice turn heard of the voice
+    heard_later: bool = False  # the caller settles the reminders said (`Turn.delivered`)
+    # Read to its end before anyone reads it (a text turn): the due reminders follow the
+    # answer as the server's own words, and a model failing midway leaves nothing stored.
+    read_whole: bool = False
 
 
 @dataclass

@@ -121,6 +121,15 @@ class StreamingTurn(AbstractContextManager["StreamingTurn"]):
                     self.turn = self._prepared.conclude(self._decision())
         return self.turn
 
+    def drop(self) -> None:
+        """The answer failed before anyone read it (a turn read whole): stop the model and
+        free the device, storing nothing of the answer (the user's message stays)."""
+        with self._closing:
+            if self._open:
+                self._open = False
+                with self._held:
+                    self._stop_model()
+
     def _stop_model(self) -> None:
         stop_stream(self._rest)
         if isinstance(self._replacement, SecondTry):
