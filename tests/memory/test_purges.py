@@ -16,6 +16,7 @@ import pytest
 from lobug.config import MemoryConfig
 from lobug.memory.curation import Curation
 from lobug.memory.manager import MemoryManager
+from lobug.memory.purges import secret_of, without
 from lobug.memory.work_queue import MemoryWork
 from lobug.store.engines import open_database
 from lobug.store.errors import StorageUnavailable
@@ -232,3 +233,11 @@ def test_forget_me_says_what_it_erased_once_it_finished(store: Store) -> None:
     assert store.unfinished_purges() == []
     again = purge_person(curation(store), AGENT, jordan)
     assert again == "Done. I had nothing of yours left to forget."
+
+
+def test_a_derived_text_loses_the_whole_sentence_that_holds_a_secret_and_no_more() -> None:
+    """Sentences as the language layer splits them (`text.sentences_of`): a title's full stop
+    ends none, so no piece of the secret's sentence is left behind ("Dr." before)."""
+    secret = secret_of(f"My locker code is {SECRET}.", names=[])
+    text = f"Dr. Okafor said the locker code is {SECRET}. Jordan likes green tea!\nThat is all."
+    assert without(text, [secret]) == "Jordan likes green tea!\nThat is all."

@@ -44,7 +44,7 @@ import threading
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
-from lobug.language.text import content_stems
+from lobug.language.text import content_stems, sentences_of
 from lobug.store.household import HOUSEHOLD
 from lobug.store.models import Fact, Forgotten
 from lobug.store.protocol import Store
@@ -63,7 +63,6 @@ MIN_KEY_WORDS = 2
 # Messages a keyword search brings back per purged fact, among which those holding it are kept.
 QUOTE_CANDIDATES = 500
 _YEAR = re.compile(r"(19|20)\d\d")
-_SENTENCE_END = re.compile(r"(?<=[.!?;])\s+")
 # Derived texts that are JSON lists or objects: emptied whole when they hold a purged fact.
 JSON_FIELDS = {"changes": "[]", "open_questions": "[]", "next_actions": "[]", "detail": ""}
 
@@ -99,7 +98,7 @@ def without(text: str, secrets: Sequence[Secret]) -> str:
     """`text` without its sentences (and lines) that hold any of `secrets`."""
     kept_lines = []
     for line in text.splitlines():
-        sentences = [s for s in _SENTENCE_END.split(line) if s]
+        sentences = [s.strip() for s in sentences_of(line) if s.strip()]
         kept = [s for s in sentences if not holds(s, secrets)]
         if kept or not sentences:
             kept_lines.append(" ".join(kept))
