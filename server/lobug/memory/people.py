@@ -30,6 +30,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from lobug.clock import Clock
+from lobug.language.requests import OPENERS, asks_to_forget_me, confirms
 from lobug.memory.voice_enrolment import HeardVoice, VoiceEnrolment
 from lobug.names import SAYS_OWN_NAME, SPOKEN_NAME, is_person_name
 from lobug.speakers.identify import Speaker as VoiceSpeaker
@@ -55,14 +56,13 @@ CLAIM_HOLDS_S = 300.0
 CLAIM = "claim"  # a speaker's source when only their words said who they are
 NAMED = "named"  # a program's caller naming the person (`named`)
 
-_OPENERS = r"(?:(?:hi|hey|hello|ok|okay|oh|so|well)[,!.]?\s+)*(?:lo-?bug[,!.]?\s+)?"
-_SAYS_NAME = re.compile(rf"^{_OPENERS}{SAYS_OWN_NAME}\s+", re.IGNORECASE)
+_SAYS_NAME = re.compile(rf"^{OPENERS}{SAYS_OWN_NAME}\s+", re.IGNORECASE)
 _INTRODUCES = re.compile(
-    rf"^{_OPENERS}(?:this is|it'?s|i'?m|i am)\s+(?:my|your|a|our)\s+"
+    rf"^{OPENERS}(?:this is|it'?s|i'?m|i am)\s+(?:my|your|a|our)\s+"
     r"(?:friend|guest|neighbou?r|colleague|visitor|cousin)\s+",
     re.IGNORECASE,
 )
-_HERE = re.compile(rf"^{_OPENERS}(?P<name>[^,.!?;:]+?)\s+here\s*(?=$|[,.!?;:])", re.IGNORECASE)
+_HERE = re.compile(rf"^{OPENERS}(?P<name>[^,.!?;:]+?)\s+here\s*(?=$|[,.!?;:])", re.IGNORECASE)
 _CLAUSE_END = re.compile(r"[,.!?;:]")
 # What may follow a name in a claim and still leave it whole ("It's Jordan again").
 _AFTER_NAME = re.compile(r"\s+(?:here|speaking|again)$", re.IGNORECASE)
@@ -138,30 +138,8 @@ def owned(fact: NewFact, speaker: Speaker, said: str) -> NewFact | None:
     return replace(fact, owner_person_id=speaker.person_id, scope=PRIVATE)
 
 
-_POLITE = r"(?:please|now|thanks|thank you)?[.!]?"
-_FORGET_ME = re.compile(
-    rf"^{_OPENERS}(?:(?:can|could|would|will) you\s+)?(?:please\s+)?"
-    r"(?:forget|erase|delete)\s+(?:me|everything (?:you know )?about me|all about me|"
-    rf"all (?:you know )?about me|everything of mine)[\s,]*{_POLITE}\??$",
-    re.IGNORECASE,
-)
-_CONFIRM = re.compile(
-    rf"^{_OPENERS}(?:yes|yeah|yep|confirm|do it|go ahead)"
-    rf"(?:[,.!]?\s*(?:please\s+)?(?:forget|erase|delete) (?:me|everything))?[\s,.!]*{_POLITE}$",
-    re.IGNORECASE,
-)
 # A "forget everything about me" waits this long for its confirmation on the same device.
 FORGET_ME_CONFIRM_S = 60.0
-
-
-def asks_to_forget_me(text: str) -> bool:
-    """ "Forget everything about me", "forget me", "please erase all you know about me"."""
-    return _FORGET_ME.match(text.strip()) is not None
-
-
-def confirms(text: str) -> bool:
-    """ "Yes", "yes, forget me", "confirm", "go ahead": a pending request's confirmation."""
-    return _CONFIRM.match(text.strip()) is not None
 
 
 # What a "forget everything about me" waits for (`Confirmations`).
