@@ -28,7 +28,7 @@ def assistant(
 
 
 def device_is_free(assistant: Assistant, device_id: str = "desk") -> bool:
-    lock = assistant.device(device_id).lock
+    lock = assistant.session(device_id).state().lock
     if not lock.acquire(timeout=2):
         return False
     lock.release()
@@ -41,7 +41,7 @@ def test_a_streaming_turn_holds_its_device_until_its_with_block_ends(
     fake_chat.enqueue("One. Two. Three.")
     with assistant.reply_streaming("desk", "count") as streaming:
         assert next(iter(streaming.pieces())) == "One. "
-        assert not assistant.device("desk").lock.acquire(blocking=False)
+        assert not assistant.session("desk").state().lock.acquire(blocking=False)
     assert device_is_free(assistant)
     assert streaming.turn is not None and streaming.turn.response == "One."
     assert streaming.turn.exchange is not None  # queued for memory work with the reply

@@ -98,7 +98,7 @@ def without(text: str, secrets: Sequence[Secret]) -> str:
     """`text` without its sentences (and lines) that hold any of `secrets`."""
     kept_lines = []
     for line in text.splitlines():
-        sentences = [s.strip() for s in sentences_of(line) if s.strip()]
+        sentences = [s for s in map(str.strip, sentences_of(line)) if s]
         kept = [s for s in sentences if not holds(s, secrets)]
         if kept or not sentences:
             kept_lines.append(" ".join(kept))

@@ -77,10 +77,6 @@ class Assistant:
         for forget in (self._early.forget, self._ahead.drop):  # a device dropped, all of it
             self._devices.on_evict(forget)
 
-    def device(self, device_id: str) -> DeviceState:
-        """The device's state, its working memory warmed from the log when not in memory."""
-        return self._devices.get(device_id)
-
     def session(self, device_id: str) -> DeviceSession:
         """The device as a surface asks for it: its turn gate, tools, the answer ahead."""
         return DeviceSession(device_id, self._devices, self._ahead)
@@ -317,7 +313,7 @@ class Assistant:
         words and reads its own prompt (a prompt read from its state would not be the
         turn's, and would take the model from it)."""
         with self._early.looking_up(device_id, heard, may_end=answer) as ahead:
-            state = self.device(device_id)
+            state = self._devices.get(device_id)
             viewer = self.memory.household.viewer_at(state.agent, state.device_id, heard)
             if heard:
                 ahead(state.agent, heard, viewer)  # kept for the turn (`memory/early.py`)

@@ -35,7 +35,7 @@ class TurnOptions:
     voice: HeardVoice | None = None  # what a voice turn heard of the voice
     heard_later: bool = False  # the caller settles the reminders said (`Turn.delivered`)
     # Read to its end before anyone reads it (a text turn): the due reminders follow the
-    # answer as the server's own words, and a model failing midway leaves nothing stored.
+    # answer as the server's own words instead of ringing as the stream's last piece.
     read_whole: bool = False
 
 

@@ -111,24 +111,25 @@ class StreamingTurn(AbstractContextManager["StreamingTurn"]):
     def close(self) -> Turn | None:
         """Stop the model, store what was said, free the device; the stored turn (None when
         storing it failed before). Safe to call again, from any thread."""
-        with self._closing:
-            if self._open:
-                self._open = False
-                with self._held:  # the device is freed however storing goes
-                    self._stop_model()  # the device may have hung up mid-answer
-                    asked_twice = isinstance(self._replacement, SecondTry)
-                    self._prepared.clock.lap("llm_retry" if asked_twice else "llm")
-                    self.turn = self._prepared.conclude(self._decision())
+        self._end(store=True)
         return self.turn
 
     def drop(self) -> None:
         """The answer failed before anyone read it (a turn read whole): stop the model and
         free the device, storing nothing of the answer (the user's message stays)."""
+        self._end(store=False)
+
+    def _end(self, store: bool) -> None:
         with self._closing:
-            if self._open:
-                self._open = False
-                with self._held:
-                    self._stop_model()
+            if not self._open:
+                return
+            self._open = False
+            with self._held:  # the device is freed however storing goes
+                self._stop_model()  # the device may have hung up mid-answer
+                if store:
+                    asked_twice = isinstance(self._replacement, SecondTry)
+                    self._prepared.clock.lap("llm_retry" if asked_twice else "llm")
+                    self.turn = self._prepared.conclude(self._decision())
 
     def _stop_model(self) -> None:
         stop_stream(self._rest)
