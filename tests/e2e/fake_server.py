@@ -33,6 +33,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import signal
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -167,6 +168,9 @@ def pause_the_store(pause_file: str | None, method: str) -> None:
 
 
 def main(command: str, port: int) -> None:
+    # A job started in the background (`cmd &`, as CI may be) ignores SIGINT, and Python then
+    # installs no KeyboardInterrupt: the fake model would sit out every stop's 30 s timeout.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     if command == "model":
         serve_model(port)
         return
