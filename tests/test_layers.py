@@ -30,6 +30,7 @@ FLOORS: dict[str, tuple[str, ...]] = {  # top to bottom
         "exposure",  # who may reach the server (loopback, tokens)
         "language",  # every rule about words: sentences, claims, reply quality, each language
         "names",
+        "kept",  # what a device's turns keep between them: one store, one lock, one drop
         "clock",
         "tokens",
         "audio",

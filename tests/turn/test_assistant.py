@@ -241,3 +241,21 @@ def test_a_voice_turn_adopts_the_answer_begun_in_the_persons_pause_if_they_said_
         assert (said, asked) == ("Chocolate, perhaps.", [heard_last, words])
         assert streaming.timings_ms["ahead"] == 0
     assert streaming.turn is not None and streaming.turn.response == said  # stored as said
+
+
+def test_a_device_dropped_drops_what_the_household_kept_for_it(
+    settings: Settings, store: SQLiteStore, fake_chat: FakeChat, fake_embedder: FakeEmbedder
+) -> None:
+    """One keep for what a device's turns share: a request waiting for its "yes" on a device
+    goes when the device is dropped (here: a second device beyond the limit of one)."""
+    memory = MemoryManager(store, fake_chat, fake_embedder, MemoryConfig())
+    assistant = Assistant(
+        settings.with_overrides(max_devices=1), store, memory, fake_chat, fake_embedder
+    )
+    waiting = memory.household.awaiting
+    waiting.ask(("lobug", "kitchen"), None, "forget me")
+    waiting.ask(("lobug", "hall"), None, "forget me")
+    assistant.session("kitchen").state()
+    assistant.session("hall").state()  # the kitchen is the least recently used: dropped
+    assert waiting.take(("lobug", "kitchen"), None, "yes") is None
+    assert waiting.take(("lobug", "hall"), None, "yes") == "forget me"

@@ -162,7 +162,9 @@ def test_one_rule_drops_an_idle_device_and_what_is_kept_for_it_elsewhere() -> No
     devices = DeviceStates(
         8, lambda d: new_device_state(d, "lobug", 4, []), idle_s=60, clock=lambda: now[0]
     )
-    devices.on_evict(forgotten.append)
+    devices.keep.slot("noted", forgotten.append)
+    for device in ("kitchen", "office", "hall"):
+        devices.keep.slot("noted").put(device, device)  # kept for it by another part
     devices.get("kitchen")
     with devices.turn("office"):
         now[0] = 61

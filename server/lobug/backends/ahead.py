@@ -21,6 +21,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
 from lobug.backends.base import AbandonCheck, ChatBackend, ChatMessage, ToolBox
+from lobug.kept import DeviceKeep, Slot
 
 log = logging.getLogger(__name__)
 
@@ -124,12 +125,12 @@ class Ahead:
 
 
 class AnswersAhead:
-    """The answers written ahead, one a device at most."""
+    """The answers written ahead, one a device at most: kept in the device's keep
+    (`lobug.kept`), stopped when the device is dropped."""
 
-    def __init__(self, chat: ChatBackend) -> None:
+    def __init__(self, chat: ChatBackend, keep: DeviceKeep | None = None) -> None:
         self.chat = chat
-        self._ahead: dict[str, Ahead] = {}
-        self._lock = threading.Lock()
+        self._ahead: Slot[Ahead] = (keep or DeviceKeep()).slot("answer ahead", Ahead.drop)
         self.adopted = self.missed = 0  # turns that found their answer ahead, or another one
 
     def start(
@@ -142,11 +143,11 @@ class AnswersAhead:
     ) -> None:
         """Begin writing the answer to `messages` for the device's next turn."""
         ahead = Ahead(Request(tuple(messages), max_tokens, temperature))
-        with self._lock:
+        with self._ahead.keep.lock:
             earlier = self._ahead.get(device_id)
             if earlier is not None and earlier.request == ahead.request:
                 return  # the same words heard again: the answer to them is being written
-            self._ahead[device_id] = ahead
+            self._ahead.put(device_id, ahead)
         if earlier is not None:
             earlier.drop()
         ahead.expiry = threading.Timer(TTL_S, self._expire, args=(device_id, ahead))
@@ -158,8 +159,7 @@ class AnswersAhead:
 
     def drop(self, device_id: str) -> None:
         """Stop the device's answer ahead, if any (the person speaks on)."""
-        with self._lock:
-            ahead = self._ahead.pop(device_id, None)
+        ahead = self._ahead.pop(device_id)
         if ahead is not None:
             ahead.drop()
 
@@ -188,8 +188,7 @@ class AnswersAhead:
         request, else the model's stream begun now (the one ahead, if any, dropped), with
         the device's `tools` (`ChatBackend.stream_with_tools`). `timings` gets `ahead`: how
         long before the answer ahead had been begun (0: none)."""
-        with self._lock:
-            ahead = self._ahead.pop(device_id, None)
+        ahead = self._ahead.pop(device_id)
         if timings is not None:
             timings["ahead"] = 0.0
         request = Request(tuple(messages), max_tokens, temperature)
@@ -210,9 +209,7 @@ class AnswersAhead:
         )
 
     def _expire(self, device_id: str, ahead: Ahead) -> None:
-        with self._lock:
-            if self._ahead.get(device_id) is ahead:
-                del self._ahead[device_id]
+        self._ahead.pop_if(device_id, ahead)
         ahead.drop()
 
 

@@ -16,6 +16,7 @@ from typing import Any
 from lobug.backends.base import AbandonCheck, Abandoned, ChatBackend, Embedder, Vector, with_rule
 from lobug.clock import local_time, zone_named
 from lobug.config import MemoryConfig
+from lobug.kept import DeviceKeep
 from lobug.language.quality import language_rule, text_problem
 from lobug.memory import commitments, episodes, prompts
 from lobug.memory.batch_extraction import ask_alone
@@ -110,7 +111,10 @@ class MemoryManager:
         self.language = language
         self.skills = SkillLibrary(load_skills(config.skills_dirs), embedder.embed_batch)
         self.searcher = MemorySearch(store, embedder, config, clock)
-        self.household = Household(store, clock, token_devices)
+        # What a device's turns keep between them (`lobug.kept`): the household's claims,
+        # confirmations and enrolments here; the turn's own parts join it (`turn/assistant.py`).
+        self.device_keep = DeviceKeep()
+        self.household = Household(store, clock, token_devices, self.device_keep)
 
     def now(self) -> datetime:
         """The time now where the user lives (`LOBUG_TIMEZONE`)."""

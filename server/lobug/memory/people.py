@@ -24,12 +24,12 @@ household facts marked shareable. The store applies the rule (`store/sql/visibil
 from __future__ import annotations
 
 import re
-import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from lobug.clock import Clock
+from lobug.kept import DeviceKeep, Slot
 from lobug.language.requests import OPENERS, asks_to_forget_me, confirms
 from lobug.memory.voice_enrolment import HeardVoice, VoiceEnrolment
 from lobug.names import SAYS_OWN_NAME, SPOKEN_NAME, is_person_name
@@ -148,22 +148,24 @@ FORGET_ME = "forget me"
 
 class Confirmations:
     """Requests said on a device that wait for the same person's "yes" (`confirms`) as the
-    next turn, within `FORGET_ME_CONFIRM_S`; any other turn drops them. Thread-safe."""
+    next turn, within `FORGET_ME_CONFIRM_S`; any other turn drops them. Kept in the device's
+    keep (`lobug.kept`): dropped with the device. Thread-safe."""
 
-    def __init__(self, clock: Clock) -> None:
+    def __init__(self, clock: Clock, keep: DeviceKeep | None = None) -> None:
         self.clock = clock
-        self._waiting: dict[tuple[str, str], tuple[int | None, float, object]] = {}
-        self._lock = threading.Lock()
+        self._waiting: Slot[tuple[int | None, float, object]] = (keep or DeviceKeep()).slot(
+            "waiting for yes"
+        )
 
     def ask(self, key: tuple[str, str], person_id: int | None, action: object) -> None:
-        with self._lock:
-            self._waiting[key] = (person_id, self.clock(), action)
+        agent, device_id = key
+        self._waiting.put(device_id, (person_id, self.clock(), action), agent)
 
     def take(self, key: tuple[str, str], person_id: int | None, text: str) -> object | None:
         """The action waiting on the device when `text` confirms it, said by the person asked
         in time; None otherwise. What waited is dropped either way."""
-        with self._lock:
-            waiting = self._waiting.pop(key, None)
+        agent, device_id = key
+        waiting = self._waiting.pop(device_id, agent)
         if waiting is None or not confirms(text):
             return None
         asked_by, asked_at, action = waiting
@@ -217,17 +219,20 @@ class Household:
         store: PeopleStore,
         clock: Clock = time.time,
         token_devices: frozenset[str] | None = None,
+        keep: DeviceKeep | None = None,
     ) -> None:
         """`token_devices`: where tokens are required, the devices with a token of their own
         (`LOBUG_BOUND_DEVICE_TOKENS`), the only ones whose binding says who speaks; None where
-        no token is (every caller is this machine's admin, naming its device)."""
+        no token is (every caller is this machine's admin, naming its device). `keep`: where
+        what is kept per device lives (`lobug.kept`: the claims here, the requests waiting
+        for a "yes", the voices being learnt), dropped with the device."""
         self.store = store
         self.clock = clock
         self.token_devices = token_devices
-        self._claims: dict[tuple[str, str], tuple[Speaker, float]] = {}
-        self.awaiting = Confirmations(clock)  # requests waiting for a "yes", by device
-        self._lock = threading.Lock()
-        self.enrolment = VoiceEnrolment(clock)  # voices being learnt, by device
+        keep = keep or DeviceKeep()
+        self._claims: Slot[tuple[Speaker, float]] = keep.slot("claim")  # by device, agent
+        self.awaiting = Confirmations(clock, keep)  # requests waiting for a "yes", by device
+        self.enrolment = VoiceEnrolment(clock, keep)  # voices being learnt, by device
 
     # ------------------------------------------------------------------ who is speaking
 
@@ -270,28 +275,27 @@ class Household:
     def _hold(self, agent: str, device_id: str, speaker: Speaker) -> Speaker:
         """Hold the claim on the device; claims run out elsewhere are swept meanwhile."""
         now = self.clock()
-        with self._lock:
-            for key, (_, at) in list(self._claims.items()):
+        with self._claims.keep.lock:
+            for device, held_for, (_, at) in self._claims.items():
                 if now - at > CLAIM_HOLDS_S:
-                    del self._claims[key]
-            self._claims[(agent, device_id)] = (speaker, now)
+                    self._claims.pop(device, held_for)
+            self._claims.put(device_id, (speaker, now), agent)
         return speaker
 
     def _drop_claim(self, agent: str, device_id: str) -> None:
-        with self._lock:
-            self._claims.pop((agent, device_id), None)
+        self._claims.pop(device_id, agent)
 
     def _held(self, agent: str, device_id: str, known: set[int]) -> Speaker | None:
         """The claim held on the device, refreshed; None when it ran out or names no one of
         the household now."""
-        with self._lock:
-            held = self._claims.get((agent, device_id))
+        with self._claims.keep.lock:
+            held = self._claims.get(device_id, agent)
             if held is None or self.clock() - held[1] > CLAIM_HOLDS_S:
-                self._claims.pop((agent, device_id), None)
+                self._claims.pop(device_id, agent)
                 return None
             if held[0].person_id is not None and held[0].person_id not in known:
                 return None
-            self._claims[(agent, device_id)] = (held[0], self.clock())
+            self._claims.put(device_id, (held[0], self.clock()), agent)
             return held[0]
 
     def named(self, agent: str, name: str) -> Speaker:

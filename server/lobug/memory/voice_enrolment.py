@@ -17,11 +17,11 @@ replaces it by upload."""
 from __future__ import annotations
 
 import re
-import threading
 import time
 from dataclasses import dataclass, field, replace
 
 from lobug.clock import Clock
+from lobug.kept import DeviceKeep, Slot
 from lobug.memory.curation import Curation
 from lobug.memory.spoken_requests import recognise_voice_request, request_part
 from lobug.memory.voices import HouseholdVoices
@@ -60,12 +60,12 @@ class _Learning:
 
 
 class VoiceEnrolment:
-    """The voices being learnt, one per device. Thread-safe; blocking (the store)."""
+    """The voices being learnt, one per device (kept in the device's keep, `lobug.kept`:
+    dropped with the device). Thread-safe; blocking (the store)."""
 
-    def __init__(self, clock: Clock = time.time) -> None:
+    def __init__(self, clock: Clock = time.time, keep: DeviceKeep | None = None) -> None:
         self.clock = clock
-        self._learning: dict[tuple[str, str], _Learning] = {}
-        self._lock = threading.Lock()
+        self._learning: Slot[_Learning] = (keep or DeviceKeep()).slot("voice being learnt")
 
     def turn(
         self,
@@ -110,8 +110,7 @@ class VoiceEnrolment:
                 f"This device is {person}'s, so I can only learn {person}'s voice here. "
                 "Ask on your own device, or ask the admin to add you."
             )
-        with self._lock:
-            self._learning[at] = _Learning(person, self.clock())
+        self._learning.put(at[1], _Learning(person, self.clock()), at[0])
         return (
             f"Okay {person}, say {_COUNTS[UTTERANCES]} sentences, one at a time, and I'll learn "
             "your voice. Tell me about your day, for instance."
@@ -128,7 +127,7 @@ class VoiceEnrolment:
             return "I couldn't hear enough of your voice there. Please say a longer sentence."
         if sample.problem is not None:
             return f"I couldn't learn from that: {sample.problem}. Please say another sentence."
-        with self._lock:
+        with self._learning.keep.lock:
             learning.embeddings.append(sample.embedding)
             learning.at = self.clock()
             left = UTTERANCES - len(learning.embeddings)
@@ -138,16 +137,16 @@ class VoiceEnrolment:
         return learnt(curation, at[0], learning.name, learning.embeddings)
 
     def _waiting(self, at: tuple[str, str]) -> _Learning | None:
-        with self._lock:
-            learning = self._learning.get(at)
+        agent, device_id = at
+        with self._learning.keep.lock:
+            learning = self._learning.get(device_id, agent)
             if learning is not None and self.clock() - learning.at > WAIT_S:
-                del self._learning[at]
+                self._learning.pop(device_id, agent)
                 return None
             return learning
 
     def _drop(self, at: tuple[str, str]) -> None:
-        with self._lock:
-            self._learning.pop(at, None)
+        self._learning.pop(at[1], at[0])
 
 
 def learnt(curation: Curation, agent: str, name: str, embeddings: list[Embedding]) -> str:

@@ -67,15 +67,16 @@ class Assistant:
         self.chat = chat
         limits = settings.reply_limits(chat.reply_tokens, chat.reply_temperature)
         self.reply_tokens, self.temperature = limits
-        self._devices = DeviceStates(settings.max_devices, self._warm)
+        # What a device's turns share, the domain's part (who speaks, what waits for a "yes",
+        # a voice being learnt) included: one keep, one lock, dropped by one eviction rule.
+        keep = memory.device_keep
+        self._devices = DeviceStates(settings.max_devices, self._warm, keep=keep)
         self.curation = Curation(
             store, embedder, settings.memory, self.rewarm, searcher=memory.searcher
         )
         self.guard = ReplyGuard(settings.language)
-        self._early = EarlyRecall(memory)  # a voice turn's memory, looked up as it is heard
-        self._ahead = AnswersAhead(chat)  # a voice turn's answer, begun in the person's pause
-        for forget in (self._early.forget, self._ahead.drop):  # a device dropped, all of it
-            self._devices.on_evict(forget)
+        self._early = EarlyRecall(memory, keep=keep)  # a voice turn's memory, as it is heard
+        self._ahead = AnswersAhead(chat, keep)  # a voice turn's answer, begun in the person's pause
 
     def session(self, device_id: str) -> DeviceSession:
         """The device as a surface asks for it: its turn gate, tools, the answer ahead."""

@@ -1,12 +1,13 @@
 """The devices heard lately: each one's working memory and sensors, at most `limit` of them.
 
 One eviction rule for everything kept per device: a device not heard from for `idle_s`, or
-the least recently used beyond the limit, is dropped, with what other parts keep for it
-(`on_evict`); its next turn warms a new state from the conversation log. A device in the
-middle of a turn is never dropped: its turn holds the state's lock, and only an idle state can
-be evicted. A turn that took a state which was
-evicted before it got the lock takes the fresh one instead, so one device never has two
-states, or two turns at once.
+the least recently used beyond the limit, is dropped, with everything the other parts keep for
+it in the device keep (`lobug.kept`: the early look-up, the answer ahead, a claim of who
+speaks, a request waiting for its "yes", a voice being learnt), under the keep's one lock;
+its next turn warms a new state from the conversation log. A device in the middle of a turn
+is never dropped: its turn holds the state's lock, and only an idle state can be evicted. A
+turn that took a state which was evicted before it got the lock takes the fresh one instead,
+so one device never has two states, or two turns at once.
 
 The tools a connected device offers (`offer_tools`) are kept apart from its state, so a state
 evicted while the device stays connected is warmed again with them.
@@ -27,6 +28,7 @@ from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass, field
 
 from lobug.backends.base import ToolBox
+from lobug.kept import DeviceKeep
 from lobug.turn.conversation import DeviceState
 
 MAX_WAITING_TURNS = 2  # a device's turns waiting behind the one in progress
@@ -79,17 +81,20 @@ class DeviceStates:
         max_waiting: int = MAX_WAITING_TURNS,
         idle_s: float = IDLE_S,
         clock: Callable[[], float] = time.monotonic,
+        keep: DeviceKeep | None = None,
     ) -> None:
+        """`keep`: what the other parts keep per device, dropped with the device; its lock is
+        this registry's too (one lock for everything a device's turns share)."""
         self.limit = limit
         self.max_waiting = max_waiting
         self.idle_s = idle_s
         self._warm, self._clock = warm, clock
         self._states: OrderedDict[str, DeviceState] = OrderedDict()
         self._used: dict[str, float] = {}  # when each state was last asked for
-        self._forgets: list[Callable[[str], None]] = []  # per-device state kept elsewhere
+        self.keep = keep or DeviceKeep()
         self._tools: dict[str, ToolBox] = {}
         self._gates: dict[str, TurnGate] = {}  # only while a turn is in or waits
-        self._lock = threading.Lock()
+        self._lock = self.keep.lock
 
     def __len__(self) -> int:
         with self._lock:
@@ -103,11 +108,6 @@ class DeviceStates:
         """The states in memory of the devices that talk to `agent`."""
         with self._lock:
             return [state for state in self._states.values() if state.agent == agent]
-
-    def on_evict(self, forget: Callable[[str], None]) -> None:
-        """`forget(device_id)` is called for each device dropped: what else is kept per
-        device (answers written ahead, early look-ups, claims) goes by the same rule."""
-        self._forgets.append(forget)
 
     def get(self, device_id: str) -> DeviceState:
         """The device's state, warmed from the log when it is not in memory."""
@@ -132,8 +132,7 @@ class DeviceStates:
 
     def _forget(self, evicted: list[str]) -> None:
         for device_id in evicted:
-            for forget in self._forgets:
-                forget(device_id)
+            self.keep.drop(device_id)
 
     def offer_tools(self, device_id: str, tools: ToolBox | None) -> None:
         """The device's turns offer `tools` to the model from now on (None: none)."""

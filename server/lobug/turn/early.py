@@ -30,15 +30,14 @@ reuses it). Blocking: worker threads.
 from __future__ import annotations
 
 import logging
-import threading
 import time
-from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from functools import partial
 
+from lobug.kept import DeviceKeep, Slot
 from lobug.language.text import words_of as text_words
 from lobug.memory import episodes
 from lobug.memory.assembly import Recall
@@ -59,7 +58,6 @@ log = logging.getLogger(__name__)
 MAX_NEW_WORDS = 6
 MAX_AGE_S = 30.0
 WAIT_S = 2.0  # the most a turn waits for a look-up of its words still running
-KEPT_DEVICES = 256
 
 
 @dataclass(frozen=True)
@@ -98,17 +96,17 @@ def new_words(ahead: tuple[str, ...], final: tuple[str, ...]) -> tuple[str, ...]
 
 
 class EarlyRecall:
-    """Each device's latest look-up of the words heard so far, for its next turn."""
+    """Each device's latest look-up of the words heard so far, for its next turn: kept in
+    the device's keep (`lobug.kept`), dropped with the device."""
 
-    def __init__(self, memory: MemoryManager, clock: Callable[[], float] = time.monotonic):
+    def __init__(
+        self,
+        memory: MemoryManager,
+        clock: Callable[[], float] = time.monotonic,
+        keep: DeviceKeep | None = None,
+    ):
         self._memory, self._clock = memory, clock
-        self._kept: OrderedDict[str, Ahead] = OrderedDict()
-        self._lock = threading.Lock()
-
-    def forget(self, device: str) -> None:
-        """Nothing kept for `device` (it was dropped: `devices.DeviceStates.on_evict`)."""
-        with self._lock:
-            self._kept.pop(device, None)
+        self._kept: Slot[Ahead] = (keep or DeviceKeep()).slot("early recall")
 
     @contextmanager
     def looking_up(self, device: str, words: str, *, may_end: bool = True) -> Iterator[Recall]:
@@ -120,8 +118,7 @@ class EarlyRecall:
         by little (see the module); a guess at words still being said (not `may_end`) is
         looked up anew, so that the words the turn ends with are few beyond those of the
         last look-up."""
-        with self._lock:
-            kept = self._kept.get(device)
+        kept = self._kept.get(device)
         if kept is not None and may_end and self._extends(kept, words):
             # Words that a look-up already made serves (the last stretch heard after a guess
             # at it): that one is kept for the turn, and serves this prompt as it will serve
@@ -130,11 +127,7 @@ class EarlyRecall:
             return
         found: Future[Found | None] = Future()
         if words_of(words):
-            with self._lock:
-                self._kept[device] = Ahead(words_of(words), self._clock(), found)
-                self._kept.move_to_end(device)
-                while len(self._kept) > KEPT_DEVICES:
-                    self._kept.popitem(last=False)
+            self._kept.put(device, Ahead(words_of(words), self._clock(), found))
 
         def recall(agent: str, query: str, viewer: Viewer) -> MemoryContext:
             known = found.result() if found.done() else None
@@ -155,8 +148,7 @@ class EarlyRecall:
     def for_turn(self, device: str, agent: str, text: str, viewer: Viewer) -> MemoryContext:
         """The turn's memory for `text`: reused from the device's look-up ahead when the
         words allow it (see the module), else retrieved now."""
-        with self._lock:
-            kept = self._kept.pop(device, None)
+        kept = self._kept.pop(device)
         if kept is None:
             return self._memory.retrieve_context(agent, text, viewer)
         return self._served(kept, agent, text, viewer)

@@ -1,11 +1,13 @@
 """One device as a surface sees it: what a surface (HTTP, xiaozhi, Wyoming) asks about a
 device goes through its `DeviceSession`, never through the turn's parts.
 
-What the device's turns share is kept by the turn (`devices.DeviceStates`: working memory,
-sensors, offered tools, the turn gate; `early.EarlyRecall`: the memory looked up while it is
-heard; `backends/ahead.AnswersAhead`: the answer begun in its pause), all dropped by the one
-eviction rule of `DeviceStates`. A session is a small handle on them, made per request: it
-holds nothing of its own, so two surfaces talking for the same device see the same state."""
+What the device's turns share lives in one place with one lock: `devices.DeviceStates`
+(working memory, sensors, offered tools, the turn gate) and the device keep it drops with the
+device (`lobug.kept`: the memory looked up while the person is heard, `early.EarlyRecall`; the
+answer begun in their pause, `backends/ahead.AnswersAhead`; who claimed to be speaking, a
+request waiting for its "yes" and a voice being learnt, `memory/people.Household`). A session
+is a small handle on them, made per request: it holds nothing of its own, so two surfaces
+talking for the same device see the same state."""
 
 from __future__ import annotations
 
