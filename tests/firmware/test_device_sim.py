@@ -13,7 +13,7 @@ import httpx
 import numpy as np
 import pytest
 
-from tests.e2e.server import ServerProcess, start_server, wait_for_learning
+from tests.e2e.server import ServerProcess, start_server
 from tests.firmware.sim import SIM_PATH
 
 pytestmark = [pytest.mark.e2e, pytest.mark.models]
@@ -32,10 +32,8 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
     )
     try:
         yield process
-        with httpx.Client(base_url=process.url, timeout=10) as client:
-            wait_for_learning(client)  # the text turn's learning, else shutdown waits for it
     finally:
-        process.stop()
+        process.stop()  # learning still under way stays queued: the stop ends in its deadline
     assert process.process.returncode == 0, process.log()
 
 
