@@ -23,16 +23,16 @@ household facts marked shareable. The store applies the rule (`store/sql/visibil
 
 from __future__ import annotations
 
-import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from lobug.clock import Clock
 from lobug.kept import DeviceKeep, Slot
-from lobug.language.requests import OPENERS, asks_to_forget_me, confirms
+from lobug.language.people import speaks_for_household, speaks_only_for_household, spoken_claim
+from lobug.language.requests import asks_to_forget_me, confirms
 from lobug.memory.voice_enrolment import HeardVoice, VoiceEnrolment
-from lobug.names import SAYS_OWN_NAME, SPOKEN_NAME, is_person_name
+from lobug.names import is_person_name
 from lobug.speakers.identify import Speaker as VoiceSpeaker
 from lobug.store.household import (
     EVERYONE,
@@ -56,19 +56,6 @@ CLAIM_HOLDS_S = 300.0
 CLAIM = "claim"  # a speaker's source when only their words said who they are
 NAMED = "named"  # a program's caller naming the person (`named`)
 
-_SAYS_NAME = re.compile(rf"^{OPENERS}{SAYS_OWN_NAME}\s+", re.IGNORECASE)
-_INTRODUCES = re.compile(
-    rf"^{OPENERS}(?:this is|it'?s|i'?m|i am)\s+(?:my|your|a|our)\s+"
-    r"(?:friend|guest|neighbou?r|colleague|visitor|cousin)\s+",
-    re.IGNORECASE,
-)
-_HERE = re.compile(rf"^{OPENERS}(?P<name>[^,.!?;:]+?)\s+here\s*(?=$|[,.!?;:])", re.IGNORECASE)
-_CLAUSE_END = re.compile(r"[,.!?;:]")
-# What may follow a name in a claim and still leave it whole ("It's Jordan again").
-_AFTER_NAME = re.compile(r"\s+(?:here|speaking|again)$", re.IGNORECASE)
-# "we", "our", "us" said of the home: a household fact, not the speaker's own.
-_HOUSEHOLD_WORDS = re.compile(r"\b(?:we|we're|we've|our|ours|us|everyone|everybody)\b", re.I)
-
 
 @dataclass(frozen=True)
 class Claim:
@@ -80,37 +67,19 @@ class Claim:
 
 
 def claim_in(text: str, people: list[Person]) -> Claim | None:
-    """The claim that opens `text`, if any: a known person's whole name, and nothing more of
-    the clause, after "it's", "I'm", "this is", ... or before "here" ("It's Jordan.", "Jordan
-    here, ...", "its jordan"); or a guest introduced as such ("this is my friend Sam"). A name
-    that only starts the clause claims nothing: "It's Jordan calling", "this is Jordan
-    singing", "it's May already", "I'm may be late", "this is Jordan Peterson on TV"."""
-    spoken = text.strip()
-    introduced = _INTRODUCES.match(spoken)
-    if introduced:
-        name, alone = _clause(spoken[introduced.end() :])
-        if re.fullmatch(SPOKEN_NAME, name) is None:
-            return None
-        known = _named(name, people)
-        return Claim(known.id if known else None, alone)
-    said = _SAYS_NAME.match(spoken)
-    if said:
-        name, alone = _clause(spoken[said.end() :])
-    else:
-        here = _HERE.match(spoken)
-        if here is None:
-            return None
-        name, alone = _clause(spoken[here.start("name") :])
-    known = _named(_AFTER_NAME.sub("", name), people)
-    return None if known is None else Claim(known.id, alone)
-
-
-def _clause(rest: str) -> tuple[str, bool]:
-    """The words of `rest` up to the end of its clause, and whether nothing follows them."""
-    end = _CLAUSE_END.search(rest)
-    clause = rest if end is None else rest[: end.start()]
-    after = "" if end is None else rest[end.start() :]
-    return clause.strip(), not after.strip(" ,.!?;:")
+    """The claim that opens `text`, if any (`language.people.spoken_claim`): a known
+    person's whole name, and nothing more of the clause, after "it's", "I'm", "this is", ...
+    or before "here" ("It's Jordan.", "Jordan here, ...", "its jordan"); or a guest
+    introduced as such ("this is my friend Sam"). A name that only starts the clause claims
+    nothing: "It's Jordan calling", "this is Jordan singing", "it's May already", "I'm may be
+    late", "this is Jordan Peterson on TV"."""
+    spoken = spoken_claim(text)
+    if spoken is None:
+        return None
+    known = _named(spoken.name, people)
+    if spoken.guest:
+        return Claim(known.id if known else None, spoken.alone)
+    return None if known is None else Claim(known.id, spoken.alone)
 
 
 def _named(said: str, people: list[Person]) -> Person | None:
@@ -198,16 +167,11 @@ def attributed(facts: list[NewFact], user: Message, has_people: bool) -> list[Ne
 
 
 def _ours_by_words(fact: NewFact, said: str) -> bool:
-    """The English rule for a model that cannot say whose a fact is: "our"/"we" in both the
-    sentence and the fact, or a plural statement about the home with no "I"/"my"."""
-    both = bool(_HOUSEHOLD_WORDS.search(said)) and bool(_HOUSEHOLD_WORDS.search(fact.content))
-    return both or _household_words_only(said)
-
-
-def _household_words_only(said: str) -> bool:
-    """A statement about the home in the plural ("we have a cat") with no "I"/"my"."""
-    first = re.search(r"\b(?:i|i'm|i've|my|mine|me)\b", said, re.I)
-    return first is None and bool(_HOUSEHOLD_WORDS.search(said))
+    """The English rule for a model that cannot say whose a fact is (`language.people`):
+    "our"/"we" in both the sentence and the fact, or a plural statement about the home with
+    no "I"/"my"."""
+    both = speaks_for_household(said) and speaks_for_household(fact.content)
+    return both or speaks_only_for_household(said)
 
 
 class Household:

@@ -16,12 +16,12 @@ replaces it by upload."""
 
 from __future__ import annotations
 
-import re
 import time
 from dataclasses import dataclass, field, replace
 
 from lobug.clock import Clock
 from lobug.kept import DeviceKeep, Slot
+from lobug.language.people import stops_enrolment
 from lobug.memory.curation import Curation
 from lobug.memory.spoken_requests import recognise_voice_request, request_part
 from lobug.memory.voices import HouseholdVoices
@@ -38,7 +38,6 @@ NOT_ESTABLISHED = (
     "them, or where I recognise their voice. The admin adds people."
 )
 _COUNTS = {1: "one", 2: "two", 3: "three", 4: "four", 5: "five"}
-_STOP = re.compile(r"(?:stop|cancel|never\s?mind|forget\s+it|no|don'?t)(?:\s+\w+){0,3}", re.I)
 
 
 @dataclass(frozen=True)
@@ -83,7 +82,7 @@ class VoiceEnrolment:
         learning = self._waiting(at)
         if learning is None:
             return None
-        if _STOP.fullmatch(request_part(text) or ""):
+        if stops_enrolment(request_part(text) or ""):
             self._drop(at)
             return "Okay, I won't learn your voice."
         if heard is None or not heard.listening:
