@@ -29,8 +29,14 @@ Correct a fact (`Correction`):
     for a new name said with "now": "(actually) my dog is called Pretzel now", "my dog's name
     is actually Pepper now" (a capitalised name, so "my sister is coming over now" is news).
 
+Reminders (`SetReminder`, `ListReminders`, `CancelReminder`):
+    "remind me to <what> <when>" or "remind me <when> to <what>", the time read by `when`;
+    "what reminders do I have", "what are my reminders"; "cancel (all) (the/my) reminder(s)
+    (about/to/for <what>)", "cancel the <what> reminder".
 What memory holds (`WhatYouKnow`):
     "what do you know about me", "what do you remember about me", "what have I told you".
+Learn a voice (`LearnVoice`, `recognise_voice_request`): "learn my voice, I'm Jordan",
+    "I'm Jordan, learn my voice", "learn my voice".
 
 Around any of them: case, curly apostrophes, missing punctuation (speech to text), leading
 "hey/hi/ok/okay/oh/um/so/well/no/oops/sorry/actually/never mind/please" and the wake word
@@ -38,16 +44,37 @@ Around any of them: case, curly apostrophes, missing punctuation (speech to text
 open a request, and only then may it end with a question mark; every other question ("did you
 forget that?", "forget that?") is an ordinary turn, and so is anything over 200 characters.
 
-`PHRASINGS` lists examples of each kind with what they mean, for the documentation and tests.
+The words of each rule (the phrasings above, politeness, what a topic or a value may hold) are
+English, in `language/requests.py`; this module keeps the limits and turns a match into a
+request. `PHRASINGS` lists examples of each kind with what they mean, for the documentation
+and tests.
 """
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from lobug.language.fillers import SEPARATOR, without_lead_in
+from lobug.language.fillers import without_lead_in
+from lobug.language.requests import (
+    TIME_STARTS,
+    TIME_THEN_TASK,
+    asks_for_reminders,
+    asks_to_forget_last,
+    asks_what_you_know,
+    cancelled_reminder,
+    corrected_fact,
+    forgotten_topic,
+    has_second_statement,
+    is_one_clause,
+    learn_voice_rule,
+    names_something,
+    polite_ask,
+    reminder_asked,
+    renamed_fact,
+    without_sign_off,
+    without_to,
+)
 from lobug.language.text import sentence_case
 from lobug.memory.when import is_time_phrase
 from lobug.names import SAYS_OWN_NAME, SPOKEN_NAME
@@ -196,109 +223,16 @@ PHRASINGS: tuple[Phrasing, ...] = (
     ),
 )
 
-_TRAILING_PUNCTUATION = " ,.!;:"
-_TRAILING_WORD = re.compile(r"\s+(?:please|thanks|thank\s+you|lo[\s-]?bug)$", re.IGNORECASE)
-_POLITE_ASK = re.compile(r"^(?:can|could|would|will)\s+you\s+(?:please\s+)?", re.IGNORECASE)
-_FORGET_LAST = re.compile(
-    r"""
-    (?:forget\s+(?:that|this)
-      |forget\s+what\s+i\s+(?:just\s+)?said
-      |forget\s+what\s+i\s+just\s+told\s+you
-      |forget\s+(?:that\s+)?i\s+said\s+that
-      |forget\s+(?:the\s+)?last\s+thing\s+i\s+(?:just\s+)?said
-      |forget\s+my\s+last\s+message
-      |(?:delete|erase|scratch)\s+that
-      |delete\s+what\s+i\s+(?:just\s+)?said)
-    (?:\s+from\s+(?:your\s+)?memory)?
-    """,
-    re.IGNORECASE | re.VERBOSE,
-)
-_FORGET_TOPIC = re.compile(
-    r"""
-    (?:(?:forget|delete|erase)\s+(?:what|everything|all)\s+(?:that\s+)?i\s+(?:just\s+)?
-         (?:told\s+you|said(?:\s+to\s+you)?|mentioned)
-      |(?:forget|delete|erase)\s+(?:(?:everything|all|anything)(?:\s+you\s+know)?
-         |what\s+you\s+know)
-      |(?:forget|scratch|delete|erase)\s+(?:that|the)\s+(?:thing|bit|part|stuff)
-      |forget(?:\s+all)?)
-    \s+about\s+(?P<topic>.+)
-    |(?:(?:please\s+)?(?:don[o'’]?t|do\s+not)\s+remember|stop\s+remembering|no\s+need\s+to\s+remember)
-    \s+(?P<unremembered>.+?)(?:\s+(?:any\s?more|from\s+now\s+on))?
-    """,
-    re.IGNORECASE | re.VERBOSE,
-)
-_CORRECTION = re.compile(
-    rf"""
-    (?:that(?:'s|s|\s+is)\s+(?:wrong|not\s+right|incorrect|not\s+true|not\s+correct)
-      |you(?:'re|re|\s+are)\s+wrong
-      |you(?:'ve|\s+have)?\s+got\s+(?:that|it)\s+wrong
-      |wrong
-      |correction)
-    {SEPARATOR}(?:actually{SEPARATOR})?
-    (?P<statement>
-      (?P<subject>my\s+.+?)\s+(?:is|are|was)(?:\s+(?:called|named))?\s+(?P<value>.+))
-    """,
-    re.IGNORECASE | re.VERBOSE,
-)
-# A name that changed, said without a marker: "(actually) my dog is called Pretzel now", "my
-# dog's name is actually Pepper now" (only a name: "my sister is coming over now" is news).
-_RENAMED = re.compile(
-    r"""
-    (?i:actually{SEPARATOR})?
-    (?P<statement>
-      (?P<subject>(?i:my)\s+.+?)
-      \s+(?i:is|are)\s+(?i:actually\s+)?(?i:now\s+)?(?P<verb>(?i:called|named)|)
-      \s*(?P<value>[A-Z][\w'’-]*(?:\s+[A-Z][\w'’-]*)?))
-    \s+(?i:now)
-    """.replace("{SEPARATOR}", SEPARATOR),
-    re.VERBOSE,
-)
-_REMIND = re.compile(r"remind\s+me\s+(?P<rest>.+)", re.IGNORECASE)
-_LIST_REMINDERS = re.compile(
-    r"(?:what|which)\s+reminders\s+do\s+i\s+have|what\s+are\s+my\s+reminders"
-    r"|(?:list|show|tell\s+me)\s+my\s+reminders|do\s+i\s+have\s+any\s+reminders",
-    re.IGNORECASE,
-)
-_CANCEL_REMINDER = re.compile(
-    r"(?:cancel|delete|remove)\s+(?:all\s+(?:of\s+)?)?(?:the\s+|my\s+|that\s+)?reminders?"
-    r"(?:\s+(?:about|to|for|of)\s+(?P<about>.+))?"
-    r"|(?:cancel|delete|remove)\s+(?:the\s+|my\s+)(?P<named>\w+(?:\s+\w+)?)\s+reminders?",
-    re.IGNORECASE,
-)
-_WHAT_YOU_KNOW = re.compile(
-    r"(?:tell\s+me\s+)?what\s+(?:else\s+)?(?:do\s+)?you\s+(?:know|remember)\s+about\s+me"
-    r"|what\s+have\s+i\s+told\s+you(?:\s+about\s+(?:me|myself))?",
-    re.IGNORECASE,
-)
-_VOICE = r"(?:learn|remember|memori[sz]e|recogni[sz]e)\s+my\s+voice"
 _NAMED = SAYS_OWN_NAME + r"\s+(?P<{group}>" + SPOKEN_NAME + ")"
-_LEARN_VOICE = re.compile(
-    rf"{_VOICE}(?:{SEPARATOR}{_NAMED.format(group='after')})?"
-    rf"|{_NAMED.format(group='before')}{SEPARATOR}(?:please{SEPARATOR})?{_VOICE}",
-    re.IGNORECASE,
-)
-# "forget about it" brushes a subject off; "forget about me" is too broad to act on from voice.
-_PRONOUNS = frozenset(
-    "it that this those these them him her me us myself everything anything all any of stuff "
-    "things".split()
-)
-_NOT_A_NOUN_PHRASE_START = frozenset("it them him me us myself everything anything".split())
-_CLAUSE_BREAK = re.compile(r"[,;:!?]|\.\s")
-_SECOND_REQUEST = re.compile(
-    r"\b(?:and|then|but)\s+(?:then\s+)?(?:tell|play|set|turn|remind|show|give|what|whats|"
-    r"what's|how|when|where|who|why|can|could|would|will|please|lets|let's)\b",
-    re.IGNORECASE,
-)
-# "my sister's name is Ana and my brother's name is Bob" is two corrections: neither is applied.
-_SECOND_STATEMENT = re.compile(r"\b(?:is|are|was|were|i'm|im)\b", re.IGNORECASE)
+_LEARN_VOICE = learn_voice_rule(_NAMED)
 
 
 def recognise_memory_request(text: str) -> MemoryRequest | None:
     """The memory request `text` is, or None for an ordinary turn."""
     question = request_part(text, question=True)
-    if question is not None and _LIST_REMINDERS.fullmatch(question):
+    if question is not None and asks_for_reminders(question):
         return ListReminders()
-    if question is not None and _WHAT_YOU_KNOW.fullmatch(question):
+    if question is not None and asks_what_you_know(question):
         return WhatYouKnow()
     request = request_part(text)
     if request is None:
@@ -330,45 +264,36 @@ def request_part(text: str, *, question: bool = False) -> str | None:
         return None
     asked = said.endswith("?")
     said = without_lead_in(said.rstrip("?"))
-    polite = _POLITE_ASK.match(said)
+    polite = polite_ask(said)
     if asked and not polite and not question:
         return None
     if polite:
         said = said[polite.end() :]
-    return _without_trailing_filler(said)
-
-
-def _without_trailing_filler(said: str) -> str:
-    while True:
-        shorter = _TRAILING_WORD.sub("", said.rstrip(_TRAILING_PUNCTUATION))
-        if shorter == said:
-            return said
-        said = shorter
+    return without_sign_off(said)
 
 
 def _forget_last(request: str) -> ForgetLast | None:
-    return ForgetLast() if _FORGET_LAST.fullmatch(request) else None
+    return ForgetLast() if asks_to_forget_last(request) else None
 
 
 def _reminder(request: str) -> SetReminder | CancelReminder | None:
-    cancel = _CANCEL_REMINDER.fullmatch(request)
+    cancel = cancelled_reminder(request)
     if cancel is not None:
         about = cancel["about"] or cancel["named"]
         return CancelReminder(about) if about is None or _is_topic(about) else None
-    match = _REMIND.fullmatch(request)
-    if match is None:
+    rest = reminder_asked(request)
+    if rest is None:
         return None
-    rest = match["rest"]
     # "remind me at six to call Anna": the time first, then "to ..."
-    for split in re.finditer(r"\s+to\s+", rest):
+    for split in TIME_THEN_TASK.finditer(rest):
         when, what = rest[: split.start()], rest[split.end() :]
         if is_time_phrase(when) and _is_reminded_of(what):
             return SetReminder(what, when)
     # "remind me to call Anna at six": the shortest time phrase that ends it
-    starts = [m.start() for m in re.finditer(r"\s(?=(?:in|at|on|today|tonight|tomorrow)\b)", rest)]
+    starts = [m.start() for m in TIME_STARTS.finditer(rest)]
     for start in starts:
         what, when = rest[:start], rest[start + 1 :]
-        what = re.sub(r"^to\s+", "", what, flags=re.IGNORECASE)
+        what = without_to(what)
         if is_time_phrase(when) and _is_reminded_of(what):
             return SetReminder(what, when)
     return None
@@ -379,8 +304,7 @@ def _is_reminded_of(what: str) -> bool:
 
 
 def _forget_topic(request: str) -> ForgetTopic | None:
-    match = _FORGET_TOPIC.fullmatch(request)
-    topic = None if match is None else match["topic"] or match["unremembered"]
+    topic = forgotten_topic(request)
     if topic is None or not _is_topic(topic):
         return None
     return ForgetTopic(topic)
@@ -391,14 +315,13 @@ def _is_topic(topic: str) -> bool:
     return (
         len(topic) <= MAX_TOPIC_CHARS
         and len(words) <= MAX_TOPIC_WORDS
-        and words[0].lower() not in _NOT_A_NOUN_PHRASE_START
-        and not all(word.lower() in _PRONOUNS for word in words)
-        and _is_one_clause(topic)
+        and names_something(words)
+        and is_one_clause(topic)
     )
 
 
 def _renamed(request: str) -> Correction | None:
-    match = _RENAMED.fullmatch(request)
+    match = renamed_fact(request)
     if match is None or not (match["verb"] or match["subject"].endswith("name")):
         return None
     if not _is_subject(match["subject"]):
@@ -409,7 +332,7 @@ def _renamed(request: str) -> Correction | None:
 
 
 def _correction(request: str) -> Correction | None:
-    match = _CORRECTION.fullmatch(request)
+    match = corrected_fact(request)
     if match is None or not _is_subject(match["subject"]) or not _is_value(match["value"]):
         return None
     statement = sentence_case(match["statement"]) + "."
@@ -417,17 +340,13 @@ def _correction(request: str) -> Correction | None:
 
 
 def _is_subject(subject: str) -> bool:
-    return len(subject.split()) <= MAX_SUBJECT_WORDS and _is_one_clause(subject)
+    return len(subject.split()) <= MAX_SUBJECT_WORDS and is_one_clause(subject)
 
 
 def _is_value(value: str) -> bool:
     return (
         len(value) <= MAX_VALUE_CHARS
         and len(value.split()) <= MAX_VALUE_WORDS
-        and _is_one_clause(value)
-        and not _SECOND_STATEMENT.search(value)
+        and is_one_clause(value)
+        and not has_second_statement(value)
     )
-
-
-def _is_one_clause(words: str) -> bool:
-    return not _CLAUSE_BREAK.search(words) and not _SECOND_REQUEST.search(words)
