@@ -54,11 +54,6 @@ PERSON_NAME_MAX = 40
 PERSON_NAME_RULE = (
     "A person's name is 1-40 letters, words joined by one space, apostrophe, hyphen or dot"
 )
-# How a person says their own name ("it's Jordan", "I'm Mary Ann", "my name is O'Neil"),
-# as regular-expression parts: the claims of who is speaking (`memory/people.py`) and the
-# enrolment by voice (`memory/spoken_requests.py`) read it alike.
-SAYS_OWN_NAME = r"(?:it'?s|it\s+is|i'?m|i\s+am|my\s+name\s+is|this\s+is)"
-SPOKEN_NAME = r"[^\W\d_]+(?:[ '\-][^\W\d_]+)?"  # one or two words of letters
 
 
 class InvalidPersonName(ValueError):

@@ -6,7 +6,9 @@ said is the household's by its words (`speaks_for_household`, `speaks_only_for_h
 learning of their voice (`stops_enrolment`: "stop", "never mind").
 
 How a person says their own name (`SAYS_OWN_NAME`) and what a spoken name may be
-(`SPOKEN_NAME`) are `lobug.names`', which the enrolment request reads alike."""
+(`SPOKEN_NAME`) are read alike by the claims here and the enrolment request
+(`memory/spoken_requests.py`, "learn my voice, I'm Jordan"). What a stored name may be is
+`lobug.names`' rule (`PERSON_NAME`)."""
 
 from __future__ import annotations
 
@@ -14,7 +16,11 @@ import re
 from dataclasses import dataclass
 
 from lobug.language.requests import OPENERS
-from lobug.names import SAYS_OWN_NAME, SPOKEN_NAME
+
+# How a person says their own name ("it's Jordan", "I'm Mary Ann", "my name is O'Neil"),
+# as regular-expression parts.
+SAYS_OWN_NAME = r"(?:it'?s|it\s+is|i'?m|i\s+am|my\s+name\s+is|this\s+is)"
+SPOKEN_NAME = r"[^\W\d_]+(?:[ '\-][^\W\d_]+)?"  # one or two words of letters
 
 _SAYS_NAME = re.compile(rf"^{OPENERS}{SAYS_OWN_NAME}\s+", re.IGNORECASE)
 _INTRODUCES = re.compile(

@@ -56,6 +56,7 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 from lobug.language.fillers import without_lead_in
+from lobug.language.people import SAYS_OWN_NAME, SPOKEN_NAME
 from lobug.language.requests import (
     TIME_STARTS,
     TIME_THEN_TASK,
@@ -77,7 +78,6 @@ from lobug.language.requests import (
 )
 from lobug.language.text import sentence_case
 from lobug.memory.when import is_time_phrase
-from lobug.names import SAYS_OWN_NAME, SPOKEN_NAME
 
 MAX_REQUEST_CHARS = 200
 MAX_TOPIC_CHARS = 80
