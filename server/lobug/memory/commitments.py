@@ -2,19 +2,19 @@
 
 "What did I promise to do?" shares no words with "The user will call Anna on Friday", and
 little meaning, so hybrid search alone misses it. A question about promises, plans or things
-to do (`asks_about_commitments`) brings the agent's current commitments into its relevant
-facts, those due soonest first (then the newest without a due time), ahead of what search
-found; each is written with when it is due.
+to do (`asks_about_commitments`, whose words are `language/statements.py`'s) brings the
+agent's current commitments into its relevant facts, those due soonest first (then the newest
+without a due time), ahead of what search found; each is written with when it is due.
 """
 
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Sequence
 from datetime import tzinfo
 
 from lobug.clock import local_time
+from lobug.language.statements import asks_about_commitments
 from lobug.store.household import EVERYONE, Viewer
 from lobug.store.models import Fact, FactQuery, ScoredFact
 from lobug.store.protocol import CurationStore
@@ -24,18 +24,6 @@ COMMITMENT = "commitment"
 MAX_COMMITMENTS = 5
 # How many of the newest commitments are read to choose them.
 READ_COMMITMENTS = 50
-_ASKS = re.compile(
-    r"\b(promis\w*|commit\w*|agreed to|supposed to|to-?dos?|to do list|deadlines?|"
-    r"remind me|on my plate|owe)\b|"
-    r"\bwhat (?:do|did|should|must|was) i (?:need|have|want|plan|mean|going|say i would)\b|"
-    r"\bwhat am i (?:supposed|going|meant)\b|\bmy (?:plans|tasks)\b",
-    re.IGNORECASE,
-)
-
-
-def asks_about_commitments(text: str) -> bool:
-    """Whether `text` asks what the user promised or has to do."""
-    return _ASKS.search(text) is not None
 
 
 def with_commitments(

@@ -10,16 +10,17 @@ by where the fact came from, by this one rule (MEMORY.md, "Richer facts"):
   of its words occur in what the person said.
 - 0.5: the person's statement about someone they named before ("Leo is seven"), as said.
 
-A hedge in what the person said ("I think", "maybe", "probably") takes `HEDGE` off; a
-confidence the model states itself can only lower the rule's (a small model's number means
-little). Facts under `LOBUG_MIN_FACT_CONFIDENCE` (0.3) are not stored.
+A hedge in what the person said ("I think", "maybe", "probably": `language/statements.py`'s
+`is_hedged`) takes `HEDGE` off; a confidence the model states itself can only lower the
+rule's (a small model's number means little). Facts under `LOBUG_MIN_FACT_CONFIDENCE` (0.3)
+are not stored.
 """
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
+from lobug.language.statements import is_hedged
 from lobug.store.models import VOICE
 
 TYPED = 1.0
@@ -28,17 +29,6 @@ SAID = 0.7
 EXTRACTED = 0.6
 SAID_ABOUT_OTHERS = 0.5
 HEDGE = 0.2
-
-_HEDGED = re.compile(
-    r"\b(?:i think|i guess|i believe|i suppose|maybe|perhaps|probably|possibly|might|"
-    r"not sure|i'm not sure|kind of|sort of)\b",
-    re.IGNORECASE,
-)
-
-
-def hedged(said: str) -> bool:
-    """Whether the person's words hold a hedge ("I think I'm moving in May")."""
-    return _HEDGED.search(said) is not None
 
 
 def of_statement(said: str, *, about_user: bool = True) -> float:
@@ -62,4 +52,4 @@ def of_person(actor: str) -> float:
 
 
 def _less_if_hedged(base: float, said: str) -> float:
-    return round(base - HEDGE, 2) if hedged(said) else base
+    return round(base - HEDGE, 2) if is_hedged(said) else base

@@ -6,7 +6,8 @@ the third person: "My name is Alex and I work at NASA" -> "The user's name is Al
 user works at NASA". Questions and requests are not statements about the user and are skipped.
 A statement about someone the user has named in a fact before ("Leo is seven years old" after
 "I have two kids, Leo and Ava") is kept too, as said. `informative_sentences` are the user's
-words a fact may be grounded in.
+words a fact may be grounded in. The words that decide (which sentences speak of the user,
+ask, chat, or tell of the past; each type's words) are `language/disclosure.py`'s.
 """
 
 from __future__ import annotations
@@ -15,97 +16,39 @@ import re
 from collections.abc import Collection, Iterable
 from datetime import datetime
 
+from lobug.language.disclosure import (
+    STATEMENT_TYPES,
+    addresses_you,
+    goes_to_a_place,
+    has_words_of,
+    is_past,
+    opens_as_chitchat,
+    opens_as_request,
+    speaks_of_self,
+    without_aside,
+)
 from lobug.language.text import FUNCTION_WORDS, sentence_case, sentences_of, third_person
 from lobug.memory import confidence
 from lobug.memory.when import DUE_RULES, RULES, due_time
 from lobug.store.models import NewFact
 
 MAX_SENTENCE_CHARS = 200
-_FIRST_PERSON = re.compile(r"\b(i|i'm|i've|i'd|i'll|my|me|mine|myself)\b", re.IGNORECASE)
-_WE = re.compile(r"\b(we|we're|we've|our|ours|us)\b", re.IGNORECASE)
-# Words said in passing before a statement ("By the way, my name is Marta"): no part of it.
-_ASIDE = re.compile(
-    r"^(?:(?:by the way|btw|actually|anyway|also|oh|ah|well|so|and|but|plus|ok|okay|um|uh)"
-    r"\b[,;:]?\s*)+",
-    re.IGNORECASE,
-)
-_REQUEST_START = re.compile(
-    r"^(can|could|would|will|please|what|when|where|who|why|how|which|do|does|did|is|are|"
-    r"should|tell|let|remind|set|play|turn|show|hey|hi|hello|ok|okay)\b",
-    re.IGNORECASE,
-)
-
-
-# A statement's type (seed 001), by its words; the first rule that holds wins: who the user
-# is ("my name is", "I was born"), a commitment ("I'll call Anna"), a constraint ("I can't eat
-# nuts"), a habit, which is a trait ("I swim every Saturday"), an event (a plan with a time to
-# come, "On Friday I'm hiking", or something done at a time said, "I went to Paris last
-# year"), a preference ("I love jazz"), a trait (skills, fears, "I'm learning the piano");
-# else identity.
-_RULES = (
-    ("identity", r"i was born|i'm called|i am called|my name is|my birthday"),
-    (
-        "commitment",
-        r"i'll|i will|i promised?|i have promised|i'm going to|i am going to|i have to|"
-        r"i need to|i must(?! not)|i plan to|i intend to|i'm supposed to|i am supposed to|"
-        r"i agreed to|i've agreed to|i owe|i mean to",
-    ),
-    (
-        "constraint",
-        r"i can't(?! stand)|i cannot|i can not|i must not|i mustn't|i'm allergic|i am allergic|"
-        r"allergic to|i don't eat|i do not eat|i never eat|i never drink|i'm not allowed|"
-        r"i am not allowed|my budget|vegetarian|vegan|gluten|lactose|intolerant|i'm diabetic|"
-        r"i am diabetic",
-    ),
-    (
-        "habit",
-        r"every|each (?:day|morning|evening|night|week|weekend|month|year)|usually|always|often|"
-        r"sometimes|rarely|normally|regularly|daily|weekly|most days|"
-        r"on (?:mondays|tuesdays|wednesdays|thursdays|fridays|saturdays|sundays|weekends)|"
-        r"(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday) (?:to|through|till)",
-    ),
-    ("event", None),
-    (
-        "preference",
-        r"i (?:really |also |just )?(?:like|love|hate|prefer|enjoy|dislike|adore)|"
-        r"i (?:do not|don't|dont|didn't|did not) (?:really )?(?:like|love|enjoy)|"
-        r"i can't stand|my favou?rite|i'm (?:a )?(?:big |huge )?fan of|i'm into",
-    ),
-    (
-        "trait",
-        r"i speak|i can (?:speak|play|cook|swim|drive|code|sing|dance)|i know how to|"
-        r"i(?:'m| am) (?:learning|good at|bad at|afraid|scared|terrified|nervous|shy|"
-        r"an introvert|an extrovert|a night owl|an early bird)|i play the",
-    ),
-)
-_KINDS = tuple(
-    (kind, re.compile(rf"\b(?:{words})\b", re.IGNORECASE) if words else None)
-    for kind, words in _RULES
-)
-_GOING_TO_A_PLACE = re.compile(
-    r"\b(?:[Ii]'m|[Ii] am|[Ww]e're|[Ww]e are) going to (?:[A-Z]|the |a )"
-)
-_PAST = re.compile(
-    r"\b(?:i|we)\s+(?:(?:just|already|also|recently|finally|once)\s+)?"
-    r"(?:was|were|went|had|did|met|saw|got|came|left|made|took|bought|ran|won|lost|found|"
-    r"gave|spent|ate|drank|flew|wrote|began|became|grew|heard|held|paid|sold|sent|told|"
-    r"(?!(?:need|feed|bleed|breed|speed|proceed|succeed|exceed|embed|shed|wed)\b)"
-    r"[a-z]{2,}ed)\b",
-    re.IGNORECASE,
-)
 _PAST_TIME = tuple(pattern for pattern, _ in RULES)
 DATED_TYPES = ("commitment", "event")
 
 
 def stated_type(sentence: str) -> str | None:
-    """The type the rule above finds in `sentence`, or None when none of its words are
-    there (nothing tells it from identity)."""
-    for kind, words in _KINDS:
-        if kind == "commitment" and _GOING_TO_A_PLACE.search(sentence):
+    """The type of a statement, by its words (`language/disclosure.py`'s `TYPE_RULES`, the
+    first that holds wins: identity, commitment, constraint, habit, which is a trait, event,
+    preference, trait), or None when none of them are there (nothing tells it from
+    identity). An event is a plan with a time to come or something done at a time said, by
+    `memory/when.py`'s times."""
+    for kind in STATEMENT_TYPES:
+        if kind == "commitment" and goes_to_a_place(sentence):
             continue  # "we are going to Norway in June": a plan, not a promise
         if kind == "event" and _is_event(sentence):
             return kind
-        if words is not None and words.search(sentence):
+        if has_words_of(kind, sentence):
             return "trait" if kind == "habit" else kind
     return None
 
@@ -113,11 +56,6 @@ def stated_type(sentence: str) -> str | None:
 def disclosed_type(sentence: str) -> str:
     """What a statement is (see `stated_type`), identity when nothing tells otherwise."""
     return stated_type(sentence) or "identity"
-
-
-def is_past(sentence: str) -> bool:
-    """Whether `sentence` tells of something done ("I went", "we visited")."""
-    return _PAST.search(sentence) is not None
 
 
 def _is_event(sentence: str) -> bool:
@@ -153,7 +91,7 @@ def self_disclosures(
     commitment's or plan's due time is read as of `said_at`."""
     facts = []
     for said in said_sentences(user_text):
-        sentence = _ASIDE.sub("", " ".join(said.split()))
+        sentence = without_aside(" ".join(said.split()))
         about_user = _is_statement_about_user(sentence)
         if about_user or _is_statement_about(sentence, known):
             content = sentence_case(third_person(sentence.rstrip(".!")))
@@ -172,11 +110,6 @@ def self_disclosures(
     return facts
 
 
-_CHITCHAT_START = re.compile(
-    r"^(thanks|thank|that|this|it|good|great|nice|cool|wow|sorry|bye|goodbye|yes|no|sure|"
-    r"oh|ah|well|haha|lol)\b",
-    re.IGNORECASE,
-)
 _NAME_OR_NUMBER = re.compile(r"(?<=\s)[A-Z][\w'’-]*|\d")
 
 
@@ -192,11 +125,11 @@ def informative_sentences(user_text: str) -> list[str]:
 
 
 def _is_informative(sentence: str) -> bool:
-    if not sentence or sentence.endswith("?") or _REQUEST_START.match(sentence):
+    if not sentence or sentence.endswith("?") or opens_as_request(sentence):
         return False
-    if _FIRST_PERSON.search(sentence) or _WE.search(sentence):
+    if speaks_of_self(sentence):
         return True
-    return not _CHITCHAT_START.match(sentence) and names_someone(sentence)
+    return not opens_as_chitchat(sentence) and names_someone(sentence)
 
 
 def names_someone(sentence: str) -> bool:
@@ -211,13 +144,12 @@ def _is_statement_about_user(sentence: str) -> bool:
         len(sentence.split()) >= 3
         and len(sentence) <= MAX_SENTENCE_CHARS
         and not sentence.endswith("?")
-        and not _REQUEST_START.match(sentence)
-        and bool(_FIRST_PERSON.search(sentence) or _WE.search(sentence))
+        and not opens_as_request(sentence)
+        and speaks_of_self(sentence)
     )
 
 
 _NAME = re.compile(r"(?<=\s)[A-Z][a-z]+(?:['’][a-z]+)?\b")
-_ADDRESSED = re.compile(r"\b(you|you're|your|yours)\b", re.IGNORECASE)
 
 
 def known_names(facts: Iterable[str]) -> frozenset[str]:
@@ -251,5 +183,5 @@ def _is_statement_about(sentence: str, known: Collection[str]) -> bool:
         and len(sentence.split()) >= 3
         and len(sentence) <= MAX_SENTENCE_CHARS
         and not sentence.endswith("?")
-        and not _ADDRESSED.search(sentence)
+        and not addresses_you(sentence)
     )
