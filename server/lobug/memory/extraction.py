@@ -18,8 +18,14 @@ from datetime import datetime
 from typing import Any
 
 from lobug.language.claims import bare
+from lobug.language.facts import (
+    NO_CLAIM_WORDS,
+    USER_IN_OTHER_LANGUAGES,
+    names_the_assistant,
+    names_the_user,
+)
 from lobug.language.quality import LANGUAGE_WORDS, text_problem
-from lobug.language.text import FUNCTION_WORDS, sentence_case, third_person, word_tokens
+from lobug.language.text import sentence_case, third_person, word_tokens
 from lobug.memory import confidence
 from lobug.memory.disclosure import (
     DATED_TYPES,
@@ -36,16 +42,6 @@ from lobug.store.models import FACT_TYPES, LEGACY_FACT_TYPES, TIME_SPANS, NewFac
 MAX_FACT_CHARS = 300
 MIN_GROUNDED_SHARE = 0.6
 MIN_STEM_CHARS = 4
-
-# Words that carry no claim: function words and the fact template's own framing.
-STOPWORDS = FUNCTION_WORDS | frozenset(
-    "user user's users assistant lo-bug lobug person someone named called currently really".split()
-)
-# "The user" as a fact written in another conversation language names them (`prompts.in_language`).
-USER_WORDS = frozenset(
-    "benutzer benutzers benutzerin nutzer nutzers utilisateur utilisatrice usuario usuaria utente "
-    "utilizador utilizadora".split()
-)
 
 
 class UnreadableOutput(ValueError):
@@ -115,7 +111,7 @@ def _complete_objects(raw: str) -> list[dict[str, Any]]:
 def content_words(text: str) -> list[str]:
     """The words that carry a claim, lower case, without a possessive ("dog's" -> "dog")."""
     words = (bare(w).strip("'’") for w in word_tokens(text))
-    return [w for w in words if (len(w) >= 2 or w.isdigit()) and w not in STOPWORDS]
+    return [w for w in words if (len(w) >= 2 or w.isdigit()) and w not in NO_CLAIM_WORDS]
 
 
 def same_word(a: str, b: str) -> bool:
@@ -144,7 +140,7 @@ def is_grounded(fact: str, source_texts: Iterable[str], language: str = "en") ->
     the remaining words (allowing other endings of the same word). The function words of the
     conversation's `language` ("ist", "eine") and its word for the user are no key words."""
     own = LANGUAGE_WORDS.get(language, frozenset()) if language != "en" else frozenset()
-    framing = own | USER_WORDS  # English function words are `STOPWORDS` already
+    framing = own | USER_IN_OTHER_LANGUAGES  # English ones are `NO_CLAIM_WORDS` already
     words = [w for w in content_words(fact) if w not in framing]
     if not words:
         return False
@@ -160,24 +156,20 @@ def _names_and_numbers(fact: str) -> set[str]:
     special = set()
     for position, token in enumerate(tokens):
         lowered = token.lower().strip("'’-")
-        if lowered in STOPWORDS:
+        if lowered in NO_CLAIM_WORDS:
             continue
         if any(c.isdigit() for c in token) or (position > 0 and token[0].isupper()):
             special.add(lowered)
     return special
 
 
-_ABOUT_THE_USER = re.compile(r"\b(user|users|user's|i|i'm|my|me|we|our|us)\b", re.IGNORECASE)
-_ABOUT_THE_ASSISTANT = re.compile(r"\b(assistant|lo-?bug|chatbot|ai model)\b", re.IGNORECASE)
-
-
 def claim_problem(claim: str, language: str) -> str | None:
     """Why a claim as the model wrote it is no fact about the user, or None."""
     if claim.rstrip().endswith(("?", "!")):
         return "a question or an exclamation"
-    if _ABOUT_THE_ASSISTANT.search(claim):
+    if names_the_assistant(claim):
         return "about the assistant"
-    if not (_ABOUT_THE_USER.search(claim) or names_someone(claim)):
+    if not (names_the_user(claim) or names_someone(claim)):
         return 'about no one ("The castle")'
     return text_problem(claim, language)
 

@@ -81,7 +81,8 @@ type is one of: identity, trait, preference, event, commitment, constraint.
 No facts: {"facts": []}."""
 
 
-# "The user" as a fact in another language opens (`in_language`; `extraction.USER_WORDS`).
+# "The user" as a fact in another language opens (`in_language`;
+# `language.facts.USER_IN_OTHER_LANGUAGES`).
 THE_USER = {
     "de": "Der Benutzer",
     "fr": "L'utilisateur",

@@ -44,6 +44,7 @@ import threading
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
+from lobug.language.facts import ROLE_WORDS
 from lobug.language.text import content_stems, sentences_of
 from lobug.store.household import HOUSEHOLD
 from lobug.store.models import Fact, Forgotten
@@ -58,7 +59,6 @@ from lobug.store.purge_protocol import (
 
 log = logging.getLogger(__name__)
 
-GENERIC_WORDS = frozenset({"user", "assistant"})
 MIN_KEY_WORDS = 2
 # Messages a keyword search brings back per purged fact, among which those holding it are kept.
 QUOTE_CANDIDATES = 500
@@ -80,7 +80,7 @@ class Secret:
 
 def secret_of(text: str, names: Iterable[str]) -> Secret:
     """The key and marks of a fact's text; `names`: the household's, lower case."""
-    words = content_stems(text) - GENERIC_WORDS
+    words = content_stems(text) - ROLE_WORDS
     unnamed = words - set(names)
     key = unnamed if len(unnamed) >= MIN_KEY_WORDS else words
     marks = {

@@ -19,8 +19,9 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 
 from lobug.language.claims import bare, is_detail
+from lobug.language.facts import FRAME_WORDS, REPORTING_WORDS, is_not_a_report
 from lobug.language.quality import is_learnable, text_problem
-from lobug.language.text import word_tokens
+from lobug.language.text import sentences_of, word_tokens
 from lobug.memory.disclosure import self_disclosures
 from lobug.memory.extraction import (
     MIN_GROUNDED_SHARE,
@@ -38,21 +39,6 @@ SALIENT_WORDS = 12
 MIN_SALIENT_MENTIONS = 2
 MAX_EXTRACTIVE_STATEMENTS = 8
 MAX_QUOTED_CHARS = 160
-# Words that report speech and claim nothing of their own ("The user mentioned a dog").
-REPORTING_WORDS = frozenset(
-    """said says mentioned mentions told tells talked talks shared shares discussed discusses
-    asked asks explained explains stated states expressed expresses described describes added
-    adds noted""".split()
-)
-# Who a report is about and who it was with: never a detail of the person's own.
-FRAME_WORDS = frozenset("user users user's assistant lo bug lobug lo-bug".split())
-
-
-# A summary reports what was said: no questions, no one speaking, no transcript lines.
-_NOT_A_REPORT = re.compile(
-    r"\?|\b(I|I'm|I've|I'd|I'll|me|my|you|you're|your)\b|^\s*(User|Assistant|\w+):\s",
-    re.MULTILINE,
-)
 
 
 def salient_words(texts: Sequence[str]) -> list[str]:
@@ -72,7 +58,7 @@ def output_problem(
     problem = text_problem(text, language)
     if problem is not None:
         return problem
-    if _NOT_A_REPORT.search(text):
+    if is_not_a_report(text):
         return "not a third-person account (a question, I/you, or a transcript line)"
     salient = salient_words(sources)
     said = set(content_words(text))
@@ -86,7 +72,6 @@ _BULLET = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s+")
 # A line's label ("User Profile: ...", "Name: ..."): framing, not a claim.
 _LABEL = re.compile(r"[^:.!?]{1,40}:\s+")  # matched where the bullet ends
 MAX_LABEL_WORDS = 4
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 MAX_HEADING_WORDS = 5
 
 
@@ -102,7 +87,7 @@ def supported(text: str, sources: Sequence[str]) -> Derived:
             lines.append((line, True))
             continue
         prefix, body = _framing(line)
-        sentences = [part for part in _SENTENCE_END.split(body.strip()) if part]
+        sentences = [part for part in map(str.strip, sentences_of(body)) if part]
         kept = [part for part in sentences if is_supported(part, said)]
         dropped += len(sentences) - len(kept)
         if kept:
@@ -229,7 +214,7 @@ def extractive_base_memory(base: str, summaries: Sequence[Summary], facts: Seque
     items = [fact.content for fact in facts] + [summary.content for summary in summaries]
     used = sum(len(line) + 1 for line in lines)
     known = "\n".join(lines)
-    sentences = (_sentence(part) for item in items for part in re.split(r"(?<=[.!?])\s+", item))
+    sentences = (_sentence(part) for item in items for part in sentences_of(item))
     for item in dict.fromkeys(sentence for sentence in sentences if len(sentence) > 1):
         line = f"- {item}"
         if item in known:
