@@ -49,7 +49,7 @@ def test_ten_sentences_are_spoken_as_two_and_the_model_stopped(
     fake_chat.enqueue(TEN_SENTENCES)
     body = voice_client.post("/chat/audio", files=upload(speech_wav())).json()
     assert body["response"] == SPOKEN
-    # the first piece is said from its first phrase (`spoken.PHRASE_START`)
+    # the first piece is said from its first phrase (`language.text.PHRASE_START`)
     assert tts.spoken == ["Once a fox lived", "by the river.", "She fished at dawn."]
     assert fake_chat.abandoned_streams == 1  # not made to write all ten first
     assert logged_reply(voice_client) == SPOKEN

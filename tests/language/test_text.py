@@ -1,9 +1,18 @@
 """The one word splitter and the one sentence splitter (`lobug.language.text`), Unicode-aware, the
-third-person rewrite, and what rests on them."""
+ends of a reply still arriving, the third-person rewrite, and what rests on them."""
 
 from __future__ import annotations
 
-from lobug.language.text import sentences_of, third_person, word_tokens, words_of
+from lobug.language.text import (
+    ARRIVING_SENTENCE_END,
+    CLAUSE_END,
+    PHRASE_START,
+    SENTENCE_END,
+    sentences_of,
+    third_person,
+    word_tokens,
+    words_of,
+)
 from lobug.memory.disclosure import self_disclosures
 from lobug.memory.extraction import is_grounded
 
@@ -61,3 +70,28 @@ def test_someone_and_i_are_the_user_and_them() -> None:
     assert third_person("I like tea and I work at NASA") == (
         "the user likes tea and the user works at NASA"
     )
+
+
+def test_a_sentence_still_arriving_ends_only_once_the_space_after_it_has_come() -> None:
+    """Unlike written text's `SENTENCE_END`, the arriving one holds the space after the mark:
+    at the end of what has come, "3." may yet become "3.5"."""
+    ends = [m.end() for m in ARRIVING_SENTENCE_END.finditer("It costs 3.5 euros. Fine")]
+    assert ends == [len("It costs 3.5 euros. ")]
+    assert [m.end() for m in ARRIVING_SENTENCE_END.finditer("It is 3.")] == [len("It is 3.")]
+    assert [m.end() for m in SENTENCE_END.finditer("It is 3.")] == [len("It is 3.")]
+    said = 'Sure… "Done!" Next\nline'
+    assert [m.group() for m in ARRIVING_SENTENCE_END.finditer(said)] == ["… ", '!" ', "\n"]
+
+
+def test_a_first_clause_ends_at_a_mark_and_its_space_and_a_phrase_starts_before_its_word() -> None:
+    assert [m.group() for m in CLAUSE_END.finditer("Sure, well; 3:30 and 3:  x")] == [
+        ", ",
+        "; ",
+        ":  ",
+    ]
+    said = "It's a lovely day With a breeze in the park"
+    assert [said[m.end() :] for m in PHRASE_START.finditer(said)] == [
+        "With a breeze in the park",
+        "in the park",
+    ]
+    assert PHRASE_START.search("Sandy landing") is None  # whole words only

@@ -1,6 +1,7 @@
 """Text helpers shared by memory and search: the one word splitter, the one sentence
-splitter of written text, English function words, and facts about the user written in the
-third person."""
+splitter of written text, the sentence ends (and the first clause and phrase) of a reply
+still arriving, which `turn/spoken.py` cuts into speech, English function words, and facts
+about the user written in the third person."""
 
 from __future__ import annotations
 
@@ -49,6 +50,26 @@ def _abbreviated(before: str, end: re.Match[str]) -> bool:
     """Whether the full stop `end` closes the abbreviation that `before` ends with."""
     last = before.split()[-1].lstrip("(\"'“‘").lower()
     return end.group() == "." and last in ABBREVIATIONS
+
+
+# Where a sentence of a reply still arriving (streamed from the model) may end, for speaking
+# it before the rest comes (`turn/spoken.py`, and the reply guard through it). Unlike
+# `SENTENCE_END`, this one holds the space after the mark: the text's end is only where the
+# model has got to, so "3." may yet become "3.5"; a mark followed by a space ends a sentence
+# before the next word exists, one that reaches the last character does not yet
+# (`spoken.sentence_ends`). A line break ends one too, and "…".
+ARRIVING_SENTENCE_END = re.compile(r"[.!?…]+[\"')\]]*(\s+|$)|\n+")
+# Where the first piece of an arriving reply may end early, so its first audio leaves sooner:
+# at a clause (", ", with its space, for the same reason) ...
+CLAUSE_END = re.compile(r"[,;:]\s+")
+# ... or, in a sentence without commas, before a phrase: a conjunction or preposition.
+# "of", "like", "how", "as", "by", "into" too: a first sentence that ran on past them to its
+# comma was 13 words long and took 440 ms to synthesize (5 s turns of `bench_voice.py`).
+PHRASE_START = re.compile(
+    r"\s(?=(?:and|but|or|so|because|with|for|to|that|which|who|when|where|while|if|in|on|at"
+    r"|from|about|after|before|until|of|like|how|as|by|into)\s)",
+    re.IGNORECASE,
+)
 
 
 # English function words: they carry no claim (fact grounding) and match most rows (keyword

@@ -1,7 +1,8 @@
 """Device tools by spoken rules (issue 30, item 5): a device that offers tools over MCP (the
 xiaozhi firmware: `self.audio_speaker.set_volume`, `self.screen.set_brightness`,
 `self.get_device_status`; its emulator names them `set_volume`, ...) is set by what the person
-says, without asking the model, which on the small embedded model cannot call tools:
+says, without asking the model, which on the small embedded model cannot call tools (the
+English words are `language/device_settings.py`'s, asked by `setting_asked`):
 
 - "volume 30", "set the volume to 30 percent", "turn the brightness to 80", "max volume":
   the setting's tool is called with that value (`ToolCall`);
@@ -29,58 +30,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from lobug.backends.base import ToolBox
+from lobug.language.device_settings import SETTINGS, setting_asked
 from lobug.memory.spoken_requests import request_part
 
-SETTINGS = ("volume", "brightness")
-STEP = 10
+STEP = 10  # how far one step ("louder", "dimmer") moves a setting
 STATUS_TOOL = "get_device_status"
-_NOUN = r"(?P<setting>volume|brightness)"
-_VALUE = r"(?P<value>\d{1,3})(?:\s*(?:%|percent))?"
-_FULL = r"(?:max(?:imum)?|full)"
-# "set the volume to 30", "volume 30", "max volume", "volume to full" (lower case)
-_ABSOLUTE = tuple(
-    re.compile(pattern)
-    for pattern in (
-        rf"(?:set|turn|put|change)\s+(?:the\s+)?{_NOUN}\s+(?:to|at)\s+(?:{_VALUE}|{_FULL})",
-        rf"{_NOUN}\s+(?:to\s+|at\s+)?(?:{_VALUE}|{_FULL})",
-        rf"{_FULL}\s+{_NOUN}",
-    )
-)
-_NUDGES: tuple[tuple[re.Pattern[str], str, int], ...] = (
-    (re.compile(r"mute|mute\s+yourself|volume\s+(?:to\s+)?(?:zero|off)"), "volume", -1000),
-    (
-        re.compile(
-            r"(?:a\s+(?:bit|little)\s+|much\s+)?louder(?:\s+please)?|(?:turn|speak)\s+(?:it\s+)?up"
-            r"|(?:turn\s+)?(?:the\s+)?volume\s+up|turn\s+up\s+the\s+volume"
-        ),
-        "volume",
-        STEP,
-    ),
-    (
-        re.compile(
-            r"(?:a\s+(?:bit|little)\s+)?(?:quieter|softer)|turn\s+(?:it\s+)?down|not\s+so\s+loud"
-            r"|(?:turn\s+)?(?:the\s+)?volume\s+down|turn\s+down\s+the\s+volume|too\s+loud"
-        ),
-        "volume",
-        -STEP,
-    ),
-    (
-        re.compile(
-            r"(?:a\s+(?:bit|little)\s+)?brighter|(?:turn\s+)?(?:the\s+)?brightness\s+up"
-            r"|turn\s+up\s+the\s+brightness"
-        ),
-        "brightness",
-        STEP,
-    ),
-    (
-        re.compile(
-            r"(?:a\s+(?:bit|little)\s+)?(?:dimmer|darker)|dim\s+the\s+screen"
-            r"|(?:turn\s+)?(?:the\s+)?brightness\s+down|turn\s+down\s+the\s+brightness"
-        ),
-        "brightness",
-        -STEP,
-    ),
-)
 
 
 # A device's tool name as offered to a model; the dots of the firmware's names
@@ -149,23 +103,15 @@ def device_command(text: str, tools: Sequence[Mapping[str, Any]]) -> ToolCall | 
     """What `text` asks of the device's settings, or None for an ordinary turn (or a setting
     the device does not offer)."""
     said = request_part(text)
-    if said is None:
+    asked = None if said is None else setting_asked(said)
+    setting = None if asked is None else offered_settings(tools).get(asked.setting)
+    if asked is None or setting is None:
         return None
-    said = said.lower()
-    settings = offered_settings(tools)
-    absolute = next((m for m in (p.fullmatch(said) for p in _ABSOLUTE) if m is not None), None)
-    if absolute is not None:
-        setting = settings.get(absolute["setting"])
-        if setting is None:
-            return None
-        value = absolute.groupdict().get("value")
-        return set_to(setting, setting.high if value is None else int(value))
-    for pattern, name, step in _NUDGES:
-        if pattern.fullmatch(said) and name in settings:
-            if step <= -1000:
-                return set_to(settings[name], settings[name].low)
-            return Nudge(settings[name], step, status_tool(tools))
-    return None
+    if asked.value is not None:
+        return set_to(setting, asked.value)
+    if asked.extreme is not None:
+        return set_to(setting, setting.high if asked.extreme == "highest" else setting.low)
+    return Nudge(setting, asked.direction * STEP, status_tool(tools))
 
 
 def set_to(setting: Setting, value: int) -> ToolCall:

@@ -34,8 +34,8 @@ from lobug.language.quality import (
     reply_problem,
     text_problem,
 )
+from lobug.language.text import ARRIVING_SENTENCE_END
 from lobug.turn.decision import Decision, read_action_prefix
-from lobug.turn.spoken import SENTENCE_END
 
 log = logging.getLogger(__name__)
 
@@ -132,7 +132,7 @@ def text_chunks(pieces: Iterable[str]) -> Iterator[str]:
 def _chunk_end(buffer: str) -> int:
     """Where the finished part of `buffer` ends (0: nothing finished yet). A sentence end
     at the very end of the buffer waits: more space, or a closing quote, may follow."""
-    ends = [m.end() for m in SENTENCE_END.finditer(buffer) if m.end() < len(buffer)]
+    ends = [m.end() for m in ARRIVING_SENTENCE_END.finditer(buffer) if m.end() < len(buffer)]
     if ends:
         return ends[-1]
     if len(buffer) > MAX_CHUNK_CHARS:

@@ -6,24 +6,14 @@ which stops pulling from the model at the boundary so the model stops writing th
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 from lobug.backends.base import ChatMessage, with_rule
+from lobug.language.text import ARRIVING_SENTENCE_END, CLAUSE_END, PHRASE_START
 
-SENTENCE_END = re.compile(r"[.!?…]+[\"')\]]*(\s+|$)|\n+")
 MAX_SENTENCE_CHARS = 240
-CLAUSE_END = re.compile(r"[,;:]\s+")
 FIRST_CLAUSE_CHARS = 16  # a shorter opening clause ("Sure, ") sounds clipped alone
-# Where a phrase starts in a sentence without commas: before a conjunction or preposition.
-# "of", "like", "how", "as", "by", "into" too: a first sentence that ran on past them to its
-# comma was 13 words long and took 440 ms to synthesize (5 s turns of `bench_voice.py`).
-PHRASE_START = re.compile(
-    r"\s(?=(?:and|but|or|so|because|with|for|to|that|which|who|when|where|while|if|in|on|at"
-    r"|from|about|after|before|until|of|like|how|as|by|into)\s)",
-    re.IGNORECASE,
-)
 FIRST_PHRASE_WORDS = 4  # the fewest words an opening phrase is said with
 
 
@@ -99,7 +89,7 @@ def sentence_ends(text: str, *, finished: bool) -> list[int]:
     """Where the sentences of `text` end. In text still being written, a sentence end that
     reaches its last character is not counted yet ("3." may become "3.5"), unless the text
     ends with the space after it."""
-    ends = [match.end() for match in SENTENCE_END.finditer(text)]
+    ends = [match.end() for match in ARRIVING_SENTENCE_END.finditer(text)]
     if not finished and ends and ends[-1] >= len(text) and not text[-1].isspace():
         ends.pop()
     return ends
