@@ -39,13 +39,14 @@ from datetime import time as dt_time
 import numpy as np
 
 from lobug.backends.base import ChatBackend, Vector
+from lobug.language.negation import negated
 from lobug.language.text import FUNCTION_WORDS, content_stems, words_of
+from lobug.language.times import TIME_AND_AMOUNT_WORDS
 from lobug.memory import prompts
 from lobug.memory.manager import DISTILL_MAX_TOKENS
 from lobug.memory.people import one_owner, owner_of
 from lobug.memory.quality import MAX_BASE_MEMORY_CHARS, checked_output
 from lobug.memory.topics import TopicBuilder
-from lobug.memory.when import DAY_PARTS, MONTHS, NUMBERS, WEEKDAYS
 from lobug.store.models import Derived, Dream, DreamChange, Fact, Summary, Topic
 from lobug.store.protocol import DreamingStore
 
@@ -59,23 +60,6 @@ REWRITE_EPISODES = 20
 REWRITE_FACTS = 40
 BLOCK_ROWS = 512
 NAME_OR_NUMBER = re.compile(r"\b(?:[A-Z][\w'’-]*|\w*\d[\w.,]*)")
-# Words written in lower case that tell one time or amount from another as a name or a digit
-# does: "in the morning" / "in the evening", "on monday" / "on friday", "two cats" / "three".
-TIME_AND_AMOUNT_WORDS = (
-    frozenset(WEEKDAYS)
-    | frozenset(MONTHS)
-    | frozenset(DAY_PARTS)
-    | frozenset(word for word in NUMBERS if " " not in word and len(word) > 2)
-    | frozenset(
-        """noon midnight tonight today tomorrow yesterday weekend weekends weekday weekdays
-        spring summer autumn winter daily weekly monthly yearly am pm first second third fourth
-        fifth last next twenty thirty forty fifty hundred thousand half once twice""".split()
-    )
-)
-NEGATION = re.compile(
-    r"\b(?:not|no|never|nobody|nothing|none|neither|nor|cannot|"
-    r"(?:do|does|did|is|was|are|were|wo|ca|could|would|should|has|have|had|must|need)n['’]?t)\b"
-)
 
 Stop = Callable[[], bool]
 
@@ -178,19 +162,14 @@ def about_one_thing(a: Fact, b: Fact, cosine: float) -> bool:
 
 def distinguishing_words(text: str) -> set[str]:
     """The capitalised words of `text` that are no function word ("The", "My"), the words
-    with a digit, and the time and amount words: what tells one person, place, day, time or
-    number from another."""
+    with a digit, and the time and amount words (`language/times.py`): what tells one person,
+    place, day, time or number from another."""
     found = {word for word in words_of(text) if word in TIME_AND_AMOUNT_WORDS}
     for word in NAME_OR_NUMBER.findall(text):
         word = re.sub(r"['’]s?$", "", word).lower()
         if word and word not in FUNCTION_WORDS:
             found.add(word)
     return found
-
-
-def negated(text: str) -> bool:
-    """Whether `text` says no, not, never or the like ("doesn't", "dont")."""
-    return NEGATION.search(text.lower()) is not None
 
 
 def contradiction_changes(facts: Sequence[Fact], retired: set[int]) -> list[DreamChange]:

@@ -16,6 +16,9 @@ tomorrow, tonight, this afternoon / evening, today, later, in N days / weeks / m
 next week / weekend / month / year, (on / by / next) Monday..Sunday, in / by March.
 
 `ring_time(text, now)` reads a whole phrase as the moment a reminder rings (see its section).
+
+The words and phrases (which phrase names which time, what "at six pm" or "on Friday" says)
+are `language/times.py`'s; this module gives them their times: windows, due times, clocks.
 """
 
 from __future__ import annotations
@@ -25,45 +28,19 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date, datetime, time, timedelta, tzinfo
 
-from lobug.memory.limits import time_problem
-
-WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
-MONTHS = (
-    "january",
-    "february",
-    "march",
-    "april",
-    "may",
-    "june",
-    "july",
-    "august",
-    "september",
-    "october",
-    "november",
-    "december",
+from lobug.language.times import (
+    DAY_PARTS,
+    DUE_PHRASES,
+    MONTHS,
+    PAST_PHRASES,
+    TONIGHT,
+    WEEKDAYS,
+    SaidDay,
+    clock_phrase,
+    count_of,
+    duration_in,
 )
-NUMBERS = {
-    "a": 1,
-    "an": 1,
-    "one": 1,
-    "a couple of": 2,
-    "couple of": 2,
-    "two": 2,
-    "three": 3,
-    "four": 4,
-    "five": 5,
-    "six": 6,
-    "seven": 7,
-    "eight": 8,
-    "nine": 9,
-    "ten": 10,
-    "eleven": 11,
-    "twelve": 12,
-}
-# Parts of a day, as hours from midnight [start, end).
-DAY_PARTS = {"morning": (5, 12), "afternoon": (12, 18), "evening": (18, 24), "night": (18, 30)}
-# "tonight" as one time (a reminder, a promise due): the evening's start, whoever reads it.
-TONIGHT = time(DAY_PARTS["evening"][0], 0)
+from lobug.memory.limits import time_problem
 
 
 @dataclass(frozen=True)
@@ -102,20 +79,12 @@ def _part_of_day(day: date, part: str, zone: tzinfo | None) -> tuple[datetime, d
     return start + timedelta(hours=first), start + timedelta(hours=last)
 
 
-def _number(word: str) -> int:
-    return int(word) if word.isdigit() else NUMBERS[word]
-
-
 Span = tuple[datetime, datetime]
 Rule = Callable[[re.Match[str], datetime], Span]
 
-_COUNT = "(" + "|".join([r"\d+", *NUMBERS]) + ")"
-_WEEKDAY = "(" + "|".join(WEEKDAYS) + ")"
-_MONTH = "(" + "|".join(MONTHS) + ")"
-
 
 def _ago(match: re.Match[str], now: datetime) -> Span:
-    count, unit = _number(match[1]), match[2]
+    count, unit = count_of(match[1]), match[2]
     today = now.date()
     if unit == "day":
         return _days(today - timedelta(days=count), 1, now.tzinfo)
@@ -179,29 +148,29 @@ def _this_year(offset: int) -> Rule:
     )
 
 
-# Most specific first: "the day before yesterday" before "yesterday", "last night" before
-# "last <weekday>".
+# What each phrase of `language/times.py`'s `PAST_PHRASES` means, as a window of time.
+_PAST_RULES: dict[str, Rule] = {
+    "day before yesterday": _day_part(2),
+    "yesterday": _day_part(1),
+    "last night": _day_part(1, "night"),
+    "this part of the day": _day_part(0),
+    "tonight": _day_part(0, "evening"),
+    "today": _day_part(0),
+    "units ago": _ago,
+    "this week": _week(0),
+    "last week": _week(1),
+    "weekend": _weekend,
+    "this month": _this_month(0),
+    "last month": _this_month(1),
+    "this year": _this_year(0),
+    "last year": _this_year(1),
+    "weekday": _weekday,
+    "in a month": _named_month,
+    "month and year": _named_month,
+}
+# The phrases and their rules, most specific first (the order of `PAST_PHRASES`).
 RULES: tuple[tuple[re.Pattern[str], Rule], ...] = tuple(
-    (re.compile(rf"\b{pattern}\b"), rule)
-    for pattern, rule in (
-        (r"(?:the )?day before yesterday", _day_part(2)),
-        (r"yesterday(?: (?P<part>morning|afternoon|evening))?", _day_part(1)),
-        (r"last night", _day_part(1, "night")),
-        (r"this (?P<part>morning|afternoon|evening)", _day_part(0)),
-        (r"tonight", _day_part(0, "evening")),
-        (r"(?:earlier )?today", _day_part(0)),
-        (rf"{_COUNT} (day|week|month|year)s? ago", _ago),
-        (r"this week", _week(0)),
-        (r"last week", _week(1)),
-        (r"last weekend|over the weekend|this weekend", _weekend),
-        (r"this month", _this_month(0)),
-        (r"last month", _this_month(1)),
-        (r"this year", _this_year(0)),
-        (r"last year", _this_year(1)),
-        (rf"(?:last |on |this past )?{_WEEKDAY}", _weekday),
-        (rf"(?:in|during|last|since|back in) {_MONTH}(?:,? (\d{{4}}))?", _named_month),
-        (rf"{_MONTH} (\d{{4}})", _named_month),
-    )
+    (pattern, _PAST_RULES[name]) for name, pattern in PAST_PHRASES
 )
 
 
@@ -218,7 +187,7 @@ def time_window(text: str, now: datetime) -> TimeWindow | None:
 
 
 def _ahead(match: re.Match[str], now: datetime) -> datetime:
-    count, unit = _number(match[1]), match[2]
+    count, unit = count_of(match[1]), match[2]
     if unit == "month":
         return _month_start(now.year, now.month + count, now.tzinfo)
     if unit == "year":
@@ -264,23 +233,24 @@ def _next_year(match: re.Match[str], now: datetime) -> datetime:
     return _midnight(date(now.year + 1, 1, 1), now.tzinfo)
 
 
-# Phrases naming a time to come, most specific first: when a commitment is due.
+# What each phrase of `language/times.py`'s `DUE_PHRASES` means: when a commitment is due.
+_DUE_RULES: dict[str, DueRule] = {
+    "day after tomorrow": _days_ahead(2),
+    "tomorrow": _days_ahead(1),
+    "tonight": _days_ahead(0, TONIGHT.hour),
+    "this afternoon": _days_ahead(0, DAY_PARTS["afternoon"][0]),
+    "today": _days_ahead(0),
+    "in units": _ahead,
+    "next week": _next_monday,
+    "weekend": _coming_saturday,
+    "next month": _next_month,
+    "next year": _next_year,
+    "weekday": _coming_weekday,
+    "by a month": _coming_month,
+}
+# Phrases naming a time to come and their rules, most specific first (`DUE_PHRASES`'s order).
 DUE_RULES: tuple[tuple[re.Pattern[str], DueRule], ...] = tuple(
-    (re.compile(rf"\b{pattern}\b"), rule)
-    for pattern, rule in (
-        (r"(?:the )?day after tomorrow", _days_ahead(2)),
-        (r"tomorrow", _days_ahead(1)),
-        (r"tonight|this evening", _days_ahead(0, TONIGHT.hour)),
-        (r"this afternoon", _days_ahead(0, DAY_PARTS["afternoon"][0])),
-        (r"today|later", _days_ahead(0)),
-        (rf"in {_COUNT} (day|week|month|year)s?", _ahead),
-        (r"next week", _next_monday),
-        (r"(?:this|next) weekend", _coming_saturday),
-        (r"next month", _next_month),
-        (r"next year", _next_year),
-        (rf"(?:on |by |next |this |until |before )?{_WEEKDAY}", _coming_weekday),
-        (rf"(?:in|by|until|before) {_MONTH}", _coming_month),
-    )
+    (pattern, _DUE_RULES[name]) for name, pattern in DUE_PHRASES
 )
 
 
@@ -314,30 +284,9 @@ def due_time(text: str, now: datetime) -> float | None:
 # it). A clock that is none ("at 25", "tomorrow at 24:00", "at 13 pm") is refused, never
 # replaced by a default. The answer says the time chosen, so a wrong guess is heard at once.
 
-# The numbers `when` reads ("one" to "twelve", "a", "a couple of"), and the minutes of a clock.
-_NUMBER_WORDS = {
-    **NUMBERS,
-    **{"fifteen": 15, "twenty": 20, "thirty": 30, "forty": 40, "fifty": 50},
-    **{"forty five": 45, "forty-five": 45},
-}
-_NUMBER = r"(?:\d{1,3}|" + "|".join(sorted(map(re.escape, _NUMBER_WORDS), key=len)[::-1]) + ")"
 # At most this far ahead (a year): a reminder is for a time the device will still be around.
 MAX_AHEAD = timedelta(days=366)
 MORNING_DEFAULT = time(9, 0)  # a day named without a time of day
-
-_IN = re.compile(
-    rf"in\s+(?:(?P<half>half\s+an\s+hour)|(?P<n>{_NUMBER})\s+(?P<unit>minutes?|mins?|hours?|days?|weeks?))"
-)
-_DAY = r"(?P<day>today|tonight|tomorrow|(?:on\s+)?(?:next\s+)?(?:" + "|".join(WEEKDAYS) + "))"
-_CLOCK = (
-    r"at\s+(?:(?P<named>noon|midnight)|(?P<hour>\d{1,2}|"
-    + "|".join(w for w in _NUMBER_WORDS if _NUMBER_WORDS[w] <= 12 and " " not in w and len(w) > 2)
-    + r")(?:(?::|\s)(?P<minute>\d{2}|fifteen|thirty|forty[\s-]five))?"
-    r"(?:\s*(?P<meridian>a\.?\s?m\.?|p\.?\s?m\.?|o'?clock)"
-    r"|\s+in\s+the\s+(?P<part>morning|afternoon|evening)|\s+at\s+night)?)"
-)
-# A day and a clock time, in either order, or either alone.
-_AT = tuple(re.compile(p) for p in (rf"(?:{_DAY}\s+)?{_CLOCK}", rf"{_CLOCK}\s+{_DAY}", _DAY))
 
 
 @dataclass(frozen=True)
@@ -362,7 +311,7 @@ def ring_time(text: str, now: datetime) -> Ring | None:
 def is_time_phrase(text: str) -> bool:
     """Whether `text` is a whole time phrase `ring_time` reads (whatever the time now)."""
     phrase = _normal(text)
-    return bool(_IN.fullmatch(phrase) or _at(phrase))
+    return duration_in(phrase) is not None or clock_phrase(phrase) is not None
 
 
 def _normal(text: str) -> str:
@@ -384,65 +333,34 @@ def said_time(at: datetime, now: datetime) -> str:
 
 
 def _relative(phrase: str, now: datetime) -> datetime | None:
-    match = _IN.fullmatch(phrase)
-    if match is None:
-        return None
-    if match["half"]:
-        return now + timedelta(minutes=30)
-    count = _clock_number(match["n"])
-    unit = {"m": "minutes", "h": "hours", "d": "days", "w": "weeks"}[match["unit"][0]]
-    return now + timedelta(**{unit: count})
+    ahead = duration_in(phrase)
+    return None if ahead is None else now + ahead
 
 
 def _on_the_clock(phrase: str, now: datetime) -> datetime | None:
-    match = _at(phrase)
-    if match is None:
+    said = clock_phrase(phrase)
+    if said is None:
         return None
-    groups = {k: v for k, v in match.groupdict().items() if v is not None}
-    day = groups.get("day", "").replace("on ", "").strip()
-    clock = _clock(groups)
-    if not day:
+    day, clock = said.day, said.clock
+    if day is None:
         if clock is None:
             return None
-        return _next_of(now, clock, groups)
-    if clock is None and ("hour" in groups or "named" in groups):
+        return _next_of(now, clock)
+    if clock is None and said.clock_said:
         return None  # a clock that is none ("tomorrow at 24:00"): refused, never guessed
     date = _date_of(day, now)
     if clock is None:
-        clock = (TONIGHT if day == "tonight" else MORNING_DEFAULT), True
+        clock = (TONIGHT if day.evening else MORNING_DEFAULT), True
     hour_minute, exact = clock
     if not exact:  # "tomorrow at six": 1 to 6 the afternoon's, "tonight at 8" the evening's
         hour = hour_minute.hour
-        if day == "tonight" or hour <= 6:
+        if day.evening or hour <= 6:
             hour_minute = hour_minute.replace(hour=hour % 12 + 12)
     chosen = datetime.combine(date, hour_minute, now.tzinfo)
-    return chosen if day != "today" else _next_of(now, clock, groups)
+    return chosen if not day.today else _next_of(now, clock)
 
 
-def _at(phrase: str) -> re.Match[str] | None:
-    return next((m for m in (p.fullmatch(phrase) for p in _AT) if m is not None), None)
-
-
-def _clock(groups: dict[str, str]) -> tuple[time, bool] | None:
-    """The time of day asked for and whether it is exact (False: "six" may be 6 or 18)."""
-    if "named" in groups:
-        return (time(12, 0) if groups["named"] == "noon" else time(0, 0)), True
-    if "hour" not in groups:
-        return None
-    hour, minute = _clock_number(groups["hour"]), _minutes(groups.get("minute"))
-    if hour > 23 or minute > 59:
-        return None
-    meridian = groups.get("meridian", "").replace(".", "").replace(" ", "")
-    part = groups.get("part", "")
-    if meridian in ("am", "pm") or part:
-        if hour > 12 or hour == 0:
-            return None
-        evening = meridian == "pm" or part in ("afternoon", "evening")
-        return time(hour % 12 + (12 if evening else 0), minute), True
-    return time(hour, minute), hour > 12 or hour == 0 or groups["hour"].startswith("0")
-
-
-def _next_of(now: datetime, clock: tuple[time, bool], groups: dict[str, str]) -> datetime:
+def _next_of(now: datetime, clock: tuple[time, bool]) -> datetime:
     """The first time after `now` the clock shows `clock` (either half of the day when it is
     not exact)."""
     hour_minute, exact = clock
@@ -455,21 +373,9 @@ def _next_of(now: datetime, clock: tuple[time, bool], groups: dict[str, str]) ->
     return min(t for t in times if t > now)
 
 
-def _date_of(day: str, now: datetime) -> datetime:
-    if day in ("today", "tonight"):
-        return now
-    if day == "tomorrow":
-        return now + timedelta(days=1)
-    weekday = WEEKDAYS.index(day.replace("next ", ""))
-    ahead = (weekday - now.weekday()) % 7 or 7
+def _date_of(day: SaidDay, now: datetime) -> datetime:
+    """The day named: so many days from today, or the next such weekday after today."""
+    if day.weekday is None:
+        return now + timedelta(days=day.ahead or 0)
+    ahead = (day.weekday - now.weekday()) % 7 or 7
     return now + timedelta(days=ahead)
-
-
-def _clock_number(text: str) -> int:
-    return int(text) if text.isdigit() else _NUMBER_WORDS[text]
-
-
-def _minutes(text: str | None) -> int:
-    if text is None:
-        return 0
-    return int(text) if text.isdigit() else _NUMBER_WORDS[text.replace("-", " ")]
