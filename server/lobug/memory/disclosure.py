@@ -28,12 +28,12 @@ from lobug.language.disclosure import (
     without_aside,
 )
 from lobug.language.text import FUNCTION_WORDS, sentence_case, sentences_of, third_person
+from lobug.language.times import names_a_past_time, names_a_time_to_come
 from lobug.memory import confidence
-from lobug.memory.when import DUE_RULES, RULES, due_time
+from lobug.memory.when import due_time
 from lobug.store.models import NewFact
 
 MAX_SENTENCE_CHARS = 200
-_PAST_TIME = tuple(pattern for pattern, _ in RULES)
 DATED_TYPES = ("commitment", "event")
 
 
@@ -42,7 +42,7 @@ def stated_type(sentence: str) -> str | None:
     first that holds wins: identity, commitment, constraint, habit, which is a trait, event,
     preference, trait), or None when none of them are there (nothing tells it from
     identity). An event is a plan with a time to come or something done at a time said, by
-    `memory/when.py`'s times."""
+    `language/times.py`'s phrases."""
     for kind in STATEMENT_TYPES:
         if kind == "commitment" and goes_to_a_place(sentence):
             continue  # "we are going to Norway in June": a plan, not a promise
@@ -60,10 +60,9 @@ def disclosed_type(sentence: str) -> str:
 
 def _is_event(sentence: str) -> bool:
     """A plan with a time to come, or something done at a time said."""
-    lowered = " ".join(sentence.lower().split())
     if is_past(sentence):
-        return any(pattern.search(lowered) for pattern in _PAST_TIME)
-    return any(pattern.search(lowered) for pattern, _ in DUE_RULES)
+        return names_a_past_time(sentence)
+    return names_a_time_to_come(sentence)
 
 
 def due_of_statement(sentence: str, kind: str, said_at: datetime | None) -> float | None:
