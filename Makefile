@@ -44,11 +44,12 @@ models: $(STAMP)
 	$(BIN)/lobug models prepare qwen2.5-coder-1.5b
 
 # Branch coverage is measured and held above the floor in pyproject.toml ([tool.coverage]).
-# The 25 slowest tests are named at the end. Two workers (pytest-xdist), one per core: most of
-# a test's time is a server process or a model waiting on the other core. Tests are handed out
-# one by one (--dist load): a test file per worker (loadfile) ran 2 of the schema fuzzer's 122
-# tests, which share two node ids.
-WORKERS := -n 2 --dist load
+# The 25 slowest tests are named at the end. Four workers (pytest-xdist) on two cores: on two
+# workers the cores stood idle for 44% of the run while tests waited for servers to start and
+# for their replies; each model a test runs uses one thread (`tests/models.py`), so four share
+# the cores without stalling each other. Tests are handed out one by one (--dist load): a test
+# file per worker (loadfile) ran 2 of the schema fuzzer's 122 tests, which share two node ids.
+WORKERS := -n 4 --dist load
 test: $(STAMP) firmware-test
 	$(BIN)/python -m pytest $(WORKERS) --cov --cov-report=term --durations=25
 

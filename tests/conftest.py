@@ -16,7 +16,7 @@ from lobug.store.engines import open_database
 from lobug.store.protocol import Store
 from tests.engines import ENGINES, Databases, postgres_server
 from tests.fakes import FakeChat, FakeEmbedder
-from tests.models import SMALLEST_CHAT_MODEL
+from tests.models import SMALLEST_CHAT_MODEL, TEST_MODEL_THREADS
 
 # The app on a fake model server that calls tools: its `model` fixture (`tests/served_model.py`).
 pytest_plugins = ("tests.served_model",)
@@ -28,8 +28,9 @@ hypothesis.settings.load_profile("lobug")
 
 def pytest_configure(config: pytest.Config) -> None:
     """The servers tests start, and settings read from the environment, run the smallest
-    chat model unless a test says otherwise (`tests/models.py`)."""
+    chat model unless a test says otherwise (`tests/models.py`), on one thread each."""
     os.environ.setdefault("LOBUG_LLM_MODEL", SMALLEST_CHAT_MODEL)
+    os.environ.setdefault("LOBUG_LLM_THREADS", str(TEST_MODEL_THREADS))
 
 
 @pytest.fixture(autouse=True, scope="session")

@@ -9,6 +9,12 @@ from lobug.backends.bundled_models import bundled_model, model_file
 
 SMALLEST_CHAT_MODEL = "smollm2-135m"
 
+# The suite runs two workers on two cores. llama.cpp's threads meet at a spinning barrier
+# after each step: a model on two threads beside another worker's model waits for a thread
+# that is off the core (measured: the embedded-model tests took 73 s beside one busy core,
+# 20 s alone; on one thread 35 s and 25 s). Each model in a test runs on one thread.
+TEST_MODEL_THREADS = 1
+
 
 def smallest_chat_model() -> Path:
     return model_file(bundled_model(SMALLEST_CHAT_MODEL))

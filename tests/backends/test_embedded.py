@@ -23,7 +23,7 @@ from lobug.backends.embedded import (
     WorkerProbe,
     bundled_chat_model,
 )
-from tests.models import smallest_chat_model
+from tests.models import TEST_MODEL_THREADS, smallest_chat_model
 from tests.polling import eventually
 
 pytestmark = pytest.mark.models
@@ -31,7 +31,7 @@ pytestmark = pytest.mark.models
 
 @pytest.fixture(scope="module")
 def chat() -> Iterator[EmbeddedChat]:
-    yield EmbeddedChat(smallest_chat_model(), n_ctx=2048)
+    yield EmbeddedChat(smallest_chat_model(), n_ctx=2048, threads=TEST_MODEL_THREADS)
 
 
 @pytest.fixture(scope="module")
