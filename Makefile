@@ -45,7 +45,7 @@ models: $(STAMP)
 
 # Branch coverage is measured and held above the floor in pyproject.toml ([tool.coverage]).
 # The 25 slowest tests are named at the end. Four workers (pytest-xdist) on two cores: on two
-# workers the cores stood idle for 44% of the run while tests waited for servers to start and
+# workers the cores stood idle for 43% of the run while tests waited for servers to start and
 # for their replies; each model a test runs uses one thread (`tests/models.py`), so four share
 # the cores without stalling each other. Tests are handed out one by one (--dist load): a test
 # file per worker (loadfile) ran 2 of the schema fuzzer's 122 tests, which share two node ids.

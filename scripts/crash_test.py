@@ -223,6 +223,7 @@ def run(
     memory_clients: int,
     seed: int,
     uptime_s: tuple[float, float] = (2.0, 8.0),
+    learning_wait_s: float = LEARNING_WAIT_S,
 ) -> bool:
     rng = random.Random(seed)
     # Short replies: more device turns finish between kills.
@@ -259,7 +260,7 @@ def run(
     server = start_server(db_path, log_path, env)
     try:
         found["working_memory"] = working_memory_problems(server, db_path, names)
-        found["queue_left"] = learning_left_after(server, LEARNING_WAIT_S)
+        found["queue_left"] = learning_left_after(server, learning_wait_s)
     finally:
         server.stop()
     return report(ledger, kills, found)

@@ -9,10 +9,11 @@ from lobug.backends.bundled_models import bundled_model, model_file
 
 SMALLEST_CHAT_MODEL = "smollm2-135m"
 
-# The suite runs two workers on two cores. llama.cpp's threads meet at a spinning barrier
-# after each step: a model on two threads beside another worker's model waits for a thread
-# that is off the core (measured: the embedded-model tests took 73 s beside one busy core,
-# 20 s alone; on one thread 35 s and 25 s). Each model in a test runs on one thread.
+# The suite runs four workers on two cores (`WORKERS` in the Makefile). llama.cpp's threads
+# meet at a spinning barrier after each step: a model on two threads beside another worker's
+# model waits for a thread that is off the core (measured: the embedded-model tests took 73 s
+# beside one busy core, 20 s alone; on one thread 35 s and 25 s). Each model in a test runs
+# on one thread.
 TEST_MODEL_THREADS = 1
 
 
