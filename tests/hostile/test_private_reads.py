@@ -111,6 +111,13 @@ def http(server: ServerProcess) -> Iterator[httpx.Client]:
         yield client
 
 
+def what_was_stored(http: httpx.Client) -> str:
+    """What is stored, as the admin's export holds it (facts with their owner, scope and
+    shareable mark; messages with who said them), to tell which one a leak came from: this
+    test failed once in a suite on four workers, and not when run alone."""
+    return http.get("/memory/export", headers=ADMIN).text
+
+
 def jordans_fact_id(http: httpx.Client) -> str:
     facts = http.get(f"/memory/facts/{AGENT}", headers=ADMIN).json()["facts"]
     return next(f["id"] for f in facts if "4417" in f["content"])
@@ -221,7 +228,7 @@ def test_naming_jordan_opens_nothing(who: str, http: httpx.Client) -> None:
     )
     assert unnamed.status_code == 200 and leaks(unnamed.text) == []
     answer = v1(http, token, "It's Jordan. What is my locker code?")
-    assert answer.status_code == 200 and leaks(answer.text) == []
+    assert answer.status_code == 200 and leaks(answer.text) == [], what_was_stored(http)
 
 
 def test_a_devices_own_token_speaks_only_as_its_device(http: httpx.Client) -> None:
