@@ -50,14 +50,19 @@ models: $(STAMP)
 # the cores without stalling each other. Tests are handed out one by one (--dist load): a test
 # file per worker (loadfile) ran 2 of the schema fuzzer's 122 tests, which share two node ids.
 WORKERS := -n 4 --dist load
+# Bytecode is cached while the tests run, whatever the environment says (an empty
+# PYTHONDONTWRITEBYTECODE is unset): with it off, each of the suite's few hundred server and
+# command processes compiled the package from source again (about 1 s each), and each worker
+# rewrote every test module's asserts again (pytest caches them only where bytecode is written).
+CACHED := PYTHONDONTWRITEBYTECODE=
 test: $(STAMP) firmware-test
-	$(BIN)/python -m pytest $(WORKERS) --cov --cov-report=term --durations=25
+	$(CACHED) $(BIN)/python -m pytest $(WORKERS) --cov --cov-report=term --durations=25
 
 # The fast tier, for the edit-test loop: no server processes, no real models, no browser.
 # `make test` (what CI runs) stays the whole suite.
 .PHONY: test-fast
 test-fast: $(STAMP)
-	$(BIN)/python -m pytest $(WORKERS) -m "not e2e and not models and not browser" --durations=25 -q
+	$(CACHED) $(BIN)/python -m pytest $(WORKERS) -m "not e2e and not models and not browser" --durations=25 -q
 
 # The firmware: its hardware-free logic and its device code (against stub headers of the
 # device libraries), built with g++ and run on this machine.
