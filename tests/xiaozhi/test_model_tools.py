@@ -67,7 +67,10 @@ def test_the_model_calls_the_devices_tool_and_says_what_follows(
     def replies() -> list[Any]:
         return [m for m in store.recent_messages("lobug", MAC.lower(), 2) if m.role == "assistant"]
 
-    assert eventually(lambda: bool(replies()))  # stored once the turn is closed
+    def settled() -> bool:  # while it is said, the reply is a draft; kept once the turn closes
+        return any(not m.metadata.get("draft") for m in replies())
+
+    assert eventually(settled)
     (reply,) = replies()
     call = {"name": "self_audio_speaker_set_volume", "arguments": {"volume": 35}, "result": "true"}
     assert (reply.content, reply.metadata) == ("The volume is 35 now.", {"tools": [call]})
