@@ -55,7 +55,9 @@ WORKERS := -n 4 --dist load
 # command processes compiled the package from source again (about 1 s each), and each worker
 # rewrote every test module's asserts again (pytest caches them only where bytecode is written).
 CACHED := PYTHONDONTWRITEBYTECODE=
-test: $(STAMP) firmware-test
+# The install (mostly one core) and the firmware's build (two) run side by side, then the suite.
+test:
+	$(MAKE) -j2 $(STAMP) firmware-test
 	$(CACHED) $(BIN)/python -m pytest $(WORKERS) --cov --cov-report=term --durations=25
 
 # The fast tier, for the edit-test loop: no server processes, no real models, no browser.
