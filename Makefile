@@ -52,8 +52,9 @@ models: $(STAMP)
 WORKERS := -n 4 --dist load
 # Bytecode is cached while the tests run, whatever the environment says (an empty
 # PYTHONDONTWRITEBYTECODE is unset): with it off, each of the suite's few hundred server and
-# command processes compiled the package from source again (about 1 s each), and each worker
-# rewrote every test module's asserts again (pytest caches them only where bytecode is written).
+# command processes compiled the package from source again (about 0.6 s of CPU each), and
+# each worker rewrote every test module's asserts again (pytest caches them only where
+# bytecode is written).
 CACHED := PYTHONDONTWRITEBYTECODE=
 # The install (mostly one core) and the firmware's build (two) run side by side, then the suite.
 test:
