@@ -1,5 +1,7 @@
-"""Run `lobug` as a subprocess (`python -m lobug`, the console script's code) and read its
-answer."""
+"""Run `lobug` and read its answer: in this process by default (click's test runner, `env` set
+for the call: the command's own code, traced by the tests' coverage), or with `process=True` as
+a subprocess (`python -m lobug`, the console script's code), for what only a process shows: its
+exit code as the shell sees it, a model loaded by the command itself."""
 
 from __future__ import annotations
 
@@ -10,7 +12,10 @@ import sys
 from dataclasses import dataclass
 from typing import Any
 
+from click.testing import CliRunner
+
 TIMEOUT_S = 300  # the in-process chat loads the real model: slow on 2 busy cores
+QUIET = {"LOBUG_LOG_LEVEL": "warning"}
 
 
 @dataclass
@@ -26,8 +31,7 @@ class Ran:
 
 def command(*args: str) -> list[str]:
     """`python -m lobug ARGS`; while the tests are measured (`make test`), under coverage in
-    parallel mode beside the tests' own data, which pytest-cov combines at the end: the CLI
-    runs only in these subprocesses, and counts toward the coverage floor like the rest."""
+    parallel mode beside the tests' own data, which pytest-cov combines at the end."""
     measuring = sys.modules.get("coverage")
     current = measuring.Coverage.current() if measuring else None
     if current is None:
@@ -37,10 +41,22 @@ def command(*args: str) -> list[str]:
     return [sys.executable, "-m", "coverage", *run, *args]
 
 
-def lobug(*args: str, env: dict[str, str], stdin: str | None = None) -> Ran:
+def lobug(*args: str, env: dict[str, str], stdin: str | None = None, process: bool = False) -> Ran:
+    if process:
+        return in_a_process(args, env, stdin)
+    from lobug.cli import cli
+
+    # An exception no handler of the command answers is raised here, as the bug it is.
+    result = CliRunner().invoke(
+        cli, list(args), input=stdin, env={**QUIET, **env}, catch_exceptions=False
+    )
+    return Ran(result.exit_code, result.stdout, result.stderr)
+
+
+def in_a_process(args: tuple[str, ...], env: dict[str, str], stdin: str | None) -> Ran:
     done = subprocess.run(
         command(*args),
-        env={**os.environ, "LOBUG_LOG_LEVEL": "warning", **env},
+        env={**os.environ, **QUIET, **env},
         input=stdin,
         capture_output=True,
         text=True,
@@ -49,7 +65,7 @@ def lobug(*args: str, env: dict[str, str], stdin: str | None = None) -> Ran:
     return Ran(done.returncode, done.stdout, done.stderr)
 
 
-def ok(*args: str, env: dict[str, str], stdin: str | None = None) -> Ran:
-    ran = lobug(*args, env=env, stdin=stdin)
+def ok(*args: str, env: dict[str, str], stdin: str | None = None, process: bool = False) -> Ran:
+    ran = lobug(*args, env=env, stdin=stdin, process=process)
     assert ran.code == 0, f"lobug {' '.join(args)}: {ran.err}"
     return ran

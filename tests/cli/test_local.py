@@ -1,5 +1,6 @@
 """The commands on the local database file (`LOBUG_DB_PATH`) with the real bundled embedding
-model, each run as a subprocess: facts and search, export and import, Markdown artifacts,
+model, each run in this process (`tests/cli/run.py`; the chat, which loads the chat model
+itself, in a subprocess): facts and search, export and import, Markdown artifacts,
 backup under write load, restore, install-service."""
 
 from __future__ import annotations
@@ -128,7 +129,7 @@ def test_chat_in_process_when_no_server_runs(tmp_path: Path) -> None:
     }
     said = "My name is Alex\n/facts\n/forget\n/help\n/quit\n"
 
-    chat = ok("chat", "--device", "desk", env=env, stdin=said)
+    chat = ok("chat", "--device", "desk", env=env, stdin=said, process=True)
 
     assert "loading the assistant here" in chat.err
     replies = [line for line in chat.out.splitlines() if line.startswith("lobug> ")]

@@ -1,5 +1,6 @@
 """Every memory command through `--url` against a real HTTP server (fake models inside), and
-`lobug chat` as a device of it. Each command runs as a subprocess."""
+`lobug chat` as a device of it. The commands run in this process (`tests/cli/run.py`), the
+exit codes' check in a subprocess too."""
 
 from __future__ import annotations
 
@@ -105,9 +106,10 @@ def test_chat_messages_export_import_and_exit_codes_on_a_server(
     assert "copy" in ok("agents", "list", env=env).out
     ok("agents", "delete", "copy", "--yes", env=env)
 
-    missing = lobug("facts", "show", "999", env=env)
+    # The exit codes as the shell sees them: the console script's code, in a process.
+    missing = lobug("facts", "show", "999", env=env, process=True)
     assert missing.code == 1 and "fact_not_found" in missing.err
-    assert lobug("facts", "score", "1", "eleven", env=env).code == 2
+    assert lobug("facts", "score", "1", "eleven", env=env, process=True).code == 2
     assert lobug("messages", "forget", env=env).code == 2
     denied = lobug("facts", "add", "x", env={**env, "LOBUG_TOKEN": "wrong"})
     assert denied.code == 1 and "unauthorized" in denied.err

@@ -228,7 +228,10 @@ def test_naming_jordan_opens_nothing(who: str, http: httpx.Client) -> None:
     )
     assert unnamed.status_code == 200 and leaks(unnamed.text) == []
     answer = v1(http, token, "It's Jordan. What is my locker code?")
-    assert answer.status_code == 200 and leaks(answer.text) == [], what_was_stored(http)
+    assert answer.status_code == 200 and leaks(answer.text) == [], (
+        answer.text,
+        what_was_stored(http),
+    )
 
 
 def test_a_devices_own_token_speaks_only_as_its_device(http: httpx.Client) -> None:
