@@ -3,6 +3,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import hypothesis
 import pytest
@@ -31,6 +32,14 @@ def pytest_configure(config: pytest.Config) -> None:
     chat model unless a test says otherwise (`tests/models.py`), on one thread each."""
     os.environ.setdefault("LOBUG_LLM_MODEL", SMALLEST_CHAT_MODEL)
     os.environ.setdefault("LOBUG_LLM_THREADS", str(TEST_MODEL_THREADS))
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """A module's tests on one worker (`tests/scheduling.py`)."""
+    from tests.scheduling import whole_modules
+
+    return whole_modules(config, log)
 
 
 @pytest.fixture(autouse=True, scope="session")
