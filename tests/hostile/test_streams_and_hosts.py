@@ -29,15 +29,23 @@ pytestmark = pytest.mark.e2e
 AGENT = "hostile"
 
 
-@pytest.fixture
-def model(tmp_path: Path) -> Iterator[ServerProcess]:
-    server = start("model", tmp_path / "model.log", {})
+@pytest.fixture(scope="module")
+def folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The module's servers' files: one model server, one proxy and one open server serve
+    all its tests (each test of the proxy talks as an agent of its own)."""
+    return tmp_path_factory.mktemp("streams-and-hosts")
+
+
+@pytest.fixture(scope="module")
+def model(folder: Path) -> Iterator[ServerProcess]:
+    server = start("model", folder / "model.log", {})
     yield server
     server.stop()
 
 
 def lobug(tmp_path: Path, **env: str) -> ServerProcess:
-    """A Lo-Bug device server (fake embedder) on a fresh SQLite file."""
+    """A Lo-Bug device server (fake embedder) on a fresh SQLite file in `tmp_path`."""
+    tmp_path.mkdir(exist_ok=True)
     defaults = {
         "LOBUG_DB_PATH": str(tmp_path / "memory.db"),
         "LOBUG_SPEECH": "0",
@@ -47,23 +55,24 @@ def lobug(tmp_path: Path, **env: str) -> ServerProcess:
     return start("serve", tmp_path / "lobug.log", {**defaults, **env})
 
 
-@pytest.fixture
-def proxy(tmp_path: Path, model: ServerProcess) -> Iterator[ServerProcess]:
-    server = lobug(tmp_path, **model_env(model))
+@pytest.fixture(scope="module")
+def proxy(folder: Path, model: ServerProcess) -> Iterator[ServerProcess]:
+    server = lobug(folder / "proxy", **model_env(model))
     yield server
     server.stop()
 
 
-def streamed_events(server: ServerProcess, said: str) -> list[str]:
+def streamed_events(server: ServerProcess, said: str, agent: str) -> list[str]:
     body = {"model": "any", "stream": True, "messages": [{"role": "user", "content": said}]}
-    with httpx.stream("POST", f"{server.url}/v1/chat/completions", json=body, timeout=30) as r:
+    url = f"{server.url}/v1/chat/completions"
+    with httpx.stream("POST", url, json=body, headers={"X-Agent": agent}, timeout=30) as r:
         assert r.status_code == 200
         return [line for line in r.iter_lines() if line.startswith("data: ")]
 
 
-def stored_replies(server: ServerProcess) -> list[str]:
-    listed = httpx.get(f"{server.url}/memory/messages/{AGENT}", timeout=10).json()
-    return [m["content"] for m in listed if m["role"] == "assistant"]
+def stored_messages(server: ServerProcess, agent: str, role: str) -> list[str]:
+    listed = httpx.get(f"{server.url}/memory/messages/{agent}", timeout=10).json()
+    return [m["content"] for m in listed if m["role"] == role]
 
 
 # ------------------------------------------------------------------ 4: a cut model stream
@@ -73,7 +82,7 @@ def stored_replies(server: ServerProcess) -> list[str]:
 def test_a_model_stream_cut_midway_ends_with_an_error_and_stores_no_reply(
     proxy: ServerProcess, cut: str
 ) -> None:
-    events = streamed_events(proxy, f"Tell me a story ({cut})")
+    events = streamed_events(proxy, f"Tell me a story ({cut})", agent=f"story-{cut}")
     assert "data: [DONE]" not in events
     chunks = [json.loads(event[6:]) for event in events]
     assert not any(c.get("choices", [{}])[0].get("finish_reason") for c in chunks[:-1])
@@ -81,9 +90,8 @@ def test_a_model_stream_cut_midway_ends_with_an_error_and_stores_no_reply(
     assert (error["type"], error["code"]) == ("server_error", "llm_unavailable")
     assert error["param"] is None
     assert "ended the stream before the reply was finished" in error["message"]
-    assert stored_replies(proxy) == []  # the question stays, no cut reply is stored
-    questions = httpx.get(f"{proxy.url}/memory/messages/{AGENT}", timeout=10).json()
-    assert [m["content"] for m in questions] == [f"Tell me a story ({cut})"]
+    assert stored_messages(proxy, f"story-{cut}", "assistant") == []  # no cut reply is stored
+    assert stored_messages(proxy, f"story-{cut}", "user") == [f"Tell me a story ({cut})"]
 
 
 @pytest.mark.parametrize("cut", [CUT_CLOSE, CUT_CHUNKED])
@@ -91,11 +99,13 @@ def test_a_whole_answer_cut_midway_is_a_503_for_v1_and_for_a_device(
     proxy: ServerProcess, cut: str
 ) -> None:
     body = {"model": "any", "messages": [{"role": "user", "content": f"Hi ({cut})"}]}
-    whole = httpx.post(f"{proxy.url}/v1/chat/completions", json=body, timeout=30)
+    agent = {"X-Agent": f"whole-{cut}"}
+    whole = httpx.post(f"{proxy.url}/v1/chat/completions", json=body, headers=agent, timeout=30)
     assert (whole.status_code, whole.json()["error"]) == (503, "llm_unavailable")
     device = httpx.post(f"{proxy.url}/chat/text", json={"text": f"Hello ({cut})"}, timeout=30)
     assert (device.status_code, device.json()["error"]) == (503, "llm_unavailable")
-    assert stored_replies(proxy) == []
+    assert stored_messages(proxy, f"whole-{cut}", "assistant") == []
+    assert stored_messages(proxy, AGENT, "assistant") == []  # the device's agent
 
 
 def test_an_openai_client_sees_the_cut_stream_fail(proxy: ServerProcess) -> None:
@@ -110,19 +120,19 @@ def test_an_openai_client_sees_the_cut_stream_fail(proxy: ServerProcess) -> None
 
 
 def test_a_whole_model_stream_still_ends_with_done_and_is_stored(proxy: ServerProcess) -> None:
-    events = streamed_events(proxy, "Tell me a story")
+    events = streamed_events(proxy, "Tell me a story", agent="whole-story")
     assert events[-1] == "data: [DONE]"
     assert json.loads(events[-2][6:])["choices"][0]["finish_reason"] == "stop"
-    assert stored_replies(proxy) == ["".join(MODEL_REPLY)]
+    assert stored_messages(proxy, "whole-story", "assistant") == ["".join(MODEL_REPLY)]
 
 
 # ------------------------------------------------------------------ 5: Host and Origin
 
 
-@pytest.fixture
-def open_server(tmp_path: Path) -> Iterator[ServerProcess]:
+@pytest.fixture(scope="module")
+def open_server(folder: Path) -> Iterator[ServerProcess]:
     """The default setup: loopback, no tokens (whoever reaches it is an admin)."""
-    server = lobug(tmp_path, LOBUG_ALLOWED_HOSTS="lobug.local")
+    server = lobug(folder / "open", LOBUG_ALLOWED_HOSTS="lobug.local")
     yield server
     server.stop()
 
@@ -198,7 +208,7 @@ def recording() -> bytes:
 
 
 def test_a_block_deleted_with_purge_leaves_no_bytes_of_its_texts(
-    open_server: ServerProcess, tmp_path: Path
+    open_server: ServerProcess, folder: Path
 ) -> None:
     secret = "Quaxilotl"
     with httpx.Client(base_url=f"{open_server.url}/memory", timeout=30) as memory:
@@ -216,7 +226,7 @@ def test_a_block_deleted_with_purge_leaves_no_bytes_of_its_texts(
     assert [e["action"] for e in audit[:2]] == ["purge", "delete"]
     assert audit[1]["before"] == "Plain words"  # a plain delete keeps its texts, as before
     assert secret not in json.dumps(audit)
-    files = tmp_path.glob("memory.db*")
+    files = (folder / "open").glob("memory.db*")
     assert secret.encode() not in b"".join(path.read_bytes() for path in files)
 
 
