@@ -42,6 +42,13 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
     return whole_modules(config, log)
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The modules that start servers or load models first (`tests/scheduling.py`)."""
+    from tests.scheduling import heavy_modules_first
+
+    heavy_modules_first(items)
+
+
 @pytest.fixture(autouse=True, scope="session")
 def served_test_host() -> Iterator[None]:
     """As Django's test runner does: the host name of in-process test clients (`testserver`)
