@@ -140,6 +140,7 @@ app = FastAPI(lifespan=lifespan)
 
 @app.get("/stuck")
 async def stuck():
+    print("request in", flush=True)
     await asyncio.to_thread(time.sleep, 60)
 
 serve(app, "127.0.0.1", int(sys.argv[1]), "info")
@@ -163,9 +164,11 @@ def test_a_stuck_server_stops_within_the_deadline(stop: int, status: int) -> Non
         deadline = time.monotonic() + 30
         while not _answers(url) and time.monotonic() < deadline:
             time.sleep(0.1)
-        with ThreadPoolExecutor(1) as pool:
+        with ThreadPoolExecutor(2) as pool:
             waiting = pool.submit(httpx.get, f"{url}/stuck", timeout=30)
-            time.sleep(0.5)
+            # The signal comes once the request is in (a fixed wait was too short once on a
+            # busy machine: the request found the server gone).
+            before = pool.submit(read_until, process, "request in").result(timeout=30)
             began = time.monotonic()
             process.send_signal(stop)
             try:
@@ -176,7 +179,18 @@ def test_a_stuck_server_stops_within_the_deadline(stop: int, status: int) -> Non
             answer = waiting.result()
     assert (answer.status_code, answer.json()["error"]) == (503, "server_stopping")
     assert process.returncode == status
-    assert "stopping now" in log
+    assert "stopping now" in log, before + log
+
+
+def read_until(process: subprocess.Popen[str], marker: str) -> str:
+    """What the process printed up to and including the line holding `marker`."""
+    assert process.stdout is not None
+    lines = []
+    for line in process.stdout:
+        lines.append(line)
+        if marker in line:
+            break
+    return "".join(lines)
 
 
 def _answers(url: str) -> bool:
