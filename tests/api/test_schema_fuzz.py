@@ -19,6 +19,11 @@ from lobug.config import Settings
 from tests.fakes import FakeChat, FakeEmbedder, FakeSTT, FakeTTS
 from tests.live import LiveServer
 
+# Not traced by coverage, nor are its servers: the fuzzer looks for server errors, not for
+# lines (the tests that cover the routes run traced), and tracing nearly doubled its CPU time
+# (160 s against 89 s, the most of any file in `make test`).
+pytestmark = pytest.mark.no_cover
+
 TOKEN = "fuzz-token-Gd5Vy2"
 EXAMPLES = 30
 
@@ -43,7 +48,7 @@ def fuzz_backends() -> Backends:
 @pytest.fixture(scope="module")
 def open_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     settings = Settings(db_path=tmp_path_factory.mktemp("open") / "m.db")
-    server = LiveServer(create_app(settings, fuzz_backends()))
+    server = LiveServer(create_app(settings, fuzz_backends()), traced=False)
     yield server.url
     server.stop()
 
@@ -51,7 +56,7 @@ def open_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 @pytest.fixture(scope="module")
 def guarded_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     settings = Settings(db_path=tmp_path_factory.mktemp("guarded") / "m.db", device_tokens=(TOKEN,))
-    server = LiveServer(create_app(settings, fuzz_backends()))
+    server = LiveServer(create_app(settings, fuzz_backends()), traced=False)
     yield server.url
     server.stop()
 
