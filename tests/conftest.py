@@ -27,24 +27,11 @@ hypothesis.settings.register_profile("lobug", deadline=None)
 hypothesis.settings.load_profile("lobug")
 
 
-def pytest_addoption(parser: pytest.Parser) -> None:
-    parser.addoption(
-        "--record-durations",
-        metavar="FILE",
-        help="write the seconds each test module took to FILE (tests/durations.txt orders "
-        "`make test`'s modules)",
-    )
-
-
 def pytest_configure(config: pytest.Config) -> None:
     """The servers tests start, and settings read from the environment, run the smallest
     chat model unless a test says otherwise (`tests/models.py`), on one thread each."""
     os.environ.setdefault("LOBUG_LLM_MODEL", SMALLEST_CHAT_MODEL)
     os.environ.setdefault("LOBUG_LLM_THREADS", str(TEST_MODEL_THREADS))
-    if (record := config.getoption("--record-durations")) and not hasattr(config, "workerinput"):
-        from tests.scheduling import DurationRecorder
-
-        config.pluginmanager.register(DurationRecorder(Path(record)), "lobug-durations")
 
 
 @pytest.hookimpl(optionalhook=True)
@@ -56,10 +43,10 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """The modules that take longest first (`tests/scheduling.py`)."""
-    from tests.scheduling import longest_modules_first
+    """The modules that start servers or load models first (`tests/scheduling.py`)."""
+    from tests.scheduling import heavy_modules_first
 
-    longest_modules_first(items)
+    heavy_modules_first(items)
 
 
 @pytest.fixture(autouse=True, scope="session")

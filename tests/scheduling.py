@@ -4,16 +4,13 @@ A worker is given a whole module at a time, the next one as it starts the last t
 (`WholeModules`): a module's tests run on one worker, so its module-scoped server (the voice
 and xiaozhi servers load whisper, piper and the chat model: about 25 s each under the suite's
 load) starts once, not once on each worker `load` spread its tests over. And the modules that
-take longest go first (`longest_modules_first`): the long ones are dealt out while the quick
-ones are left to fill the gaps, so the run does not end with one worker busy on a long module
-while the others stand idle. How long a module takes is read from `tests/durations.txt` (the
-seconds its tests took in a `make test` run, written by `--record-durations`), and estimated
-from its tests' marks for a module it does not name yet."""
+start servers or load models go first (`heavy_modules_first`): the long ones are dealt out
+while the quick ones are left to fill the gaps, so the run does not end with one worker busy
+on a server test while the others stand idle."""
 
 from __future__ import annotations
 
 from collections import Counter
-from pathlib import Path
 
 import pytest
 from xdist.remote import Producer
@@ -21,12 +18,6 @@ from xdist.scheduler import LoadScheduling
 from xdist.workermanage import WorkerController
 
 HEAVY_MARKS = ("e2e", "models", "browser")
-DURATIONS = Path(__file__).with_name("durations.txt")
-# A module not in DURATIONS yet: about this long a test (the medians of `make test` on two
-# cores, 7 December 2026), a test that starts a server, loads a model or drives a browser
-# (HEAVY_MARKS) and any other.
-HEAVY_TEST_S = 15.0
-LIGHT_TEST_S = 0.3
 # A worker runs a test once it knows the next one (its teardown depends on it): it must hold two.
 HELD = 2
 
@@ -79,43 +70,15 @@ def whole_modules(config: pytest.Config, log: Producer) -> WholeModules | None:
     return WholeModules(config, log) if config.getvalue("dist") == "load" else None
 
 
-def longest_modules_first(items: list[pytest.Item], durations: Path = DURATIONS) -> None:
-    """`items` reordered in place: the modules expected to take longest first, each module's
-    tests together and in their order."""
-    recorded = read_durations(durations)
-    estimated: Counter[str] = Counter()
-    for item in items:
-        heavy = any(item.get_closest_marker(mark) for mark in HEAVY_MARKS)
-        estimated[module_of(item.nodeid)] += HEAVY_TEST_S if heavy else LIGHT_TEST_S
-    expected = {module: recorded.get(module, guess) for module, guess in estimated.items()}
-    order = {module: n for n, module in enumerate(estimated)}
-    items.sort(key=lambda item: (-expected[module_of(item.nodeid)], order[module_of(item.nodeid)]))
-
-
-def read_durations(path: Path) -> dict[str, float]:
-    """`module -> seconds` from a durations file (`seconds module` lines; # comments)."""
-    if not path.is_file():
-        return {}
-    found = {}
-    for line in path.read_text().splitlines():
-        if line.strip() and not line.startswith("#"):
-            seconds, module = line.split()
-            found[module] = float(seconds)
-    return found
-
-
-class DurationRecorder:
-    """`--record-durations FILE`: the seconds each module's tests took (set-up, call and
-    teardown, as the workers reported them), written as a durations file at the end."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self.seconds: Counter[str] = Counter()
-
-    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        self.seconds[module_of(report.nodeid)] += report.duration
-
-    def pytest_sessionfinish(self) -> None:
-        lines = [f"{seconds:.1f} {module}" for module, seconds in self.seconds.most_common()]
-        header = "# Written by `pytest --record-durations`: seconds each module's tests took.\n"
-        self.path.write_text(header + "\n".join(lines) + "\n")
+def heavy_modules_first(items: list[pytest.Item]) -> None:
+    """`items` reordered in place: the modules with the most tests that start a server, load
+    a model or drive a browser first, each module's tests together and in their order."""
+    heavy = Counter(
+        module_of(item.nodeid)
+        for item in items
+        if any(item.get_closest_marker(mark) for mark in HEAVY_MARKS)
+    )
+    order = {
+        module: n for n, module in enumerate(dict.fromkeys(module_of(i.nodeid) for i in items))
+    }
+    items.sort(key=lambda item: (-heavy[module_of(item.nodeid)], order[module_of(item.nodeid)]))
