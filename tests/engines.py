@@ -82,7 +82,12 @@ def with_database(url: str, name: str) -> str:
 
 class Databases:
     """Fresh databases on one server, cloned from a migrated template (a clone takes a
-    fraction of the migrations' time); all dropped by `drop_all` at the end."""
+    fraction of the migrations' time); all dropped by `drop_all` at the end.
+
+    A clone copies the template's files (`STRATEGY FILE_COPY`): 0.16 s of the server's CPU
+    each, against 0.39 s for PostgreSQL's default, which writes every block of the template
+    (its catalogs included) through the WAL; the checkpoints a file copy needs are cheap on a
+    server without fsync (`_make_throwaway`)."""
 
     def __init__(self, server_url: str) -> None:
         import psycopg
@@ -102,7 +107,7 @@ class Databases:
 
         name = f"lobug_test_{uuid.uuid4().hex[:12]}"
         with psycopg.connect(self.server_url, autocommit=True) as admin:
-            admin.execute(f"CREATE DATABASE {name} TEMPLATE {self.template}")
+            admin.execute(f"CREATE DATABASE {name} TEMPLATE {self.template} STRATEGY FILE_COPY")
         self.names.append(name)
         return with_database(self.server_url, name)
 
