@@ -2,7 +2,8 @@
 create_local_app(settings) for the command line on the local database: one factory,
 `build_app`, with the device routes on or off, and the local app beside it on the same
 routes. Nothing is read from the environment here; what only the served apps use (the device
-routes, the dashboard, MCP) is imported when one is built, so a command starts fast."""
+routes, the dashboard) is imported when one is built, so a command starts fast, and MCP at
+its first request (`McpOnDemand`), so a server does."""
 
 from __future__ import annotations
 
@@ -14,6 +15,8 @@ from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import replace
 
 from fastapi import APIRouter, FastAPI
+from starlette.routing import Route
+from starlette.types import Receive, Scope, Send
 
 from lobug import __version__
 from lobug.api import (
@@ -47,6 +50,8 @@ from lobug.services.maintenance import STOP_WAIT_S, Maintenance
 from lobug.web.roles import UI_PREFIX
 
 log = logging.getLogger(__name__)
+
+MCP_PATH = "/mcp"  # `lobug.mcp_server.PATH`
 
 Lifespan = Callable[[FastAPI], AbstractAsyncContextManager[None]]
 
@@ -102,7 +107,6 @@ def create_memory_app(settings: Settings, backends: Backends | None = None) -> F
 
 
 def build_app(settings: Settings, backends: Backends | None, *, devices: bool) -> FastAPI:
-    from lobug.mcp_server import install_mcp
     from lobug.ui import install_ui
 
     warning = check_exposure(settings)
@@ -140,8 +144,67 @@ def build_app(settings: Settings, backends: Backends | None, *, devices: bool) -
     for router in MEMORY_ROUTERS:
         app.include_router(router, prefix=prefix)
     install_ui(app)
-    mcp_running = install_mcp(app, settings)
+    mcp = McpOnDemand(app, settings)
+    app.router.routes.append(Route(MCP_PATH, endpoint=mcp))
+    mcp_running = mcp.running
     return app
+
+
+class McpOnDemand:
+    """MCP over streamable HTTP at `/mcp` (`lobug.mcp_server.serve_http`), built at its first
+    request: the MCP SDK takes about a second of CPU to import (0.9 s here), which every start
+    of a server paid though most homes never call it. The first call waits for it."""
+
+    def __init__(self, app: FastAPI, settings: Settings) -> None:
+        self._app = app
+        self._settings = settings
+        self._start: tuple[asyncio.Event, asyncio.Future[Route]] | None = None
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if self._start is None:
+            raise RuntimeError("MCP is served only while the app runs")
+        wanted, route = self._start
+        wanted.set()
+        served = await asyncio.shield(route)  # a caller gone does not stop it for the next
+        await served.handle(scope, receive, send)
+
+    @asynccontextmanager
+    async def running(self) -> AsyncIterator[None]:
+        """The lifespan part, once `app.state.memory` is set: the engine MCP's tools work
+        on, and MCP served from the first request to the stop."""
+        from lobug.engine import MemoryEngine
+
+        self._app.state.mcp_engine = MemoryEngine.attached(
+            self._app.state.memory, self._settings.agent
+        )
+        wanted, route = asyncio.Event(), asyncio.get_running_loop().create_future()
+        serving = asyncio.create_task(self._serve_when_wanted(wanted, route))
+        self._start = (wanted, route)
+        try:
+            yield
+        finally:
+            self._start = None
+            serving.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await serving
+
+    async def _serve_when_wanted(self, wanted: asyncio.Event, route: asyncio.Future[Route]) -> None:
+        await wanted.wait()
+        try:
+            served, session = await asyncio.to_thread(mcp_over_http, self._app)
+        except Exception as error:  # every call answers it (a 500): the install is broken
+            route.set_exception(error)
+            raise
+        async with session:
+            route.set_result(served)
+            await asyncio.Event().wait()  # until the stop cancels it
+
+
+def mcp_over_http(app: FastAPI) -> tuple[Route, AbstractAsyncContextManager[None]]:
+    """`lobug.mcp_server.serve_http`, imported here (off the event loop)."""
+    from lobug.mcp_server import serve_http
+
+    return serve_http(app)
 
 
 def wyoming_running(

@@ -4,10 +4,11 @@ resources.
 
 Two transports: stdio for desktop clients (`run_stdio`, `python -m lobug.mcp_server`, which the
 CLI's `lobug mcp` calls), and streamable HTTP at `/mcp` on the device server and on `lobug
-memory-server` (`install_mcp`), behind the same bearer tokens as the rest of the API and the
-same role rule (`lobug.web.roles`): over HTTP a device token reads and searches, the writing
-tools answer it `admin_required`; over stdio the caller is the admin. The tools work on one
-agent: `LOBUG_AGENT` (or `--agent`), the server's default agent over HTTP.
+memory-server` (`serve_http`, built at the first call), behind the same bearer tokens as the
+rest of the API and the same role rule (`lobug.web.roles`): over HTTP a device token reads
+and searches, the writing tools answer it `admin_required`; over stdio the caller is the
+admin. The tools work on one agent: `LOBUG_AGENT` (or `--agent`), the server's default agent
+over HTTP.
 """
 
 from __future__ import annotations
@@ -16,8 +17,8 @@ import argparse
 import asyncio
 import functools
 import json
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
-from contextlib import asynccontextmanager
+from collections.abc import Callable, Mapping, Sequence
+from contextlib import AbstractAsyncContextManager
 from contextvars import ContextVar
 from typing import Any
 
@@ -26,9 +27,9 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError
 from mcp.server.mcpserver.exceptions import ToolError as McpToolError
 from mcp.server.transport_security import TransportSecuritySettings
+from starlette.routing import Route
 
 from lobug import __version__
-from lobug.config import Settings
 from lobug.engine import MemoryEngine
 from lobug.memory.assembly import DEFAULT_CONTEXT_TOKENS
 from lobug.memory.evidence import (
@@ -222,10 +223,10 @@ def add_resources(server: MCPServer, engine_of: CallerEngine) -> None:
         return json.dumps([{"label": b.label, "value": b.value} for b in found])
 
 
-def install_mcp(app: FastAPI, settings: Settings) -> Callable[[], Any]:
-    """Serve MCP over streamable HTTP at `/mcp` on `app` (inside its token gate). Returns the
-    lifespan part to run while the app runs: `async with running(): ...`, once
-    `app.state.memory` (the memory services) is set."""
+def serve_http(app: FastAPI) -> tuple[Route, AbstractAsyncContextManager[None]]:
+    """MCP over streamable HTTP at `/mcp` for `app`, built at the first request to it
+    (`lobug.app.McpOnDemand`, inside the app's token gate): the route that answers it, and the
+    session manager's run, to hold while it serves. The tools work on `app.state.mcp_engine`."""
 
     def engine_of() -> MemoryEngine:
         return app.state.mcp_engine
@@ -239,15 +240,8 @@ def install_mcp(app: FastAPI, settings: Settings) -> Callable[[], Any]:
         json_response=True,
         transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
     )
-    app.router.routes.extend(http.routes)
-
-    @asynccontextmanager
-    async def running() -> AsyncIterator[None]:
-        app.state.mcp_engine = MemoryEngine.attached(app.state.memory, settings.agent)
-        async with server.session_manager.run():
-            yield
-
-    return running
+    route = next(r for r in http.routes if isinstance(r, Route) and r.path == PATH)
+    return route, server.session_manager.run()
 
 
 def run_stdio(argv: Sequence[str] | None = None, engine: MemoryEngine | None = None) -> None:

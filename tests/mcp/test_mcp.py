@@ -9,6 +9,7 @@ import os
 import subprocess
 import sys
 from collections.abc import Awaitable, Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -135,6 +136,57 @@ def server(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
         yield live.url
     finally:
         live.stop()
+
+
+# A server imports the MCP SDK (about a second of CPU) at the first call to /mcp, not at start.
+ON_DEMAND = """
+import sys
+from pathlib import Path
+
+from fastapi.testclient import TestClient
+
+from lobug.app import create_app
+from lobug.backends import Backends
+from lobug.config import Settings
+from tests.fakes import FakeChat, FakeEmbedder
+
+app = create_app(Settings(db_path=Path(sys.argv[1])), Backends(FakeChat(), FakeEmbedder()))
+with TestClient(app, base_url="http://127.0.0.1") as client:
+    print(client.get("/health").status_code, "mcp" in sys.modules)
+    listed = client.post("/mcp", json=HELLO, headers=ACCEPT)
+    print(listed.status_code, "mcp" in sys.modules, len(listed.json()["result"]["tools"]))
+"""
+HELLO = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}
+ACCEPT = {"Accept": "application/json, text/event-stream"}
+
+
+def test_a_server_loads_mcp_at_the_first_call_to_it(tmp_path: Path) -> None:
+    script = f"HELLO = {HELLO!r}\nACCEPT = {ACCEPT!r}\n{ON_DEMAND}"
+    done = subprocess.run(
+        [sys.executable, "-c", script, str(tmp_path / "m.db")],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    assert done.stdout.split("\n")[:2] == ["200 False", f"200 True {len(TOOLS)}"], done.stderr
+
+
+def test_first_calls_at_once_are_all_answered(tmp_path: Path) -> None:
+    settings = Settings(db_path=tmp_path / "m.db", admin_tokens=(TOKEN,))
+    live = LiveServer(create_app(settings, Backends(FakeChat(), FakeEmbedder())))
+    headers = {"Authorization": f"Bearer {TOKEN}", **ACCEPT}
+
+    def call(_: int) -> httpx.Response:
+        return httpx.post(f"{live.url}/mcp", json=HELLO, headers=headers, timeout=60)
+
+    try:
+        with ThreadPoolExecutor(4) as pool:
+            answers = list(pool.map(call, range(4)))
+    finally:
+        live.stop()
+    assert [len(a.json()["result"]["tools"]) for a in answers] == [len(TOOLS)] * 4
 
 
 def test_http_serves_every_tool_with_a_token(server: str) -> None:
