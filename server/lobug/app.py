@@ -194,7 +194,7 @@ class McpOnDemand:
             served, session = await asyncio.to_thread(mcp_over_http, self._app)
         except Exception as error:  # every call answers it (a 500): the install is broken
             route.set_exception(error)
-            raise
+            return
         async with session:
             route.set_result(served)
             await asyncio.Event().wait()  # until the stop cancels it

@@ -16,7 +16,9 @@ from typing import TYPE_CHECKING, Any
 import httpx
 import httpx2
 import pytest
+from fastapi.testclient import TestClient
 
+import lobug.app
 from lobug.app import create_app, create_memory_app
 from lobug.backends import Backends
 from lobug.config import Settings
@@ -202,6 +204,20 @@ def test_first_calls_at_once_are_all_answered(tmp_path: Path) -> None:
     finally:
         live.stop()
     assert [len(a.json()["result"]["tools"]) for a in answers] == [len(TOOLS)] * 4
+
+
+def test_an_mcp_that_cannot_be_built_fails_its_calls_and_the_server_still_stops(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def broken(_app: object) -> None:
+        raise ImportError("no MCP here")
+
+    monkeypatch.setattr(lobug.app, "mcp_over_http", broken)
+    app = create_app(Settings(db_path=tmp_path / "m.db"), Backends(FakeChat(), FakeEmbedder()))
+    with TestClient(app, raise_server_exceptions=False) as client:
+        assert client.post("/mcp", json=HELLO, headers=ACCEPT).status_code == 500
+        assert client.post("/mcp", json=HELLO, headers=ACCEPT).status_code == 500
+        assert client.get("/health").status_code == 200
 
 
 def test_http_serves_every_tool_with_a_token(server: str) -> None:
