@@ -51,7 +51,7 @@ from lobug.web.roles import UI_PREFIX
 
 log = logging.getLogger(__name__)
 
-MCP_PATH = "/mcp"  # `lobug.mcp_server.PATH`
+MCP_PATH = "/mcp"
 
 Lifespan = Callable[[FastAPI], AbstractAsyncContextManager[None]]
 
@@ -144,7 +144,7 @@ def build_app(settings: Settings, backends: Backends | None, *, devices: bool) -
     for router in MEMORY_ROUTERS:
         app.include_router(router, prefix=prefix)
     install_ui(app)
-    mcp = McpOnDemand(app, settings)
+    mcp = McpOnDemand(app)
     app.router.routes.append(Route(MCP_PATH, endpoint=mcp))
     mcp_running = mcp.running
     return app
@@ -155,9 +155,8 @@ class McpOnDemand:
     request: the MCP SDK takes about a second of CPU to import (0.9 s here), which every start
     of a server paid though most homes never call it. The first call waits for it."""
 
-    def __init__(self, app: FastAPI, settings: Settings) -> None:
+    def __init__(self, app: FastAPI) -> None:
         self._app = app
-        self._settings = settings
         self._start: tuple[asyncio.Event, asyncio.Future[Route]] | None = None
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -170,13 +169,8 @@ class McpOnDemand:
 
     @asynccontextmanager
     async def running(self) -> AsyncIterator[None]:
-        """The lifespan part, once `app.state.memory` is set: the engine MCP's tools work
-        on, and MCP served from the first request to the stop."""
-        from lobug.engine import MemoryEngine
-
-        self._app.state.mcp_engine = MemoryEngine.attached(
-            self._app.state.memory, self._settings.agent
-        )
+        """The lifespan part, once `app.state.memory` is set: MCP served from the first
+        request to the stop."""
         wanted, route = asyncio.Event(), asyncio.get_running_loop().create_future()
         serving = asyncio.create_task(self._serve_when_wanted(wanted, route))
         self._start = (wanted, route)
@@ -201,10 +195,10 @@ class McpOnDemand:
 
 
 def mcp_over_http(app: FastAPI) -> tuple[Route, AbstractAsyncContextManager[None]]:
-    """`lobug.mcp_server.serve_http`, imported here (off the event loop)."""
+    """`lobug.mcp_server.serve_http` at `MCP_PATH`, imported here (off the event loop)."""
     from lobug.mcp_server import serve_http
 
-    return serve_http(app)
+    return serve_http(app, MCP_PATH)
 
 
 def wyoming_running(

@@ -51,7 +51,6 @@ from lobug.web.roles import (
     may,
 )
 
-PATH = "/mcp"
 INSTRUCTIONS = (
     "Long-term memory about the user. Search it before answering questions about the user; "
     "save what the user tells you about themselves; correct or forget facts that are wrong."
@@ -223,24 +222,22 @@ def add_resources(server: MCPServer, engine_of: CallerEngine) -> None:
         return json.dumps([{"label": b.label, "value": b.value} for b in found])
 
 
-def serve_http(app: FastAPI) -> tuple[Route, AbstractAsyncContextManager[None]]:
-    """MCP over streamable HTTP at `/mcp` for `app`, built at the first request to it
+def serve_http(app: FastAPI, path: str) -> tuple[Route, AbstractAsyncContextManager[None]]:
+    """MCP over streamable HTTP at `path` for `app`, built at the first request to it
     (`lobug.app.McpOnDemand`, inside the app's token gate): the route that answers it, and the
-    session manager's run, to hold while it serves. The tools work on `app.state.mcp_engine`."""
-
-    def engine_of() -> MemoryEngine:
-        return app.state.mcp_engine
-
-    server = build_mcp(engine_of, http_role, http_evidence)
+    session manager's run, to hold while it serves. The tools work on the app's memory
+    services, as the server's default agent."""
+    engine = MemoryEngine.attached(app.state.memory, app.state.settings.agent)
+    server = build_mcp(lambda: engine, http_role, http_evidence)
     # Host and Origin are checked by the app's one rule for every path (lobug.api.cross_site),
     # not a second time here.
     http = server.streamable_http_app(
-        streamable_http_path=PATH,
+        streamable_http_path=path,
         stateless_http=True,
         json_response=True,
         transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
     )
-    route = next(r for r in http.routes if isinstance(r, Route) and r.path == PATH)
+    route = next(r for r in http.routes if isinstance(r, Route) and r.path == path)
     return route, server.session_manager.run()
 
 

@@ -11,6 +11,7 @@ import functools
 import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import hypothesis
 import pytest
@@ -24,6 +25,9 @@ from lobug.backends import Backends
 from lobug.config import Settings
 from tests.fakes import FakeChat, FakeEmbedder, FakeSTT, FakeTTS
 from tests.live import LiveServer
+
+if TYPE_CHECKING:
+    from schemathesis.generation.feedback import FeedbackSources
 
 # Not traced by coverage, nor are its servers: the fuzzer looks for server errors, not for
 # lines (the tests that cover the routes run traced), and tracing nearly doubled its CPU time
@@ -55,23 +59,31 @@ def fuzzed(label: str, test: Callable[..., None]) -> Callable[..., None]:
     builds for each operation at collection (`build_operation_test`, its seed and settings
     included), built here when the test runs. (schemathesis's own lazy schema would do this,
     but does not run on pytest 9.2.)"""
-    from schemathesis.checks import load_all_checks
-    from schemathesis.generation.feedback import FeedbackSources
     from schemathesis.pytest._test_builder import build_operation_test
-    from schemathesis.python._constants.orchestrator import make_constants_value_source
 
-    load_all_checks()
     schema = fuzz_schema()
     operation = schema.find_operation_by_label(label)
     assert operation is not None, label
-    feedback = FeedbackSources(constants_value_source=make_constants_value_source(schema))
     return build_operation_test(
         config=schema.config,
         operation=operation,
         test_func=test,
         given_kwargs={},
-        feedback=feedback,
+        feedback=feedback_of(test),
     )
+
+
+@functools.cache
+def feedback_of(test: Callable[..., None]) -> FeedbackSources:
+    """What schemathesis carries from one operation's cases to the next, one for each test
+    over all the operations, as `schema.parametrize()` keeps one for each test function; its
+    checks loaded once, as the plugin does when it builds the first test."""
+    from schemathesis.checks import load_all_checks
+    from schemathesis.generation.feedback import FeedbackSources
+    from schemathesis.python._constants.orchestrator import make_constants_value_source
+
+    load_all_checks()
+    return FeedbackSources(constants_value_source=make_constants_value_source(fuzz_schema()))
 
 
 @schemathesis.serializer("audio/wav")
