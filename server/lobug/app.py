@@ -13,6 +13,7 @@ import logging
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 from fastapi import APIRouter, FastAPI
 from starlette.routing import Route
@@ -48,6 +49,9 @@ from lobug.services import (
 )
 from lobug.services.maintenance import STOP_WAIT_S, Maintenance
 from lobug.web.roles import UI_PREFIX
+
+if TYPE_CHECKING:
+    from lobug.engine import MemoryEngine
 
 log = logging.getLogger(__name__)
 
@@ -144,7 +148,7 @@ def build_app(settings: Settings, backends: Backends | None, *, devices: bool) -
     for router in MEMORY_ROUTERS:
         app.include_router(router, prefix=prefix)
     install_ui(app)
-    mcp = McpOnDemand(app)
+    mcp = McpOnDemand(app, settings)
     app.router.routes.append(Route(MCP_PATH, endpoint=mcp))
     mcp_running = mcp.running
     return app
@@ -155,8 +159,9 @@ class McpOnDemand:
     request: the MCP SDK takes about a second of CPU to import (0.9 s here), which every start
     of a server paid though most homes never call it. The first call waits for it."""
 
-    def __init__(self, app: FastAPI) -> None:
+    def __init__(self, app: FastAPI, settings: Settings) -> None:
         self._app = app
+        self._settings = settings
         self._start: tuple[asyncio.Event, asyncio.Future[Route]] | None = None
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -170,9 +175,15 @@ class McpOnDemand:
     @asynccontextmanager
     async def running(self) -> AsyncIterator[None]:
         """The lifespan part, once `app.state.memory` is set: MCP served from the first
-        request to the stop."""
+        request to the stop, its tools working on the server's default agent. The engine is
+        attached here, at the start, not at the first call: attaching it makes the default
+        agent exist, which the dashboard and the memory API have always shown on a fresh
+        server."""
+        from lobug.engine import MemoryEngine
+
+        engine = MemoryEngine.attached(self._app.state.memory, self._settings.agent)
         wanted, route = asyncio.Event(), asyncio.get_running_loop().create_future()
-        serving = asyncio.create_task(self._serve_when_wanted(wanted, route))
+        serving = asyncio.create_task(self._serve_when_wanted(wanted, route, engine))
         self._start = (wanted, route)
         try:
             yield
@@ -182,10 +193,12 @@ class McpOnDemand:
             with contextlib.suppress(asyncio.CancelledError):
                 await serving
 
-    async def _serve_when_wanted(self, wanted: asyncio.Event, route: asyncio.Future[Route]) -> None:
+    async def _serve_when_wanted(
+        self, wanted: asyncio.Event, route: asyncio.Future[Route], engine: MemoryEngine
+    ) -> None:
         await wanted.wait()
         try:
-            served, session = await asyncio.to_thread(mcp_over_http, self._app)
+            served, session = await asyncio.to_thread(mcp_over_http, engine)
         except Exception as error:  # every call answers it (a 500): the install is broken
             route.set_exception(error)
             return
@@ -194,11 +207,11 @@ class McpOnDemand:
             await asyncio.Event().wait()  # until the stop cancels it
 
 
-def mcp_over_http(app: FastAPI) -> tuple[Route, AbstractAsyncContextManager[None]]:
+def mcp_over_http(engine: MemoryEngine) -> tuple[Route, AbstractAsyncContextManager[None]]:
     """`lobug.mcp_server.serve_http` at `MCP_PATH`, imported here (off the event loop)."""
     from lobug.mcp_server import serve_http
 
-    return serve_http(app, MCP_PATH)
+    return serve_http(engine, MCP_PATH)
 
 
 def wyoming_running(

@@ -22,7 +22,6 @@ from contextlib import AbstractAsyncContextManager
 from contextvars import ContextVar
 from typing import Any
 
-from fastapi import FastAPI
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError
 from mcp.server.mcpserver.exceptions import ToolError as McpToolError
@@ -222,12 +221,10 @@ def add_resources(server: MCPServer, engine_of: CallerEngine) -> None:
         return json.dumps([{"label": b.label, "value": b.value} for b in found])
 
 
-def serve_http(app: FastAPI, path: str) -> tuple[Route, AbstractAsyncContextManager[None]]:
-    """MCP over streamable HTTP at `path` for `app`, built at the first request to it
-    (`lobug.app.McpOnDemand`, inside the app's token gate): the route that answers it, and the
-    session manager's run, to hold while it serves. The tools work on the app's memory
-    services, as the server's default agent."""
-    engine = MemoryEngine.attached(app.state.memory, app.state.settings.agent)
+def serve_http(engine: MemoryEngine, path: str) -> tuple[Route, AbstractAsyncContextManager[None]]:
+    """MCP over streamable HTTP at `path`, its tools working on `engine`, built at the first
+    request to it (`lobug.app.McpOnDemand`, inside the app's token gate): the route that
+    answers it, and the session manager's run, to hold while it serves."""
     server = build_mcp(lambda: engine, http_role, http_evidence)
     # Host and Origin are checked by the app's one rule for every path (lobug.api.cross_site),
     # not a second time here.
