@@ -14,7 +14,9 @@ $(BIN)/python:
 # and re-installs only when a lock file or pyproject.toml changed. pip installs the installer,
 # uv (requirements-uv.lock), and uv the rest: the locks in about 20 s where pip took 90, their
 # bytecode compiled on both cores. The project itself goes in editable, without build
-# isolation, so its build backend (setuptools) is the locked one too.
+# isolation, so its build backend (setuptools) is the locked one too. Last, the default chat
+# model's file is written in the form it runs in (`lobug models prepare`), once, not at the
+# server's first start.
 PIP := $(BIN)/python -m pip install --quiet --disable-pip-version-check
 INSTALL := $(BIN)/uv pip install --quiet --python $(BIN)/python
 LOCKS := requirements.lock requirements-nodeps.lock requirements-uv.lock
@@ -23,6 +25,7 @@ $(STAMP): $(BIN)/python $(LOCKS) pyproject.toml
 	$(INSTALL) --require-hashes --compile-bytecode -r requirements.lock
 	$(INSTALL) --require-hashes --no-deps -r requirements-nodeps.lock
 	$(INSTALL) --no-deps --no-build-isolation -e .
+	$(BIN)/lobug models prepare smollm2-135m
 	touch $(STAMP)
 
 # Rewrites the lock files from requirements*.txt (the pins people edit): run after changing a pin.
@@ -89,6 +92,7 @@ bench: $(STAMP)
 	$(BIN)/python scripts/bench_locomo.py
 	$(BIN)/python scripts/bench_turns.py
 	$(BIN)/python scripts/bench_person_first.py
+	$(BIN)/python scripts/bench_model_forms.py
 	$(BIN)/python scripts/bench_auth.py
 	$(BIN)/python scripts/bench_quality.py --model looping
 	$(BIN)/python scripts/bench_household.py

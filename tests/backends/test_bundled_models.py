@@ -143,7 +143,7 @@ def test_lobug_llm_model_takes_a_short_name_a_gguf_path_or_nothing(tmp_path: Pat
     assert chat_model_path(" SmolLM2-135M ", tmp_path) == default
     assert chat_model_path("llama3.2", tmp_path) == default  # an Ollama name auto fell back from
     assert chat_model_path("~/mine.GGUF", tmp_path) == Path("~/mine.GGUF").expanduser()
-    assert list(tmp_path.iterdir()) == []  # a model that ships whole is used where it lies
+    assert default.parent == tmp_path  # run in another form than its file's: written here
 
 
 def test_an_unknown_short_name_lists_the_known_ones() -> None:
@@ -168,6 +168,7 @@ def test_the_installed_qwen_coder_0_5b_joins_to_the_upstream_file(tmp_path: Path
 def test_the_tiny_default_writes_short_cool_replies_and_is_not_asked_about_the_person() -> None:
     tiny = bundled_model("smollm2-135m")
     assert bundled_model_at(Path("/anywhere") / tiny.file_name) is tiny
+    assert bundled_model_at(Path("/anywhere") / tiny.run_file_name) is tiny
     assert tiny.reply_limits == (64, 0.3) and not tiny.answers_about_the_person
     larger = bundled_model("qwen2.5-coder-1.5b")
     assert larger.reply_limits is None and larger.answers_about_the_person

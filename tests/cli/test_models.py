@@ -16,7 +16,8 @@ def test_models_lists_each_bundled_model_and_marks_the_default(tmp_path: Path) -
     rows = {row["name"]: row for row in listed["models"]}
     assert list(rows) == list(BUNDLED_CHAT_MODELS)
     assert [name for name, row in rows.items() if row["configured"]] == ["smollm2-135m"]
-    assert rows["smollm2-135m"]["installed"] and rows["smollm2-135m"]["ready"]
+    assert rows["smollm2-135m"]["installed"]
+    assert not rows["smollm2-135m"]["ready"]  # written as Q8_0 at its first start (or by make)
     assert rows["qwen2.5-coder-0.5b"]["installed"]  # `make run` installs its chunks
     assert not rows["qwen2.5-coder-0.5b"]["ready"]  # joined at its first start, not before
     assert rows["qwen2.5-coder-1.5b"]["size_mb"] == 1117
@@ -44,5 +45,8 @@ def test_prepare_readies_a_model_and_refuses_an_unknown_name(tmp_path: Path) -> 
     done = ok("models", "prepare", "smollm2-135m", "--json", env=env).json()
 
     assert Path(done["path"]).is_file() and done["size"] == Path(done["path"]).stat().st_size
+    assert Path(done["path"]).parent == tmp_path and done["form"] == "Q8_0"
+    listed = {row["name"]: row for row in ok("models", "--json", env=env).json()["models"]}
+    assert listed["smollm2-135m"]["ready"]
     unknown = lobug("models", "prepare", "qwen-9000", env=env)
     assert unknown.code == 2 and "qwen2.5-coder-0.5b" in unknown.err

