@@ -72,7 +72,7 @@ class BundledModel:
     answers_about_the_person: bool = True  # `ChatBackend`; SmolLM2 invented the person
     # The quantization it is run in, where not its file's (`requantize`): SmolLM2's Q4_1 has
     # no matrix kernel for reading prompts on a CPU; its Q8_0 copy, the same weights to within
-    # 1/254 of a block's largest, reads them about 1.6 times as fast (docs/benchmarks.md).
+    # 1/254 of a block's largest, reads them about twice as fast (docs/benchmarks.md).
     run_as: RunForm | None = None
 
     @property

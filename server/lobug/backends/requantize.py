@@ -3,7 +3,7 @@ own Python library for the format; imported only here, only while a file is writ
 
 Why: llama.cpp reads a prompt with matrix-matrix kernels that exist for some quantizations
 only (Q8_0 and Q4_0 on an AVX2 CPU; Q4_0 is repacked at load). SmolLM2-135M ships as Q4_1,
-which has none: its Q8_0 copy reads prompts about 1.6 times as fast (docs/benchmarks.md).
+which has none: its Q8_0 copy reads prompts about twice as fast (docs/benchmarks.md).
 Everything but the weights' encoding stays: the metadata, the tokenizer, the tensors'
 names, shapes and order; tensors stored as floats (the norms) are copied as they are.
 """
