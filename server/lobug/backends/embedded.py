@@ -59,9 +59,9 @@ def bundled_chat_model(models_dir: Path | None = None) -> Path:
 PARALLEL_SLOTS = 4
 CACHE_REUSE_TOKENS = 256
 # llama.cpp reads a prompt in batches of this many tokens: a background call reading a long
-# prompt is stopped for a person between two batches. SmolLM2 in Q8_0 read a turn's prompt in
-# 0.87 s in batches of 128 against 1.25 s in batches of 64 (a batch about 0.4 s); Q4_1 read
-# it as fast in either (docs/benchmarks.md).
+# prompt is stopped for a person between two batches. SmolLM2 in Q8_0 read a turn's new prompt
+# in 736 ms in batches of 128 against 867 ms in batches of 64 (a batch about 0.3 s;
+# `scripts/bench_model_forms.py`, docs/benchmarks.md).
 PROMPT_BATCH_TOKENS = 128
 # Decoding that resists the repetition loops of small models ("Oo, oo, oo, ..."), for free
 # text only: penalties would bend the JSON of fact extraction. Chosen by measurement on

@@ -57,11 +57,12 @@ def list_models(as_json: bool) -> None:
 
 
 @models.command("prepare")
-@click.argument("name", type=click.Choice(list(BUNDLED_CHAT_MODELS)))
+@click.argument("name", type=click.Choice(list(BUNDLED_CHAT_MODELS)), default=DEFAULT_CHAT_MODEL)
 @click.option("--json", "as_json", is_flag=True, help="machine-readable output")
 def prepare(name: str, as_json: bool) -> None:
     """Join NAME's chunks into the models folder (LOBUG_MODELS_DIR) and check its sha256, or
-    write it there in the form it runs in, once: a file already done and unchanged is left."""
+    write it there in the form it runs in, once: a file already done and unchanged is left.
+    NAME defaults to the default model (what `make` prepares)."""
     settings = Settings.from_env(os.environ)
     model = bundled_model(name)
     path = model_file(model, settings.models_dir)
