@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import os
+import re
 import threading
 import time
 from collections.abc import Iterator
@@ -182,6 +184,30 @@ def test_a_prefilled_prompt_is_not_read_again(chat: EmbeddedChat) -> None:
     # The server's own report of the prompt tokens it found cached (not in `complete`'s text).
     timings = chat._server.handle_chat_completions({"messages": whole, "max_tokens": 2})["timings"]
     assert timings["cache_n"] > 60 and timings["prompt_n"] < 30
+
+
+def test_a_conversation_whose_window_slid_is_read_in_its_own_slot(
+    chat: EmbeddedChat, caplog: pytest.LogCaptureFixture
+) -> None:
+    """After another device's turn and background work, a device's prompt that lost its
+    oldest messages (only the standing prompt is a common prefix, so llama.cpp alone would
+    pick another slot) is read mostly from its slot's cache, not whole."""
+    standing: ChatMessage = {"role": "system", "content": "You are a helpful assistant."}
+    history: list[ChatMessage] = []
+    for day in range(1, 9):
+        history.append({"role": "user", "content": f"What did we do on day {day} of the trip?"})
+        walk = f"On day {day} we walked along the river to the old market, " * 4
+        history.append({"role": "assistant", "content": walk + "and then we rested."})
+    chat.prefill([standing, *history[:14]])
+    other: list[ChatMessage] = [{"role": "user", "content": "Summarize: the sky is blue."}]
+    chat.complete(other, max_tokens=4, temperature=0.0, background=True)
+    chat.prefill([standing, {"role": "user", "content": "Good morning from the hall."}])
+    caplog.set_level(logging.DEBUG, logger="lobug.backends.embedded")
+    chat.prefill([standing, *history[4:16]])
+    figures = re.search(r"prefill: read (\d+) prompt tokens \((\d+) cached\)", caplog.text)
+    assert figures is not None
+    read, cached = map(int, figures.groups())
+    assert cached > 2 * read
 
 
 def test_embeddings_are_normalised_and_meaningful(embedder: LocalEmbedder) -> None:

@@ -32,6 +32,7 @@ from lobug.backends.base import (
     raise_if_abandoned,
 )
 from lobug.backends.bundled_models import installed_package_dir
+from lobug.backends.model_slots import ModelSlots
 from lobug.backends.sharing import Attempt, ModelTurns, gives_way
 
 MINILM_TOKENIZER = "embeddings/data/all-MiniLM-L6-v2-onnx-int8/tokenizer.json"
@@ -54,9 +55,9 @@ def bundled_chat_model(models_dir: Path | None = None) -> Path:
 
 
 # Slots of n_ctx each: people's calls run side by side in them (llama.cpp decodes them in one
-# batch), background work takes another. A slot's prompt is kept in RAM when another takes
-# its place (cache_ram_mib) and put back when its device speaks again. About 90 MB a slot.
-PARALLEL_SLOTS = 4
+# batch), each conversation in the slot that holds its prompt (`model_slots.py`); background
+# work in the last one. Four conversations keep their prompts at once. About 90 MB a slot.
+PARALLEL_SLOTS = 5
 CACHE_REUSE_TOKENS = 256
 # llama.cpp reads a prompt in batches of this many tokens: a background call reading a long
 # prompt is stopped for a person between two batches. SmolLM2 in Q8_0 read a turn's new prompt
@@ -121,8 +122,8 @@ class EmbeddedChat(ChatBackend):
             raise BackendUnavailable(f"embedded chat model not found at {path}")
         params = xllamacpp.CommonParams()
         params.model.path = str(path)
-        # Slots of n_ctx each (PARALLEL_SLOTS); chunks of a prefix are reused even after the
-        # history window slides (n_cache_reuse).
+        # Slots of n_ctx each (PARALLEL_SLOTS); chunks of a conversation's prompt are reused
+        # in its own slot even after its history window slid (n_cache_reuse).
         params.n_parallel = slots
         params.n_ctx = n_ctx * slots
         params.n_batch = params.n_ubatch = prompt_batch_tokens
@@ -142,6 +143,7 @@ class EmbeddedChat(ChatBackend):
         self._server = xllamacpp.Server(params)  # the model is loaded, or this raised
         self._worker_probe = WorkerProbe(self._server.handle_metrics)
         self._turns = ModelTurns()
+        self._slots = ModelSlots(slots)
         self.sampling = dict(ANTI_LOOP_SAMPLING if sampling is None else sampling)
         self.streamed_pieces = 0  # text pieces generated for streams, handed out or not
 
@@ -165,19 +167,21 @@ class EmbeddedChat(ChatBackend):
             }
         if background:
             resumable = json_schema is None and messages[-1]["role"] != "assistant"
+            body["id_slot"] = self._slots.background
             return background_completion(
                 self._server, self._turns, body, resumable=resumable, abandoned=abandoned
             )
-        with self._turns.person():
+        with self._turns.person(), self._slots.person(messages) as slot:
             raise_if_abandoned(abandoned)
-            result = self._server.handle_chat_completions(body)
+            result = self._server.handle_chat_completions({**body, "id_slot": slot})
         log_timings("complete", result)
         return _completion_text(result)
 
     def prefill(self, messages: Sequence[ChatMessage]) -> None:
         """The prompt computed and cached in a slot, nothing generated (`max_tokens` 0)."""
-        with self._turns.person():
-            result = self._server.handle_chat_completions(self._body(messages, 0, 0.0))
+        with self._turns.person(), self._slots.person(messages) as slot:
+            body = {**self._body(messages, 0, 0.0), "id_slot": slot}
+            result = self._server.handle_chat_completions(body)
         log_timings("prefill", result)
         _completion_text(result)
 
@@ -216,11 +220,11 @@ class EmbeddedChat(ChatBackend):
 
         def generate() -> None:
             try:
-                with self._turns.person():
+                with self._turns.person(), self._slots.person(messages) as slot:
                     raise_if_abandoned(abandoned)
                     if closed.is_set():
                         return  # closed while it waited: nobody reads any more
-                    self._server.handle_chat_completions(body, on_chunk)
+                    self._server.handle_chat_completions({**body, "id_slot": slot}, on_chunk)
             except BaseException as exc:  # handed to the consumer, not lost in the thread
                 pieces.put(exc)
             finally:
