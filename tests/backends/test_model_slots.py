@@ -80,6 +80,15 @@ def test_a_conversation_waits_for_its_own_slot_while_it_is_in_use() -> None:
         assert used(model_slots, conversation("desk", 3)) == reading_ahead
 
 
+def test_a_message_two_devices_share_is_no_reason_to_wait_for_the_other() -> None:
+    model_slots = slots(5)
+    kitchen = conversation("kitchen", 3)
+    hall = [STANDING, kitchen[1], *conversation("hall", 3)[1:]]  # one question alike
+    with model_slots.person(kitchen) as answering:
+        assert used(model_slots, hall) != answering
+    assert used(model_slots, [*hall, {"role": "user", "content": "More?"}]) != answering
+
+
 def test_with_every_slot_in_use_llama_cpp_chooses() -> None:
     model_slots = slots(3)
     with ExitStack() as stack:

@@ -81,13 +81,19 @@ class ModelSlots:
 
     def _choose(self, messages: Sequence[ChatMessage]) -> int:
         """The slot holding most of the prompt past its first message (the standing prompt
-        every conversation shares), in use or not: in use, it is this conversation's call
-        before (a prompt read ahead, an answer being stopped), and llama.cpp runs this one
-        after it. Else the least recently used free slot; else any."""
-        shared = [self._shared(held, messages[1:]) for held in self._held]
-        best = max(range(len(shared)), key=shared.__getitem__)
-        if shared[best] > 0:
-            return best
+        every conversation shares). One in use only where it holds at least half of it: then
+        it is this conversation's call before (a prompt read ahead, an answer being stopped),
+        and llama.cpp runs this one after it; a message two devices happen to share is no
+        reason to wait for another's answer. Else the least recently used free slot; else
+        any."""
+        rest = messages[1:]
+        whole = sum(len(key(m)[1]) for m in rest)
+        shared = [self._shared(held, rest) for held in self._held]
+        for slot in sorted(range(len(shared)), key=shared.__getitem__, reverse=True):
+            if shared[slot] == 0:
+                break
+            if self._held[slot].calls == 0 or 2 * shared[slot] >= whole:
+                return slot
         free = [slot for slot, held in enumerate(self._held) if held.calls == 0]
         if not free:
             return ANY_SLOT
