@@ -9,7 +9,7 @@ import pytest
 
 from lobug.config import MemoryConfig, Settings
 from lobug.language.claims import invented_details, known_words
-from lobug.language.quality import CUT, is_learnable
+from lobug.language.quality import CUT, is_learnable, without_stage_directions
 from lobug.memory.manager import MemoryManager
 from lobug.store.sqlite.engine import SQLiteStore
 from lobug.turn.assistant import Assistant
@@ -51,7 +51,7 @@ def test_a_sane_reply_is_asked_for_once(assistant: Assistant, fake_chat: FakeCha
     assert turn.assistant_message is not None and turn.assistant_message.metadata is None
 
 
-@pytest.mark.parametrize("refused", [LOOP, PORTUGUESE, ROLE_PLAY, STAGE])
+@pytest.mark.parametrize("refused", [LOOP, PORTUGUESE, ROLE_PLAY, "(nods)", "*smiles*"])
 def test_a_refused_reply_is_asked_for_again_with_safer_settings(
     assistant: Assistant, fake_chat: FakeChat, refused: str
 ) -> None:
@@ -64,6 +64,30 @@ def test_a_refused_reply_is_asked_for_again_with_safer_settings(
     assert turn.assistant_message.metadata is not None
     assert turn.assistant_message.metadata["guard"] == "regenerated"
     assert is_learnable(turn.assistant_message.metadata)
+
+
+@pytest.mark.parametrize(
+    ("acted", "said"),
+    [
+        (STAGE, "Lisbon is lovely."),
+        ("(smiling warmly)\nLisbon is lovely.", "Lisbon is lovely."),
+        ("Lisbon is lovely. *smiles* How long?", "Lisbon is lovely. How long?"),
+        ("Lisbon is lovely. [laughs] Is Joana well?", "Lisbon is lovely. Is Joana well?"),
+    ],
+)
+def test_a_stage_direction_is_left_out_of_a_reply_asked_for_once(
+    assistant: Assistant, fake_chat: FakeChat, acted: str, said: str
+) -> None:
+    """The tiny default model opened about one reply in ten with its acting ("(turning to the
+    user with a smile) I'm glad you asked that!"): the words are said, the model asked once."""
+    fake_chat.enqueue(acted, GOOD)
+    turn = assistant.reply("desk", "I live in Lisbon with my partner Joana.")
+    assert turn.response == said and len(fake_chat.chat_requests()) == 1
+
+
+def test_brackets_within_a_sentence_are_no_stage_direction() -> None:
+    kept = "Preheat the oven (180 C) and mix the flour in. Bake it (covered) for an hour."
+    assert without_stage_directions(kept) == kept
 
 
 def test_a_reply_refused_after_a_good_sentence_keeps_it_without_asking_again(

@@ -174,8 +174,9 @@ SPEAKER_LABEL = re.compile(
 # Hello."), or an action between asterisks ("*smiles*"). Brackets within a sentence stay
 # ("Preheat the oven (180 C)").
 STAGE_DIRECTION = re.compile(
-    r"(?:^|[.!?]\s+)\s*(?:\([^()]*\)|\[[^\[\]]*\])|\*[^\W\d_][^*\n]{0,60}\*"
+    r"(?P<before>^|[.!?]\s+)\s*(?:\([^()]*\)|\[[^\[\]]*\])\s*|\*[^\W\d_][^*\n]{0,60}\*\s*"
 )
+STAGED = "role-play: a stage direction"
 MIN_SENTENCE_WORDS_FOR_LANGUAGE = 4
 
 
@@ -189,13 +190,20 @@ def reply_problem(text: str, language: str, *, opening: bool = True) -> str | No
     if opening and SPEAKER_LABEL.match(text):
         return "role-play: a speaker's label"
     if STAGE_DIRECTION.search(text):
-        return "role-play: a stage direction"
+        return STAGED
     for sentence in sentences_of(text):
         if len(words_of(sentence)) >= MIN_SENTENCE_WORDS_FOR_LANGUAGE:
             other = off_language(sentence, language)
             if other is not None:
                 return f"off-language: a sentence in {other}, not {language}"
     return None
+
+
+def without_stage_directions(text: str) -> str:
+    """`text` less the stage directions it acts out ("(smiling warmly) Hello." -> "Hello."):
+    what is said or shown of a reply is its words, not the acting (a tiny model opens one
+    reply in ten or so with one)."""
+    return STAGE_DIRECTION.sub(lambda found: found.group("before") or "", text)
 
 
 def is_learnable(metadata: Mapping[str, Any] | None) -> bool:

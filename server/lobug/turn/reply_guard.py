@@ -30,9 +30,11 @@ from lobug.language.quality import (
     FALLBACK,
     INTERRUPTED,
     REGENERATED,
+    STAGED,
     language_rule,
     reply_problem,
     text_problem,
+    without_stage_directions,
 )
 from lobug.language.text import ARRIVING_SENTENCE_END
 from lobug.turn.decision import Decision, read_action_prefix
@@ -265,6 +267,7 @@ class GuardedReply:
         self._separator = separator  # between pieces as they are heard (" " for sentences)
         self._chunks = chunks
         self.said: list[str] = []
+        self.acted = False  # a stage direction was left out of what was said
         self.replacement: Decision | None = None  # set when the guard stepped in
         self._second: tuple[SecondTry, GuardedReply] | None = None  # once under way
 
@@ -272,8 +275,15 @@ class GuardedReply:
         return self._separator.join(self.said)
 
     def passed(self, pieces: Iterable[str]) -> Iterator[str]:
-        """The pieces that pass, then the replacement when it is all there is to say."""
-        for piece in self._chunks(pieces):
+        """The pieces that pass, less their stage directions ("(smiles) "), then the
+        replacement when it is all there is to say. A reply that only acted is refused."""
+        for chunk in self._chunks(pieces):
+            piece = without_stage_directions(chunk)
+            if piece != chunk:
+                log.debug("stage direction left out: %r", chunk)
+                self.acted = True
+                if not piece.strip():
+                    continue
             said = self.text() + self._separator if self.said else ""
             problem = self.guard.chunk_problem(said, piece)
             if problem is None:
@@ -281,14 +291,21 @@ class GuardedReply:
                 yield piece
                 continue
             log.debug("refused piece: %r", piece)
-            instead = self._refusal(problem, self.text())
-            if isinstance(instead, SecondTry):
-                yield from self._second_try(instead)
-                return
-            self.replacement = instead
-            if not self.said and instead is not None and instead.action == "respond":
-                yield instead.text
+            yield from self._instead(problem)
             return
+        if self.acted and not self.said:
+            yield from self._instead(STAGED)
+
+    def _instead(self, problem: str) -> Iterator[str]:
+        """What follows a refused piece: a second try, or the replacement when nothing was
+        said yet."""
+        instead = self._refusal(problem, self.text())
+        if isinstance(instead, SecondTry):
+            yield from self._second_try(instead)
+            return
+        self.replacement = instead
+        if not self.said and instead is not None and instead.action == "respond":
+            yield instead.text
 
     def _second_try(self, second: SecondTry) -> Iterator[str]:
         def refused(problem: str, said: str) -> Decision:

@@ -150,6 +150,8 @@ class StreamingTurn(AbstractContextManager["StreamingTurn"]):
         if isinstance(self._replacement, Decision):
             return self._replacement
         text = "".join(self._said).strip() if self.action == "respond" else self._head
+        if self.action == "respond" and self._reply is not None and self._reply.acted:
+            text = self._reply.text().strip()  # the words said, not the acting left out
         if self.action == "respond" and not text:
             return Decision("ignore", "")
         return Decision(self.action, text)
