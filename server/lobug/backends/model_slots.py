@@ -6,7 +6,7 @@ with that one: a prefix, and with `n_cache_reuse` runs of it further on too (a h
 window that slid by some messages). Left to choose, llama.cpp takes the slot sharing the
 longest *prefix* with the prompt and, below a tenth of the prompt, the least recently used:
 a device's conversation whose window had slid (only the standing prompt in common) went to
-another slot and was read whole (1,002 tokens in 3.8 s on two cores, against 79 tokens in
+another slot and was read whole (835 tokens in 3.2 s on two cores, against 79 tokens in
 0.8 s in its own slot), and another device's turn or background work could take a device's
 slot in between.
 

@@ -201,8 +201,8 @@ def reply_problem(text: str, language: str, *, opening: bool = True) -> str | No
 
 def without_stage_directions(text: str) -> str:
     """`text` less the stage directions it acts out ("(smiling warmly) Hello." -> "Hello."):
-    what is said or shown of a reply is its words, not the acting (a tiny model opens one
-    reply in ten or so with one)."""
+    what is said or shown of a reply is its words, not the acting (the tiny default model
+    opens some replies so)."""
     return STAGE_DIRECTION.sub(lambda found: found.group("before") or "", text)
 
 
