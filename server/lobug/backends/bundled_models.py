@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
+from lobug.backends import requantize
 from lobug.backends.base import BackendUnavailable
 
 # The model `make run` serves when LOBUG_LLM_MODEL is not set: changing it is this one line.
@@ -206,10 +207,8 @@ def requantized_file(model: BundledModel, run_as: RunForm, models_dir: Path | No
     target = in_models_dir(run_as.file_name, models_dir)
     if is_requantized(target, model, run_as):
         return target
-    from lobug.backends.requantize import requantize
-
     try:
-        requantize(source_file(model, models_dir), target, run_as.form)
+        requantize.requantize(source_file(model, models_dir), target, run_as.form)
     except (OSError, ValueError) as exc:  # a full or read-only folder; a damaged package file
         raise BackendUnavailable(
             f"{model.title}: could not write it as {run_as.form} into {target.parent}: {exc}; "
@@ -221,10 +220,8 @@ def requantized_file(model: BundledModel, run_as: RunForm, models_dir: Path | No
 
 
 def requantized_identity(target: Path, model: BundledModel, run_as: RunForm) -> dict[str, object]:
-    from lobug.backends.requantize import VERSION
-
     stat = target.stat()
-    written = {"from_sha256": model.sha256, "form": run_as.form, "writer": VERSION}
+    written = {"from_sha256": model.sha256, "form": run_as.form, "writer": requantize.VERSION}
     return {**written, "size": stat.st_size, "mtime_ns": stat.st_mtime_ns}
 
 
