@@ -1,8 +1,9 @@
 """Voice turns are answered in at most `voice_max_sentences` sentences on both audio paths,
-and the log keeps what was spoken; text chat keeps its own limit."""
+and the log keeps what was spoken; text chat keeps its own limit (`text_max_sentences`)."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator
 
 import pytest
@@ -86,7 +87,7 @@ def test_a_second_sentence_is_not_said_when_it_makes_the_answer_too_long(
     assert logged_reply(voice_client) == "Pack boots and a warm coat."
 
 
-def test_voice_turns_ask_for_short_answers_and_text_chat_does_not(
+def test_voice_turns_ask_for_short_answers_and_text_chat_keeps_three_sentences(
     voice_client: TestClient, fake_chat: FakeChat, settings: Settings
 ) -> None:
     voice_client.post("/chat/audio", files=upload(speech_wav()))
@@ -94,8 +95,25 @@ def test_voice_turns_ask_for_short_answers_and_text_chat_does_not(
     assert "at most 2 short sentences" in voice_prompt
     assert fake_chat.reply_token_limits[-1] == settings.voice_max_tokens
     memory_work_done(voice_client)  # its requests would take the scripted reply
+    stopped = fake_chat.abandoned_streams
     fake_chat.enqueue(TEN_SENTENCES)
     text = voice_client.post("/chat/text", json={"text": "Tell me a story"}).json()
-    assert text["response"] == TEN_SENTENCES
+    three = "Once a fox lived by the river. She fished at dawn. Her den was under an old oak."
+    assert settings.text_max_sentences == 3
+    assert text["response"] == three
+    assert fake_chat.abandoned_streams == stopped + 1  # stopped there, not run to the end
     assert "short sentences" not in fake_chat.chat_requests()[-1][0]["content"]
     assert fake_chat.reply_token_limits[-1] == fake_chat.reply_tokens  # the model's own
+    logged = [m["content"] for m in voice_client.get("/memory/messages/lobug").json()]
+    assert three in logged and TEN_SENTENCES not in logged
+
+
+def test_text_chat_keeps_as_many_sentences_as_configured(
+    settings: Settings, fake_chat: FakeChat, fake_embedder: FakeEmbedder
+) -> None:
+    one = dataclasses.replace(settings, text_max_sentences=1)
+    backends = Backends(fake_chat, fake_embedder, FakeSTT("Tell me a story"), FakeTTS())
+    with TestClient(create_app(one, backends)) as client:
+        fake_chat.enqueue(TEN_SENTENCES)
+        text = client.post("/chat/text", json={"text": "Tell me a story"}).json()
+    assert text["response"] == "Once a fox lived by the river."

@@ -115,6 +115,9 @@ class Settings:
     # None: the chat model's own (`ChatBackend.reply_tokens`, `reply_temperature`).
     llm_max_tokens: int | None = None
     llm_temperature: float | None = None
+    # A text turn's answer (`/chat/text`, `lobug chat`) ends after this many sentences: the
+    # standing prompt asks for one to three (`turn/spoken.py`).
+    text_max_sentences: int = 3
     llm_context_tokens: int = 4096
     llm_threads: int = 2
     llm_prompt_cache_mib: int = 256
@@ -195,10 +198,11 @@ class Settings:
             raise ConfigError("LOBUG_DREAM_AT must be a time of day as HH:MM (or empty: never)")
         if self.tts_sample_rate is not None and not 8000 <= self.tts_sample_rate <= 48000:
             raise ConfigError("LOBUG_TTS_SAMPLE_RATE must be between 8000 and 48000")
-        if min(self.voice_max_sentences, self.voice_max_tokens, self.voice_max_words) < 1:
+        voice = (self.voice_max_sentences, self.voice_max_tokens, self.voice_max_words)
+        if min(self.text_max_sentences, *voice) < 1:
             raise ConfigError(
-                "LOBUG_VOICE_MAX_SENTENCES, LOBUG_VOICE_MAX_TOKENS and LOBUG_VOICE_MAX_WORDS "
-                "must be positive"
+                "LOBUG_TEXT_MAX_SENTENCES, LOBUG_VOICE_MAX_SENTENCES, LOBUG_VOICE_MAX_TOKENS "
+                "and LOBUG_VOICE_MAX_WORDS must be positive"
             )
         if min(self.llm_threads, self.stt_threads) < 1:
             raise ConfigError("LOBUG_LLM_THREADS and LOBUG_STT_THREADS must be positive")
@@ -477,6 +481,7 @@ SETTINGS_ENV: dict[str, tuple[str, Parser]] = {
     "tts_sample_rate": ("LOBUG_TTS_SAMPLE_RATE", _integer),
     "max_audio_seconds": ("LOBUG_MAX_AUDIO_SECONDS", _number),
     "max_audio_bytes": ("LOBUG_MAX_AUDIO_BYTES", _integer),
+    "text_max_sentences": ("LOBUG_TEXT_MAX_SENTENCES", _integer),
     "voice_max_sentences": ("LOBUG_VOICE_MAX_SENTENCES", _integer),
     "voice_max_tokens": ("LOBUG_VOICE_MAX_TOKENS", _integer),
     "voice_max_words": ("LOBUG_VOICE_MAX_WORDS", _integer),

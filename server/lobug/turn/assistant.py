@@ -45,7 +45,7 @@ from lobug.turn.request_tools import (
     with_memory_tools,
 )
 from lobug.turn.session import DeviceSession
-from lobug.turn.spoken import SpokenLimit
+from lobug.turn.spoken import SentenceLimit, SpokenLimit
 from lobug.turn.spoken_curation import answer_request
 from lobug.turn.streaming import StreamingTurn
 
@@ -67,6 +67,7 @@ class Assistant:
         self.chat = chat
         limits = settings.reply_limits(chat.reply_tokens, chat.reply_temperature)
         self.reply_tokens, self.temperature = limits
+        self.written = SentenceLimit(settings.text_max_sentences)  # a text turn's answer
         # What a device's turns share, the domain's part (who speaks, what waits for a "yes",
         # a voice being learnt) included: one keep, one lock, dropped by one eviction rule.
         keep = memory.device_keep
@@ -119,10 +120,13 @@ class Assistant:
 
         Raises BackendError when the chat model fails, and Abandoned when the client stopped
         waiting before the model started on it; either way the user's message stays stored."""
-        asked = TurnOptions(agency, abandoned, spoken, voice, heard_later, read_whole=True)
+        written = self.written if spoken is None else None
+        asked = TurnOptions(agency, abandoned, spoken, written, voice, heard_later, read_whole=True)
         streaming = self._streamed(device_id, text, asked)
         try:
-            for _ in streaming.guarded(text_chunks, "").passed(streaming.pieces()):
+            for _ in streaming.guarded(streaming.limited(text_chunks), "").passed(
+                streaming.pieces()
+            ):
                 pass
         except BaseException:
             streaming.drop()  # nobody read any of it: nothing of the answer is stored
@@ -155,7 +159,7 @@ class Assistant:
 
         The action is known when this returns (an [IGNORE]/[REACT] prefix is read first); the
         caller consumes `pieces` and then closes the turn (`close()` or a `with` block)."""
-        asked = TurnOptions(agency, abandoned, spoken, voice, heard_later)
+        asked = TurnOptions(agency, abandoned, spoken, voice=voice, heard_later=heard_later)
         return self._streamed(device_id, text, asked)
 
     def _streamed(self, device_id: str, text: str, asked: TurnOptions) -> StreamingTurn:
@@ -182,6 +186,8 @@ class Assistant:
         answer, or the model's, adopted from the one begun ahead where it fits), with the due
         reminders as the last piece of an answer said as it comes."""
         prepared = self._prepare(state, text, asked.agency, asked.spoken, asked.voice)
+        if prepared.user_message is not None:  # the answer to what was said: kept short
+            prepared.limit = asked.spoken or asked.written
         prepared.rings_in_stream, prepared.heard_later = not asked.read_whole, asked.heard_later
         if prepared.answer is not None:
             self._ahead.drop(state.device_id)
@@ -240,7 +246,7 @@ class Assistant:
         owners = owners_at(self.store, state.agent, state.device_id, viewer, proven=proven)
         due = DueReminders(self.store, state.agent, state.device_id, self.memory.clock, owners)
         prepared = PreparedTurn(
-            self.store, state, user_message, messages, timings, clock, recalled, spoken, due
+            self.store, state, user_message, messages, timings, clock, recalled, reminders=due
         )
         prepared.tools = state.tools
         if not rules:

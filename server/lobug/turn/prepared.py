@@ -22,7 +22,7 @@ from lobug.turn.decision import Action, Decision
 from lobug.turn.recall import asked_words
 from lobug.turn.reply_guard import guard_metadata
 from lobug.turn.request_tools import MEMORY_TOOLS, used_memory
-from lobug.turn.spoken import SpokenLimit
+from lobug.turn.spoken import SentenceLimit, SpokenLimit
 
 
 @dataclass(frozen=True)
@@ -32,6 +32,8 @@ class TurnOptions:
     agency: bool = False  # the model may act on the device's tools and the memory's
     abandoned: AbandonCheck | None = None  # the client stopped waiting
     spoken: SpokenLimit | None = None  # a voice turn: only this much of the answer is said
+    # A text turn: only this much of the answer is shown (a voice turn's is `spoken`).
+    written: SentenceLimit | None = None
     voice: HeardVoice | None = None  # what a voice turn heard of the voice
     heard_later: bool = False  # the caller settles the reminders said (`Turn.delivered`)
     # Read to its end before anyone reads it (a text turn): the due reminders follow the
@@ -74,7 +76,8 @@ class PreparedTurn:
     timings: dict[str, float]
     clock: Stopwatch
     answer: str | None = None  # a memory request's or a recalled fact's: no model asked
-    spoken: SpokenLimit | None = None  # a voice turn: only this much of the answer is said
+    # Only this much of the answer is said or shown, and stored (`SpokenLimit` for a voice turn).
+    limit: SentenceLimit | None = None
     # Due reminders, said after the answer (`conclude`), or as the stream's last piece.
     reminders: DueReminders = field(default_factory=NoReminders)
     rings_in_stream: bool = False
@@ -119,8 +122,8 @@ class PreparedTurn:
     def conclude(self, decision: Decision) -> Turn:
         """Store the answer (with its memory work queued when it is a `respond`) and add it
         to the device's working memory; a memory request's answer is neither."""
-        if self.spoken is not None and decision.action == "respond":
-            decision = replace(decision, text=self.spoken.cut(decision.text))
+        if self.limit is not None and decision.action == "respond":
+            decision = replace(decision, text=self.limit.cut(decision.text))
         if decision.action == "respond" and not self.rings_in_stream:
             decision = replace(decision, text=self.reminders.after(decision.text))
         state = self.state

@@ -1,13 +1,16 @@
-"""Short spoken answers: a voice turn asks the model for one or two short sentences, and what
-is spoken (and stored in the log) ends at a sentence boundary after `max_sentences`.
+"""Short answers: what is said or shown of an answer (and stored in the log) ends at a
+sentence boundary after `max_sentences` (`SentenceLimit`). A voice turn also asks the model for
+one or two short sentences (`SpokenLimit`); a text turn keeps the standing prompt's "one to
+three" (`Settings.text_max_sentences`): a small model writes on past them, and what it writes
+there is where it wanders and what it costs (64 tokens, about 2 s on two cores).
 
-The same cut serves both audio paths: `cut` on a whole reply, `capped` on a streamed one,
-which stops pulling from the model at the boundary so the model stops writing there too."""
+The same cut serves every path: `cut` on a whole reply, `capped` on a streamed one, which
+stops pulling from the model at the boundary so the model stops writing there too."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import KW_ONLY, dataclass
 
 from lobug.backends.base import ChatMessage, with_rule
 from lobug.language.text import ARRIVING_SENTENCE_END, CLAUSE_END, PHRASE_START
@@ -18,26 +21,13 @@ FIRST_PHRASE_WORDS = 4  # the fewest words an opening phrase is said with
 
 
 @dataclass(frozen=True)
-class SpokenLimit:
-    """How long a spoken answer may be: sentences, tokens the model may write, and words said
-    (a sentence after the first is said only while the answer stays within `max_words`; the
-    first is always said whole); and how many tokens of notes found for the turn the model
-    reads first (None: no limit)."""
+class SentenceLimit:
+    """How long an answer may be: sentences, and words (a sentence after the first is kept
+    only while the answer stays within `max_words`; the first is always kept whole)."""
 
     max_sentences: int
-    max_tokens: int
-    notes_tokens: int | None = None
+    _: KW_ONLY
     max_words: int | None = None
-
-    @property
-    def instruction(self) -> str:
-        if self.max_sentences == 1:
-            return "You are speaking aloud: answer in one short sentence."
-        return f"You are speaking aloud: answer in at most {self.max_sentences} short sentences."
-
-    def instructed(self, messages: Sequence[ChatMessage]) -> list[ChatMessage]:
-        """`messages` with the instruction added to the first system message."""
-        return with_rule(messages, self.instruction)
 
     def cut(self, text: str) -> str:
         """A whole reply up to the end of its last allowed sentence."""
@@ -83,6 +73,25 @@ class SpokenLimit:
         if index >= self.max_sentences:
             return False
         return index == 0 or self.max_words is None or len(through.split()) <= self.max_words
+
+
+@dataclass(frozen=True)
+class SpokenLimit(SentenceLimit):
+    """A spoken answer's limit: its sentences and words, the tokens the model may write, and
+    how many tokens of notes found for the turn the model reads first (None: no limit)."""
+
+    max_tokens: int
+    notes_tokens: int | None = None
+
+    @property
+    def instruction(self) -> str:
+        if self.max_sentences == 1:
+            return "You are speaking aloud: answer in one short sentence."
+        return f"You are speaking aloud: answer in at most {self.max_sentences} short sentences."
+
+    def instructed(self, messages: Sequence[ChatMessage]) -> list[ChatMessage]:
+        """`messages` with the instruction added to the first system message."""
+        return with_rule(messages, self.instruction)
 
 
 def sentence_ends(text: str, *, finished: bool) -> list[int]:

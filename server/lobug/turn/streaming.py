@@ -76,6 +76,14 @@ class StreamingTurn(AbstractContextManager["StreamingTurn"]):
             self._said.append(piece)
             yield piece
 
+    def limited(self, chunks: Chunks) -> Chunks:
+        """`chunks` of only as much of the answer as the turn keeps (`PreparedTurn.limit`):
+        pulling stops at its last sentence, so the model stops writing there too."""
+        limit = self._prepared.limit
+        if limit is None:
+            return chunks
+        return lambda pieces: chunks(limit.capped(pieces))
+
     def guarded(self, sentences: Chunks, separator: str = " ") -> GuardedReply:
         """The reply guard's loop over this turn's `sentences` (the pieces regrouped; joined
         by `separator`: "" for chunks that keep their spaces) as they are said

@@ -178,7 +178,7 @@ class Voice:
             settings.voice_max_sentences,
             settings.voice_max_tokens,
             settings.voice_notes_tokens,
-            settings.voice_max_words,
+            max_words=settings.voice_max_words,
         )
         self._turns: OrderedDict[str, dict[str, object]] = OrderedDict()
         self._turns_lock = threading.Lock()
