@@ -59,6 +59,14 @@ def bundled_chat_model(models_dir: Path | None = None) -> Path:
 # work in the last one. Four conversations keep their prompts at once. About 90 MB a slot.
 PARALLEL_SLOTS = 5
 CACHE_REUSE_TOKENS = 256
+# llama.cpp's flash attention ("auto": on, on a CPU) is slower here for what a conversation
+# does: write a reply after a long cached prompt. SmolLM2 in Q8_0 on two cores, a turn of
+# 91 new tokens and 40 written after 1,000 cached: 1.37-1.57 s off against 1.58-2.13 s on;
+# four devices at once 4.2-5.4 s against 5.8-6.6 s (a 48-token reply at 1,500 tokens of
+# context: 35 against 49 ms a token). Only reading a long prompt whole is faster with it
+# (1,020 tokens: about 4.8 s against 5.3 s). `/chat/text` idle p50 1.62-1.98 s against
+# 2.07-2.24 s (`docs/benchmarks.md`).
+FLASH_ATTENTION = 0  # llama_flash_attn_type: -1 auto, 0 off, 1 on
 # llama.cpp reads a prompt in batches of this many tokens: a background call reading a long
 # prompt is stopped for a person between two batches. SmolLM2 in Q8_0 read a turn's new prompt
 # in 736 ms in batches of 128 against 867 ms in batches of 64 (a batch about 0.3 s;
@@ -128,6 +136,7 @@ class EmbeddedChat(ChatBackend):
         params.n_ctx = n_ctx * slots
         params.n_batch = params.n_ubatch = prompt_batch_tokens
         params.n_cache_reuse = cache_reuse_tokens
+        params.flash_attn_type = xllamacpp.llama_flash_attn_type(FLASH_ATTENTION)
         params.cpuparams.n_threads = threads
         params.cpuparams_batch.n_threads = threads
         params.cpuparams.priority = params.cpuparams_batch.priority = MODEL_PRIORITY
