@@ -186,8 +186,9 @@ class Assistant:
         answer, or the model's, adopted from the one begun ahead where it fits), with the due
         reminders as the last piece of an answer said as it comes."""
         prepared = self._prepare(state, text, asked.agency, asked.spoken, asked.voice)
-        if prepared.user_message is not None:  # the answer to what was said: kept short
-            prepared.limit = asked.spoken or asked.written
+        if prepared.user_message is not None:  # what is said is kept short, what is shown
+            written = asked.written if prepared.answer is None else None  # the model's only
+            prepared.limit = asked.spoken or written
         prepared.rings_in_stream, prepared.heard_later = not asked.read_whole, asked.heard_later
         if prepared.answer is not None:
             self._ahead.drop(state.device_id)
