@@ -93,6 +93,10 @@ class MemoryConfig:
             raise ConfigError("LOBUG_WORKING_MEMORY_SIZE must be at least 2")
 
 
+# How long a reply may be (`turn/spoken.py`): each at least 1.
+REPLY_LIMITS = ("text_max_sentences", "voice_max_sentences", "voice_max_tokens", "voice_max_words")
+
+
 @dataclass(frozen=True)
 class Settings:
     host: str = "127.0.0.1"
@@ -198,12 +202,9 @@ class Settings:
             raise ConfigError("LOBUG_DREAM_AT must be a time of day as HH:MM (or empty: never)")
         if self.tts_sample_rate is not None and not 8000 <= self.tts_sample_rate <= 48000:
             raise ConfigError("LOBUG_TTS_SAMPLE_RATE must be between 8000 and 48000")
-        voice = (self.voice_max_sentences, self.voice_max_tokens, self.voice_max_words)
-        if min(self.text_max_sentences, *voice) < 1:
-            raise ConfigError(
-                "LOBUG_TEXT_MAX_SENTENCES, LOBUG_VOICE_MAX_SENTENCES, LOBUG_VOICE_MAX_TOKENS "
-                "and LOBUG_VOICE_MAX_WORDS must be positive"
-            )
+        for limit in REPLY_LIMITS:
+            if getattr(self, limit) < 1:
+                raise ConfigError(f"{SETTINGS_ENV[limit][0]} must be positive")
         if min(self.llm_threads, self.stt_threads) < 1:
             raise ConfigError("LOBUG_LLM_THREADS and LOBUG_STT_THREADS must be positive")
         if self.voice_notes_tokens < 0:
