@@ -120,7 +120,7 @@ class Assistant:
 
         Raises BackendError when the chat model fails, and Abandoned when the client stopped
         waiting before the model started on it; either way the user's message stays stored."""
-        written = self.written if spoken is None else None
+        written = self.written  # a voice turn's `spoken` limit goes before it
         asked = TurnOptions(agency, abandoned, spoken, written, voice, heard_later, read_whole=True)
         streaming = self._streamed(device_id, text, asked)
         try:
@@ -186,8 +186,8 @@ class Assistant:
         answer, or the model's, adopted from the one begun ahead where it fits), with the due
         reminders as the last piece of an answer said as it comes."""
         prepared = self._prepare(state, text, asked.agency, asked.spoken, asked.voice)
-        if prepared.user_message is not None:  # what is said is kept short, what is shown
-            written = asked.written if prepared.answer is None else None  # the model's only
+        if prepared.user_message is not None:  # a memory request's answer is kept whole
+            written = asked.written if prepared.answer is None else None  # the model's words
             prepared.limit = asked.spoken or written
         prepared.rings_in_stream, prepared.heard_later = not asked.read_whole, asked.heard_later
         if prepared.answer is not None:
