@@ -95,6 +95,7 @@ def test_environment_overrides_every_tunable(tmp_path: Path) -> None:
         ({"LOBUG_SHORT_TERM_KEEP": "30"}, "LOBUG_SHORT_TERM_KEEP must be below"),
         ({"LOBUG_RETRIEVAL_MIN_SIMILARITY": "2"}, "between 0 and 1"),
         ({"LOBUG_VOICE_NOTES_TOKENS": "-1"}, "LOBUG_VOICE_NOTES_TOKENS must be 0 or more"),
+        ({"LOBUG_TEXT_NOTES_TOKENS": "-1"}, "LOBUG_TEXT_NOTES_TOKENS must be 0 or more"),
         ({"LOBUG_VOICE_MAX_WORDS": "0"}, "LOBUG_VOICE_MAX_WORDS must be positive"),
         ({"LOBUG_TEXT_MAX_SENTENCES": "0"}, "LOBUG_TEXT_MAX_SENTENCES must be positive"),
     ],

@@ -101,6 +101,34 @@ def test_working_memory_carries_the_conversation(client: TestClient, fake_chat: 
     ]
 
 
+def test_after_a_text_turn_the_model_reads_the_next_prompt_up_to_the_persons_words(
+    client: TestClient, fake_chat: FakeChat
+) -> None:
+    say(client, "Hello")
+    assert fake_chat.prefilled == []  # a model without a prompt cache is not asked to
+    fake_chat.caches_prompt_prefix = True
+    fake_chat.enqueue("Nice to meet you.")
+    say(client, "I am Alex")
+    primed = fake_chat.prefilled[-1]
+    assert [m["content"] for m in primed[-2:]] == ["I am Alex", "Nice to meet you."]
+    say(client, "What did I just say?")
+    asked = fake_chat.chat_requests()[-1]
+    assert asked[: len(primed)] == primed  # only the notes and the words are left to read
+    assert asked[-1] == {"role": "user", "content": "What did I just say?"}
+
+
+def test_a_failed_read_ahead_fails_no_turn(client: TestClient, fake_chat: FakeChat) -> None:
+    fake_chat.caches_prompt_prefix = True
+    fake_chat.prefill = unreachable_prefill  # type: ignore[method-assign]
+    for said, answer in (("I am Alex", "Hi Alex."), ("Good morning", "Good morning, Alex.")):
+        fake_chat.enqueue(answer)  # each turn's own (fact extraction asks the model too)
+        assert say(client, said)["response"] == answer
+
+
+def unreachable_prefill(messages: object) -> None:
+    raise unreachable()
+
+
 def test_learned_facts_reach_later_prompts(client: TestClient, fake_chat: FakeChat) -> None:
     fake_chat.enqueue(
         "Cool!", json.dumps({"facts": [{"fact": "The user works at NASA", "type": "identity"}]})

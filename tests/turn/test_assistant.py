@@ -3,6 +3,7 @@ streaming turn is closed, however it ends."""
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 from collections.abc import Iterator
 
@@ -116,6 +117,26 @@ def test_a_voice_turn_reads_its_notes_within_their_budget(
     assert 1 <= spoken.count("The user has a pet") < 4
     assert estimate_tokens(spoken) <= 60
     assert typed.startswith(spoken.split("\n")[0])  # the best-matched facts are kept
+
+
+def test_a_text_turn_reads_its_notes_within_their_budget(
+    settings: Settings, store: SQLiteStore, fake_chat: FakeChat, fake_embedder: FakeEmbedder
+) -> None:
+    for pet in ("cat Tom", "dog Rex", "parrot Polly", "hamster Bo"):
+        fact = f"The user has a pet {pet} who likes the garden"
+        store.add_fact("lobug", NewFact(fact), fake_embedder.embed(fact))
+    memory = MemoryManager(store, fake_chat, fake_embedder, MemoryConfig())
+    fake_chat.caches_prompt_prefix = True
+    notes = {}
+    for budget in (200, 60):
+        within = dataclasses.replace(settings, text_notes_tokens=budget)
+        assistant = Assistant(within, store, memory, fake_chat, fake_embedder)
+        fake_chat.enqueue("Tom does.")
+        assistant.reply(f"desk-{budget}", "Which pet likes the garden?")
+        notes[budget] = notes_of(fake_chat.requests[-1][0])
+    assert notes[200].count("The user has a pet") == 4
+    assert 1 <= notes[60].count("The user has a pet") < 4
+    assert estimate_tokens(notes[60]) <= 60
 
 
 def notes_of(messages: list[ChatMessage]) -> str:

@@ -192,6 +192,7 @@ async def chat_text(
         )
     hand_over_exchange(background, svc.memory_work, lambda: turn.exchange)
     background.add_task(turn.delivered)  # after the response was sent: its reminders said
+    background.add_task(svc.assistant.prime, device)  # the next turn's prompt, read ahead
     return JSONResponse(
         {"response": turn.response, "action": turn.action},
         headers={"Server-Timing": server_timing(svc, device, turn.timings_ms)},

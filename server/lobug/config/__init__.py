@@ -95,6 +95,7 @@ class MemoryConfig:
 
 # How long a reply may be (`turn/spoken.py`): each at least 1.
 REPLY_LIMITS = ("text_max_sentences", "voice_max_sentences", "voice_max_tokens", "voice_max_words")
+NOTES_BUDGETS = ("text_notes_tokens", "voice_notes_tokens")
 
 
 @dataclass(frozen=True)
@@ -122,6 +123,9 @@ class Settings:
     # A text turn's answer (`/chat/text`, `lobug chat`) ends after this many sentences: the
     # standing prompt asks for one to three (`turn/spoken.py`).
     text_max_sentences: int = 3
+    # A text turn's notes (facts, episodes, messages found for its words), read while the
+    # person waits: at most this many tokens of them (estimate; voice turns: below).
+    text_notes_tokens: int = 200
     llm_context_tokens: int = 4096
     llm_threads: int = 2
     llm_prompt_cache_mib: int = 256
@@ -207,8 +211,9 @@ class Settings:
                 raise ConfigError(f"{SETTINGS_ENV[limit][0]} must be positive")
         if min(self.llm_threads, self.stt_threads) < 1:
             raise ConfigError("LOBUG_LLM_THREADS and LOBUG_STT_THREADS must be positive")
-        if self.voice_notes_tokens < 0:
-            raise ConfigError("LOBUG_VOICE_NOTES_TOKENS must be 0 or more")
+        for budget in NOTES_BUDGETS:
+            if getattr(self, budget) < 0:
+                raise ConfigError(f"{SETTINGS_ENV[budget][0]} must be 0 or more")
         if self.max_audio_seconds <= 0 or self.max_audio_bytes <= 44:
             raise ConfigError("LOBUG_MAX_AUDIO_SECONDS and LOBUG_MAX_AUDIO_BYTES must be positive")
         if not 1 <= self.default_search_limit <= self.max_search_limit:
@@ -483,6 +488,7 @@ SETTINGS_ENV: dict[str, tuple[str, Parser]] = {
     "max_audio_seconds": ("LOBUG_MAX_AUDIO_SECONDS", _number),
     "max_audio_bytes": ("LOBUG_MAX_AUDIO_BYTES", _integer),
     "text_max_sentences": ("LOBUG_TEXT_MAX_SENTENCES", _integer),
+    "text_notes_tokens": ("LOBUG_TEXT_NOTES_TOKENS", _integer),
     "voice_max_sentences": ("LOBUG_VOICE_MAX_SENTENCES", _integer),
     "voice_max_tokens": ("LOBUG_VOICE_MAX_TOKENS", _integer),
     "voice_max_words": ("LOBUG_VOICE_MAX_WORDS", _integer),

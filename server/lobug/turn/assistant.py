@@ -67,7 +67,10 @@ class Assistant:
         self.chat = chat
         limits = settings.reply_limits(chat.reply_tokens, chat.reply_temperature)
         self.reply_tokens, self.temperature = limits
-        self.written = SentenceLimit(settings.text_max_sentences)  # a text turn's answer
+        # A text turn's answer, and its notes
+        self.written = SentenceLimit(
+            settings.text_max_sentences, notes_tokens=settings.text_notes_tokens
+        )
         # What a device's turns share, the domain's part (who speaks, what waits for a "yes",
         # a voice being learnt) included: one keep, one lock, dropped by one eviction rule.
         keep = memory.device_keep
@@ -185,7 +188,8 @@ class Assistant:
         """The turn prepared on its held device, and its answer's pieces (a memory request's
         answer, or the model's, adopted from the one begun ahead where it fits), with the due
         reminders as the last piece of an answer said as it comes."""
-        prepared = self._prepare(state, text, asked.agency, asked.spoken, asked.voice)
+        limit = asked.spoken or asked.written
+        prepared = self._prepare(state, text, asked.agency, limit, asked.voice)
         if prepared.user_message is not None:  # a memory request's answer is kept whole
             written = asked.written if prepared.answer is None else None  # the model's words
             prepared.limit = asked.spoken or written
@@ -214,10 +218,12 @@ class Assistant:
         state: DeviceState,
         text: str,
         agency: bool,
-        spoken: SpokenLimit | None = None,
+        limit: SentenceLimit | None = None,
         voice: HeardVoice | None = None,
     ) -> PreparedTurn:
-        """`voice`: what a voice turn heard of the voice (`memory/voice_enrolment.py`)."""
+        """`limit`: the answer's (a voice turn's spoken one, a text turn's written one), which
+        bounds the turn's notes. `voice`: what a voice turn heard of the voice
+        (`memory/voice_enrolment.py`)."""
         timings: dict[str, float] = {}
         clock = Stopwatch(timings)
         household = self.memory.household
@@ -238,7 +244,7 @@ class Assistant:
         viewer = household.viewer(state.agent, speaker)
         history, recall = state.shown(viewer=viewer), partial(self._early.for_turn, state.device_id)
         messages, context = self._prompt(
-            state.agent, text, state.sensors, history, agency, spoken, viewer, recall
+            state.agent, text, state.sensors, history, agency, limit, viewer, recall
         )
         timings.update({f"retrieve_{k}": v for k, v in context.timings_ms.items()})
         clock.lap("retrieve")
@@ -274,14 +280,14 @@ class Assistant:
         sensors: SensorReading | None,
         history: list[ChatMessage],
         agency: bool,
-        spoken: SpokenLimit | None,
+        limit: SentenceLimit | None,
         viewer: Viewer = EVERYONE,
         recall: Recall | None = None,
     ) -> tuple[list[ChatMessage], MemoryContext]:
-        """The turn's messages, with memory for `query` from the one assembler (a voice
-        turn's notes fitted to their budget; found by `recall`), and that memory."""
+        """The turn's messages, with memory for `query` from the one assembler (the notes
+        fitted to the `limit`'s budget; found by `recall`), and that memory."""
         request = ContextRequest(
-            max_tokens=None if spoken is None else spoken.notes_tokens,
+            max_tokens=None if limit is None else limit.notes_tokens,
             fitted=TURN_SECTIONS,
             history=history,
             viewer=viewer,
@@ -298,7 +304,7 @@ class Assistant:
             notes_last=self.chat.caches_prompt_prefix,
             language=self.settings.language,
         )
-        return (messages if spoken is None else spoken.instructed(messages)), context
+        return (messages if limit is None else limit.instructed(messages)), context
 
     def prime(
         self,
@@ -308,6 +314,25 @@ class Assistant:
         spoken: SpokenLimit | None = None,
         heard: str = "",
         answer: bool = False,
+    ) -> None:
+        """`_prime`, best effort: a turn that finds nothing read reads its prompt itself, so
+        a failure here is logged, never raised. Called as a voice turn's person starts and
+        goes on speaking (`voice/listening.py`), and after a text turn, while its person
+        reads the answer (`api/device.py`): their next turn then reads only its notes and
+        words, not the last exchange too."""
+        try:
+            self._prime(device_id, agency=agency, spoken=spoken, heard=heard, answer=answer)
+        except Exception:
+            log.debug("reading the next prompt of %s failed", device_id, exc_info=True)
+
+    def _prime(
+        self,
+        device_id: str,
+        *,
+        agency: bool,
+        spoken: SpokenLimit | None,
+        heard: str,
+        answer: bool,
     ) -> None:
         """Have the model read the device's next prompt as far as it is known before the turn
         starts: without `heard` (nothing said yet) the standing prompt and the history; with

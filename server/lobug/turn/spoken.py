@@ -23,11 +23,17 @@ FIRST_PHRASE_WORDS = 4  # the fewest words an opening phrase is said with
 @dataclass(frozen=True)
 class SentenceLimit:
     """How long an answer may be: sentences, and words (a sentence after the first is kept
-    only while the answer stays within `max_words`; the first is always kept whole)."""
+    only while the answer stays within `max_words`; the first is always kept whole); and
+    how many tokens of the notes found for the turn the model reads first (None: no limit)."""
 
     max_sentences: int
     _: KW_ONLY
     max_words: int | None = None
+    notes_tokens: int | None = None
+
+    def instructed(self, messages: Sequence[ChatMessage]) -> list[ChatMessage]:
+        """`messages` with what the model is told of the limit: nothing, for a text answer."""
+        return list(messages)
 
     def cut(self, text: str) -> str:
         """A whole reply up to the end of its last allowed sentence."""
@@ -77,11 +83,10 @@ class SentenceLimit:
 
 @dataclass(frozen=True)
 class SpokenLimit(SentenceLimit):
-    """A spoken answer's limit: its sentences and words, the tokens the model may write, and
-    how many tokens of notes found for the turn the model reads first (None: no limit)."""
+    """A spoken answer's limit: a `SentenceLimit`, the tokens the model may write, and the
+    instruction to speak within it."""
 
     max_tokens: int
-    notes_tokens: int | None = None
 
     @property
     def instruction(self) -> str:

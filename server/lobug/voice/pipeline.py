@@ -177,8 +177,8 @@ class Voice:
         self.spoken = SpokenLimit(
             settings.voice_max_sentences,
             settings.voice_max_tokens,
-            settings.voice_notes_tokens,
             max_words=settings.voice_max_words,
+            notes_tokens=settings.voice_notes_tokens,
         )
         self._turns: OrderedDict[str, dict[str, object]] = OrderedDict()
         self._turns_lock = threading.Lock()
@@ -301,12 +301,7 @@ class Voice:
     def prime(self, device_id: str, heard: str = "", answer: bool = False) -> None:
         """While the device's person is still speaking: the model reads the prompt with the
         words `heard` so far, and may `answer` them (`Assistant.prime`). Best effort."""
-        try:
-            self.assistant.prime(
-                device_id, agency=True, spoken=self.spoken, heard=heard, answer=answer
-            )
-        except Exception:
-            log.debug("priming the prompt of %s failed", device_id, exc_info=True)
+        self.assistant.prime(device_id, agency=True, spoken=self.spoken, heard=heard, answer=answer)
 
     def answer_streaming(
         self,
