@@ -100,12 +100,18 @@ def test_priming_reads_the_next_prompt_up_to_the_persons_words(
         assert "at most 2 short sentences" in primed[0]["content"]
 
 
+def four_pets_like_the_garden(store: SQLiteStore, embedder: FakeEmbedder) -> None:
+    """Four facts that each match "Which pet likes the garden?" (99 tokens of notes, by the
+    estimate: over a budget of 60, within one of 200)."""
+    for pet in ("cat Tom", "dog Rex", "parrot Polly", "hamster Bo"):
+        fact = f"The user has a pet {pet} who likes the garden"
+        store.add_fact("lobug", NewFact(fact), embedder.embed(fact))
+
+
 def test_a_voice_turn_reads_its_notes_within_their_budget(
     assistant: Assistant, fake_chat: FakeChat, fake_embedder: FakeEmbedder, store: SQLiteStore
 ) -> None:
-    for pet in ("cat Tom", "dog Rex", "parrot Polly", "hamster Bo"):
-        fact = f"The user has a pet {pet} who likes the garden"
-        store.add_fact("lobug", NewFact(fact), fake_embedder.embed(fact))
+    four_pets_like_the_garden(store, fake_embedder)
     question = "Which pet likes the garden?"
     fake_chat.caches_prompt_prefix = True  # the notes come just before the person's words
     fake_chat.enqueue("Tom does.", "Tom does.")
@@ -122,9 +128,7 @@ def test_a_voice_turn_reads_its_notes_within_their_budget(
 def test_a_text_turn_reads_its_notes_within_their_budget(
     settings: Settings, store: SQLiteStore, fake_chat: FakeChat, fake_embedder: FakeEmbedder
 ) -> None:
-    for pet in ("cat Tom", "dog Rex", "parrot Polly", "hamster Bo"):
-        fact = f"The user has a pet {pet} who likes the garden"
-        store.add_fact("lobug", NewFact(fact), fake_embedder.embed(fact))
+    four_pets_like_the_garden(store, fake_embedder)
     memory = MemoryManager(store, fake_chat, fake_embedder, MemoryConfig())
     fake_chat.caches_prompt_prefix = True
     notes = {}
