@@ -191,8 +191,8 @@ class Assistant:
         limit = asked.spoken or asked.written
         prepared = self._prepare(state, text, asked.agency, limit, asked.voice)
         if prepared.user_message is not None:  # a memory request's answer is kept whole
-            written = asked.written if prepared.answer is None else None  # the model's words
-            prepared.limit = asked.spoken or written
+            # the memory's own answer is shown whole; a voice turn says it within its limit
+            prepared.limit = limit if prepared.answer is None else asked.spoken
         prepared.rings_in_stream, prepared.heard_later = not asked.read_whole, asked.heard_later
         if prepared.answer is not None:
             self._ahead.drop(state.device_id)
@@ -316,10 +316,10 @@ class Assistant:
         answer: bool = False,
     ) -> None:
         """`_prime`, best effort: a turn that finds nothing read reads its prompt itself, so
-        a failure here is logged, never raised. Called as a voice turn's person starts and
-        goes on speaking (`voice/listening.py`), and after a text turn, while its person
-        reads the answer (`api/device.py`): their next turn then reads only its notes and
-        words, not the last exchange too."""
+        a failure here is logged, never raised. Called after each turn, voice or text, while
+        its person hears or reads the answer (`api/voice.py`, `api/device.py`, the xiaozhi
+        session), and as the next voice turn's person starts and goes on speaking
+        (`voice/listening.py`): the turn then reads only its notes and words."""
         try:
             self._prime(device_id, agency=agency, spoken=spoken, heard=heard, answer=answer)
         except Exception:
