@@ -169,10 +169,13 @@ def run_case(
     args: argparse.Namespace,
     *,
     ask_after_ms: int = 0,
+    reask_after_ms: int = 0,
     kind: type[Endpointer] = Endpointer,
 ) -> Outcome:
-    """Feed `case` to an endpointer (with `model` asked at `ask_after_ms`, or the words alone)."""
+    """Feed `case` to an endpointer (with `model` asked at `ask_after_ms` and, after a "no",
+    again each `reask_after_ms` (0: never); or the words alone)."""
     endpointing.ASK_AFTER_MS = ask_after_ms
+    endpointing.REASK_AFTER_MS = reask_after_ms or 1_000_000
     later = Later()
     fed = 0
     ask = delayed_ask(model, later, lambda: fed, args) if model else None
@@ -328,7 +331,7 @@ def p50_p95(values: list[float]) -> str:
 
 def report(cases: list[Case], outcomes: dict[str, list[Outcome]]) -> None:
     kinds = list(dict.fromkeys(case.kind for case in cases))
-    print(f"\n{'':30}" + "".join(f"{name:>17}" for name in ENDPOINTERS))
+    print(f"\n{'':30}" + "".join(f"{name:>21}" for name in ENDPOINTERS))
     for kind in kinds:
         chosen = [n for n, case in enumerate(cases) if case.kind == kind]
         print(f"{kind} ({len(chosen)})")
@@ -336,7 +339,7 @@ def report(cases: list[Case], outcomes: dict[str, list[Outcome]]) -> None:
             counts = [
                 sum(test(cases[n], outcomes[name][n]) for n in chosen) for name in ENDPOINTERS
             ]
-            print(f"  {label:28}" + "".join(f"{c:>17}" for c in counts))
+            print(f"  {label:28}" + "".join(f"{c:>21}" for c in counts))
         if kind == "prompt cut":
             continue
         waits = [
@@ -349,7 +352,7 @@ def report(cases: list[Case], outcomes: dict[str, list[Outcome]]) -> None:
             )
             for name in ENDPOINTERS
         ]
-        print(f"  {'wait p50 / p95 (ms)':28}" + "".join(f"{w:>17}" for w in waits))
+        print(f"  {'wait p50 / p95 (ms)':28}" + "".join(f"{w:>21}" for w in waits))
 
 
 def print_wrong(cases: list[Case], outcomes: dict[str, list[Outcome]]) -> None:
@@ -377,6 +380,13 @@ def main() -> None:
     parser.add_argument("--words-after-ms", type=float, default=120.0)
     parser.add_argument("--model-ms", type=float, default=70.0)
     parser.add_argument("--ask-after-ms", type=int, nargs="+", default=[endpointing.ASK_AFTER_MS])
+    parser.add_argument(
+        "--reask-after-ms",
+        type=int,
+        nargs="+",
+        default=[endpointing.REASK_AFTER_MS, 0],
+        help="after a 'no', asked again this much later (0: asked once)",
+    )
     parser.add_argument("--wrong", action="store_true", help="list what each got wrong")
     args = parser.parse_args()
 
@@ -391,16 +401,21 @@ def main() -> None:
         case.voiced = speech_probabilities(case.pcm)
     remembered = Remembered(model)
     outcomes = {"words": [run_case(case, None, words, args) for case in cases]}
-    kinds: list[tuple[str, type[Endpointer]]] = [("model alone", ModelAlone)]
-    kinds.append(("model+words", Endpointer))
-    for label, kind in kinds:
-        for at in args.ask_after_ms:
-            name = f"{label} @{at:.0f}"
-            ENDPOINTERS.append(name)
-            outcomes[name] = [
-                run_case(case, remembered, words, args, ask_after_ms=at, kind=kind)
-                for case in cases
-            ]
+    variants = [("model alone", ModelAlone, at, 0) for at in args.ask_after_ms]
+    variants += [
+        ("model+words", Endpointer, at, again)
+        for at in args.ask_after_ms
+        for again in args.reask_after_ms
+    ]
+    for label, kind, at, again in variants:
+        name = f"{label} @{at}" + (f"+{again}" if again else "")
+        ENDPOINTERS.append(name)
+        outcomes[name] = [
+            run_case(
+                case, remembered, words, args, ask_after_ms=at, reask_after_ms=again, kind=kind
+            )
+            for case in cases
+        ]
     print(
         f"turn end, in audio time (words {args.words_after_ms:.0f} ms after a silence begins,"
         f" the model asked at @ ms of silence and answering {args.model_ms:.0f} ms later)"

@@ -20,6 +20,7 @@ from lobug.voice.endpointing import (
     HEARD_SAMPLES,
     INCOMPLETE_SILENCE_MS,
     OPEN_SILENCE_MS,
+    REASK_AFTER_MS,
     Answer,
     Endpointer,
     asked_at_once,
@@ -40,6 +41,18 @@ class FakeTurnEnd(TurnEnd):
         self.asked.append(pcm)
         self.threads.append(threading.current_thread().name)
         return self.probability
+
+
+class ChangesItsMind(TurnEnd):
+    """Answers `probabilities` in turn (the last one from then on), as the silence grows."""
+
+    def __init__(self, *probabilities: float) -> None:
+        self.probabilities = list(probabilities)
+        self.asked_at_ms: list[float] = []  # the silence at the end of each question's audio
+
+    def completion_probability(self, pcm: npt.NDArray[np.int16]) -> float:
+        self.asked_at_ms.append(np.flatnonzero(pcm[::-1])[0] * 1000 / 16_000)
+        return self.probabilities.pop(0) if len(self.probabilities) > 1 else self.probabilities[0]
 
 
 class HeldAnswers:
@@ -102,6 +115,50 @@ def test_the_model_is_asked_once_per_silence_on_the_audio_so_far() -> None:
     endpointer.feed(audio(320, speech=True))  # speech again: a new silence, a new question
     endpointer.feed(audio(640, speech=False))
     assert len(model.asked) == 2
+
+
+def test_a_doubt_about_whole_words_is_asked_again_as_the_silence_grows() -> None:
+    model = ChangesItsMind(0.1, 0.9)
+    endpointer = Endpointer(FakeVAD(), asked_at_once(model))
+    endpointer.feed(audio(1000, speech=True))
+    endpointer.heard("And now I am tired.")  # whole by the word rules
+    waited = silence_until_end(endpointer)
+    assert ASK_AFTER_MS + REASK_AFTER_MS <= waited < ASK_AFTER_MS + REASK_AFTER_MS + 64
+    assert waited < DOUBTED_SILENCE_MS
+    first, again = model.asked_at_ms
+    assert again - first == REASK_AFTER_MS  # the second question heard the longer silence
+
+
+def test_a_doubt_kept_is_asked_about_until_the_doubted_wait_ends_it() -> None:
+    model = ChangesItsMind(0.1)
+    endpointer = Endpointer(FakeVAD(), asked_at_once(model))
+    endpointer.feed(audio(1000, speech=True))
+    endpointer.heard("I am tired.")
+    waited = silence_until_end(endpointer)
+    assert DOUBTED_SILENCE_MS <= waited < DOUBTED_SILENCE_MS + 64
+    expected = range(ASK_AFTER_MS, DOUBTED_SILENCE_MS, REASK_AFTER_MS)
+    assert len(model.asked_at_ms) == len(expected)
+
+
+def test_open_words_are_not_asked_about_again() -> None:
+    """A "yes" would not end open words' turn sooner: no second question."""
+    model = ChangesItsMind(0.1, 0.9)
+    endpointer = Endpointer(FakeVAD(), asked_at_once(model))
+    endpointer.feed(audio(1000, speech=True))
+    endpointer.heard("I would like to call")
+    assert INCOMPLETE_SILENCE_MS <= silence_until_end(endpointer) < INCOMPLETE_SILENCE_MS + 64
+    assert len(model.asked_at_ms) == 1
+
+
+def test_words_that_arrive_whole_after_a_no_are_asked_about_again() -> None:
+    model = ChangesItsMind(0.1, 0.9)
+    endpointer = Endpointer(FakeVAD(), asked_at_once(model))
+    endpointer.feed(audio(1000, speech=True))
+    assert not endpointer.feed(audio(ASK_AFTER_MS + REASK_AFTER_MS + 64, speech=False))
+    assert len(model.asked_at_ms) == 1  # no words yet: open
+    endpointer.heard("Thank you.")
+    assert endpointer.feed(audio(32, speech=False))  # asked again at once: "yes"
+    assert len(model.asked_at_ms) == 2
 
 
 def test_an_answer_that_comes_later_ends_the_turn_between_feeds() -> None:

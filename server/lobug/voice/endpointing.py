@@ -2,26 +2,27 @@
 a voice-activity model marks each 32 ms of audio as speech or not, and the turn ends after a
 stretch of silence whose length depends on what was heard.
 
-With a turn-end model (`backends.turn_end`, LOBUG_TURN_END=model), it is asked once per
-silence, when the silence is `ASK_AFTER_MS` long, whether the audio so far is a whole turn
-(how the voice falls, not the words). "No" makes the turn wait (`INCOMPLETE_SILENCE_MS`,
-longer than the words' longest wait), and where the words end a whole sentence, a shorter
-doubt (`DOUBTED_SILENCE_MS`): a pause the words took for an end ("Remind me in ...", heard as
-"Remind me.") is waited through up to 750 ms (the pause set's pauses are 400-700 ms), and a
-whole sentence the model hears as unfinished (it said so of piper's "... and now I am
-tired.", 0.04) costs 750 ms, not 1,000 (`scripts/bench_turn_end.py`: the pause set 48 of 48
-as before; the 5 s utterances' p95 wait 768 ms instead of 1,024; at 600 ms, "Remind me in",
-then 700 ms, ended in the pause). "Yes" shortens the wait to
-`COMPLETE_SILENCE_MS` when the words heard agree, and only then: alone, the model took the
-pause set's first halves (piper, which says each half with a sentence's falling voice) for
-whole turns in 36 of 48, and Asterisk's prompts cut mid-sentence in 3 of 4. The model
-runs in a worker thread (`asked_in_thread`); until it answers, and where it failed, the words
-decide as they do without a model (`listening.hear_arriving` transcribes each stretch of
-speech at its first pause): a short silence (`FINISHED_SILENCE_MS`) when the words heard,
-covering all the speech so far, end a whole sentence (`lobug.language.endings.finished`: the
-language's rules of what leaves a sentence open), `UNPUNCTUATED_SILENCE_MS` when they would be
-whole with a full stop (whisper now and then drops the last one), the long one
-(`OPEN_SILENCE_MS`) otherwise: a pause mid-sentence is waited through.
+With a turn-end model (`backends.turn_end`, LOBUG_TURN_END=model), it is asked when a silence
+is `ASK_AFTER_MS` long whether the audio so far is a whole turn (how the voice falls, not the
+words), and asked again each `REASK_AFTER_MS` of silence while it says no and the words heard
+end a sentence (a longer silence is more of an answer). "No" makes the turn wait
+(`INCOMPLETE_SILENCE_MS`, longer than the words' longest wait), and where the words end a whole
+sentence, a shorter doubt (`DOUBTED_SILENCE_MS`): a pause the words took for an end ("Remind me
+in ...", heard as "Remind me.") is waited through up to 750 ms (the pause set's pauses are
+400-700 ms), and a whole sentence the model hears as unfinished (it said so of piper's "... and
+now I am tired.", 0.04) costs 750 ms, not 1,000 (`scripts/bench_turn_end.py`: the pause set 48
+of 48 as before; the 5 s utterances' p95 wait 768 ms instead of 1,024; at 600 ms, "Remind me
+in", then 700 ms, ended in the pause). "Yes" shortens the wait to `COMPLETE_SILENCE_MS` when
+the words heard agree, and only then: alone, the model took the pause set's first halves
+(piper, which says each half with a sentence's falling voice) for whole turns in 36 of 48, and
+Asterisk's prompts cut mid-sentence in 3 of 4. The model runs in a worker thread
+(`asked_in_thread`); until it answers, and where it failed, the words decide as they do without
+a model (`listening.hear_arriving` transcribes each stretch of speech at its first pause): a
+short silence (`FINISHED_SILENCE_MS`) when the words heard, covering all the speech so far, end
+a whole sentence (`lobug.language.endings.finished`: the language's rules of what leaves a
+sentence open), `UNPUNCTUATED_SILENCE_MS` when they would be whole with a full stop (whisper
+now and then drops the last one), the long one (`OPEN_SILENCE_MS`) otherwise: a pause
+mid-sentence is waited through.
 
 Time is counted in audio (samples fed), not on the wall clock, so the rule is the same on a
 busy machine and in tests."""
@@ -59,6 +60,9 @@ INCOMPLETE_SILENCE_MS = 1000
 # not as long (`scripts/bench_turn_end.py`).
 DOUBTED_SILENCE_MS = 750
 COMPLETE_PROBABILITY = 0.5
+# After a "no" about whole words, the model is asked again when the silence has gone on this
+# much longer: its answers change as the silence grows (`scripts/bench_turn_end.py`).
+REASK_AFTER_MS = 128
 HEARD_SAMPLES = 8 * RATE  # the audio kept for the model: as much as it reads
 FINISHED_SILENCE_MS = 300
 UNPUNCTUATED_SILENCE_MS = 500
@@ -81,6 +85,7 @@ class Endpointer:
         self._vad = vad
         self._ask = ask
         self._asked_after = -1  # `_last_voice_end` when the model was last asked
+        self._ask_at_ms: float | None = None  # the silence it is asked (again) at; None: not
         self._answer: tuple[int, float | None] | None = None  # (asked after, probability)
         self._recent = np.zeros(0, dtype=np.int16)  # the last `HEARD_SAMPLES` fed
         self._pending = np.zeros(0, dtype=np.int16)
@@ -125,20 +130,31 @@ class Endpointer:
             self._recent = np.concatenate([self._recent, chunk])[-HEARD_SAMPLES:]
 
     def _ask_if_due(self) -> None:
-        """Ask the model once per silence, when it has lasted `ASK_AFTER_MS`."""
-        if self._ask is None or not self.spoke or self._asked_after == self._last_voice_end:
+        """Ask the model when a silence has lasted `ASK_AFTER_MS`, and again when its "no"
+        asked for it (`_answered`) and the words heard end a sentence."""
+        if self._ask is None or not self.spoke:
             return
-        if self._silence_ms() < ASK_AFTER_MS:
+        if self._asked_after != self._last_voice_end:  # a new silence
+            self._asked_after, self._ask_at_ms = self._last_voice_end, ASK_AFTER_MS
+        silence = self._silence_ms()
+        if self._ask_at_ms is None or silence < self._ask_at_ms:
             return
-        self._asked_after = self._last_voice_end
-        self._ask(self._recent.copy(), partial(self._answered, self._last_voice_end))
+        answered = self._answer is not None and self._answer[0] == self._last_voice_end
+        if answered and self._silence_for_words_ms() >= OPEN_SILENCE_MS:
+            return  # asked again: a "yes" about open words would not end the turn sooner
+        self._ask_at_ms = None  # until its answer asks for another question
+        self._ask(self._recent.copy(), partial(self._answered, self._last_voice_end, silence))
 
-    def _answered(self, asked_after: int, probability: float | None) -> None:
-        """The model's answer about the silence after sample `asked_after`; an answer about a
-        silence the person has since spoken through is dropped."""
+    def _answered(self, asked_after: int, silence_ms: float, probability: float | None) -> None:
+        """The model's answer about the silence after sample `asked_after`, asked when it was
+        `silence_ms` long; an answer about a silence the person has since spoken through is
+        dropped. A "no" is asked again `REASK_AFTER_MS` later."""
         if asked_after != self._last_voice_end or self.ended:
             return
+        log.debug("the turn-end model at %.0f ms of silence: %s", silence_ms, probability)
         self._answer = (asked_after, probability)
+        if probability is not None and probability < COMPLETE_PROBABILITY:
+            self._ask_at_ms = silence_ms + REASK_AFTER_MS
         self.ended = self._turn_over()
 
     def heard(self, words: str, covered: int | None = None) -> None:
