@@ -250,6 +250,8 @@ def prompt_cases(count: int, min_words: int, max_seconds: float) -> list[Case]:
 
 
 def one_sentence_prompts(min_words: int) -> list[tuple[str, str]]:
+    if not TRANSCRIPTS.is_file() or not SOUNDS.is_dir():
+        sys.exit("install asterisk-core-sounds-en-wav and asterisk-core-sounds-en (apt-get) first")
     lines = gzip.decompress(TRANSCRIPTS.read_bytes()).decode("utf-8", "replace").splitlines()
     found = []
     for line in lines:
