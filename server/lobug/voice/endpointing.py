@@ -84,7 +84,7 @@ class Endpointer:
     def __init__(self, vad: VoiceActivity, ask: Ask | None = None) -> None:
         self._vad = vad
         self._ask = ask
-        self._asked_after = -1  # `_last_voice_end` when the model was last asked
+        self._asked_after = -1  # `_last_voice_end` of the silence the questions are about
         self._ask_at_ms: float | None = None  # the silence it is asked (again) at; None: not
         self._answer: tuple[int, float | None] | None = None  # (asked after, probability)
         self._recent = np.zeros(0, dtype=np.int16)  # the last `HEARD_SAMPLES` fed
@@ -153,7 +153,7 @@ class Endpointer:
             return
         log.debug("the turn-end model at %.0f ms of silence: %s", silence_ms, probability)
         self._answer = (asked_after, probability)
-        if probability is not None and probability < COMPLETE_PROBABILITY:
+        if self._model_says_complete() is False:
             self._ask_at_ms = silence_ms + REASK_AFTER_MS
         self.ended = self._turn_over()
 
